@@ -1,0 +1,75 @@
+// A device the runtime may place ops on: one opened device of one plugin,
+// with its logical name (/device:GPU:0). Thin C++ face over axon_device_api.
+#pragma once
+
+#include <axon/plugin_abi.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace axon {
+
+class Plugin;  // a loaded plugin (core/src/loader)
+
+class Device {
+ public:
+  // "/device:CPU:0"
+  const std::string& name() const { return name_; }
+  // "CPU", "GPU", "REF"
+  const std::string& type() const { return type_; }
+  // N in /device:TYPE:N (logical, after visibility filtering)
+  int index() const { return index_; }
+  // the plugin's own device number
+  int physical_id() const { return props_.physical_id; }
+  int priority() const { return priority_; }
+  const std::string& plugin_name() const { return plugin_name_; }
+  const axon_device_props& props() const { return props_; }
+
+  // Memory. Throws RuntimeError with the plugin's message on failure.
+  void* allocate(size_t bytes);
+  void deallocate(void* p) noexcept;
+  void copy_host_to_device(void* dst, const void* src, size_t bytes);
+  void copy_device_to_host(void* dst, const void* src, size_t bytes);
+  void copy_device_to_device(void* dst, const void* src, size_t bytes);
+  void synchronize();
+  axon_memory_info memory_info();  // zeros when the plugin does not report
+
+  bool has_kernel(const char* op, axon_dtype dtype) const;
+  // Runs a kernel; throws RuntimeError("<op> on <device>: <plugin message>").
+  void launch(const axon_kernel_call& call, axon_dtype dtype);
+  std::vector<std::string> ops() const;
+
+  const axon_device_api& api() const { return api_; }
+  const axon_plugin_api& plugin_api() const;
+
+  // Constructed by the registry only.
+  Device(const Plugin* plugin, const axon_plugin_api* plugin_api, const axon_device_api& api,
+         const axon_device_props& props, std::string type, int index);
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  ~Device();
+
+ private:
+  const Plugin* plugin_;
+  const axon_plugin_api* plugin_api_;
+  axon_device_api api_;
+  axon_device_props props_;
+  std::string type_;
+  int index_;
+  int priority_;
+  std::string name_;
+  std::string plugin_name_;
+};
+
+// Parses "/device:GPU:1", "gpu:1", "cuda:1", "GPU" (index 0), case-insensitive,
+// into an upper-case type ("GPU"; "CUDA" maps to "GPU") and an index.
+// Throws UsageError for anything else.
+struct DeviceSpec {
+  std::string type;
+  int index = 0;
+  std::string canonical() const;  // "/device:GPU:1"
+};
+DeviceSpec parse_device_spec(const std::string& text);
+
+}  // namespace axon

@@ -1,0 +1,41 @@
+// Typed wrappers over dispatch::run, one per op of plugin_abi.h. Outputs are
+// allocated by the caller (so buffers are reused across steps). `layer` only
+// labels the placement log.
+#pragma once
+
+#include <axon/dispatch.hpp>
+
+#include <string>
+
+namespace axon::ops {
+
+axon_conv2d_attrs conv2d_attrs(int stride, axon_padding padding);
+axon_pool_attrs pool_attrs(int window, int stride, axon_padding padding);
+
+void conv2d(const Tensor& x, const Tensor& filter, Tensor& y, const axon_conv2d_attrs& a, const std::string& layer = {});
+void conv2d_backprop_input(const Tensor& dy, const Tensor& filter, Tensor& dx, const axon_conv2d_attrs& a,
+                           const std::string& layer = {});
+void conv2d_backprop_filter(const Tensor& x, const Tensor& dy, Tensor& dfilter, const axon_conv2d_attrs& a,
+                            const std::string& layer = {});
+void max_pool(const Tensor& x, Tensor& y, const axon_pool_attrs& a, const std::string& layer = {});
+void max_pool_grad(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx, const axon_pool_attrs& a,
+                   const std::string& layer = {});
+void relu(const Tensor& x, Tensor& y, const std::string& layer = {});
+void relu_grad(const Tensor& dy, const Tensor& y, Tensor& dx, const std::string& layer = {});
+void matmul(const Tensor& a, const Tensor& b, Tensor& c, bool transpose_a, bool transpose_b,
+            const std::string& layer = {});
+void bias_add(const Tensor& x, const Tensor& bias, Tensor& y, const std::string& layer = {});
+void bias_add_grad(const Tensor& dy, Tensor& dbias, const std::string& layer = {});
+void sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& loss, Tensor& dlogits,
+                                  const std::string& layer = {});
+void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const axon_adam_attrs& a,
+                const std::string& layer = {});
+void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer = {});
+void sum(const Tensor& x, Tensor& y, const std::string& layer = {});
+void fill(Tensor& y, float value, const std::string& layer = {});
+void scale(const Tensor& x, Tensor& y, float alpha, const std::string& layer = {});
+void add_n(const std::vector<const Tensor*>& xs, Tensor& y, const std::string& layer = {});
+void normalize_image(const Tensor& x_uint8, Tensor& y, const std::string& layer = {});
+void identity(const Tensor& x, Tensor& y, const std::string& layer = {});
+
+}  // namespace axon::ops

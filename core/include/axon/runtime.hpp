@@ -1,0 +1,75 @@
+// The registry: loads plugins (loader), opens their devices, applies
+// visibility filtering with a logical -> physical map, and answers "which
+// devices are there". Initialised once per process from a Config.
+#pragma once
+
+#include <axon/config.hpp>
+#include <axon/device.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace axon {
+
+// A plugin file that was looked at and not used, and why.
+struct SkippedPlugin {
+  std::string path;
+  std::string reason;
+};
+
+// A device that exists but is not offered, and why ("filtered by
+// AXON_VISIBLE_DEVICES", "compute capability 3.5 < 6.0", ...).
+struct ExcludedDevice {
+  std::string name;    // "/device:GPU:1" style where known, else the plugin's name for it
+  std::string plugin;
+  int physical_id = -1;
+  std::string reason;
+};
+
+// A loaded plugin and what it said about itself.
+struct PluginInfo {
+  std::string name, version, device_type, path;
+  int priority = 0;
+  int device_count = 0;
+  std::string unavailable_reason;  // when device_count == 0
+  double load_ms = 0;              // dlopen + init + device_count
+};
+
+class Runtime {
+ public:
+  // Builds the process-wide runtime. Call once, before anything else; a second
+  // call throws UsageError ("the runtime is already initialised; device
+  // settings are read once at start"). Throws UsageError when
+  // visible_devices names a device that does not exist (listing those that do).
+  static Runtime& init(const Config& config);
+  // The runtime; throws RuntimeError if init() was not called.
+  static Runtime& get();
+  static bool initialised();
+
+  const Config& config() const;
+  // Visible devices, highest priority first, then by type and index.
+  const std::vector<Device*>& devices() const;
+  const std::vector<ExcludedDevice>& excluded() const;
+  const std::vector<SkippedPlugin>& skipped_plugins() const;
+  const std::vector<PluginInfo>& plugins() const;
+
+  // Looks a device up by any accepted spelling; throws UsageError listing
+  // the visible devices when there is none such.
+  Device& device(const std::string& name) const;
+  Device* find_device(const std::string& name) const;  // nullptr if none
+  // The highest-priority visible device (GPU before CPU).
+  Device& default_device() const;
+  // The first visible CPU device (the soft-placement fallback); nullptr if none.
+  Device* cpu_device() const;
+  int count(const std::string& type) const;  // visible devices of a type
+
+  ~Runtime();
+
+ private:
+  Runtime();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace axon

@@ -1,0 +1,69 @@
+// A dense tensor in one device's memory. Copies share the buffer (like a
+// TensorFlow tensor handle); clone() copies data. Shapes are NHWC for images.
+#pragma once
+
+#include <axon/device.hpp>
+#include <axon/plugin_abi.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace axon {
+
+using Shape = std::vector<int64_t>;
+
+std::string shape_string(const Shape& s);  // "[64,28,28,1]"
+int64_t numel(const Shape& s);
+size_t dtype_size(axon_dtype t);
+const char* dtype_name(axon_dtype t);
+
+class Tensor {
+ public:
+  Tensor() = default;  // empty: no device, numel 0
+  Tensor(Device& device, axon_dtype dtype, Shape shape);  // uninitialised memory
+
+  bool defined() const { return buffer_ != nullptr; }
+  Device& device() const;
+  axon_dtype dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t dim(int i) const { return shape_[i < 0 ? shape_.size() + i : i]; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t numel() const;
+  size_t bytes() const;
+  void* data() const;  // device pointer
+
+  // Same buffer, new shape with equal numel (Flatten). Throws on mismatch.
+  Tensor reshaped(Shape shape) const;
+  // A new tensor with the same contents on `device` (or this device).
+  Tensor to(Device& device) const;
+  Tensor clone() const;
+
+  void copy_from_host(const void* src, size_t bytes);
+  void copy_to_host(void* dst, size_t bytes) const;
+  template <class T>
+  std::vector<T> to_vector() const {
+    std::vector<T> v(static_cast<size_t>(numel()));
+    copy_to_host(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+  template <class T>
+  static Tensor from_vector(Device& device, axon_dtype dtype, Shape shape, std::span<const T> values) {
+    Tensor t(device, dtype, std::move(shape));
+    t.copy_from_host(values.data(), values.size_bytes());
+    return t;
+  }
+
+  // The ABI view passed to kernels.
+  axon_tensor c_view() const;
+
+ private:
+  struct Buffer;
+  std::shared_ptr<Buffer> buffer_;
+  axon_dtype dtype_ = AXON_FLOAT32;
+  Shape shape_;
+};
+
+}  // namespace axon

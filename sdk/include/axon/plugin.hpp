@@ -1,0 +1,368 @@
+// Header-only C++ layer over plugin_abi.h so a backend author writes ordinary
+// C++: derive from axon::sdk::Plugin and axon::sdk::Device, register kernels in
+// a KernelTable, and end one source file with AXON_DEFINE_PLUGIN(factory).
+// Exceptions thrown by plugin code are caught here, at the boundary, and turned
+// into a status code plus message; they never reach the host.
+#pragma once
+
+#include <axon/plugin_abi.h>
+
+#include <algorithm>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace axon::sdk {
+
+// ------------------------------------------------------------------ errors
+
+// Throw this from plugin code to return a specific status.
+class Error : public std::exception {
+ public:
+  Error(axon_status code, std::string message) : code_(code), message_(std::move(message)) {}
+  axon_status code() const noexcept { return code_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  axon_status code_;
+  std::string message_;
+};
+
+inline std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+inline std::string format(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+[[noreturn]] inline void fail(axon_status code, const std::string& message) { throw Error(code, message); }
+
+inline void require(bool ok, const std::string& message) {
+  if (!ok) fail(AXON_INVALID_ARGUMENT, message);
+}
+
+inline void set_error(axon_error* err, const char* message) {
+  if (err == nullptr) return;
+  std::snprintf(err->message, sizeof err->message, "%s", message);
+  err->struct_size = sizeof(axon_error);
+}
+
+// Runs f(); converts any exception into a status and message.
+template <class F>
+axon_status guarded(axon_error* err, F&& f) noexcept {
+  try {
+    f();
+    return AXON_OK;
+  } catch (const Error& e) {
+    set_error(err, e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    set_error(err, "host out of memory");
+    return AXON_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_error(err, e.what());
+    return AXON_INTERNAL;
+  } catch (...) {
+    set_error(err, "unknown exception in plugin");
+    return AXON_INTERNAL;
+  }
+}
+
+// Copies a string into a fixed char array, truncating.
+template <size_t N>
+void copy_string(char (&dst)[N], const std::string& src) {
+  std::snprintf(dst, N, "%s", src.c_str());
+}
+
+// ------------------------------------------------------------------ tensors
+
+inline size_t dtype_size(axon_dtype t) {
+  switch (t) {
+    case AXON_FLOAT32: return 4;
+    case AXON_INT32: return 4;
+    case AXON_UINT8: return 1;
+    case AXON_INT64: return 8;
+  }
+  return 0;
+}
+
+inline const char* dtype_name(axon_dtype t) {
+  switch (t) {
+    case AXON_FLOAT32: return "float32";
+    case AXON_INT32: return "int32";
+    case AXON_UINT8: return "uint8";
+    case AXON_INT64: return "int64";
+  }
+  return "?";
+}
+
+// A thin view over axon_tensor with checked accessors.
+class TensorRef {
+ public:
+  explicit TensorRef(const axon_tensor& t) : t_(t) {}
+  int rank() const { return t_.rank; }
+  int64_t dim(int i) const { return t_.dims[i < 0 ? t_.rank + i : i]; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < t_.rank; ++i) n *= t_.dims[i];
+    return n;
+  }
+  axon_dtype dtype() const { return t_.dtype; }
+  template <class T>
+  T* data() const { return static_cast<T*>(t_.data); }
+  void* raw() const { return t_.data; }
+  std::string shape_string() const {
+    std::string s = "[";
+    for (int i = 0; i < t_.rank; ++i) s += (i ? "," : "") + std::to_string(t_.dims[i]);
+    return s + "]";
+  }
+  const axon_tensor& c() const { return t_; }
+
+ private:
+  const axon_tensor& t_;
+};
+
+// The C++ face of one kernel invocation.
+class KernelCall {
+ public:
+  explicit KernelCall(const axon_kernel_call& c) : c_(c) {}
+  const char* op() const { return c_.op; }
+  int num_inputs() const { return c_.num_inputs; }
+  int num_outputs() const { return c_.num_outputs; }
+  TensorRef input(int i) const {
+    if (i >= c_.num_inputs) fail(AXON_INVALID_ARGUMENT, format("%s: expected input %d, got %d inputs", c_.op, i, c_.num_inputs));
+    return TensorRef(c_.inputs[i]);
+  }
+  TensorRef output(int i) const {
+    if (i >= c_.num_outputs) fail(AXON_INVALID_ARGUMENT, format("%s: expected output %d, got %d outputs", c_.op, i, c_.num_outputs));
+    return TensorRef(c_.outputs[i]);
+  }
+  // Checks counts: throws with the op name when they differ.
+  void expect_arity(int inputs, int outputs) const {
+    if (c_.num_inputs != inputs || c_.num_outputs != outputs)
+      fail(AXON_INVALID_ARGUMENT, format("%s: expected %d inputs and %d outputs, got %d and %d", c_.op, inputs, outputs,
+                                         c_.num_inputs, c_.num_outputs));
+  }
+  // The attribute struct, checked to be present and to hold at least the
+  // fields up to `min_size` (use AXON_STRUCT_SIZE on the last required field).
+  template <class A>
+  const A& attrs(size_t min_size = sizeof(A)) const {
+    const A* a = static_cast<const A*>(c_.attrs);
+    if (a == nullptr) fail(AXON_INVALID_ARGUMENT, format("%s: attributes missing", c_.op));
+    if (a->struct_size < min_size)
+      fail(AXON_INVALID_ARGUMENT, format("%s: attribute struct too small (%zu < %zu bytes)", c_.op, a->struct_size, min_size));
+    return *a;
+  }
+
+ private:
+  const axon_kernel_call& c_;
+};
+
+// ------------------------------------------------------------------ devices
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual void* allocate(size_t bytes) = 0;  // throw Error(AXON_OUT_OF_MEMORY, ...) on failure
+  virtual void deallocate(void* p) noexcept = 0;
+  virtual void copy_host_to_device(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copy_device_to_host(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copy_device_to_device(void* dst, const void* src, size_t bytes) = 0;
+  virtual void synchronize() {}
+  virtual axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) = 0;
+  virtual const char* const* list_ops() = 0;
+  virtual axon_memory_info memory_info() {
+    axon_memory_info m{};
+    m.struct_size = sizeof m;
+    return m;
+  }
+};
+
+// Maps (op, dtype) -> kernel function. Build one per device kind, statically.
+class KernelTable {
+ public:
+  KernelTable& add(const char* op, axon_dtype dtype, axon_kernel_fn fn) {
+    auto [it, inserted] = fns_.emplace(std::make_pair(std::string(op), dtype), fn);
+    if (inserted && std::find_if(names_.begin(), names_.end(), [&](const std::string& n) { return n == op; }) == names_.end())
+      names_.emplace_back(op);
+    rebuild_list();
+    return *this;
+  }
+  axon_kernel_fn find(const char* op, axon_dtype dtype) const {
+    auto it = fns_.find(std::make_pair(std::string(op), dtype));
+    return it == fns_.end() ? nullptr : it->second;
+  }
+  const char* const* list() const { return list_.data(); }
+
+ private:
+  void rebuild_list() {
+    list_.clear();
+    for (const auto& n : names_) list_.push_back(n.c_str());
+    list_.push_back(nullptr);
+  }
+  std::map<std::pair<std::string, axon_dtype>, axon_kernel_fn> fns_;
+  std::vector<std::string> names_;
+  std::vector<const char*> list_;
+};
+
+// Turns `void F(DeviceT&, const KernelCall&)` into an axon_kernel_fn.
+template <class DeviceT, void (*F)(DeviceT&, const KernelCall&)>
+axon_status kernel(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
+  return guarded(err, [&] { F(*static_cast<DeviceT*>(device_ctx), KernelCall(*call)); });
+}
+
+// ------------------------------------------------------------------ plugins
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual int device_count() noexcept = 0;
+  virtual axon_device_props device_props(int physical_id) = 0;
+  virtual std::unique_ptr<Device> open_device(int physical_id, const axon_device_config& config) = 0;
+  // Why device_count() is 0; empty when it is not.
+  virtual std::string unavailable_reason() { return {}; }
+  virtual std::vector<axon_excluded_device> excluded_devices() { return {}; }
+  virtual const axon_collective_api* collectives() { return nullptr; }
+
+  const axon_host_api* host = nullptr;
+  const char* plugin_name = "";
+
+  // Logging and configuration through the host (safe if the host lacks them).
+  void log(axon_log_level level, const std::string& message) const {
+    if (host && host->struct_size >= AXON_STRUCT_SIZE(axon_host_api, log) && host->log)
+      host->log(host->host_ctx, level, plugin_name, message.c_str());
+  }
+  const char* config(const char* key) const {
+    if (host && host->struct_size >= AXON_STRUCT_SIZE(axon_host_api, get_config) && host->get_config)
+      return host->get_config(host->host_ctx, key);
+    return nullptr;
+  }
+
+  std::string reason_storage;  // keeps unavailable_reason()'s string alive
+};
+
+namespace detail {
+
+inline Device& dev(void* ctx) { return *static_cast<Device*>(ctx); }
+
+inline void fill_device_api(Device* d, axon_device_api* out) {
+  std::memset(out, 0, sizeof *out);
+  out->struct_size = sizeof *out;
+  out->device_ctx = d;
+  out->allocate = [](void* c, size_t bytes, void** ptr, axon_error* err) {
+    return guarded(err, [&] { *ptr = dev(c).allocate(bytes); });
+  };
+  out->deallocate = [](void* c, void* p) { dev(c).deallocate(p); };
+  out->copy_host_to_device = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
+    return guarded(err, [&] { dev(c).copy_host_to_device(dst, src, n); });
+  };
+  out->copy_device_to_host = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
+    return guarded(err, [&] { dev(c).copy_device_to_host(dst, src, n); });
+  };
+  out->copy_device_to_device = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
+    return guarded(err, [&] { dev(c).copy_device_to_device(dst, src, n); });
+  };
+  out->synchronize = [](void* c, axon_error* err) { return guarded(err, [&] { dev(c).synchronize(); }); };
+  out->get_kernel = [](void* c, const char* op, axon_dtype t) -> axon_kernel_fn {
+    try {
+      return dev(c).get_kernel(op, t);
+    } catch (...) {
+      return nullptr;
+    }
+  };
+  out->list_ops = [](void* c) { return dev(c).list_ops(); };
+  out->memory_info = [](void* c, axon_memory_info* info, axon_error* err) {
+    return guarded(err, [&] { *info = dev(c).memory_info(); });
+  };
+  out->close = [](void* c) { delete &dev(c); };
+}
+
+inline Plugin& plug(void* ctx) { return *static_cast<Plugin*>(ctx); }
+
+}  // namespace detail
+
+// Fills the plugin table from a Plugin object (which lives forever).
+inline void fill_plugin_api(Plugin* p, const axon_host_api* host, const char* name, const char* version,
+                            const char* device_type, int32_t priority, axon_plugin_api* out) {
+  p->host = host;
+  p->plugin_name = name;
+  std::memset(out, 0, sizeof *out);
+  out->struct_size = sizeof *out;
+  out->abi_major = AXON_ABI_MAJOR;
+  out->abi_minor = AXON_ABI_MINOR;
+  out->name = name;
+  out->version = version;
+  out->device_type = device_type;
+  out->priority = priority;
+  out->plugin_ctx = p;
+  out->device_count = [](void* c) -> int32_t { return detail::plug(c).device_count(); };
+  out->get_device_props = [](void* c, int32_t id, axon_device_props* props, axon_error* err) {
+    return guarded(err, [&] {
+      *props = detail::plug(c).device_props(id);
+      props->struct_size = sizeof *props;
+    });
+  };
+  out->open_device = [](void* c, int32_t id, const axon_device_config* cfg, axon_device_api* api, axon_error* err) {
+    return guarded(err, [&] {
+      axon_device_config conf{};
+      std::memcpy(&conf, cfg, std::min(cfg->struct_size, sizeof conf));  // older hosts send less
+      conf.struct_size = sizeof conf;
+      std::unique_ptr<Device> d = detail::plug(c).open_device(id, conf);
+      detail::fill_device_api(d.release(), api);
+    });
+  };
+  out->unavailable_reason = [](void* c) -> const char* {
+    Plugin& pl = detail::plug(c);
+    try {
+      pl.reason_storage = pl.unavailable_reason();
+    } catch (...) {
+      pl.reason_storage = "unknown";
+    }
+    return pl.reason_storage.empty() ? nullptr : pl.reason_storage.c_str();
+  };
+  out->excluded_count = [](void* c) -> int32_t {
+    try {
+      return static_cast<int32_t>(detail::plug(c).excluded_devices().size());
+    } catch (...) {
+      return 0;
+    }
+  };
+  out->get_excluded = [](void* c, int32_t i, axon_excluded_device* dst, axon_error* err) {
+    return guarded(err, [&] {
+      auto all = detail::plug(c).excluded_devices();
+      require(i >= 0 && i < static_cast<int32_t>(all.size()), "excluded device index out of range");
+      *dst = all[i];
+      dst->struct_size = sizeof *dst;
+    });
+  };
+  out->collectives = p->collectives();
+}
+
+}  // namespace axon::sdk
+
+// Defines the plugin's entry point. `factory` is an expression yielding a
+// heap-allocated axon::sdk::Plugin*; the object is never deleted because
+// plugins are never unloaded.
+#define AXON_DEFINE_PLUGIN(factory, name, version, device_type, priority)                                 \
+  extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* host, axon_plugin_api* out, \
+                                                             axon_error* err) {                          \
+    return ::axon::sdk::guarded(err, [&] {                                                                 \
+      if (host == nullptr || out == nullptr) ::axon::sdk::fail(AXON_INVALID_ARGUMENT, "null host or table"); \
+      if (host->abi_major != AXON_ABI_MAJOR)                                                               \
+        ::axon::sdk::fail(AXON_UNAVAILABLE, ::axon::sdk::format("host ABI major %u, plugin built for %d",     \
+                                                                host->abi_major, AXON_ABI_MAJOR));         \
+      static ::axon::sdk::Plugin* instance = (factory);                                                   \
+      ::axon::sdk::fill_plugin_api(instance, host, name, version, device_type, priority, out);            \
+    });                                                                                                    \
+  }

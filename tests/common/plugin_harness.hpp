@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <memory>

@@ -124,7 +124,7 @@ class TensorRef {
   void* raw() const { return t_.data; }
   std::string shape_string() const {
     std::string s = "[";
-    for (int i = 0; i < t_.rank; ++i) s += (i ? "," : "") + std::to_string(t_.dims[i]);
+    for (int i = 0; i < t_.rank; ++i) (s += (i ? "," : "")) += std::to_string(t_.dims[i]);  // not "," + str: GCC 12 -Wrestrict false positive
     return s + "]";
   }
   const axon_tensor& c() const { return t_; }

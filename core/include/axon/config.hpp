@@ -22,6 +22,13 @@ struct Config {
   bool allow_tf32 = false;                  // --allow-tf32, AXON_ALLOW_TF32=1
   std::string log_level = "warning";        // --log-level, AXON_LOG_LEVEL
 
+  // Where visible_devices came from, for messages ("filtered by
+  // AXON_VISIBLE_DEVICES" / "filtered by --visible-devices").
+  std::string visible_devices_source = "AXON_VISIBLE_DEVICES";
+  // Also search <dir of libaxon-core>/axon/plugins (install layout and build
+  // tree). Tests that want only their own plugin folders turn it off.
+  bool default_plugin_dir = true;
+
   // Reads the AXON_* variables above; throws UsageError naming the variable
   // and the value when one is malformed.
   static Config from_environment();

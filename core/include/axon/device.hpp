@@ -4,7 +4,9 @@
 
 #include <axon/plugin_abi.h>
 
+#include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,25 +42,40 @@ class Device {
   void launch(const axon_kernel_call& call, axon_dtype dtype);
   std::vector<std::string> ops() const;
 
-  const axon_device_api& api() const { return api_; }
+  // The plugin's device table; opens the device on first use.
+  const axon_device_api& api() const;
   const axon_plugin_api& plugin_api() const;
+  // Whether open_device has been called (devices open lazily, so listing
+  // them never reserves GPU memory or loads kernel libraries).
+  bool is_open() const { return opened_.load(std::memory_order_acquire); }
+  // The name this device had before visibility filtering ("/device:GPU:1"):
+  // with AXON_VISIBLE_DEVICES=gpu:1 it is /device:GPU:0 -> /device:GPU:1.
+  const std::string& original_name() const { return original_name_; }
+  // The configuration open_device receives.
+  const axon_device_config& open_config() const { return config_; }
 
-  // Constructed by the registry only.
-  Device(const Plugin* plugin, const axon_plugin_api* plugin_api, const axon_device_api& api,
-         const axon_device_props& props, std::string type, int index);
+  // Constructed by the registry only. Nothing is opened here.
+  Device(const Plugin* plugin, const axon_plugin_api* plugin_api, const axon_device_props& props, std::string type,
+         int index, int original_index, const axon_device_config& config);
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
   ~Device();
 
  private:
+  void ensure_open() const;
+
   const Plugin* plugin_;
   const axon_plugin_api* plugin_api_;
-  axon_device_api api_;
+  mutable axon_device_api api_{};
+  mutable std::mutex open_mutex_;
+  mutable std::atomic<bool> opened_{false};
   axon_device_props props_;
+  axon_device_config config_;
   std::string type_;
   int index_;
   int priority_;
   std::string name_;
+  std::string original_name_;
   std::string plugin_name_;
 };
 

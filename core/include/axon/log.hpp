@@ -10,6 +10,8 @@ namespace axon::log {
 enum class Level { debug = 0, info = 1, warning = 2, error = 3 };
 
 void set_level(Level level);
+// "debug", "info", "warning" (or "warn"), "error"; throws UsageError otherwise.
+Level parse_level(const std::string& text);
 Level level();
 bool enabled(Level level);
 // `tag` names the source (a plugin name, "loader", "placement"); may be empty.

@@ -1,0 +1,154 @@
+// Device: the C++ face of one plugin device, opened on first use.
+#include <axon/device.hpp>
+#include <axon/error.hpp>
+#include <axon/log.hpp>
+#include <axon/tensor.hpp>
+
+#include "loader.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace axon {
+namespace {
+
+std::string message_of(const axon_error& err) {
+  std::string m(err.message, strnlen(err.message, sizeof err.message));
+  return m.empty() ? "no message from the plugin" : m;
+}
+
+// Room for a newer plugin's larger device table (see loader.cpp).
+struct PaddedDeviceApi {
+  alignas(alignof(std::max_align_t)) unsigned char bytes[sizeof(axon_device_api) + 4096]{};
+  axon_device_api* get() { return reinterpret_cast<axon_device_api*>(bytes); }
+};
+
+}  // namespace
+
+Device::Device(const Plugin* plugin, const axon_plugin_api* plugin_api, const axon_device_props& props,
+               std::string type, int index, int original_index, const axon_device_config& config)
+    : plugin_(plugin),
+      plugin_api_(plugin_api),
+      props_(props),
+      config_(config),
+      type_(std::move(type)),
+      index_(index),
+      priority_(plugin_api->priority),
+      name_("/device:" + type_ + ":" + std::to_string(index)),
+      original_name_("/device:" + type_ + ":" + std::to_string(original_index)),
+      plugin_name_(plugin_api->name) {}
+
+Device::~Device() {
+  if (opened_.load() && api_.close) api_.close(api_.device_ctx);
+}
+
+void Device::ensure_open() const {
+  if (opened_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(open_mutex_);
+  if (opened_.load(std::memory_order_relaxed)) return;
+  PaddedDeviceApi raw;
+  raw.get()->struct_size = sizeof(axon_device_api);
+  axon_error err{};
+  err.struct_size = sizeof err;
+  axon_status st = plugin_api_->open_device(plugin_api_->plugin_ctx, props_.physical_id, &config_, raw.get(), &err);
+  if (st != AXON_OK)
+    throw RuntimeError("cannot open " + name_ + " (plugin " + plugin_name_ + "): " + message_of(err));
+  axon_device_api table{};
+  if (auto bad = validate_device_table(*raw.get(), table))
+    throw RuntimeError("cannot open " + name_ + " (plugin " + plugin_name_ + "): " + *bad);
+  api_ = table;
+  log::debug("device", "opened " + name_ + " (" + props_.name + ")");
+  opened_.store(true, std::memory_order_release);
+}
+
+const axon_device_api& Device::api() const {
+  ensure_open();
+  return api_;
+}
+
+const axon_plugin_api& Device::plugin_api() const { return *plugin_api_; }
+
+void* Device::allocate(size_t bytes) {
+  ensure_open();
+  void* p = nullptr;
+  axon_error err{};
+  err.struct_size = sizeof err;
+  if (api_.allocate(api_.device_ctx, bytes, &p, &err) != AXON_OK)
+    throw RuntimeError("allocating " + std::to_string(bytes) + " bytes on " + name_ + ": " + message_of(err));
+  return p;
+}
+
+void Device::deallocate(void* p) noexcept {
+  if (p != nullptr && opened_.load(std::memory_order_acquire)) api_.deallocate(api_.device_ctx, p);
+}
+
+void Device::copy_host_to_device(void* dst, const void* src, size_t bytes) {
+  ensure_open();
+  axon_error err{};
+  if (api_.copy_host_to_device(api_.device_ctx, dst, src, bytes, &err) != AXON_OK)
+    throw RuntimeError("copy to " + name_ + ": " + message_of(err));
+}
+
+void Device::copy_device_to_host(void* dst, const void* src, size_t bytes) {
+  ensure_open();
+  axon_error err{};
+  if (api_.copy_device_to_host(api_.device_ctx, dst, src, bytes, &err) != AXON_OK)
+    throw RuntimeError("copy from " + name_ + ": " + message_of(err));
+}
+
+void Device::copy_device_to_device(void* dst, const void* src, size_t bytes) {
+  ensure_open();
+  axon_error err{};
+  if (api_.copy_device_to_device(api_.device_ctx, dst, src, bytes, &err) != AXON_OK)
+    throw RuntimeError("copy within " + name_ + ": " + message_of(err));
+}
+
+void Device::synchronize() {
+  ensure_open();
+  axon_error err{};
+  if (api_.synchronize(api_.device_ctx, &err) != AXON_OK)
+    throw RuntimeError("synchronize " + name_ + ": " + message_of(err));
+}
+
+axon_memory_info Device::memory_info() {
+  axon_memory_info info{};
+  ensure_open();
+  if (api_.memory_info == nullptr) {
+    info.struct_size = sizeof info;
+    return info;
+  }
+  axon_error err{};
+  if (api_.memory_info(api_.device_ctx, &info, &err) != AXON_OK)
+    throw RuntimeError("memory info of " + name_ + ": " + message_of(err));
+  // Fields the plugin did not fill read as zero.
+  axon_memory_info out{};
+  std::memcpy(&out, &info, std::min(info.struct_size, sizeof info));
+  out.struct_size = sizeof out;
+  return out;
+}
+
+bool Device::has_kernel(const char* op, axon_dtype dtype) const {
+  ensure_open();
+  return api_.get_kernel(api_.device_ctx, op, dtype) != nullptr;
+}
+
+void Device::launch(const axon_kernel_call& call, axon_dtype dtype) {
+  ensure_open();
+  axon_kernel_fn fn = api_.get_kernel(api_.device_ctx, call.op, dtype);
+  if (fn == nullptr)
+    throw RuntimeError(std::string("op ") + call.op + " has no " + dtype_name(dtype) + " kernel on " + name_);
+  axon_error err{};
+  err.struct_size = sizeof err;
+  if (fn(api_.device_ctx, &call, &err) != AXON_OK)
+    throw RuntimeError(std::string(call.op) + " on " + name_ + ": " + message_of(err));
+}
+
+std::vector<std::string> Device::ops() const {
+  ensure_open();
+  std::vector<std::string> out;
+  if (const char* const* list = api_.list_ops(api_.device_ctx))
+    for (; *list != nullptr; ++list) out.emplace_back(*list);
+  return out;
+}
+
+}  // namespace axon

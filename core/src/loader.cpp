@@ -1,0 +1,253 @@
+// The plugin loader. Search order and validation rules: docs/architecture.md.
+#include "loader.hpp"
+
+#include <axon/log.hpp>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <system_error>
+
+namespace fs = std::filesystem;
+
+namespace axon {
+namespace {
+
+constexpr const char* kTag = "loader";
+
+// ---------------------------------------------------------------- host API
+
+void host_log(void*, axon_log_level level, const char* plugin_name, const char* message) {
+  log::Level l = log::Level::info;
+  switch (level) {
+    case AXON_LOG_DEBUG: l = log::Level::debug; break;
+    case AXON_LOG_INFO: l = log::Level::info; break;
+    case AXON_LOG_WARNING: l = log::Level::warning; break;
+    case AXON_LOG_ERROR: l = log::Level::error; break;
+  }
+  log::write(l, plugin_name ? plugin_name : "plugin", message ? message : "");
+}
+
+const char* host_get_config(void* ctx, const char* key) {
+  if (ctx == nullptr || key == nullptr) return nullptr;
+  auto* host = static_cast<HostContext*>(ctx);
+  std::optional<std::string> v = host->config.lookup(key);
+  if (!v) return nullptr;
+  // The ABI promises the string lives for the process: intern it.
+  static std::mutex mu;
+  static std::deque<std::string> store;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const std::string& s : store)
+    if (s == *v) return s.c_str();
+  store.push_back(*v);
+  return store.back().c_str();
+}
+
+// ---------------------------------------------------------------- tables
+
+std::string missing_field(const char* field, const char* table) {
+  return std::string("'") + field + "' field in " + table + " must be set";
+}
+
+std::string too_small(const char* table, size_t have, size_t need) {
+  return std::string(table) + ".struct_size is " + std::to_string(have) + " bytes, less than the " +
+         std::to_string(need) + " bytes of its required fields";
+}
+
+// Copies `raw` into `out`, keeping only the first struct_size bytes.
+template <class T>
+void copy_prefix(const T& raw, T& out) {
+  std::memset(&out, 0, sizeof out);
+  size_t n = std::min(raw.struct_size, sizeof(T));
+  std::memcpy(&out, &raw, n);
+}
+
+// The plugin fills a table whose size it alone knows; give it room for a
+// newer, larger table than ours so a careless memset cannot overrun.
+template <class T>
+struct Padded {
+  alignas(alignof(std::max_align_t)) unsigned char bytes[sizeof(T) + 4096]{};
+  T* get() { return reinterpret_cast<T*>(bytes); }
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool is_plugin_file(const fs::path& p) {
+  std::string name = p.filename().string();
+  const std::string prefix = "libaxon-plugin-", suffix = ".so";
+  return name.size() > prefix.size() + suffix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Loads and initialises one file; returns the plugin or sets `reason`.
+Plugin* load_one(const fs::path& path, HostContext* host, std::string& reason) {
+  auto t0 = std::chrono::steady_clock::now();
+  // Never destroyed: plugins stay loaded for the process (CUDA runtimes do
+  // not survive dlclose, and function pointers handed out must stay valid).
+  auto* lib = new boost::dll::shared_library();
+  std::error_code ec;
+  dlerror();  // clear a stale message so the one we read is ours
+  lib->load(path, ec, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  if (ec || !lib->is_loaded()) {
+    const char* msg = dlerror();
+    reason = std::string("cannot load: ") + (msg ? msg : ec.message());
+    delete lib;  // nothing loaded, nothing to keep
+    return nullptr;
+  }
+  if (!lib->has(AXON_PLUGIN_ENTRY_SYMBOL)) {
+    reason = "no entry symbol '" AXON_PLUGIN_ENTRY_SYMBOL "' (not an axon plugin, or not exported)";
+    return nullptr;
+  }
+  auto& init = lib->get<axon_status(const axon_host_api*, axon_plugin_api*, axon_error*)>(AXON_PLUGIN_ENTRY_SYMBOL);
+
+  Padded<axon_plugin_api> table;
+  table.get()->struct_size = sizeof(axon_plugin_api);
+  axon_error err{};
+  err.struct_size = sizeof err;
+  axon_status st = init(&host->api, table.get(), &err);
+  if (st != AXON_OK) {
+    err.message[sizeof err.message - 1] = '\0';
+    reason = std::string(AXON_PLUGIN_ENTRY_SYMBOL " failed (status ") + std::to_string(static_cast<int>(st)) +
+             "): " + (err.message[0] ? err.message : "no message");
+    return nullptr;
+  }
+  auto plugin = std::make_unique<Plugin>();
+  if (auto bad = validate_plugin_table(*table.get(), plugin->api)) {
+    reason = *bad;
+    return nullptr;
+  }
+  plugin->path = path.string();
+  PluginInfo& info = plugin->info;
+  info.name = plugin->api.name;
+  info.version = plugin->api.version ? plugin->api.version : "";
+  info.device_type = plugin->api.device_type;
+  info.path = plugin->path;
+  info.priority = plugin->api.priority;
+  int32_t n = plugin->api.device_count(plugin->api.plugin_ctx);
+  info.device_count = n < 0 ? 0 : n;
+  if (info.device_count == 0 && plugin->api.unavailable_reason) {
+    const char* r = plugin->api.unavailable_reason(plugin->api.plugin_ctx);
+    if (r) info.unavailable_reason = r;
+  }
+  info.load_ms = ms_since(t0);
+  return plugin.release();
+}
+
+}  // namespace
+
+HostContext* make_host_context(const Config& config) {
+  auto* h = new HostContext{config, {}};
+  h->api.struct_size = sizeof h->api;
+  h->api.abi_major = AXON_ABI_MAJOR;
+  h->api.abi_minor = AXON_ABI_MINOR;
+  h->api.host_ctx = h;
+  h->api.log = host_log;
+  h->api.get_config = host_get_config;
+  return h;
+}
+
+std::optional<std::string> validate_plugin_table(const axon_plugin_api& raw, axon_plugin_api& out) {
+  const char* t = "axon_plugin_api";
+  if (raw.struct_size < AXON_STRUCT_SIZE(axon_plugin_api, abi_minor))
+    return too_small(t, raw.struct_size, AXON_STRUCT_SIZE(axon_plugin_api, open_device));
+  if (raw.abi_major != AXON_ABI_MAJOR)
+    return "built for ABI major " + std::to_string(raw.abi_major) + ", this axon has " + std::to_string(AXON_ABI_MAJOR);
+  if (raw.struct_size < AXON_STRUCT_SIZE(axon_plugin_api, open_device))
+    return too_small(t, raw.struct_size, AXON_STRUCT_SIZE(axon_plugin_api, open_device));
+  copy_prefix(raw, out);
+  if (out.name == nullptr || *out.name == '\0') return missing_field("name", t);
+  if (out.device_type == nullptr || *out.device_type == '\0') return missing_field("device_type", t);
+  if (out.device_count == nullptr) return missing_field("device_count", t);
+  if (out.get_device_props == nullptr) return missing_field("get_device_props", t);
+  if (out.open_device == nullptr) return missing_field("open_device", t);
+  // Optional pairs: excluded_count without get_excluded is useless.
+  if ((out.excluded_count == nullptr) != (out.get_excluded == nullptr)) {
+    out.excluded_count = nullptr;
+    out.get_excluded = nullptr;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> validate_device_table(const axon_device_api& raw, axon_device_api& out) {
+  const char* t = "axon_device_api";
+  if (raw.struct_size < AXON_STRUCT_SIZE(axon_device_api, list_ops))
+    return too_small(t, raw.struct_size, AXON_STRUCT_SIZE(axon_device_api, list_ops));
+  copy_prefix(raw, out);
+  if (out.allocate == nullptr) return missing_field("allocate", t);
+  if (out.deallocate == nullptr) return missing_field("deallocate", t);
+  if (out.copy_host_to_device == nullptr) return missing_field("copy_host_to_device", t);
+  if (out.copy_device_to_host == nullptr) return missing_field("copy_device_to_host", t);
+  if (out.copy_device_to_device == nullptr) return missing_field("copy_device_to_device", t);
+  if (out.synchronize == nullptr) return missing_field("synchronize", t);
+  if (out.get_kernel == nullptr) return missing_field("get_kernel", t);
+  if (out.list_ops == nullptr) return missing_field("list_ops", t);
+  return std::nullopt;
+}
+
+std::vector<std::string> plugin_search_dirs(const Config& config) {
+  std::vector<std::string> dirs = config.plugin_dirs;
+  if (config.default_plugin_dir) {
+    // dladdr on a function of this library: <prefix>/lib/libaxon-core.so ->
+    // <prefix>/lib/axon/plugins, in the install tree and the build tree alike.
+    std::error_code ec;
+    fs::path self = boost::dll::symbol_location(plugin_search_dirs, ec);
+    if (!ec) dirs.push_back((self.parent_path() / "axon" / "plugins").string());
+  }
+  return dirs;
+}
+
+LoadResult load_plugins(const Config& config, HostContext* host) {
+  LoadResult result;
+  std::map<std::string, std::string> seen_files;  // file name -> first path
+  std::map<std::string, std::string> seen_names;  // plugin name -> path
+  for (const std::string& dir : plugin_search_dirs(config)) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      log::debug(kTag, "plugin folder " + dir + " does not exist; skipped");
+      continue;
+    }
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (is_plugin_file(entry.path())) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    log::debug(kTag, "searching " + dir + ": " + std::to_string(files.size()) + " plugin file(s)");
+    for (const fs::path& path : files) {
+      std::string file = path.filename().string();
+      std::string reason;
+      if (auto it = seen_files.find(file); it != seen_files.end()) {
+        reason = "duplicate of " + it->second;
+      } else {
+        seen_files.emplace(file, path.string());
+        if (Plugin* p = load_one(path, host, reason)) {
+          if (auto dup = seen_names.find(p->info.name); dup != seen_names.end()) {
+            reason = "plugin '" + p->info.name + "' is already loaded from " + dup->second;
+          } else {
+            seen_names.emplace(p->info.name, p->path);
+            log::info(kTag, "loaded " + p->path + " (" + p->info.name + " " + p->info.version + ", " +
+                                std::to_string(p->info.device_count) + " device(s), " +
+                                std::to_string(p->info.load_ms) + " ms)");
+            result.plugins.push_back(p);
+            continue;
+          }
+        }
+      }
+      log::warning(kTag, "skipping plugin " + path.string() + ": " + reason);
+      result.skipped.push_back({path.string(), reason});
+    }
+  }
+  return result;
+}
+
+}  // namespace axon

@@ -1,0 +1,235 @@
+// The registry: plugins -> candidate devices -> visibility filter (logical ->
+// physical map) -> the visible devices in placement order.
+#include <axon/error.hpp>
+#include <axon/log.hpp>
+#include <axon/runtime.hpp>
+
+#include "loader.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace axon {
+namespace {
+
+std::atomic<Runtime*> g_runtime{nullptr};
+std::mutex g_init_mutex;
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string bounded(const char* s, size_t cap) { return std::string(s, strnlen(s, cap)); }
+
+// A device a plugin offers, before visibility filtering.
+struct Candidate {
+  Plugin* plugin;
+  axon_device_props props;
+  std::string type;
+  int index;  // pre-filter, per type
+  std::string name() const { return "/device:" + type + ":" + std::to_string(index); }
+};
+
+std::string join_names(const std::vector<Candidate>& cs) {
+  std::string s;
+  for (const auto& c : cs) { if (!s.empty()) s += ", "; s += c.name(); }
+  return s.empty() ? "(none)" : s;
+}
+
+axon_device_config device_config(const Config& c, int logical_index) {
+  axon_device_config d{};
+  d.struct_size = sizeof d;
+  d.logical_index = logical_index;
+  d.threads = c.threads;
+  if (c.gpu_memory_limit_mb) {
+    d.memory_mode = AXON_MEMORY_LIMIT;
+    d.memory_limit_bytes = static_cast<uint64_t>(*c.gpu_memory_limit_mb) * 1024 * 1024;
+  } else {
+    d.memory_mode = c.gpu_memory_growth ? AXON_MEMORY_GROWTH : AXON_MEMORY_RESERVE;
+  }
+  return d;
+}
+
+}  // namespace
+
+struct Runtime::Impl {
+  Config config;
+  HostContext* host = nullptr;
+  std::vector<PluginInfo> plugins;
+  std::vector<SkippedPlugin> skipped;
+  std::vector<ExcludedDevice> excluded;
+  std::vector<std::unique_ptr<Device>> owned;
+  std::vector<Device*> devices;
+  Device* cpu = nullptr;
+
+  void build();
+};
+
+void Runtime::Impl::build() {
+  host = make_host_context(config);
+  LoadResult loaded = load_plugins(config, host);
+  skipped = loaded.skipped;
+
+  std::vector<Candidate> candidates;
+  std::map<std::string, int> next_index;
+  for (Plugin* p : loaded.plugins) {
+    plugins.push_back(p->info);
+    const axon_plugin_api& api = p->api;
+    std::string type = upper(api.device_type);
+    for (int id = 0; id < p->info.device_count; ++id) {
+      axon_device_props raw{};
+      raw.struct_size = sizeof raw;
+      axon_error err{};
+      err.struct_size = sizeof err;
+      if (api.get_device_props(api.plugin_ctx, id, &raw, &err) != AXON_OK) {
+        excluded.push_back({p->info.name + " device " + std::to_string(id), p->info.name, id,
+                            "get_device_props failed: " + bounded(err.message, sizeof err.message)});
+        continue;
+      }
+      axon_device_props props{};
+      std::memcpy(&props, &raw, std::min(raw.struct_size, sizeof raw));
+      props.struct_size = sizeof props;
+      props.physical_id = id;  // the id we asked for is the one we will open
+      props.name[sizeof props.name - 1] = '\0';
+      props.pci_bus_id[sizeof props.pci_bus_id - 1] = '\0';
+      props.uuid[sizeof props.uuid - 1] = '\0';
+      props.description[sizeof props.description - 1] = '\0';
+      candidates.push_back({p, props, type, next_index[type]++});
+    }
+    if (api.excluded_count) {
+      int32_t n = api.excluded_count(api.plugin_ctx);
+      for (int32_t i = 0; i < n; ++i) {
+        axon_excluded_device e{};
+        e.struct_size = sizeof e;
+        axon_error err{};
+        if (api.get_excluded(api.plugin_ctx, i, &e, &err) != AXON_OK) continue;
+        excluded.push_back({bounded(e.name, sizeof e.name), p->info.name, e.physical_id, bounded(e.reason, sizeof e.reason)});
+      }
+    }
+  }
+
+  // Which candidates are visible, and under which logical index.
+  std::vector<std::pair<const Candidate*, int>> visible;
+  if (config.visible_devices) {
+    const std::string& src = config.visible_devices_source;
+    std::vector<bool> chosen(candidates.size(), false);
+    std::map<std::string, int> logical;
+    std::string list = *config.visible_devices;
+    size_t start = 0;
+    int named = 0;
+    while (start <= list.size()) {
+      size_t comma = list.find(',', start);
+      std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+      if (item.find_first_not_of(" \t") == std::string::npos) continue;
+      DeviceSpec spec;
+      try {
+        spec = parse_device_spec(item);
+      } catch (const UsageError& e) {
+        throw UsageError(src + ": " + e.what());
+      }
+      ++named;
+      auto it = std::find_if(candidates.begin(), candidates.end(),
+                             [&](const Candidate& c) { return c.type == spec.type && c.index == spec.index; });
+      if (it == candidates.end())
+        throw UsageError(src + " names " + spec.canonical() + ", which does not exist; devices: " +
+                         join_names(candidates));
+      size_t k = static_cast<size_t>(it - candidates.begin());
+      if (chosen[k]) throw UsageError(src + " names " + spec.canonical() + " twice");
+      chosen[k] = true;
+      visible.emplace_back(&*it, logical[it->type]++);
+    }
+    if (named == 0) throw UsageError(src + " is set but names no device; devices: " + join_names(candidates));
+    for (size_t k = 0; k < candidates.size(); ++k)
+      if (!chosen[k])
+        excluded.push_back({candidates[k].name(), candidates[k].plugin->info.name, candidates[k].props.physical_id,
+                            "filtered by " + src});
+  } else {
+    for (const Candidate& c : candidates) visible.emplace_back(&c, c.index);
+  }
+
+  for (auto& [c, index] : visible) {
+    owned.push_back(std::make_unique<Device>(c->plugin, &c->plugin->api, c->props, c->type, index, c->index,
+                                             device_config(config, index)));
+    devices.push_back(owned.back().get());
+  }
+  std::stable_sort(devices.begin(), devices.end(), [](const Device* a, const Device* b) {
+    if (a->priority() != b->priority()) return a->priority() > b->priority();
+    if (a->type() != b->type()) return a->type() < b->type();
+    return a->index() < b->index();
+  });
+  for (Device* d : devices)
+    if (d->type() == "CPU") {
+      cpu = d;
+      break;
+    }
+  if (devices.empty()) log::warning("runtime", "no devices are available (see axon-devices for why)");
+}
+
+Runtime::Runtime() : impl_(std::make_unique<Impl>()) {}
+// Never runs: the runtime lives until the process ends (see init()).
+Runtime::~Runtime() = default;
+
+Runtime& Runtime::init(const Config& config) {
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  if (g_runtime.load() != nullptr)
+    throw UsageError("the runtime is already initialised; device settings are read once at start");
+  log::set_level(log::parse_level(config.log_level));
+  // Deliberately leaked: devices must not be closed during static
+  // destruction, after their plugins' own statics are gone.
+  auto* rt = new Runtime();
+  rt->impl_->config = config;
+  rt->impl_->build();
+  g_runtime.store(rt, std::memory_order_release);
+  return *rt;
+}
+
+Runtime& Runtime::get() {
+  Runtime* rt = g_runtime.load(std::memory_order_acquire);
+  if (rt == nullptr) throw RuntimeError("axon::Runtime::init() has not been called");
+  return *rt;
+}
+
+bool Runtime::initialised() { return g_runtime.load(std::memory_order_acquire) != nullptr; }
+
+const Config& Runtime::config() const { return impl_->config; }
+const std::vector<Device*>& Runtime::devices() const { return impl_->devices; }
+const std::vector<ExcludedDevice>& Runtime::excluded() const { return impl_->excluded; }
+const std::vector<SkippedPlugin>& Runtime::skipped_plugins() const { return impl_->skipped; }
+const std::vector<PluginInfo>& Runtime::plugins() const { return impl_->plugins; }
+
+Device* Runtime::find_device(const std::string& name) const {
+  DeviceSpec spec = parse_device_spec(name);
+  for (Device* d : impl_->devices)
+    if (d->type() == spec.type && d->index() == spec.index) return d;
+  return nullptr;
+}
+
+Device& Runtime::device(const std::string& name) const {
+  if (Device* d = find_device(name)) return *d;
+  std::string list;
+  for (Device* d : impl_->devices) { if (!list.empty()) list += ", "; list += d->name(); }
+  throw UsageError("no device " + parse_device_spec(name).canonical() + "; visible devices: " +
+                   (list.empty() ? "(none)" : list));
+}
+
+Device& Runtime::default_device() const {
+  if (impl_->devices.empty()) throw RuntimeError("no devices are available (run axon-devices to see why)");
+  return *impl_->devices.front();
+}
+
+Device* Runtime::cpu_device() const { return impl_->cpu; }
+
+int Runtime::count(const std::string& type) const {
+  std::string t = upper(type);
+  if (t == "CUDA") t = "GPU";
+  return static_cast<int>(std::count_if(impl_->devices.begin(), impl_->devices.end(),
+                                        [&](const Device* d) { return d->type() == t; }));
+}
+
+}  // namespace axon

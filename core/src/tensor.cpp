@@ -1,0 +1,117 @@
+// Tensors: a shared device buffer plus dtype and shape.
+#include <axon/error.hpp>
+#include <axon/tensor.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace axon {
+
+struct Tensor::Buffer {
+  Device* device;
+  void* data;
+  size_t bytes;
+  Buffer(Device& d, size_t n) : device(&d), data(n ? d.allocate(n) : nullptr), bytes(n) {}
+  ~Buffer() { device->deallocate(data); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+std::string shape_string(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) { if (i) out += ','; out += std::to_string(s[i]); }
+  return out + "]";
+}
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+size_t dtype_size(axon_dtype t) {
+  switch (t) {
+    case AXON_FLOAT32: return 4;
+    case AXON_INT32: return 4;
+    case AXON_UINT8: return 1;
+    case AXON_INT64: return 8;
+  }
+  return 0;
+}
+
+const char* dtype_name(axon_dtype t) {
+  switch (t) {
+    case AXON_FLOAT32: return "float32";
+    case AXON_INT32: return "int32";
+    case AXON_UINT8: return "uint8";
+    case AXON_INT64: return "int64";
+  }
+  return "unknown";
+}
+
+Tensor::Tensor(Device& device, axon_dtype dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  if (shape_.size() > AXON_MAX_RANK)
+    throw UsageError("tensor rank " + std::to_string(shape_.size()) + " exceeds " + std::to_string(AXON_MAX_RANK));
+  for (int64_t d : shape_)
+    if (d < 0) throw UsageError("negative dimension in shape " + shape_string(shape_));
+  if (dtype_size(dtype) == 0) throw UsageError("unknown dtype " + std::to_string(static_cast<int>(dtype)));
+  buffer_ = std::make_shared<Buffer>(device, static_cast<size_t>(axon::numel(shape_)) * dtype_size(dtype));
+}
+
+Device& Tensor::device() const {
+  if (!buffer_) throw RuntimeError("empty tensor has no device");
+  return *buffer_->device;
+}
+
+int64_t Tensor::numel() const { return buffer_ ? axon::numel(shape_) : 0; }
+size_t Tensor::bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+void* Tensor::data() const { return buffer_ ? buffer_->data : nullptr; }
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (axon::numel(shape) != numel())
+    throw UsageError("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::to(Device& device) const {
+  Tensor t(device, dtype_, shape_);
+  if (bytes() == 0) return t;
+  if (&device == &this->device()) {
+    device.copy_device_to_device(t.data(), data(), bytes());
+  } else {
+    // Across devices (and plugins) the only common ground is host memory.
+    std::vector<std::byte> host(bytes());
+    this->device().copy_device_to_host(host.data(), data(), bytes());
+    device.copy_host_to_device(t.data(), host.data(), bytes());
+  }
+  return t;
+}
+
+Tensor Tensor::clone() const { return to(device()); }
+
+void Tensor::copy_from_host(const void* src, size_t n) {
+  if (n != bytes())
+    throw UsageError("copy_from_host: " + std::to_string(n) + " bytes given for a tensor of " +
+                     std::to_string(bytes()) + " bytes " + shape_string(shape_));
+  if (n) device().copy_host_to_device(data(), src, n);
+}
+
+void Tensor::copy_to_host(void* dst, size_t n) const {
+  if (n != bytes())
+    throw UsageError("copy_to_host: " + std::to_string(n) + " bytes asked of a tensor of " +
+                     std::to_string(bytes()) + " bytes " + shape_string(shape_));
+  if (n) device().copy_device_to_host(dst, data(), n);
+}
+
+axon_tensor Tensor::c_view() const {
+  axon_tensor t{};
+  t.data = data();
+  t.dtype = dtype_;
+  t.rank = rank();
+  for (int i = 0; i < t.rank; ++i) t.dims[i] = shape_[static_cast<size_t>(i)];
+  return t;
+}
+
+}  // namespace axon

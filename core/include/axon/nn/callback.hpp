@@ -1,0 +1,39 @@
+// What Sequential::fit reports while it trains, Keras style.
+#pragma once
+
+#include <axon/nn/metrics.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace axon::nn {
+
+// One epoch's results.
+struct EpochLogs {
+  int epoch = 0;  // 1-based
+  int epochs = 0;
+  int64_t steps = 0, samples = 0;
+  double loss = 0, accuracy = 0;
+  bool has_validation = false;
+  double val_loss = 0, val_accuracy = 0;
+  double seconds = 0;             // training steps of the epoch, metrics read included
+  double validation_seconds = 0;  // the evaluation on the validation data
+  double input_wait_seconds = 0;  // time the device loop waited for the next batch
+};
+
+struct History {
+  std::vector<EpochLogs> epochs;
+};
+
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  virtual void on_epoch_begin(int epoch, int epochs, int64_t steps) { (void)epoch, (void)epochs, (void)steps; }
+  // After each training step (0-based). `read` synchronises with the device
+  // to read the running loss/accuracy: call it only when they are shown.
+  virtual void on_batch_end(int64_t step, const std::function<MetricValues()>& read) { (void)step, (void)read; }
+  virtual void on_epoch_end(const EpochLogs& logs) { (void)logs; }
+};
+
+}  // namespace axon::nn

@@ -1,0 +1,88 @@
+// The Keras layers the trainer's model uses. Images are NHWC, conv kernels
+// HWIO, dense kernels [in, out]: the layouts Keras uses, so weights carry over.
+#pragma once
+
+#include <axon/nn/layer.hpp>
+#include <axon/plugin_abi.h>
+
+namespace axon::nn {
+
+// Conv2D(filters, kernel_size, activation): y = act(conv(x, kernel) + bias),
+// kernel glorot_uniform, bias zeros. Stride 1 and "valid" padding by default.
+class Conv2D : public Layer {
+ public:
+  Conv2D(int filters, int kernel_size, Activation activation = Activation::linear, int stride = 1,
+         axon_padding padding = AXON_PADDING_VALID, std::string name = "conv2d");
+  const char* type() const override { return "Conv2D"; }
+  std::vector<Parameter*> parameters() override { return {&kernel_, &bias_}; }
+  const Tensor& forward(const Tensor& x) override;
+  const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+  Activation activation() const { return activation_; }
+
+ protected:
+  Shape do_build(const Shape& input_shape, Device& device, Rng& rng) override;
+
+ private:
+  int filters_, kernel_size_;
+  Activation activation_;
+  axon_conv2d_attrs attrs_;
+  Parameter kernel_, bias_;
+};
+
+// MaxPooling2D(pool_size): window = stride = pool_size, "valid" padding.
+class MaxPooling2D : public Layer {
+ public:
+  explicit MaxPooling2D(int pool_size = 2, std::string name = "max_pooling2d");
+  const char* type() const override { return "MaxPooling2D"; }
+  const Tensor& forward(const Tensor& x) override;
+  const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;
+
+ protected:
+  Shape do_build(const Shape& input_shape, Device& device, Rng& rng) override;
+
+ private:
+  int pool_size_;
+  axon_pool_attrs attrs_;
+};
+
+// Flatten: [N, ...] -> [N, prod(...)], a view of the same buffer (NHWC order,
+// as Keras' channels_last Flatten).
+class Flatten : public Layer {
+ public:
+  explicit Flatten(std::string name = "flatten") : Layer(std::move(name)) {}
+  const char* type() const override { return "Flatten"; }
+  const Tensor& forward(const Tensor& x) override;
+  const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;
+
+ protected:
+  Shape do_build(const Shape& input_shape, Device& device, Rng& rng) override;
+
+ private:
+  Tensor y_view_, dx_view_;
+};
+
+// Dense(units, activation): y = act(x @ kernel + bias), x [N, in], kernel
+// [in, units] glorot_uniform, bias zeros.
+class Dense : public Layer {
+ public:
+  explicit Dense(int units, Activation activation = Activation::linear, std::string name = "dense");
+  const char* type() const override { return "Dense"; }
+  std::vector<Parameter*> parameters() override { return {&kernel_, &bias_}; }
+  const Tensor& forward(const Tensor& x) override;
+  const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+  Activation activation() const { return activation_; }
+
+ protected:
+  Shape do_build(const Shape& input_shape, Device& device, Rng& rng) override;
+
+ private:
+  int units_;
+  Activation activation_;
+  Parameter kernel_, bias_;
+};
+
+}  // namespace axon::nn

@@ -1,0 +1,72 @@
+// Conv2D forward: Conv2D, BiasAdd (in place), Relu. Backward: ReluGrad,
+// BiasAddGrad, Conv2DBackpropFilter and, unless it is the first layer,
+// Conv2DBackpropInput.
+#include <axon/error.hpp>
+#include <axon/nn/initializers.hpp>
+#include <axon/nn/layers.hpp>
+#include <axon/ops.hpp>
+
+namespace axon::nn {
+namespace {
+enum Slot { kZ, kY, kDz, kDx };
+
+int64_t conv_out(int64_t in, int k, int stride, axon_padding p) {
+  return p == AXON_PADDING_SAME ? (in + stride - 1) / stride : (in - k) / stride + 1;
+}
+}  // namespace
+
+Conv2D::Conv2D(int filters, int kernel_size, Activation activation, int stride, axon_padding padding, std::string name)
+    : Layer(std::move(name)), filters_(filters), kernel_size_(kernel_size), activation_(activation),
+      attrs_(ops::conv2d_attrs(stride, padding)) {
+  if (filters <= 0 || kernel_size <= 0 || stride <= 0)
+    throw UsageError("Conv2D: filters, kernel size and stride must be positive");
+}
+
+Shape Conv2D::do_build(const Shape& in, Device& device, Rng& rng) {
+  if (in.size() != 3)
+    throw UsageError("Conv2D " + name() + " needs a [height, width, channels] input, got " + shape_string(in));
+  const int64_t oh = conv_out(in[0], kernel_size_, attrs_.stride_h, attrs_.padding);
+  const int64_t ow = conv_out(in[1], kernel_size_, attrs_.stride_w, attrs_.padding);
+  if (oh <= 0 || ow <= 0)
+    throw UsageError("Conv2D " + name() + ": input " + shape_string(in) + " is smaller than the kernel");
+  Shape kshape{kernel_size_, kernel_size_, in[2], filters_};
+  kernel_ = {name() + "/kernel", make_tensor(device, kshape, glorot_uniform(kshape, rng)), Tensor(device, AXON_FLOAT32, kshape)};
+  bias_ = {name() + "/bias", zeros(device, {filters_}), Tensor(device, AXON_FLOAT32, {filters_})};
+  return {oh, ow, filters_};
+}
+
+const Tensor& Conv2D::forward(const Tensor& x) {
+  const int64_t n = x.dim(0);
+  Tensor& z = buffer(kZ, n, output_shape());
+  ops::conv2d(x, kernel_.value, z, attrs_, name());
+  ops::bias_add(z, bias_.value, z, name());
+  if (activation_ == Activation::linear) return z;
+  Tensor& y = buffer(kY, n, output_shape());
+  ops::relu(z, y, name());
+  return y;
+}
+
+const Tensor& Conv2D::backward(const Tensor& x, const Tensor& dy, bool need_dx) {
+  const int64_t n = x.dim(0);
+  const Tensor* dz = &dy;
+  if (activation_ == Activation::relu) {
+    Tensor& g = buffer(kDz, n, output_shape());
+    ops::relu_grad(dy, buffer(kY, n, output_shape()), g, name());
+    dz = &g;
+  }
+  ops::bias_add_grad(*dz, bias_.grad, name());
+  ops::conv2d_backprop_filter(x, *dz, kernel_.grad, attrs_, name());
+  if (!need_dx) return none();
+  Tensor& dx = buffer(kDx, n, input_shape());
+  ops::conv2d_backprop_input(*dz, kernel_.value, dx, attrs_, name());
+  return dx;
+}
+
+int64_t Conv2D::forward_flops() const {
+  const Shape& o = output_shape();
+  return 2 * o[0] * o[1] * o[2] * kernel_size_ * kernel_size_ * input_shape()[2];
+}
+
+int64_t Conv2D::backward_flops(bool need_dx) const { return forward_flops() * (need_dx ? 2 : 1); }
+
+}  // namespace axon::nn

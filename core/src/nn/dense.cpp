@@ -1,0 +1,57 @@
+// Dense forward: MatMul, BiasAdd (in place), Relu. Backward: ReluGrad,
+// MatMul(x^T, dz) for the kernel, BiasAddGrad, MatMul(dz, kernel^T) for dx.
+#include <axon/error.hpp>
+#include <axon/nn/initializers.hpp>
+#include <axon/nn/layers.hpp>
+#include <axon/ops.hpp>
+
+namespace axon::nn {
+namespace {
+enum Slot { kZ, kY, kDz, kDx };
+}
+
+Dense::Dense(int units, Activation activation, std::string name)
+    : Layer(std::move(name)), units_(units), activation_(activation) {
+  if (units <= 0) throw UsageError("Dense: units must be positive");
+}
+
+Shape Dense::do_build(const Shape& in, Device& device, Rng& rng) {
+  if (in.size() != 1)
+    throw UsageError("Dense " + name() + " needs a flat [features] input (add a Flatten), got " + shape_string(in));
+  Shape kshape{in[0], units_};
+  kernel_ = {name() + "/kernel", make_tensor(device, kshape, glorot_uniform(kshape, rng)), Tensor(device, AXON_FLOAT32, kshape)};
+  bias_ = {name() + "/bias", zeros(device, {units_}), Tensor(device, AXON_FLOAT32, {units_})};
+  return {units_};
+}
+
+const Tensor& Dense::forward(const Tensor& x) {
+  const int64_t n = x.dim(0);
+  Tensor& z = buffer(kZ, n, output_shape());
+  ops::matmul(x, kernel_.value, z, false, false, name());
+  ops::bias_add(z, bias_.value, z, name());
+  if (activation_ == Activation::linear) return z;
+  Tensor& y = buffer(kY, n, output_shape());
+  ops::relu(z, y, name());
+  return y;
+}
+
+const Tensor& Dense::backward(const Tensor& x, const Tensor& dy, bool need_dx) {
+  const int64_t n = x.dim(0);
+  const Tensor* dz = &dy;
+  if (activation_ == Activation::relu) {
+    Tensor& g = buffer(kDz, n, output_shape());
+    ops::relu_grad(dy, buffer(kY, n, output_shape()), g, name());
+    dz = &g;
+  }
+  ops::matmul(x, *dz, kernel_.grad, true, false, name());
+  ops::bias_add_grad(*dz, bias_.grad, name());
+  if (!need_dx) return none();
+  Tensor& dx = buffer(kDx, n, input_shape());
+  ops::matmul(*dz, kernel_.value, dx, false, true, name());
+  return dx;
+}
+
+int64_t Dense::forward_flops() const { return 2 * input_shape()[0] * units_; }
+int64_t Dense::backward_flops(bool need_dx) const { return forward_flops() * (need_dx ? 2 : 1); }
+
+}  // namespace axon::nn

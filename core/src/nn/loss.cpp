@@ -1,0 +1,27 @@
+#include <axon/error.hpp>
+#include <axon/nn/loss.hpp>
+#include <axon/ops.hpp>
+
+namespace axon::nn {
+
+SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(bool from_logits) : from_logits_(from_logits) {
+  // The model ends in a linear Dense; a softmax output layer is not offered.
+  if (!from_logits) throw UsageError("SparseCategoricalCrossentropy: only from_logits=true is supported");
+}
+
+void SparseCategoricalCrossentropy::forward_backward(const Tensor& logits, const Tensor& labels) {
+  const int64_t n = logits.dim(0);
+  auto it = buffers_.find(n);
+  if (it == buffers_.end())
+    it = buffers_.emplace(n, Buffers{Tensor(logits.device(), AXON_FLOAT32, {n}),
+                                     Tensor(logits.device(), AXON_FLOAT32, logits.shape())}).first;
+  Buffers& b = it->second;
+  ops::sparse_softmax_cross_entropy(logits, labels, b.loss, b.grad, "loss");
+  // The kernel's dlogits are per sample; the batch loss is their mean.
+  ops::scale(b.grad, b.grad, 1.0f / static_cast<float>(n), "loss");
+}
+
+const Tensor& SparseCategoricalCrossentropy::per_sample_loss(int64_t n) const { return buffers_.at(n).loss; }
+const Tensor& SparseCategoricalCrossentropy::gradient(int64_t n) const { return buffers_.at(n).grad; }
+
+}  // namespace axon::nn

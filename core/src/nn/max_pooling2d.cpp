@@ -1,0 +1,38 @@
+#include <axon/error.hpp>
+#include <axon/nn/layers.hpp>
+#include <axon/ops.hpp>
+
+namespace axon::nn {
+namespace {
+enum Slot { kY, kDx };
+}
+
+MaxPooling2D::MaxPooling2D(int pool_size, std::string name)
+    : Layer(std::move(name)), pool_size_(pool_size), attrs_(ops::pool_attrs(pool_size, pool_size, AXON_PADDING_VALID)) {
+  if (pool_size <= 0) throw UsageError("MaxPooling2D: pool size must be positive");
+}
+
+Shape MaxPooling2D::do_build(const Shape& in, Device&, Rng&) {
+  if (in.size() != 3)
+    throw UsageError("MaxPooling2D " + name() + " needs a [height, width, channels] input, got " + shape_string(in));
+  const int64_t oh = in[0] / pool_size_, ow = in[1] / pool_size_;  // "valid": the ragged edge is dropped
+  if (oh <= 0 || ow <= 0)
+    throw UsageError("MaxPooling2D " + name() + ": input " + shape_string(in) + " is smaller than the pool");
+  return {oh, ow, in[2]};
+}
+
+const Tensor& MaxPooling2D::forward(const Tensor& x) {
+  Tensor& y = buffer(kY, x.dim(0), output_shape());
+  ops::max_pool(x, y, attrs_, name());
+  return y;
+}
+
+const Tensor& MaxPooling2D::backward(const Tensor& x, const Tensor& dy, bool need_dx) {
+  if (!need_dx) return none();
+  const int64_t n = x.dim(0);
+  Tensor& dx = buffer(kDx, n, input_shape());
+  ops::max_pool_grad(x, buffer(kY, n, output_shape()), dy, dx, attrs_, name());
+  return dx;
+}
+
+}  // namespace axon::nn

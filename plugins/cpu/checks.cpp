@@ -1,0 +1,89 @@
+#include "checks.hpp"
+
+namespace axon::cpu {
+
+using sdk::format;
+using sdk::require;
+
+void want(const KernelCall& c, const TensorRef& t, const char* what, axon_dtype dt, int rank) {
+  require(t.dtype() == dt,
+          format("%s: %s must be %s, got %s", c.op(), what, sdk::dtype_name(dt), sdk::dtype_name(t.dtype())));
+  require(t.rank() >= 0 && t.rank() <= AXON_MAX_RANK, format("%s: %s has invalid rank %d", c.op(), what, t.rank()));
+  if (rank >= 0)
+    require(t.rank() == rank, format("%s: %s must have rank %d, got shape %s", c.op(), what, rank, t.shape_string().c_str()));
+  for (int i = 0; i < t.rank(); ++i)
+    require(t.dim(i) >= 0, format("%s: %s has a negative dimension %s", c.op(), what, t.shape_string().c_str()));
+  require(t.numel() == 0 || t.raw() != nullptr, format("%s: %s has no data", c.op(), what));
+}
+
+void want_shape(const KernelCall& c, const TensorRef& t, const char* what, const std::vector<int64_t>& dims) {
+  bool same = t.rank() == static_cast<int>(dims.size());
+  for (int i = 0; same && i < t.rank(); ++i) same = t.dim(i) == dims[i];
+  if (same) return;
+  std::string want = "[";
+  for (size_t i = 0; i < dims.size(); ++i) (want += (i ? "," : "")) += std::to_string(dims[i]);
+  want += "]";
+  sdk::fail(AXON_INVALID_ARGUMENT, format("%s: %s has shape %s, expected %s", c.op(), what, t.shape_string().c_str(), want.c_str()));
+}
+
+void want_same_shape(const KernelCall& c, const TensorRef& t, const char* what, const TensorRef& like) {
+  want_shape(c, t, what, std::vector<int64_t>(like.c().dims, like.c().dims + like.rank()));
+}
+
+namespace {
+
+struct Axis {
+  int64_t out, pad;
+};
+
+Axis axis(const KernelCall& c, const char* name, int64_t in, int64_t k, int64_t stride, int64_t dilation, axon_padding p) {
+  require(k >= 1, format("%s: %s window size must be >= 1, got %lld", c.op(), name, static_cast<long long>(k)));
+  int64_t eff = (k - 1) * dilation + 1;
+  if (p == AXON_PADDING_VALID) {
+    require(in >= eff, format("%s: %s window %lld (dilated %lld) is larger than the input %lld with VALID padding", c.op(),
+                              name, static_cast<long long>(k), static_cast<long long>(eff), static_cast<long long>(in)));
+    return {(in - eff) / stride + 1, 0};
+  }
+  int64_t out = (in + stride - 1) / stride;
+  return {out, std::max<int64_t>((out - 1) * stride + eff - in, 0) / 2};
+}
+
+void check_padding(const KernelCall& c, axon_padding p) {
+  require(p == AXON_PADDING_VALID || p == AXON_PADDING_SAME, format("%s: unknown padding %d", c.op(), static_cast<int>(p)));
+}
+
+}  // namespace
+
+ConvGeom conv_geometry(const KernelCall& c, const TensorRef& x, const TensorRef& f) {
+  const auto& a = c.attrs<axon_conv2d_attrs>(AXON_STRUCT_SIZE(axon_conv2d_attrs, padding));
+  require(a.stride_h >= 1 && a.stride_w >= 1, format("%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w));
+  require(a.dilation_h >= 1 && a.dilation_w >= 1,
+          format("%s: dilations must be >= 1, got %d,%d", c.op(), a.dilation_h, a.dilation_w));
+  check_padding(c, a.padding);
+  require(f.dim(2) == x.dim(3), format("%s: filter %s has %lld input channels, image %s has %lld", c.op(),
+                                       f.shape_string().c_str(), static_cast<long long>(f.dim(2)),
+                                       x.shape_string().c_str(), static_cast<long long>(x.dim(3))));
+  ConvGeom g{};
+  g.n = x.dim(0), g.h = x.dim(1), g.w = x.dim(2), g.c = x.dim(3);
+  g.kh = f.dim(0), g.kw = f.dim(1), g.oc = f.dim(3);
+  g.sh = a.stride_h, g.sw = a.stride_w, g.dh = a.dilation_h, g.dw = a.dilation_w;
+  Axis ah = axis(c, "height", g.h, g.kh, g.sh, g.dh, a.padding);
+  Axis aw = axis(c, "width", g.w, g.kw, g.sw, g.dw, a.padding);
+  g.oh = ah.out, g.pad_h = ah.pad, g.ow = aw.out, g.pad_w = aw.pad;
+  return g;
+}
+
+PoolGeom pool_geometry(const KernelCall& c, const TensorRef& x) {
+  const auto& a = c.attrs<axon_pool_attrs>(AXON_STRUCT_SIZE(axon_pool_attrs, padding));
+  require(a.stride_h >= 1 && a.stride_w >= 1, format("%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w));
+  check_padding(c, a.padding);
+  PoolGeom p{};
+  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
+  p.kh = a.window_h, p.kw = a.window_w, p.sh = a.stride_h, p.sw = a.stride_w;
+  Axis ah = axis(c, "height", p.h, p.kh, p.sh, 1, a.padding);
+  Axis aw = axis(c, "width", p.w, p.kw, p.sw, 1, a.padding);
+  p.oh = ah.out, p.pad_h = ah.pad, p.ow = aw.out, p.pad_w = aw.pad;
+  return p;
+}
+
+}  // namespace axon::cpu

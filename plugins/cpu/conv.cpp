@@ -1,0 +1,225 @@
+// Convolutions as GEMMs over an NHWC im2col. With rows r = (n, oh, ow) and
+// the HWIO filter read as a [K = KH*KW*C, OC] matrix:
+//   forward          y[M, OC]  = col[M, K] * W[K, OC]
+//   backprop filter  dW[K, OC] = col^T[K, M] * dy[M, OC]
+//   backprop input   dcol[M,K] = dy[M, OC] * W^T, then scattered back (col2im)
+// `col` never exists whole: each thread builds it one tile of rows at a time in
+// its own scratch (sized to stay in L2) and feeds the tile straight to sgemm.
+// Work is split statically over the device's threads, so results are
+// bit-identical run to run for a given thread count.
+#include "blas.hpp"
+#include "checks.hpp"
+#include "device.hpp"
+#include "kernels.hpp"
+
+#include <cstring>
+
+namespace axon::cpu {
+namespace {
+
+// Rows per im2col tile: about 384 KiB of floats, so a tile and the filter
+// stay in L2 while sgemm consumes them.
+int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
+
+// Below this many multiply-adds a conv runs on the calling thread alone.
+constexpr int64_t kSerialMacs = 1 << 18;
+
+bool pointwise(const ConvGeom& g) { return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_h == 0 && g.pad_w == 0; }
+
+// Visits every (row, kh) of rows [r0, r1): f(dst_offset_in_tile, x_row or
+// nullptr when the tap row is padding, iw0) with dst_offset the start of the
+// kh segment (KW*C floats) inside the tile.
+template <class F>
+void for_each_tap_row(const ConvGeom& g, int64_t r0, int64_t r1, F&& f) {
+  const int64_t k = g.k(), kwc = g.kw * g.c;
+  int64_t ow = r0 % g.ow, oh = (r0 / g.ow) % g.oh, n = r0 / (g.ow * g.oh);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t ih0 = oh * g.sh - g.pad_h, iw0 = ow * g.sw - g.pad_w;
+    const int64_t image = n * g.h * g.w * g.c;
+    for (int64_t kh = 0; kh < g.kh; ++kh) {
+      const int64_t ih = ih0 + kh * g.dh;
+      const int64_t dst = (r - r0) * k + kh * kwc;
+      f(dst, (ih >= 0 && ih < g.h) ? image + ih * g.w * g.c : int64_t{-1}, iw0);
+    }
+    if (++ow == g.ow) {
+      ow = 0;
+      if (++oh == g.oh) oh = 0, ++n;
+    }
+  }
+}
+
+// col[r - r0, :] = the input pixels tap r reads (zeros for padding).
+void im2col(const ConvGeom& g, const float* x, int64_t r0, int64_t r1, float* col) {
+  const int64_t kwc = g.kw * g.c;
+  for_each_tap_row(g, r0, r1, [&](int64_t dst, int64_t xrow, int64_t iw0) {
+    float* d = col + dst;
+    if (xrow < 0) {
+      std::memset(d, 0, sizeof(float) * static_cast<size_t>(kwc));
+      return;
+    }
+    const float* s = x + xrow;
+    if (g.dw == 1 && iw0 >= 0 && iw0 + g.kw <= g.w) {  // the whole kh row is contiguous in x
+      std::memcpy(d, s + iw0 * g.c, sizeof(float) * static_cast<size_t>(kwc));
+      return;
+    }
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t iw = iw0 + kw * g.dw;
+      if (iw >= 0 && iw < g.w)
+        std::memcpy(d + kw * g.c, s + iw * g.c, sizeof(float) * static_cast<size_t>(g.c));
+      else
+        std::memset(d + kw * g.c, 0, sizeof(float) * static_cast<size_t>(g.c));
+    }
+  });
+}
+
+// dx[pixels tap r reads] += col[r - r0, :]; the inverse of im2col.
+void col2im_add(const ConvGeom& g, const float* col, int64_t r0, int64_t r1, float* dx) {
+  for_each_tap_row(g, r0, r1, [&](int64_t src, int64_t xrow, int64_t iw0) {
+    if (xrow < 0) return;
+    const float* s = col + src;
+    float* d = dx + xrow;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t iw = iw0 + kw * g.dw;
+      if (iw < 0 || iw >= g.w) continue;
+      float* dd = d + iw * g.c;
+      const float* ss = s + kw * g.c;
+      for (int64_t ci = 0; ci < g.c; ++ci) dd[ci] += ss[ci];
+    }
+  });
+}
+
+void zero(float* p, int64_t n) {
+  if (n > 0) std::memset(p, 0, sizeof(float) * static_cast<size_t>(n));
+}
+
+// ------------------------------------------------------------------ Conv2D
+
+void conv2d(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, y, "output", AXON_FLOAT32, 4);
+  ConvGeom g = conv_geometry(c, x, f);
+  want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
+  const float* xp = x.data<float>();
+  const float* w = f.data<float>();
+  float* yp = y.data<float>();
+  const int64_t m = g.rows(), k = g.k(), oc = g.oc;
+  if (y.numel() == 0) return;
+  if (k == 0) return zero(yp, y.numel());
+  const int64_t serial_rows = std::max<int64_t>(1, kSerialMacs / (k * oc));
+  if (pointwise(g)) {
+    d.pool().parallel_for(m, serial_rows, [&](int, int64_t b, int64_t e) {
+      sgemm(false, false, e - b, oc, k, xp + b * k, k, w, oc, 0.0f, yp + b * oc, oc);
+    });
+    return;
+  }
+  const int64_t tile = tile_rows(k);
+  d.pool().parallel_for(m, serial_rows, [&](int t, int64_t b, int64_t e) {
+    float* col = d.scratch(t, static_cast<size_t>(std::min(tile, e - b) * k));
+    for (int64_t r0 = b; r0 < e; r0 += tile) {
+      const int64_t r1 = std::min(e, r0 + tile);
+      im2col(g, xp, r0, r1, col);
+      sgemm(false, false, r1 - r0, oc, k, col, k, w, oc, 0.0f, yp + r0 * oc, oc);
+    }
+  });
+}
+
+// ------------------------------------------------------------------ Conv2DBackpropFilter
+
+void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef x = c.input(0), dy = c.input(1), df = c.output(0);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
+  want(c, df, "filter gradient", AXON_FLOAT32, 4);
+  ConvGeom g = conv_geometry(c, x, df);
+  want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
+  const float* xp = x.data<float>();
+  const float* dyp = dy.data<float>();
+  float* out = df.data<float>();
+  const int64_t m = g.rows(), k = g.k(), oc = g.oc, size = k * oc;
+  if (size == 0) return;
+  if (m == 0) return zero(out, size);
+
+  // Each thread sums its rows' contribution into its own partial (thread 0:
+  // straight into the output); the partials are then added in thread order.
+  const bool parallel = d.threads() > 1 && m * size >= kSerialMacs && m >= d.threads();
+  const int parts = parallel ? d.threads() : 1;
+  float* partials = parallel ? d.partials(static_cast<size_t>(size)) : nullptr;
+  const int64_t tile = tile_rows(k);
+  auto work = [&](int t) {
+    const int64_t b = m * t / parts, e = m * (t + 1) / parts;
+    float* acc = t == 0 ? out : partials + t * size;
+    if (pointwise(g)) {
+      sgemm(true, false, k, oc, e - b, xp + b * k, k, dyp + b * oc, oc, 0.0f, acc, oc);
+      return;
+    }
+    float* col = d.scratch(t, static_cast<size_t>(std::min(tile, e - b) * k));
+    for (int64_t r0 = b; r0 < e; r0 += tile) {
+      const int64_t r1 = std::min(e, r0 + tile);
+      im2col(g, xp, r0, r1, col);
+      sgemm(true, false, k, oc, r1 - r0, col, k, dyp + r0 * oc, oc, r0 == b ? 0.0f : 1.0f, acc, oc);
+    }
+  };
+  if (!parallel) return work(0);
+  d.pool().run(work);
+  d.pool().parallel_for(size, 1 << 14, [&](int, int64_t b, int64_t e) {
+    for (int t = 1; t < parts; ++t) {
+      const float* p = partials + t * size;
+      for (int64_t i = b; i < e; ++i) out[i] += p[i];
+    }
+  });
+}
+
+// ------------------------------------------------------------------ Conv2DBackpropInput
+
+void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
+  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, dx, "input gradient", AXON_FLOAT32, 4);
+  ConvGeom g = conv_geometry(c, dx, f);
+  want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
+  const float* dyp = dy.data<float>();
+  const float* w = f.data<float>();
+  float* out = dx.data<float>();
+  const int64_t m = g.rows(), k = g.k(), oc = g.oc;
+  if (dx.numel() == 0) return;
+  const int64_t serial_rows = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, k * oc));
+  if (pointwise(g)) {  // dx rows are exactly dy rows times W^T
+    d.pool().parallel_for(m, serial_rows, [&](int, int64_t b, int64_t e) {
+      if (oc == 0) return zero(out + b * k, (e - b) * k);
+      sgemm(false, true, e - b, k, oc, dyp + b * oc, oc, w, oc, 0.0f, out + b * k, k);
+    });
+    return;
+  }
+  // Taps of different images never touch the same dx pixel, so threads own
+  // whole images and scatter without races.
+  const int64_t per_image = g.oh * g.ow, image_size = g.h * g.w * g.c;
+  const int64_t tile = tile_rows(k);
+  const int64_t serial_images = std::max<int64_t>(1, serial_rows / std::max<int64_t>(per_image, 1));
+  d.pool().parallel_for(g.n, serial_images, [&](int t, int64_t n0, int64_t n1) {
+    zero(out + n0 * image_size, (n1 - n0) * image_size);
+    if (oc == 0 || per_image == 0) return;
+    const int64_t b = n0 * per_image, e = n1 * per_image;
+    float* col = d.scratch(t, static_cast<size_t>(std::min(tile, e - b) * k));
+    for (int64_t r0 = b; r0 < e; r0 += tile) {
+      const int64_t r1 = std::min(e, r0 + tile);
+      sgemm(false, true, r1 - r0, k, oc, dyp + r0 * oc, oc, w, oc, 0.0f, col, k);
+      col2im_add(g, col, r0, r1, out);
+    }
+  });
+}
+
+}  // namespace
+
+void add_conv_kernels(sdk::KernelTable& t) {
+  t.add("Conv2D", AXON_FLOAT32, &sdk::kernel<CpuDevice, conv2d>)
+      .add("Conv2DBackpropInput", AXON_FLOAT32, &sdk::kernel<CpuDevice, conv2d_backprop_input>)
+      .add("Conv2DBackpropFilter", AXON_FLOAT32, &sdk::kernel<CpuDevice, conv2d_backprop_filter>);
+}
+
+}  // namespace axon::cpu

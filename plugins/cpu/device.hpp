@@ -1,0 +1,62 @@
+// One logical CPU device: host memory (64-byte aligned, counted), its share of
+// the cores as a thread pool, and scratch buffers reused across kernel calls
+// so that a training step allocates nothing.
+#pragma once
+
+#include "thread_pool.hpp"
+
+#include <axon/plugin.hpp>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace axon::cpu {
+
+// A growable 64-byte aligned float buffer; keeps its capacity.
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { std::free(p_); }
+  float* get(size_t floats);
+
+ private:
+  float* p_ = nullptr;
+  size_t cap_ = 0;
+};
+
+class CpuDevice final : public axon::sdk::Device {
+ public:
+  CpuDevice(int logical_index, int threads);
+
+  void* allocate(size_t bytes) override;
+  void deallocate(void* p) noexcept override;
+  void copy_host_to_device(void* dst, const void* src, size_t bytes) override;
+  void copy_device_to_host(void* dst, const void* src, size_t bytes) override;
+  void copy_device_to_device(void* dst, const void* src, size_t bytes) override;
+  axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override;
+  const char* const* list_ops() override;
+  axon_memory_info memory_info() override;
+
+  ThreadPool& pool() { return pool_; }
+  int threads() const { return pool_.size(); }
+  // Per-thread scratch (thread t of the pool uses slot t only).
+  float* scratch(int t, size_t floats) { return scratch_[static_cast<size_t>(t)].get(floats); }
+  // Scratch for reductions across threads: `floats` per thread, contiguous.
+  float* partials(size_t floats) { return partials_.get(floats * static_cast<size_t>(threads())); }
+
+ private:
+  int index_;
+  ThreadPool pool_;
+  std::vector<Scratch> scratch_;
+  Scratch partials_;
+  std::mutex mu_;
+  std::unordered_map<void*, size_t> sizes_;
+  uint64_t in_use_ = 0, peak_ = 0;
+};
+
+}  // namespace axon::cpu

@@ -1,0 +1,370 @@
+// Everything but convolution and pooling: MatMul on sgemm, the elementwise
+// ops, reductions (accumulated in double, per thread, added in thread order),
+// the loss, the metric and the Adam update.
+#include "blas.hpp"
+#include "checks.hpp"
+#include "device.hpp"
+#include "kernels.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace axon::cpu {
+namespace {
+
+using sdk::format;
+using sdk::require;
+
+// Elementwise loops below this size run on the calling thread.
+constexpr int64_t kSerialElements = 1 << 15;
+
+template <class F>
+void elementwise(CpuDevice& d, int64_t n, F&& f) {
+  d.pool().parallel_for(n, kSerialElements, [&](int, int64_t b, int64_t e) { f(b, e); });
+}
+
+// ------------------------------------------------------------------ MatMul
+
+void mat_mul(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef a = c.input(0), b = c.input(1), out = c.output(0);
+  want(c, a, "a", AXON_FLOAT32, 2);
+  want(c, b, "b", AXON_FLOAT32, 2);
+  want(c, out, "product", AXON_FLOAT32, 2);
+  const auto& at = c.attrs<axon_matmul_attrs>(AXON_STRUCT_SIZE(axon_matmul_attrs, transpose_b));
+  const bool ta = at.transpose_a != 0, tb = at.transpose_b != 0;
+  const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
+  const int64_t kb = tb ? b.dim(1) : b.dim(0), n = tb ? b.dim(0) : b.dim(1);
+  require(k == kb, format("%s: inner dimensions differ: a %s%s, b %s%s", c.op(), a.shape_string().c_str(), ta ? "^T" : "",
+                          b.shape_string().c_str(), tb ? "^T" : ""));
+  want_shape(c, out, "product", {m, n});
+  const float* ap = a.data<float>();
+  const float* bp = b.data<float>();
+  float* cp = out.data<float>();
+  if (m * n == 0) return;
+  if (k == 0) {
+    std::memset(cp, 0, sizeof(float) * static_cast<size_t>(m * n));
+    return;
+  }
+  // Rows of C split over threads; rows of op(A) start at row i of A, or at
+  // column i when A is transposed.
+  const int64_t serial_rows = std::max<int64_t>(1, (1 << 18) / (n * k));
+  d.pool().parallel_for(m, serial_rows, [&](int, int64_t r0, int64_t r1) {
+    const float* a0 = ta ? ap + r0 : ap + r0 * k;
+    sgemm(ta, tb, r1 - r0, n, k, a0, ta ? m : k, bp, tb ? k : n, 0.0f, cp + r0 * n, n);
+  });
+}
+
+// ------------------------------------------------------------------ elementwise
+
+void relu(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(1, 1);
+  TensorRef x = c.input(0), y = c.output(0);
+  want(c, x, "features", AXON_FLOAT32);
+  want(c, y, "activations", AXON_FLOAT32);
+  want_same_shape(c, y, "activations", x);
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  elementwise(d, x.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) yp[i] = xp[i] > 0.0f ? xp[i] : 0.0f;
+  });
+}
+
+void relu_grad(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef dy = c.input(0), y = c.input(1), dx = c.output(0);
+  want(c, dy, "gradients", AXON_FLOAT32);
+  want(c, y, "features", AXON_FLOAT32);
+  want(c, dx, "backprops", AXON_FLOAT32);
+  want_same_shape(c, y, "features", dy);
+  want_same_shape(c, dx, "backprops", dy);
+  const float* g = dy.data<float>();
+  const float* yp = y.data<float>();
+  float* out = dx.data<float>();
+  elementwise(d, dy.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) out[i] = yp[i] > 0.0f ? g[i] : 0.0f;
+  });
+}
+
+void bias_add(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef x = c.input(0), bias = c.input(1), y = c.output(0);
+  want(c, x, "value", AXON_FLOAT32);
+  want(c, bias, "bias", AXON_FLOAT32, 1);
+  want(c, y, "output", AXON_FLOAT32);
+  require(x.rank() >= 2, format("%s: value must be at least 2-D, got shape %s", c.op(), x.shape_string().c_str()));
+  require(bias.dim(0) == x.dim(-1), format("%s: bias %s does not match the last dimension of value %s", c.op(),
+                                           bias.shape_string().c_str(), x.shape_string().c_str()));
+  want_same_shape(c, y, "output", x);
+  const int64_t ch = bias.dim(0);
+  if (ch == 0) return;
+  const float* xp = x.data<float>();
+  const float* bp = bias.data<float>();
+  float* yp = y.data<float>();
+  d.pool().parallel_for(x.numel() / ch, kSerialElements / ch + 1, [&](int, int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r)
+      for (int64_t i = 0; i < ch; ++i) yp[r * ch + i] = xp[r * ch + i] + bp[i];
+  });
+}
+
+void bias_add_grad(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(1, 1);
+  TensorRef dy = c.input(0), db = c.output(0);
+  want(c, dy, "out_backprop", AXON_FLOAT32);
+  want(c, db, "output", AXON_FLOAT32, 1);
+  require(dy.rank() >= 2, format("%s: out_backprop must be at least 2-D, got shape %s", c.op(), dy.shape_string().c_str()));
+  want_shape(c, db, "output", {dy.dim(-1)});
+  const int64_t ch = dy.dim(-1);
+  if (ch == 0) return;
+  const int64_t rows = dy.numel() / ch;
+  const float* g = dy.data<float>();
+  float* out = db.data<float>();
+  // Double accumulators, one row of `ch` per thread (2 floats per double).
+  double* acc = reinterpret_cast<double*>(d.partials(static_cast<size_t>(2 * ch)));
+  const int threads = d.threads();
+  const bool parallel = threads > 1 && rows * ch >= kSerialElements;
+  const int parts = parallel ? threads : 1;
+  auto work = [&](int t) {
+    double* a = acc + t * ch;
+    std::fill(a, a + ch, 0.0);
+    for (int64_t r = rows * t / parts; r < rows * (t + 1) / parts; ++r)
+      for (int64_t i = 0; i < ch; ++i) a[i] += g[r * ch + i];
+  };
+  if (parallel)
+    d.pool().run(work);
+  else
+    work(0);
+  for (int64_t i = 0; i < ch; ++i) {
+    double s = acc[i];
+    for (int t = 1; t < parts; ++t) s += acc[t * ch + i];
+    out[i] = static_cast<float>(s);
+  }
+}
+
+void scale(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(1, 1);
+  TensorRef x = c.input(0), y = c.output(0);
+  want(c, x, "x", AXON_FLOAT32);
+  want(c, y, "y", AXON_FLOAT32);
+  want_same_shape(c, y, "y", x);
+  const float alpha = c.attrs<axon_scale_attrs>(AXON_STRUCT_SIZE(axon_scale_attrs, alpha)).alpha;
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  elementwise(d, x.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) yp[i] = alpha * xp[i];
+  });
+}
+
+// Sums in float, inputs in order (the rounding of adding them one by one).
+// Works in blocks through a small buffer so the output may alias any input.
+void add_n(CpuDevice& d, const KernelCall& c) {
+  require(c.num_inputs() >= 1 && c.num_outputs() == 1,
+          format("%s: expected at least 1 input and 1 output, got %d and %d", c.op(), c.num_inputs(), c.num_outputs()));
+  TensorRef y = c.output(0);
+  want(c, y, "sum", AXON_FLOAT32);
+  for (int k = 0; k < c.num_inputs(); ++k) {
+    want(c, c.input(k), "input", AXON_FLOAT32);
+    want_same_shape(c, c.input(k), "input", y);
+  }
+  float* yp = y.data<float>();
+  const int inputs = c.num_inputs();
+  elementwise(d, y.numel(), [&](int64_t b, int64_t e) {
+    constexpr int64_t kBlock = 512;
+    float acc[kBlock];
+    for (int64_t i0 = b; i0 < e; i0 += kBlock) {
+      const int64_t len = std::min(kBlock, e - i0);
+      const float* x0 = c.input(0).data<float>() + i0;
+      for (int64_t i = 0; i < len; ++i) acc[i] = x0[i];
+      for (int k = 1; k < inputs; ++k) {
+        const float* xk = c.input(k).data<float>() + i0;
+        for (int64_t i = 0; i < len; ++i) acc[i] += xk[i];
+      }
+      std::memcpy(yp + i0, acc, sizeof(float) * static_cast<size_t>(len));
+    }
+  });
+}
+
+void fill(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(0, 1);
+  TensorRef y = c.output(0);
+  want(c, y, "output", AXON_FLOAT32);
+  const float v = c.attrs<axon_fill_attrs>(AXON_STRUCT_SIZE(axon_fill_attrs, value)).value;
+  float* yp = y.data<float>();
+  elementwise(d, y.numel(), [&](int64_t b, int64_t e) { std::fill(yp + b, yp + e, v); });
+}
+
+void normalize_image(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(1, 1);
+  TensorRef x = c.input(0), y = c.output(0);
+  want(c, x, "image", AXON_UINT8);
+  want(c, y, "output", AXON_FLOAT32);
+  want_same_shape(c, y, "output", x);
+  const uint8_t* xp = x.data<uint8_t>();
+  float* yp = y.data<float>();
+  // x / 255 with one correctly rounded float division: exactly the reference.
+  elementwise(d, x.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) yp[i] = static_cast<float>(xp[i]) / 255.0f;
+  });
+}
+
+void identity(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(1, 1);
+  TensorRef x = c.input(0), y = c.output(0);
+  want(c, x, "input", x.dtype());
+  want(c, y, "output", x.dtype());
+  want_same_shape(c, y, "output", x);
+  if (x.numel() == 0 || x.raw() == y.raw()) return;
+  const auto* src = static_cast<const char*>(x.raw());
+  auto* dst = static_cast<char*>(y.raw());
+  const int64_t bytes = x.numel() * static_cast<int64_t>(sdk::dtype_size(x.dtype()));
+  d.pool().parallel_for(bytes, 1 << 20, [&](int, int64_t b, int64_t e) {
+    std::memmove(dst + b, src + b, static_cast<size_t>(e - b));
+  });
+}
+
+// ------------------------------------------------------------------ reductions, loss, metric
+
+void sum(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(1, 1);
+  TensorRef x = c.input(0), y = c.output(0);
+  want(c, x, "input", AXON_FLOAT32);
+  want(c, y, "output", AXON_FLOAT32);
+  require(y.numel() == 1 && y.rank() <= 1,
+          format("%s: output must be a scalar ([] or [1]), got shape %s", c.op(), y.shape_string().c_str()));
+  const float* xp = x.data<float>();
+  const int64_t n = x.numel();
+  double* acc = reinterpret_cast<double*>(d.partials(16));  // 8 doubles of room per thread
+  const bool parallel = d.threads() > 1 && n >= kSerialElements;
+  const int parts = parallel ? d.threads() : 1;
+  auto work = [&](int t) {
+    double s = 0.0;
+    for (int64_t i = n * t / parts; i < n * (t + 1) / parts; ++i) s += xp[i];
+    acc[t * 8] = s;
+  };
+  if (parallel)
+    d.pool().run(work);
+  else
+    work(0);
+  double s = 0.0;
+  for (int t = 0; t < parts; ++t) s += acc[t * 8];
+  *y.data<float>() = static_cast<float>(s);
+}
+
+std::pair<int64_t, int64_t> logits_and_labels(const KernelCall& c, const TensorRef& logits, const TensorRef& labels) {
+  want(c, logits, "logits", AXON_FLOAT32, 2);
+  want(c, labels, "labels", AXON_INT32, 1);
+  require(labels.dim(0) == logits.dim(0), format("%s: labels %s do not match logits %s", c.op(),
+                                                 labels.shape_string().c_str(), logits.shape_string().c_str()));
+  require(logits.dim(1) >= 1, format("%s: logits %s have no classes", c.op(), logits.shape_string().c_str()));
+  return {logits.dim(0), logits.dim(1)};
+}
+
+// loss = logsumexp(logits) - logits[label]; dlogits = softmax - onehot.
+// Batches are small (N x 10), so this runs on the calling thread in double.
+void sparse_softmax_xent(CpuDevice&, const KernelCall& c) {
+  c.expect_arity(2, 2);
+  TensorRef logits = c.input(0), labels = c.input(1), loss = c.output(0), grad = c.output(1);
+  auto [n, k] = logits_and_labels(c, logits, labels);
+  want(c, loss, "loss", AXON_FLOAT32);
+  want_shape(c, loss, "loss", {n});
+  want(c, grad, "backprop", AXON_FLOAT32);
+  want_same_shape(c, grad, "backprop", logits);
+  const float* lg = logits.data<float>();
+  const int32_t* lb = labels.data<int32_t>();
+  for (int64_t i = 0; i < n; ++i)
+    require(lb[i] >= 0 && lb[i] < k, format("%s: label %d at index %lld is outside [0, %lld)", c.op(), lb[i],
+                                            static_cast<long long>(i), static_cast<long long>(k)));
+  float* lo = loss.data<float>();
+  float* g = grad.data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = lg + i * k;
+    float mx = row[0];
+    for (int64_t j = 1; j < k; ++j) mx = std::max(mx, row[j]);
+    double se = 0.0;
+    for (int64_t j = 0; j < k; ++j) se += std::exp(double(row[j]) - mx);
+    const double lse = mx + std::log(se);
+    lo[i] = static_cast<float>(lse - row[lb[i]]);
+    for (int64_t j = 0; j < k; ++j) g[i * k + j] = static_cast<float>(std::exp(row[j] - lse) - (j == lb[i] ? 1.0 : 0.0));
+  }
+}
+
+// 1 where the first maximum logit is at the label; out-of-range labels give 0.
+void in_top_k(CpuDevice&, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
+  auto [n, k] = logits_and_labels(c, logits, labels);
+  want(c, out, "precision", AXON_FLOAT32);
+  want_shape(c, out, "precision", {n});
+  const float* lg = logits.data<float>();
+  const int32_t* lb = labels.data<int32_t>();
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t best = 0;
+    for (int64_t j = 1; j < k; ++j)
+      if (lg[i * k + j] > lg[i * k + best]) best = j;
+    o[i] = lb[i] == best ? 1.0f : 0.0f;
+  }
+}
+
+// ------------------------------------------------------------------ ApplyAdam
+
+// Keras Adam in float: lr_t = lr*sqrt(1-b2^t)/(1-b1^t) (computed in double once);
+// m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; var -= lr_t*m/(sqrt(v)+eps).
+void apply_adam(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(4, 0);
+  TensorRef var = c.input(0), m = c.input(1), v = c.input(2), g = c.input(3);
+  want(c, var, "var", AXON_FLOAT32);
+  want(c, m, "m", AXON_FLOAT32);
+  want(c, v, "v", AXON_FLOAT32);
+  want(c, g, "grad", AXON_FLOAT32);
+  want_same_shape(c, m, "m", var);
+  want_same_shape(c, v, "v", var);
+  want_same_shape(c, g, "grad", var);
+  const auto& a = c.attrs<axon_adam_attrs>(AXON_STRUCT_SIZE(axon_adam_attrs, step));
+  require(a.step >= 1, format("%s: step must be >= 1, got %lld", c.op(), static_cast<long long>(a.step)));
+  const double t = double(a.step);
+  const float lr_t = static_cast<float>(a.learning_rate * std::sqrt(1.0 - std::pow(double(a.beta_2), t)) /
+                                        (1.0 - std::pow(double(a.beta_1), t)));
+  const float b1 = a.beta_1, b2 = a.beta_2, eps = a.epsilon;
+  float* vp = var.data<float>();
+  float* mp = m.data<float>();
+  float* vv = v.data<float>();
+  const float* gp = g.data<float>();
+  elementwise(d, var.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float gi = gp[i];
+      const float mi = b1 * mp[i] + (1.0f - b1) * gi;
+      const float vi = b2 * vv[i] + (1.0f - b2) * gi * gi;
+      mp[i] = mi;
+      vv[i] = vi;
+      vp[i] -= lr_t * mi / (std::sqrt(vi) + eps);
+    }
+  });
+}
+
+template <void (*F)(CpuDevice&, const KernelCall&)>
+constexpr axon_kernel_fn k = &sdk::kernel<CpuDevice, F>;
+
+}  // namespace
+
+void add_math_kernels(sdk::KernelTable& t) {
+  t.add("Relu", AXON_FLOAT32, k<relu>)
+      .add("ReluGrad", AXON_FLOAT32, k<relu_grad>)
+      .add("MatMul", AXON_FLOAT32, k<mat_mul>)
+      .add("BiasAdd", AXON_FLOAT32, k<bias_add>)
+      .add("BiasAddGrad", AXON_FLOAT32, k<bias_add_grad>)
+      .add("SparseSoftmaxCrossEntropyWithLogits", AXON_FLOAT32, k<sparse_softmax_xent>)
+      .add("ApplyAdam", AXON_FLOAT32, k<apply_adam>)
+      .add("InTopK", AXON_FLOAT32, k<in_top_k>)
+      .add("Sum", AXON_FLOAT32, k<sum>)
+      .add("Fill", AXON_FLOAT32, k<fill>)
+      .add("Scale", AXON_FLOAT32, k<scale>)
+      .add("AddN", AXON_FLOAT32, k<add_n>)
+      .add("NormalizeImage", AXON_UINT8, k<normalize_image>)
+      .add("Identity", AXON_FLOAT32, k<identity>)
+      .add("Identity", AXON_INT32, k<identity>)
+      .add("Identity", AXON_UINT8, k<identity>)
+      .add("Identity", AXON_INT64, k<identity>);
+}
+
+}  // namespace axon::cpu

@@ -1,0 +1,109 @@
+// MaxPool and MaxPoolGrad over NHWC: the channel loop is innermost and
+// contiguous, so it vectorises; windows are clipped to the image once per
+// output pixel instead of testing every tap.
+#include "checks.hpp"
+#include "device.hpp"
+#include "kernels.hpp"
+
+#include <cstring>
+
+namespace axon::cpu {
+namespace {
+
+constexpr int64_t kSerialElements = 1 << 15;
+
+struct Window {
+  int64_t h0, h1, w0, w1;  // clipped input rows [h0, h1), columns [w0, w1)
+};
+
+Window window(const PoolGeom& p, int64_t oh, int64_t ow) {
+  const int64_t h = oh * p.sh - p.pad_h, w = ow * p.sw - p.pad_w;
+  return {std::max<int64_t>(h, 0), std::min(h + p.kh, p.h), std::max<int64_t>(w, 0), std::min(w + p.kw, p.w)};
+}
+
+void max_pool(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(1, 1);
+  TensorRef x = c.input(0), y = c.output(0);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, y, "output", AXON_FLOAT32, 4);
+  PoolGeom p = pool_geometry(c, x);
+  want_shape(c, y, "output", {p.n, p.oh, p.ow, p.c});
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  const int64_t ch = p.c;
+  // One task per output row (n, oh).
+  d.pool().parallel_for(p.n * p.oh, kSerialElements / std::max<int64_t>(1, p.ow * ch), [&](int, int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      const int64_t n = row / p.oh, oh = row % p.oh;
+      const float* image = xp + n * p.h * p.w * ch;
+      for (int64_t ow = 0; ow < p.ow; ++ow) {
+        const Window win = window(p, oh, ow);
+        float* out = yp + (row * p.ow + ow) * ch;
+        // Start from the first tap, then keep a value only when strictly larger
+        // (the first maximum wins, as in the reference).
+        std::memcpy(out, image + (win.h0 * p.w + win.w0) * ch, sizeof(float) * static_cast<size_t>(ch));
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+            const float* in = image + (ih * p.w + iw) * ch;
+            for (int64_t i = 0; i < ch; ++i) out[i] = in[i] > out[i] ? in[i] : out[i];
+          }
+      }
+    }
+  });
+}
+
+// Each window's gradient goes to its first maximum. Windows may overlap, so
+// threads own whole images and scatter into them alone.
+void max_pool_grad(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(3, 1);
+  TensorRef x = c.input(0), y = c.input(1), dy = c.input(2), dx = c.output(0);
+  want(c, x, "orig_input", AXON_FLOAT32, 4);
+  want(c, y, "orig_output", AXON_FLOAT32, 4);
+  want(c, dy, "grad", AXON_FLOAT32, 4);
+  want(c, dx, "output", AXON_FLOAT32, 4);
+  PoolGeom p = pool_geometry(c, x);
+  want_shape(c, y, "orig_output", {p.n, p.oh, p.ow, p.c});
+  want_shape(c, dy, "grad", {p.n, p.oh, p.ow, p.c});
+  want_same_shape(c, dx, "output", x);
+  const float* xp = x.data<float>();
+  const float* dyp = dy.data<float>();
+  float* dxp = dx.data<float>();
+  const int64_t ch = p.c, image_size = p.h * p.w * ch;
+  // When the windows tile the image exactly, each one clears its own pixels
+  // (one pass over dx instead of two); otherwise dx is cleared up front.
+  const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0 && p.oh * p.kh == p.h &&
+                     p.ow * p.kw == p.w;
+  d.pool().parallel_for(p.n, kSerialElements / std::max<int64_t>(1, image_size), [&](int, int64_t n0, int64_t n1) {
+    if (!tiles) std::memset(dxp + n0 * image_size, 0, sizeof(float) * static_cast<size_t>((n1 - n0) * image_size));
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* image = xp + n * image_size;
+      float* grad = dxp + n * image_size;
+      for (int64_t oh = 0; oh < p.oh; ++oh)
+        for (int64_t ow = 0; ow < p.ow; ++ow) {
+          const Window win = window(p, oh, ow);
+          const float* g = dyp + ((n * p.oh + oh) * p.ow + ow) * ch;
+          if (tiles)
+            for (int64_t ih = win.h0; ih < win.h1; ++ih)
+              std::memset(grad + (ih * p.w + win.w0) * ch, 0, sizeof(float) * static_cast<size_t>((win.w1 - win.w0) * ch));
+          for (int64_t i = 0; i < ch; ++i) {
+            int64_t best = (win.h0 * p.w + win.w0) * ch + i;
+            for (int64_t ih = win.h0; ih < win.h1; ++ih)
+              for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+                const int64_t at = (ih * p.w + iw) * ch + i;
+                if (image[at] > image[best]) best = at;
+              }
+            grad[best] += g[i];
+          }
+        }
+    }
+  });
+}
+
+}  // namespace
+
+void add_pool_kernels(sdk::KernelTable& t) {
+  t.add("MaxPool", AXON_FLOAT32, &sdk::kernel<CpuDevice, max_pool>)
+      .add("MaxPoolGrad", AXON_FLOAT32, &sdk::kernel<CpuDevice, max_pool_grad>);
+}
+
+}  // namespace axon::cpu

@@ -1,0 +1,90 @@
+#include "thread_pool.hpp"
+
+#include <sched.h>
+
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define AXON_CPU_RELAX() _mm_pause()
+#else
+#define AXON_CPU_RELAX() std::this_thread::yield()
+#endif
+
+namespace axon::cpu {
+
+namespace {
+// Spin this long for the next job before sleeping: a training step issues ops
+// back to back, and a futex wake-up costs more than a short spin.
+constexpr auto kSpin = std::chrono::microseconds(200);
+}  // namespace
+
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+ThreadPool::ThreadPool(int threads) : size_(threads < 1 ? 1 : threads) {
+  threads_.reserve(static_cast<size_t>(size_ - 1));
+  for (int t = 1; t < size_; ++t) threads_.emplace_back([this, t] { worker(t); });
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true);
+  generation_.fetch_add(1);
+  generation_.notify_all();
+  for (auto& th : threads_) th.join();
+}
+
+void ThreadPool::run_one(int t) {
+  try {
+    call_(obj_, t);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (!error_) error_ = std::current_exception();
+  }
+}
+
+void ThreadPool::run_impl(void* obj, Trampoline call) {
+  if (size_ == 1) {
+    call(obj, 0);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(run_mu_);
+  obj_ = obj;
+  call_ = call;
+  error_ = nullptr;
+  pending_.store(size_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  run_one(0);
+  while (pending_.load(std::memory_order_acquire) != 0) AXON_CPU_RELAX();
+  if (error_) std::rethrow_exception(error_);
+}
+
+void ThreadPool::worker(int t) {
+  uint64_t seen = 0;
+  for (;;) {
+    auto spin_until = std::chrono::steady_clock::now() + kSpin;
+    uint64_t g;
+    int polls = 0;
+    while ((g = generation_.load(std::memory_order_acquire)) == seen) {
+      AXON_CPU_RELAX();
+      if (++polls % 64 == 0 && std::chrono::steady_clock::now() > spin_until) {
+        generation_.wait(seen, std::memory_order_acquire);
+      }
+    }
+    seen = g;
+    if (stop_.load()) return;
+    run_one(t);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+}  // namespace axon::cpu

@@ -1,0 +1,148 @@
+// Helpers for the kernel tests: the two plugins under test (paths compiled
+// in by CMake), seeded random data, and comparisons with stated tolerances.
+#pragma once
+
+#include "plugin_harness.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace axon::test {
+
+// Loaded once per process and never unloaded, like the runtime does.
+inline LoadedPlugin& cpu_plugin() {
+  static LoadedPlugin p(AXON_CPU_PLUGIN_PATH);
+  return p;
+}
+inline LoadedPlugin& ref_plugin() {
+  static LoadedPlugin p(AXON_REF_PLUGIN_PATH);
+  return p;
+}
+// Device 0 of each; the CPU one with the default thread count (all cores).
+inline TestDevice& cpu() {
+  static TestDevice d(cpu_plugin(), 0);
+  return d;
+}
+inline TestDevice& ref() {
+  static TestDevice d(ref_plugin(), 0);
+  return d;
+}
+
+inline std::vector<float> random_floats(std::mt19937& rng, size_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+inline size_t numel(const std::vector<int64_t>& dims) {
+  size_t n = 1;
+  for (auto d : dims) n *= static_cast<size_t>(d);
+  return n;
+}
+
+inline std::string shape_str(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) (s += (i ? "," : "")) += std::to_string(dims[i]);
+  return s + "]";
+}
+
+inline std::vector<float> abs_of(std::vector<float> v) {
+  for (auto& x : v) x = std::fabs(x);
+  return v;
+}
+
+// A float tensor given by shape and host values, on a device.
+struct HostTensor {
+  std::vector<int64_t> dims;
+  std::vector<float> values;
+};
+
+// Runs a float-only op on `dev` with host inputs; returns the host outputs.
+inline std::vector<std::vector<float>> run_host(TestDevice& dev, const char* op, const std::vector<HostTensor>& inputs,
+                                                const std::vector<std::vector<int64_t>>& output_dims,
+                                                const void* attrs = nullptr) {
+  std::vector<std::unique_ptr<DeviceTensor>> in, out;
+  std::vector<const DeviceTensor*> in_ptrs;
+  std::vector<DeviceTensor*> out_ptrs;
+  for (const auto& h : inputs) {
+    in.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, h.dims));
+    in.back()->upload(h.values);
+    in_ptrs.push_back(in.back().get());
+  }
+  for (const auto& d : output_dims) {
+    out.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, d));
+    // Poison outputs so a kernel that leaves elements unwritten is caught.
+    out.back()->upload(std::vector<float>(numel(d), std::nanf("")));
+    out_ptrs.push_back(out.back().get());
+  }
+  run_op(dev, op, in_ptrs, out_ptrs, attrs);
+  std::vector<std::vector<float>> result;
+  for (auto& o : out) result.push_back(o->download<float>());
+  return result;
+}
+
+// Result of comparing a backend's output with the reference's.
+struct Comparison {
+  bool ok = true;
+  size_t worst = 0;
+  double worst_excess = 0;  // |got - want| / allowed at the worst element
+  std::string report;
+};
+
+// Elementwise |got - want| <= allowed(i). NaN anywhere fails.
+template <class Allowed>
+Comparison compare(const std::vector<float>& got, const std::vector<float>& want, Allowed&& allowed) {
+  Comparison c;
+  if (got.size() != want.size()) {
+    c.ok = false;
+    c.report = "size " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+    return c;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    double diff = std::fabs(double(got[i]) - double(want[i]));
+    double tol = allowed(i);
+    double excess = tol > 0 ? diff / tol : (diff > 0 ? INFINITY : 0);
+    if (std::isnan(diff)) excess = INFINITY;  // inputs are never NaN here: a NaN is an unwritten output
+    if (excess > c.worst_excess || (excess > 1 && c.ok)) {
+      c.worst_excess = excess;
+      c.worst = i;
+    }
+    if (excess > 1) c.ok = false;
+  }
+  std::ostringstream s;
+  s.precision(9);
+  if (!got.empty())
+    s << "worst at " << c.worst << ": got " << got[c.worst] << " want " << want[c.worst] << " allowed " << allowed(c.worst)
+      << " (" << c.worst_excess << " of the tolerance)";
+  c.report = s.str();
+  return c;
+}
+
+// Bit-for-bit equality.
+inline Comparison compare_exact(const std::vector<float>& got, const std::vector<float>& want) {
+  return compare(got, want, [](size_t) { return 0.0; });
+}
+
+// Tolerance for a float32 sum of `terms` products: the worst-case bound of
+// recursive summation, terms * 2^-24 * sum|products| (times a safety factor
+// of 2), where sum|products| is the same op run by the reference on |inputs|.
+// Plus one rounding of the result (2^-24 |want|).
+inline Comparison compare_sum(const std::vector<float>& got, const std::vector<float>& want,
+                              const std::vector<float>& abs_sum, double terms) {
+  const double u = std::ldexp(1.0, -24);
+  return compare(got, want, [&](size_t i) { return 2.0 * terms * u * abs_sum[i] + u * std::fabs(want[i]) + 1e-30; });
+}
+
+// |got - want| <= rel * (1 + |want|).
+inline Comparison compare_rel(const std::vector<float>& got, const std::vector<float>& want, double rel) {
+  return compare(got, want, [&](size_t i) { return rel * (1.0 + std::fabs(want[i])); });
+}
+
+}  // namespace axon::test

@@ -1,0 +1,117 @@
+// Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter of the CPU plugin
+// against the reference plugin on random shapes: batch 1, odd sizes, VALID
+// and SAME, strides 1..3, dilation 2, and the CNN's own shapes.
+//
+// Tolerance (compare_sum): each output is a float32 sum of `terms` products;
+// |cpu - ref| <= 2 * terms * 2^-24 * S + 2^-24 |ref|, S being the same op
+// run by the reference on the absolute values of the inputs. terms is
+// KH*KW*C (forward), KH*KW*OC (backprop input), N*OH*OW (backprop filter).
+#include "kernel_test_util.hpp"
+
+using namespace axon::test;
+
+namespace {
+
+struct ConvCase {
+  int64_t n, h, w, c, kh, kw, oc;
+  int sh, sw, dh, dw;
+  axon_padding pad;
+};
+
+std::string describe(const ConvCase& k) {
+  std::ostringstream s;
+  s << "x [" << k.n << "," << k.h << "," << k.w << "," << k.c << "] filter [" << k.kh << "," << k.kw << "," << k.c << ","
+    << k.oc << "] stride " << k.sh << "," << k.sw << " dilation " << k.dh << "," << k.dw << " "
+    << (k.pad == AXON_PADDING_SAME ? "SAME" : "VALID");
+  return s.str();
+}
+
+// Output size by TensorFlow's formulas, computed here independently of both plugins.
+int64_t out_size(int64_t in, int64_t k, int stride, int dilation, axon_padding pad) {
+  int64_t eff = (k - 1) * dilation + 1;
+  return pad == AXON_PADDING_SAME ? (in + stride - 1) / stride : (in - eff + stride) / stride;
+}
+
+void check_case(const ConvCase& k, std::mt19937& rng) {
+  INFO(describe(k));
+  const int64_t oh = out_size(k.h, k.kh, k.sh, k.dh, k.pad), ow = out_size(k.w, k.kw, k.sw, k.dw, k.pad);
+  REQUIRE(oh > 0);
+  REQUIRE(ow > 0);
+  axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), k.sh, k.sw, k.dh, k.dw, k.pad};
+  const std::vector<int64_t> xd{k.n, k.h, k.w, k.c}, wd{k.kh, k.kw, k.c, k.oc}, yd{k.n, oh, ow, k.oc};
+  HostTensor x{xd, random_floats(rng, numel(xd))}, w{wd, random_floats(rng, numel(wd))}, dy{yd, random_floats(rng, numel(yd))};
+  HostTensor ax{xd, abs_of(x.values)}, aw{wd, abs_of(w.values)}, ady{yd, abs_of(dy.values)};
+
+  {
+    auto want = run_host(ref(), "Conv2D", {x, w}, {yd}, &a)[0];
+    auto bound = run_host(ref(), "Conv2D", {ax, aw}, {yd}, &a)[0];
+    auto got = run_host(cpu(), "Conv2D", {x, w}, {yd}, &a)[0];
+    auto r = compare_sum(got, want, bound, double(k.kh * k.kw * k.c));
+    INFO("Conv2D " << r.report);
+    CHECK(r.ok);
+  }
+  {
+    auto want = run_host(ref(), "Conv2DBackpropInput", {dy, w}, {xd}, &a)[0];
+    auto bound = run_host(ref(), "Conv2DBackpropInput", {ady, aw}, {xd}, &a)[0];
+    auto got = run_host(cpu(), "Conv2DBackpropInput", {dy, w}, {xd}, &a)[0];
+    auto r = compare_sum(got, want, bound, double(k.kh * k.kw * k.oc));
+    INFO("Conv2DBackpropInput " << r.report);
+    CHECK(r.ok);
+  }
+  {
+    auto want = run_host(ref(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
+    auto bound = run_host(ref(), "Conv2DBackpropFilter", {ax, ady}, {wd}, &a)[0];
+    auto got = run_host(cpu(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
+    auto r = compare_sum(got, want, bound, double(k.n * oh * ow));
+    INFO("Conv2DBackpropFilter " << r.report);
+    CHECK(r.ok);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CPU convolutions match the reference on random shapes", "[conv][cpu]") {
+  std::mt19937 rng(1234);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int checked = 0;
+  while (checked < 60) {
+    ConvCase k{};
+    k.n = pick(1, 3), k.h = pick(1, 11), k.w = pick(1, 11), k.c = pick(1, 6);
+    k.kh = pick(1, 4), k.kw = pick(1, 4), k.oc = pick(1, 9);
+    k.sh = pick(1, 3), k.sw = pick(1, 3);
+    k.dh = pick(0, 3) == 0 ? 2 : 1, k.dw = pick(0, 3) == 0 ? 2 : 1;
+    k.pad = pick(0, 1) ? AXON_PADDING_SAME : AXON_PADDING_VALID;
+    if (k.pad == AXON_PADDING_VALID && ((k.kh - 1) * k.dh + 1 > k.h || (k.kw - 1) * k.dw + 1 > k.w)) continue;
+    check_case(k, rng);
+    ++checked;
+  }
+}
+
+TEST_CASE("CPU convolutions match the reference at the CNN's shapes", "[conv][cpu]") {
+  std::mt19937 rng(99);
+  // conv1, conv2, conv3 of the guide's CNN (batch reduced to keep the oracle quick).
+  check_case({4, 28, 28, 1, 3, 3, 32, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({3, 13, 13, 32, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({2, 5, 5, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  // Batch 1, SAME, stride 2, 1x1 (the pointwise fast path), large K (576).
+  check_case({1, 13, 13, 32, 3, 3, 64, 2, 2, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 7, 9, 16, 1, 1, 24, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({1, 6, 6, 64, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 9, 8, 3, 5, 5, 4, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({1, 10, 11, 2, 3, 2, 3, 2, 3, 2, 2, AXON_PADDING_SAME}, rng);
+}
+
+TEST_CASE("the conv comparison catches a one-tap error", "[conv][selftest]") {
+  // The tolerance must be far tighter than the effect of a single wrong tap.
+  std::mt19937 rng(7);
+  axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_VALID};
+  HostTensor x{{2, 13, 13, 32}, random_floats(rng, 2 * 13 * 13 * 32)};
+  HostTensor w{{3, 3, 32, 64}, random_floats(rng, 3 * 3 * 32 * 64)};
+  HostTensor w2 = w;
+  w2.values[5 * 64 + 3] += 0.05f;  // one filter tap slightly off
+  auto want = run_host(ref(), "Conv2D", {x, w}, {{2, 11, 11, 64}}, &a)[0];
+  auto bound = run_host(ref(), "Conv2D", {HostTensor{x.dims, abs_of(x.values)}, HostTensor{w.dims, abs_of(w.values)}},
+                        {{2, 11, 11, 64}}, &a)[0];
+  auto wrong = run_host(cpu(), "Conv2D", {x, w2}, {{2, 11, 11, 64}}, &a)[0];
+  CHECK_FALSE(compare_sum(wrong, want, bound, 3 * 3 * 32).ok);
+}

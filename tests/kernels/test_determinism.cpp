@@ -1,0 +1,119 @@
+// Determinism and logical devices: the same call gives bit-identical output
+// run to run, on a device with several threads and on each of two logical
+// CPU devices; the plugin splits threads among logical devices as configured.
+#include "kernel_test_util.hpp"
+
+#include <cstdlib>
+
+using namespace axon::test;
+
+namespace {
+
+// Sets AXON_TEST_<KEY> (the harness's config source) for one scope.
+struct ConfigGuard {
+  std::string name;
+  ConfigGuard(const char* var, const char* value) : name(var) { setenv(var, value, 1); }
+  ~ConfigGuard() { unsetenv(name.c_str()); }
+};
+
+// Runs conv2 of the CNN at batch 64 (forward and both backprops), a Dense
+// layer's MatMuls, BiasAddGrad and Sum on `dev`; returns all outputs.
+std::vector<std::vector<float>> workload(TestDevice& dev) {
+  std::mt19937 rng(5);
+  axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_VALID};
+  HostTensor x{{64, 13, 13, 32}, random_floats(rng, 64 * 13 * 13 * 32)};
+  HostTensor w{{3, 3, 32, 64}, random_floats(rng, 3 * 3 * 32 * 64)};
+  HostTensor dy{{64, 11, 11, 64}, random_floats(rng, 64 * 11 * 11 * 64)};
+  HostTensor h{{64, 576}, random_floats(rng, 64 * 576)}, wd{{576, 64}, random_floats(rng, 576 * 64)};
+  axon_matmul_attrs nn{sizeof(axon_matmul_attrs), 0, 0}, tn{sizeof(axon_matmul_attrs), 1, 0};
+  std::vector<std::vector<float>> r;
+  r.push_back(run_host(dev, "Conv2D", {x, w}, {{64, 11, 11, 64}}, &a)[0]);
+  r.push_back(run_host(dev, "Conv2DBackpropInput", {dy, w}, {x.dims}, &a)[0]);
+  r.push_back(run_host(dev, "Conv2DBackpropFilter", {x, dy}, {w.dims}, &a)[0]);
+  r.push_back(run_host(dev, "MatMul", {h, wd}, {{64, 64}}, &nn)[0]);
+  r.push_back(run_host(dev, "MatMul", {h, HostTensor{{64, 64}, random_floats(rng, 64 * 64)}}, {{576, 64}}, &tn)[0]);
+  r.push_back(run_host(dev, "BiasAddGrad", {dy}, {{64}})[0]);
+  r.push_back(run_host(dev, "Sum", {x}, {{1}})[0]);
+  return r;
+}
+
+void check_identical(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("output " << i);
+    CHECK(compare_exact(a[i], b[i]).ok);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a multi-threaded CPU device is bit-identical run to run", "[determinism][cpu]") {
+  TestDevice dev(cpu_plugin(), 0, 3);  // three threads, whatever the machine has
+  auto first = workload(dev);
+  check_identical(workload(dev), first);
+  check_identical(workload(dev), first);
+}
+
+TEST_CASE("two logical CPU devices give bit-identical results", "[determinism][cpu]") {
+  ConfigGuard devices("AXON_TEST_CPU_DEVICES", "2");
+  ConfigGuard threads("AXON_TEST_THREADS", "2");
+  REQUIRE(cpu_plugin().device_count() == 2);
+  TestDevice d0(cpu_plugin(), 0), d1(cpu_plugin(), 1);
+  auto a = workload(d0);
+  check_identical(workload(d1), a);
+  check_identical(workload(d0), a);
+}
+
+TEST_CASE("a three-thread device still matches the reference", "[determinism][cpu]") {
+  TestDevice dev(cpu_plugin(), 0, 3);
+  std::mt19937 rng(8);
+  axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_SAME};
+  HostTensor x{{5, 9, 9, 8}, random_floats(rng, 5 * 9 * 9 * 8)}, dy{{5, 9, 9, 16}, random_floats(rng, 5 * 9 * 9 * 16)};
+  std::vector<int64_t> wd{3, 3, 8, 16};
+  auto want = run_host(ref(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
+  auto bound = run_host(ref(), "Conv2DBackpropFilter", {HostTensor{x.dims, abs_of(x.values)}, HostTensor{dy.dims, abs_of(dy.values)}}, {wd}, &a)[0];
+  auto r = compare_sum(run_host(dev, "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0], want, bound, 5 * 9 * 9);
+  INFO(r.report);
+  CHECK(r.ok);
+}
+
+TEST_CASE("the CPU plugin splits threads among logical devices", "[devices][cpu]") {
+  ConfigGuard devices("AXON_TEST_CPU_DEVICES", "3");
+  ConfigGuard threads("AXON_TEST_THREADS", "7");
+  auto& api = cpu_plugin().api;
+  REQUIRE(cpu_plugin().device_count() == 3);
+  CHECK(std::string(api.name) == "cpu");
+  CHECK(std::string(api.device_type) == "CPU");
+  CHECK(api.priority == 100);
+  const int expected[3] = {3, 2, 2};
+  for (int i = 0; i < 3; ++i) {
+    axon_device_props p{};
+    p.struct_size = sizeof p;
+    axon_error err{};
+    REQUIRE(api.get_device_props(api.plugin_ctx, i, &p, &err) == AXON_OK);
+    INFO("device " << i << ": " << p.name);
+    CHECK(p.threads == expected[i]);
+    CHECK(std::string(p.name).find("(" + std::to_string(expected[i]) + " threads)") != std::string::npos);
+    CHECK(p.memory_total > 0);
+    CHECK(p.memory_free <= p.memory_total);
+  }
+  axon_device_props p{};
+  axon_error err{};
+  CHECK(api.get_device_props(api.plugin_ctx, 3, &p, &err) == AXON_INVALID_ARGUMENT);
+}
+
+TEST_CASE("the CPU all-reduce sums (and averages) in place across devices", "[collectives][cpu]") {
+  auto& api = cpu_plugin().api;
+  REQUIRE(api.collectives != nullptr);
+  REQUIRE(api.collectives->all_reduce != nullptr);
+  std::vector<float> a{1, 2, 3}, b{10, 20, 30};
+  void* bufs[2] = {a.data(), b.data()};
+  void* ctxs[2] = {nullptr, nullptr};
+  axon_error err{};
+  REQUIRE(api.collectives->all_reduce(api.plugin_ctx, 2, ctxs, bufs, 3, AXON_FLOAT32, AXON_REDUCE_SUM, &err) == AXON_OK);
+  CHECK(a == std::vector<float>{11, 22, 33});
+  CHECK(b == a);
+  REQUIRE(api.collectives->all_reduce(api.plugin_ctx, 2, ctxs, bufs, 3, AXON_FLOAT32, AXON_REDUCE_MEAN, &err) == AXON_OK);
+  CHECK(a == std::vector<float>{11, 22, 33});
+  CHECK(api.collectives->all_reduce(api.plugin_ctx, 2, ctxs, bufs, 3, AXON_INT32, AXON_REDUCE_SUM, &err) == AXON_INVALID_ARGUMENT);
+}

@@ -1,0 +1,230 @@
+// Every non-convolution op of the CPU plugin against the reference plugin.
+// Tolerances, per op:
+//  exact (bit-identical): MaxPool, MaxPoolGrad with non-overlapping windows,
+//    Relu, ReluGrad, BiasAdd, Scale, Fill, Identity, NormalizeImage, InTopK
+//  compare_sum (float sum of `terms` products, see kernel_test_util.hpp):
+//    MatMul (terms K), AddN (terms = inputs), MaxPoolGrad with overlapping windows
+//  one float rounding of a double sum: BiasAddGrad, Sum:
+//    |cpu - ref| <= 2^-23 |ref| + 1e-12 * S  (S = the op on |inputs|)
+//  |cpu - ref| <= 1e-6 (1 + |ref|): SparseSoftmaxCrossEntropyWithLogits, ApplyAdam
+#include "kernel_test_util.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace axon::test;
+
+namespace {
+
+Comparison compare_double_sum(const std::vector<float>& got, const std::vector<float>& want, const std::vector<float>& s) {
+  return compare(got, want, [&](size_t i) { return std::ldexp(1.0, -23) * std::fabs(want[i]) + 1e-12 * s[i] + 1e-30; });
+}
+
+int pick(std::mt19937& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+
+}  // namespace
+
+TEST_CASE("MaxPool and MaxPoolGrad match the reference", "[pool][cpu]") {
+  std::mt19937 rng(11);
+  int checked = 0;
+  while (checked < 50) {
+    const int64_t n = pick(rng, 1, 3), h = pick(rng, 1, 12), w = pick(rng, 1, 12), c = pick(rng, 1, 9);
+    const int kh = pick(rng, 1, 3), kw = pick(rng, 1, 3), sh = pick(rng, 1, 3), sw = pick(rng, 1, 3);
+    const axon_padding pad = pick(rng, 0, 1) ? AXON_PADDING_SAME : AXON_PADDING_VALID;
+    if (pad == AXON_PADDING_VALID && (kh > h || kw > w)) continue;
+    const int64_t oh = pad == AXON_PADDING_SAME ? (h + sh - 1) / sh : (h - kh) / sh + 1;
+    const int64_t ow = pad == AXON_PADDING_SAME ? (w + sw - 1) / sw : (w - kw) / sw + 1;
+    INFO("x [" << n << "," << h << "," << w << "," << c << "] window " << kh << "x" << kw << " stride " << sh << "," << sw
+               << (pad ? " SAME" : " VALID"));
+    axon_pool_attrs a{sizeof(axon_pool_attrs), kh, kw, sh, sw, pad};
+    std::vector<int64_t> xd{n, h, w, c}, yd{n, oh, ow, c};
+    HostTensor x{xd, random_floats(rng, numel(xd))};
+    if (checked % 3 == 0)  // coarse values: ties inside windows, first maximum must win
+      for (auto& v : x.values) v = std::round(v * 2.0f);
+    auto y = run_host(ref(), "MaxPool", {x}, {yd}, &a)[0];
+    auto got = run_host(cpu(), "MaxPool", {x}, {yd}, &a)[0];
+    CHECK(compare_exact(got, y).ok);
+
+    HostTensor yt{yd, y}, dy{yd, random_floats(rng, numel(yd))};
+    auto want = run_host(ref(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
+    auto gdx = run_host(cpu(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
+    if (sh >= kh && sw >= kw) {
+      CHECK(compare_exact(gdx, want).ok);
+    } else {
+      auto bound = run_host(ref(), "MaxPoolGrad", {x, yt, HostTensor{yd, abs_of(dy.values)}}, {xd}, &a)[0];
+      auto r = compare_sum(gdx, want, bound, double(((kh + sh - 1) / sh) * ((kw + sw - 1) / sw)));
+      INFO(r.report);
+      CHECK(r.ok);
+    }
+    ++checked;
+  }
+}
+
+TEST_CASE("MatMul matches the reference with every transpose", "[matmul][cpu]") {
+  std::mt19937 rng(21);
+  const std::vector<std::array<int64_t, 3>> sizes{{1, 1, 1}, {64, 576, 64}, {64, 64, 10}, {3, 600, 5}, {17, 33, 9}, {1, 5, 1}, {129, 7, 65}};
+  for (auto [m, k, n] : sizes)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        INFO("m " << m << " k " << k << " n " << n << " ta " << ta << " tb " << tb);
+        axon_matmul_attrs at{sizeof(axon_matmul_attrs), ta, tb};
+        std::vector<int64_t> ad = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
+        std::vector<int64_t> bd = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+        HostTensor a{ad, random_floats(rng, numel(ad))}, b{bd, random_floats(rng, numel(bd))};
+        auto want = run_host(ref(), "MatMul", {a, b}, {{m, n}}, &at)[0];
+        auto bound = run_host(ref(), "MatMul", {HostTensor{ad, abs_of(a.values)}, HostTensor{bd, abs_of(b.values)}}, {{m, n}}, &at)[0];
+        auto got = run_host(cpu(), "MatMul", {a, b}, {{m, n}}, &at)[0];
+        auto r = compare_sum(got, want, bound, double(k));
+        INFO(r.report);
+        CHECK(r.ok);
+      }
+}
+
+TEST_CASE("elementwise ops match the reference exactly", "[elementwise][cpu]") {
+  std::mt19937 rng(31);
+  for (std::vector<int64_t> d : {std::vector<int64_t>{1, 1}, {7, 13}, {64, 26, 26, 32}, {3, 5, 5, 64}, {100003, 1}}) {
+    INFO("shape " << shape_str(d));
+    HostTensor x{d, random_floats(rng, numel(d))}, g{d, random_floats(rng, numel(d))};
+    x.values[0] = 0.0f;  // the kink: relu(0) = 0 and no gradient through it
+    CHECK(compare_exact(run_host(cpu(), "Relu", {x}, {d})[0], run_host(ref(), "Relu", {x}, {d})[0]).ok);
+    CHECK(compare_exact(run_host(cpu(), "ReluGrad", {g, x}, {d})[0], run_host(ref(), "ReluGrad", {g, x}, {d})[0]).ok);
+    HostTensor bias{{d.back()}, random_floats(rng, static_cast<size_t>(d.back()))};
+    CHECK(compare_exact(run_host(cpu(), "BiasAdd", {x, bias}, {d})[0], run_host(ref(), "BiasAdd", {x, bias}, {d})[0]).ok);
+    axon_scale_attrs sc{sizeof(axon_scale_attrs), -0.37f};
+    CHECK(compare_exact(run_host(cpu(), "Scale", {x}, {d}, &sc)[0], run_host(ref(), "Scale", {x}, {d}, &sc)[0]).ok);
+    axon_fill_attrs fa{sizeof(axon_fill_attrs), 2.5f};
+    auto filled = run_host(cpu(), "Fill", {}, {d}, &fa)[0];
+    CHECK(compare_exact(filled, run_host(ref(), "Fill", {}, {d}, &fa)[0]).ok);
+    CHECK(filled.back() == 2.5f);
+    CHECK(compare_exact(run_host(cpu(), "Identity", {x}, {d})[0], x.values).ok);
+
+    std::vector<int64_t> bd{d.back()};
+    auto want = run_host(ref(), "BiasAddGrad", {g}, {bd})[0];
+    auto s = run_host(ref(), "BiasAddGrad", {HostTensor{d, abs_of(g.values)}}, {bd})[0];
+    auto r = compare_double_sum(run_host(cpu(), "BiasAddGrad", {g}, {bd})[0], want, s);
+    INFO("BiasAddGrad " << r.report);
+    CHECK(r.ok);
+
+    auto want_sum = run_host(ref(), "Sum", {g}, {{}})[0];
+    auto s_sum = run_host(ref(), "Sum", {HostTensor{d, abs_of(g.values)}}, {{1}})[0];
+    auto rs = compare_double_sum(run_host(cpu(), "Sum", {g}, {{1}})[0], want_sum, s_sum);
+    INFO("Sum " << rs.report);
+    CHECK(rs.ok);
+
+    HostTensor x2{d, random_floats(rng, numel(d))};
+    auto want_n = run_host(ref(), "AddN", {x, g, x2}, {d})[0];
+    auto s_n = run_host(ref(), "AddN", {HostTensor{d, abs_of(x.values)}, HostTensor{d, abs_of(g.values)}, HostTensor{d, abs_of(x2.values)}}, {d})[0];
+    auto rn = compare_sum(run_host(cpu(), "AddN", {x, g, x2}, {d})[0], want_n, s_n, 3.0);
+    INFO("AddN " << rn.report);
+    CHECK(rn.ok);
+  }
+}
+
+TEST_CASE("in-place BiasAdd and Scale work on the CPU plugin", "[elementwise][cpu]") {
+  std::mt19937 rng(33);
+  std::vector<float> xv = random_floats(rng, 6 * 4), bv = random_floats(rng, 4);
+  DeviceTensor x(cpu(), AXON_FLOAT32, {6, 4}), b(cpu(), AXON_FLOAT32, {4});
+  x.upload(xv);
+  b.upload(bv);
+  run_op(cpu(), "BiasAdd", {&x, &b}, {&x});
+  axon_scale_attrs sc{sizeof(axon_scale_attrs), 2.0f};
+  run_op(cpu(), "Scale", {&x}, {&x}, &sc);
+  auto got = x.download<float>();
+  for (size_t i = 0; i < xv.size(); ++i) CHECK(got[i] == 2.0f * (xv[i] + bv[i % 4]));
+}
+
+TEST_CASE("NormalizeImage divides by 255 exactly", "[elementwise][cpu]") {
+  std::vector<uint8_t> img(3 * 28 * 28);
+  for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<uint8_t>(i * 7);
+  std::vector<float> out[2];
+  TestDevice* devs[2] = {&cpu(), &ref()};
+  for (int k = 0; k < 2; ++k) {
+    DeviceTensor x(*devs[k], AXON_UINT8, {3, 28, 28}), y(*devs[k], AXON_FLOAT32, {3, 28, 28});
+    x.upload(img);
+    run_op(*devs[k], "NormalizeImage", {&x}, {&y});
+    out[k] = y.download<float>();
+  }
+  CHECK(compare_exact(out[0], out[1]).ok);
+  CHECK(out[0][1] == 7.0f / 255.0f);
+}
+
+namespace {
+// Runs an op with (float logits, int32 labels) inputs and float outputs.
+std::vector<std::vector<float>> run_labels(TestDevice& dev, const char* op, const std::vector<float>& logits, int64_t n,
+                                           int64_t k, const std::vector<int32_t>& labels, int outputs) {
+  DeviceTensor l(dev, AXON_FLOAT32, {n, k}), lb(dev, AXON_INT32, {n});
+  l.upload(logits);
+  lb.upload(labels);
+  std::vector<std::unique_ptr<DeviceTensor>> outs;
+  std::vector<DeviceTensor*> ptrs;
+  outs.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, std::vector<int64_t>{n}));
+  if (outputs == 2) outs.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, std::vector<int64_t>{n, k}));
+  for (auto& o : outs) ptrs.push_back(o.get());
+  run_op(dev, op, {&l, &lb}, ptrs);
+  std::vector<std::vector<float>> r;
+  for (auto& o : outs) r.push_back(o->download<float>());
+  return r;
+}
+}  // namespace
+
+TEST_CASE("SparseSoftmaxCrossEntropyWithLogits and InTopK match the reference", "[loss][cpu]") {
+  std::mt19937 rng(41);
+  for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {64, 10}, {5, 3}, {7, 1000}}) {
+    INFO("logits [" << n << "," << k << "]");
+    auto logits = random_floats(rng, static_cast<size_t>(n * k), -20.0f, 20.0f);
+    logits[0] = 80.0f;  // large logits: log-sum-exp must not overflow
+    std::vector<int32_t> labels(static_cast<size_t>(n));
+    for (auto& l : labels) l = pick(rng, 0, static_cast<int>(k - 1));
+    auto want = run_labels(ref(), "SparseSoftmaxCrossEntropyWithLogits", logits, n, k, labels, 2);
+    auto got = run_labels(cpu(), "SparseSoftmaxCrossEntropyWithLogits", logits, n, k, labels, 2);
+    CHECK(compare_rel(got[0], want[0], 1e-6).ok);
+    CHECK(compare_rel(got[1], want[1], 1e-6).ok);
+    for (float v : got[0]) CHECK(std::isfinite(v));
+
+    if (k > 1) {  // a tie for the maximum goes to the lower index
+      logits[1] = logits[0];
+      labels[0] = 1;
+    }
+    labels.back() = static_cast<int32_t>(k);  // out of range: never correct
+    auto top_want = run_labels(ref(), "InTopK", logits, n, k, labels, 1)[0];
+    auto top_got = run_labels(cpu(), "InTopK", logits, n, k, labels, 1)[0];
+    CHECK(compare_exact(top_got, top_want).ok);
+    CHECK(top_got.back() == 0.0f);
+    if (k > 1) CHECK(top_got[0] == 0.0f);
+  }
+}
+
+TEST_CASE("ApplyAdam matches the reference over several steps", "[adam][cpu]") {
+  std::mt19937 rng(51);
+  for (int64_t size : {1, 10, 18432, 100001}) {
+    INFO("size " << size);
+    auto var0 = random_floats(rng, static_cast<size_t>(size));
+    std::vector<float> state[2][3];
+    TestDevice* devs[2] = {&cpu(), &ref()};
+    for (int d = 0; d < 2; ++d) {
+      DeviceTensor var(*devs[d], AXON_FLOAT32, {size}), m(*devs[d], AXON_FLOAT32, {size}), v(*devs[d], AXON_FLOAT32, {size}),
+          g(*devs[d], AXON_FLOAT32, {size});
+      var.upload(var0);
+      m.upload(std::vector<float>(static_cast<size_t>(size), 0.0f));
+      v.upload(std::vector<float>(static_cast<size_t>(size), 0.0f));
+      std::mt19937 grads(7);
+      for (int64_t step = 1; step <= 3; ++step) {
+        g.upload(random_floats(grads, static_cast<size_t>(size)));
+        axon_adam_attrs a{sizeof(axon_adam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, step};
+        run_op(*devs[d], "ApplyAdam", {&var, &m, &v, &g}, {}, &a);
+      }
+      state[d][0] = var.download<float>();
+      state[d][1] = m.download<float>();
+      state[d][2] = v.download<float>();
+    }
+    for (int s = 0; s < 3; ++s) {
+      auto r = compare_rel(state[0][s], state[1][s], 1e-6);
+      INFO("state " << s << ": " << r.report);
+      CHECK(r.ok);
+    }
+    // Each Adam step moves a weight by at most about lr: three steps, at most 3 lr.
+    const float moved = std::fabs(state[1][0][0] - var0[0]);
+    CHECK(moved > 0.0f);
+    CHECK(moved < 3.1e-3f);
+  }
+}

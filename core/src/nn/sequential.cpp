@@ -20,8 +20,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 std::string with_commas(int64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  // Built forwards: string::insert trips GCC 12's -Wrestrict false positive.
+  const std::string digits = std::to_string(v);
+  std::string s;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') s += ',';
+    s += digits[i];
+  }
   return s;
 }
 

@@ -1,0 +1,42 @@
+#include "compare.hpp"
+
+#include "device_choice.hpp"
+#include "run.hpp"
+
+#include <axon/error.hpp>
+
+#include <cstdio>
+
+namespace axon::train_app {
+
+int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset& ds) {
+  std::vector<Device*> devices;
+  for (const std::string& name : opts.compare) {
+    const DeviceSpec spec = parse_device_spec(name);
+    Device* d = rt.find_device(name);
+    if (d == nullptr) {
+      if (rt.config().strict_placement)
+        throw UsageError("--compare: " + spec.canonical() + " is not available (" + why_no_device(rt, spec.type) +
+                         "); devices: " + device_list(rt));
+      std::printf("No %s on this machine (%s): skipping %s\n", spec.type.c_str(), why_no_device(rt, spec.type).c_str(),
+                  spec.canonical().c_str());
+      continue;
+    }
+    for (Device* seen : devices)
+      if (seen == d) throw UsageError("--compare names " + d->name() + " twice");
+    devices.push_back(d);
+  }
+  if (devices.empty()) throw UsageError("--compare: none of the devices named is available; devices: " + device_list(rt));
+  if (devices.size() == 1) std::printf("Only %s is available: running it alone\n", devices.front()->name().c_str());
+
+  std::vector<RunResult> runs;
+  for (Device* d : devices) {
+    if (!opts.quiet) std::printf("\n== %s (%s) ==\n", d->name().c_str(), d->props().name);
+    std::fflush(stdout);
+    runs.push_back(train_on(*d, opts, ds, false));
+  }
+  print_compare_table(stdout, runs);
+  return 0;
+}
+
+}  // namespace axon::train_app

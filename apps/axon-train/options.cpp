@@ -1,0 +1,117 @@
+#include "options.hpp"
+
+#include <axon/cli.hpp>
+#include <axon/data/mnist.hpp>
+#include <axon/error.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <cmath>
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace axon::train_app {
+namespace {
+
+const char* const kExamples = R"(
+Examples:
+  axon-train                                   5 epochs of Fashion-MNIST on the best device
+  axon-train --epochs 1 --batch-size 128 --metrics-csv run.csv --save model.axw
+  axon-train --device cpu:0 --threads 2 --seed 7
+  axon-train --data ~/mnist --train-limit 6000 --test-limit 1000 --quiet --metrics-csv m.csv
+  axon-train --compare cpu:0,gpu:0 --epochs 1   CPU vs GPU from the same initial weights
+  AXON_VISIBLE_DEVICES=cpu:0 axon-train --verbose
+
+Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad input.
+)";
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    std::string item = s.substr(start, comma - start);
+    if (item.empty()) throw UsageError("--compare: empty device name in '" + s + "'");
+    out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Options> parse_options(int argc, char** argv) {
+  po::options_description training("Training");
+  training.add_options()
+    ("help,h", "show this help and exit")
+    ("data", po::value<std::string>()->value_name("DIR")->default_value(data::kDefaultDataDir),
+     "folder with train-/t10k-{images-idx3,labels-idx1}-ubyte[.gz]")
+    ("epochs", po::value<int>()->value_name("N")->default_value(5), "passes over the training set")
+    ("batch-size", po::value<int64_t>()->value_name("N")->default_value(64), "samples per step (the global batch)")
+    ("learning-rate", po::value<float>()->value_name("LR")->default_value(1e-3f, "0.001"), "Adam's learning rate")
+    ("seed", po::value<int64_t>()->value_name("N")->default_value(42),
+     "seeds the initial weights and the shuffle order: same seed and threads give the same run")
+    ("device", po::value<std::string>()->value_name("DEV"),
+     "train on DEV (cpu:0, gpu:0, /device:GPU:1); default: the highest-priority visible device")
+    ("strategy", po::value<std::string>()->value_name("NAME")->default_value("default"),
+     "distribution strategy: default (one device)")
+    ("compare", po::value<std::string>()->value_name("LIST"),
+     "train the same model from the same initial weights on each device of LIST (cpu:0,gpu:0) and "
+     "print a table of time per epoch, samples/s, final accuracy and speedup")
+    ("metrics-csv", po::value<std::string>()->value_name("FILE"), "write one row per epoch (atomically) to FILE")
+    ("save", po::value<std::string>()->value_name("FILE"), "save the trained weights (atomically) to FILE")
+    ("train-limit", po::value<int64_t>()->value_name("N")->default_value(0), "train on the first N samples only (0: all)")
+    ("test-limit", po::value<int64_t>()->value_name("N")->default_value(0), "validate on the first N samples only (0: all)")
+    ("no-prefetch", po::bool_switch(), "prepare each batch when it is needed instead of in the background")
+    ("profile", po::bool_switch(), "print where the time goes, per op (synchronises after every op)")
+    ("quiet,q", po::bool_switch(), "print nothing but warnings and errors")
+    ("verbose,v", po::bool_switch(), "also print the model summary and device memory in use/peak/reserved");
+  po::options_description devices("Devices");
+  cli::add_device_options(devices);
+  po::options_description all("Usage: axon-train [options]\n\nTrains a small CNN on an MNIST-format data set, Keras style");
+  all.add(training).add(devices);
+
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << all << kExamples;
+    return std::nullopt;
+  }
+
+  Options o;
+  o.data_dir = vm["data"].as<std::string>();
+  o.epochs = vm["epochs"].as<int>();
+  if (o.epochs < 1) throw UsageError("--epochs must be at least 1, got " + std::to_string(o.epochs));
+  o.batch_size = vm["batch-size"].as<int64_t>();
+  if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1, got " + std::to_string(o.batch_size));
+  o.learning_rate = vm["learning-rate"].as<float>();
+  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate))
+    throw UsageError("--learning-rate must be a positive number, got " + std::to_string(o.learning_rate));
+  const int64_t seed = vm["seed"].as<int64_t>();
+  if (seed < 0) throw UsageError("--seed must be 0 or more, got " + std::to_string(seed));
+  o.seed = static_cast<uint64_t>(seed);
+  if (vm.count("device")) o.device = vm["device"].as<std::string>();
+  o.strategy = vm["strategy"].as<std::string>();
+  if (vm.count("compare")) {
+    if (o.device) throw UsageError("--compare and --device do not go together: --compare names its devices");
+    o.compare = split_list(vm["compare"].as<std::string>());
+  }
+  if (vm.count("metrics-csv")) o.metrics_csv = vm["metrics-csv"].as<std::string>();
+  if (vm.count("save")) o.save = vm["save"].as<std::string>();
+  o.train_limit = vm["train-limit"].as<int64_t>();
+  o.test_limit = vm["test-limit"].as<int64_t>();
+  if (o.train_limit < 0) throw UsageError("--train-limit must be 0 (all) or more, got " + std::to_string(o.train_limit));
+  if (o.test_limit < 0) throw UsageError("--test-limit must be 0 (all) or more, got " + std::to_string(o.test_limit));
+  o.prefetch = !vm["no-prefetch"].as<bool>();
+  o.profile = vm["profile"].as<bool>();
+  o.quiet = vm["quiet"].as<bool>();
+  o.verbose = vm["verbose"].as<bool>();
+  if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose contradict each other");
+  o.config = cli::make_config(vm);
+  return o;
+}
+
+}  // namespace axon::train_app

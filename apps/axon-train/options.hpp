@@ -1,0 +1,32 @@
+// axon-train's flags (docs/training.md has the table) and their validation.
+#pragma once
+
+#include <axon/config.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace axon::train_app {
+
+struct Options {
+  std::string data_dir;
+  int epochs = 5;
+  int64_t batch_size = 64;
+  float learning_rate = 1e-3f;
+  uint64_t seed = 42;
+  std::optional<std::string> device;
+  std::string strategy = "default";
+  std::vector<std::string> compare;  // device names, in order
+  std::optional<std::string> metrics_csv, save;
+  int64_t train_limit = 0, test_limit = 0;  // 0: all
+  bool quiet = false, verbose = false, profile = false, prefetch = true;
+  Config config;
+};
+
+// Parses argv. Returns nullopt after printing --help. Throws UsageError (or a
+// program_options error) for bad flags or values.
+std::optional<Options> parse_options(int argc, char** argv);
+
+}  // namespace axon::train_app

@@ -1,0 +1,80 @@
+#include "report.hpp"
+
+#include <sys/resource.h>
+
+namespace axon::train_app {
+namespace {
+
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+}  // namespace
+
+double RunResult::seconds_per_epoch() const {
+  double t = 0;
+  for (const auto& e : history.epochs) t += e.seconds;
+  return history.epochs.empty() ? 0 : t / static_cast<double>(history.epochs.size());
+}
+
+double RunResult::samples_per_second() const {
+  double t = 0, n = 0;
+  for (const auto& e : history.epochs) t += e.seconds, n += static_cast<double>(e.samples);
+  return t > 0 ? n / t : 0;
+}
+
+double RunResult::input_wait_seconds() const {
+  double t = 0;
+  for (const auto& e : history.epochs) t += e.input_wait_seconds;
+  return t;
+}
+
+double RunResult::final_accuracy() const {
+  if (history.epochs.empty()) return 0;
+  const auto& e = history.epochs.back();
+  return e.has_validation ? e.val_accuracy : e.accuracy;
+}
+
+void print_run_summary(std::FILE* out, const RunResult& r) {
+  double train = 0, val = 0;
+  for (const auto& e : r.history.epochs) train += e.seconds, val += e.validation_seconds;
+  const double wait = r.input_wait_seconds();
+  std::fprintf(out,
+               "Trained %zu epoch%s on %s: %.2f s/epoch, %.0f samples/s (validation %.2f s/epoch); "
+               "waited %.3f s for input (%.1f%% of training time)\n",
+               r.history.epochs.size(), r.history.epochs.size() == 1 ? "" : "s", r.device.c_str(),
+               r.seconds_per_epoch(), r.samples_per_second(),
+               r.history.epochs.empty() ? 0.0 : val / static_cast<double>(r.history.epochs.size()), wait,
+               train > 0 ? 100.0 * wait / train : 0.0);
+}
+
+void print_memory(std::FILE* out, Device& device) {
+  const axon_memory_info m = device.memory_info();
+  if (m.in_use == 0 && m.peak_in_use == 0 && m.reserved == 0) {
+    std::fprintf(out, "Memory on %s: not reported by the %s plugin\n", device.name().c_str(),
+                 device.plugin_name().c_str());
+    return;
+  }
+  std::fprintf(out, "Memory on %s: in use %.1f MiB, peak %.1f MiB, reserved %.1f MiB", device.name().c_str(),
+               mib(m.in_use), mib(m.peak_in_use), mib(m.reserved));
+  if (m.limit > 0) std::fprintf(out, ", limit %.1f MiB", mib(m.limit));
+  if (m.total > 0) std::fprintf(out, ", total %.1f MiB", mib(m.total));
+  std::fputc('\n', out);
+}
+
+uint64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+void print_compare_table(std::FILE* out, const std::vector<RunResult>& runs) {
+  if (runs.empty()) return;
+  std::fprintf(out, "\n%-18s %10s %12s %15s %9s\n", "device", "s/epoch", "samples/s", "final accuracy", "speedup");
+  const double base = runs.front().seconds_per_epoch();
+  for (const RunResult& r : runs) {
+    const double t = r.seconds_per_epoch();
+    std::fprintf(out, "%-18s %10.2f %12.0f %15.4f %8.2fx\n", r.device.c_str(), t, r.samples_per_second(),
+                 r.final_accuracy(), t > 0 ? base / t : 0.0);
+  }
+}
+
+}  // namespace axon::train_app

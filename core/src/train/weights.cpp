@@ -1,0 +1,129 @@
+#include <axon/error.hpp>
+#include <axon/train/atomic_file.hpp>
+#include <axon/train/weights.hpp>
+
+#include <zlib.h>
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace axon::train {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the weights format is little-endian");
+static_assert(sizeof(float) == 4);
+
+constexpr uint32_t kVersion = 1;
+
+template <class T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+uint32_t crc_of(const char* p, size_t n) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (n > 0) {
+    const auto chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(p), chunk);
+    p += chunk;
+    n -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+// Bounds-checked reading of the file's bytes.
+class Reader {
+ public:
+  Reader(const std::string& bytes, std::filesystem::path file) : b_(bytes), file_(std::move(file)) {}
+  template <class T>
+  T get(const char* what) {
+    T v;
+    need(sizeof v, what);
+    std::memcpy(&v, b_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  const char* take(size_t n, const char* what) {
+    need(n, what);
+    const char* p = b_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  size_t pos() const { return pos_; }
+  [[noreturn]] void bad(const std::string& what) const { throw UsageError(file_.string() + ": " + what); }
+
+ private:
+  void need(size_t n, const char* what) const {
+    if (b_.size() - pos_ < n) bad(std::string("truncated while reading ") + what);
+  }
+  const std::string& b_;
+  std::filesystem::path file_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string serialize_weights(nn::Sequential& model) {
+  std::string out(kWeightsMagic, sizeof kWeightsMagic);
+  const auto params = model.parameters();
+  put<uint32_t>(out, kVersion);
+  put<uint32_t>(out, static_cast<uint32_t>(params.size()));
+  for (nn::Parameter* p : params) {
+    put<uint32_t>(out, static_cast<uint32_t>(p->name.size()));
+    out += p->name;
+    put<uint32_t>(out, 0);  // float32
+    put<uint32_t>(out, static_cast<uint32_t>(p->value.rank()));
+    for (int64_t d : p->value.shape()) put<int64_t>(out, d);
+    const std::vector<float> v = p->value.to_vector<float>();
+    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  }
+  put<uint32_t>(out, crc_of(out.data(), out.size()));
+  return out;
+}
+
+void save_weights(nn::Sequential& model, const std::filesystem::path& file) {
+  write_file_atomically(file, serialize_weights(model));
+}
+
+void load_weights(nn::Sequential& model, const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError("cannot open weights file " + file.string());
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Reader r(bytes, file);
+  if (bytes.size() < sizeof kWeightsMagic + 12 || std::memcmp(bytes.data(), kWeightsMagic, sizeof kWeightsMagic) != 0)
+    r.bad("not an axon weights file (bad magic)");
+  uint32_t stored_crc;
+  std::memcpy(&stored_crc, bytes.data() + bytes.size() - 4, 4);
+  if (crc_of(bytes.data(), bytes.size() - 4) != stored_crc) r.bad("checksum mismatch: the file is corrupt or truncated");
+  r.take(sizeof kWeightsMagic, "magic");
+  if (uint32_t version = r.get<uint32_t>("version"); version != kVersion)
+    r.bad("format version " + std::to_string(version) + ", this build reads version " + std::to_string(kVersion));
+  const auto params = model.parameters();
+  const auto count = r.get<uint32_t>("tensor count");
+  if (count != params.size())
+    r.bad("holds " + std::to_string(count) + " tensors, the model has " + std::to_string(params.size()));
+  // Parse everything first so a bad file leaves the model untouched.
+  std::vector<std::vector<float>> values;
+  for (nn::Parameter* p : params) {
+    const auto len = r.get<uint32_t>("name length");
+    const std::string name(r.take(len, "name"), len);
+    if (name != p->name) r.bad("tensor '" + name + "' where the model has '" + p->name + "'");
+    if (r.get<uint32_t>("dtype") != 0) r.bad("tensor " + name + " is not float32");
+    const auto rank = r.get<uint32_t>("rank");
+    if (rank > AXON_MAX_RANK) r.bad("tensor " + name + " has rank " + std::to_string(rank));
+    Shape shape;
+    for (uint32_t i = 0; i < rank; ++i) shape.push_back(r.get<int64_t>("dims"));
+    if (shape != p->value.shape())
+      r.bad("tensor " + name + " has shape " + shape_string(shape) + ", the model needs " + shape_string(p->value.shape()));
+    std::vector<float> v(static_cast<size_t>(p->value.numel()));
+    std::memcpy(v.data(), r.take(v.size() * sizeof(float), "values"), v.size() * sizeof(float));
+    values.push_back(std::move(v));
+  }
+  if (r.pos() + 4 != bytes.size()) r.bad("has " + std::to_string(bytes.size() - r.pos() - 4) + " unexpected bytes");
+  for (size_t i = 0; i < params.size(); ++i)
+    params[i]->value.copy_from_host(values[i].data(), values[i].size() * sizeof(float));
+}
+
+}  // namespace axon::train

@@ -1,0 +1,256 @@
+// Conv2D and its two gradients on cuDNN. Layouts are TensorFlow's: NHWC
+// activations and HWIO filters. cuDNN's NHWC filter layout is KRSC (OHWI), so
+// filters are transposed on the device on the way in (and dfilter on the way out).
+#include "conv.hpp"
+
+#include "cuda_device.hpp"
+#include "elementwise.hpp"
+#include "windows.hpp"
+
+#include <optional>
+
+namespace axon::cuda {
+
+ConvPlan::~ConvPlan() {
+  if (x) cudnnDestroyTensorDescriptor(x);
+  if (y) cudnnDestroyTensorDescriptor(y);
+  if (w) cudnnDestroyFilterDescriptor(w);
+  if (conv) cudnnDestroyConvolutionDescriptor(conv);
+}
+
+namespace {
+
+enum Kind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
+
+constexpr size_t kMaxWorkspace = size_t{1} << 30;  // algorithms needing more are skipped
+
+// The convolution's sizes, checked against TensorFlow's rules.
+struct Geometry {
+  int64_t n, h, w, c;  // input (unpadded)
+  int64_t r, s, k;     // filter
+  Window wh, ww;
+  int64_t stride_h, stride_w, dil_h, dil_w;
+  int64_t hp() const { return h + wh.extra(); }  // input height as given to cuDNN
+  int64_t wp() const { return w + ww.extra(); }
+  bool padded() const { return wh.extra() != 0 || ww.extra() != 0; }
+};
+
+Geometry geometry(const sdk::KernelCall& c, const int64_t (&in)[4], const sdk::TensorRef& filter) {
+  const auto& a = c.attrs<axon_conv2d_attrs>();
+  sdk::require(filter.rank() == 4, sdk::format("%s: filter must be HWIO (rank 4), got %s", c.op(), filter.shape_string().c_str()));
+  sdk::require(a.stride_h >= 1 && a.stride_w >= 1 && a.dilation_h >= 1 && a.dilation_w >= 1,
+               sdk::format("%s: strides and dilations must be >= 1", c.op()));
+  sdk::require(a.padding == AXON_PADDING_SAME || a.padding == AXON_PADDING_VALID, sdk::format("%s: unknown padding", c.op()));
+  Geometry g{in[0], in[1], in[2], in[3], filter.dim(0), filter.dim(1), filter.dim(3), {}, {},
+             a.stride_h, a.stride_w, a.dilation_h, a.dilation_w};
+  sdk::require(filter.dim(2) == g.c, sdk::format("%s: filter %s has %lld input channels, input has %lld", c.op(),
+                                                 filter.shape_string().c_str(), (long long)filter.dim(2), (long long)g.c));
+  g.wh = tf_window(g.h, g.r, g.stride_h, g.dil_h, a.padding);
+  g.ww = tf_window(g.w, g.s, g.stride_w, g.dil_w, a.padding);
+  return g;
+}
+
+void expect_nhwc(const sdk::KernelCall& c, const sdk::TensorRef& t, int64_t n, int64_t h, int64_t w, int64_t ch,
+                 const char* what) {
+  const bool ok = t.rank() == 4 && t.dim(0) == n && t.dim(1) == h && t.dim(2) == w && t.dim(3) == ch;
+  if (!ok)
+    sdk::fail(AXON_INVALID_ARGUMENT, sdk::format("%s: %s must be [%lld,%lld,%lld,%lld], got %s", c.op(), what, (long long)n,
+                                                 (long long)h, (long long)w, (long long)ch, t.shape_string().c_str()));
+}
+
+int as_int(int64_t v, const char* op) {
+  sdk::require(v <= INT32_MAX, sdk::format("%s: dimension %lld is too large for cuDNN", op, (long long)v));
+  return static_cast<int>(v);
+}
+
+// Whether a cuDNN result's math type is allowed (TF32 only when enabled).
+bool math_ok(cudnnMathType_t m, bool tf32) { return tf32 || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH; }
+
+template <class Perf>
+const Perf* pick(const Perf* perf, int count, bool tf32) {
+  for (int i = 0; i < count; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && math_ok(perf[i].mathType, tf32) && perf[i].memory <= kMaxWorkspace)
+      return &perf[i];
+  return nullptr;
+}
+
+ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
+  const bool tf32 = d.allow_tf32();
+  ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.k, g.r, g.s, g.wh.pad_before, g.ww.pad_before,
+              g.stride_h, g.stride_w, g.dil_h, g.dil_w, tf32 ? 1 : 0, 0};
+  auto& slot = d.conv_plans().plans[key];
+  if (slot) return *slot;
+
+  auto p = std::make_unique<ConvPlan>();
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
+  CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
+  CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.c, op),
+                                         as_int(g.hp(), op), as_int(g.wp(), op)));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.k, op),
+                                         as_int(g.wh.out, op), as_int(g.ww.out, op)));
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, as_int(g.k, op), as_int(g.c, op),
+                                         as_int(g.r, op), as_int(g.s, op)));
+  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.wh.pad_before, op), as_int(g.ww.pad_before, op),
+                                              as_int(g.stride_h, op), as_int(g.stride_w, op), as_int(g.dil_h, op),
+                                              as_int(g.dil_w, op), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+
+  // cuDNN's own output size must agree with TensorFlow's (it does, given the
+  // explicit extra row/column); a mismatch would be a bug here.
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &on, &oc, &oh, &ow));
+  if (oh != g.wh.out || ow != g.ww.out)
+    sdk::fail(AXON_INTERNAL, sdk::format("%s: cuDNN output %dx%d differs from TensorFlow's %lldx%lld", op, oh, ow,
+                                         (long long)g.wh.out, (long long)g.ww.out));
+
+  // Heuristics only (no timing runs): they allocate nothing and need no data.
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  if (kind == kForward) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int n = 0;
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(d.cudnn(), p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                       &n, perf));
+    const auto* best = pick(perf, n, tf32);
+    if (!best) sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable forward algorithm for this shape", op));
+    p->algo = best->algo;
+    math = best->mathType;
+  } else if (kind == kBackwardData) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int n = 0;
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.cudnn(), p->w, p->y, p->conv, p->x,
+                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf));
+    const auto* best = pick(perf, n, tf32);
+    if (!best) sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable backward-data algorithm", op));
+    p->algo = best->algo;
+    math = best->mathType;
+  } else {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int n = 0;
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.cudnn(), p->x, p->y, p->conv, p->w,
+                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf));
+    const auto* best = pick(perf, n, tf32);
+    if (!best) sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable backward-filter algorithm", op));
+    p->algo = best->algo;
+    math = best->mathType;
+  }
+  if (!tf32 && math == CUDNN_DEFAULT_MATH) math = CUDNN_FMA_MATH;  // default math would allow TF32
+  CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
+  if (kind == kForward)
+    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p->x, p->w, p->conv, p->y,
+                                                        static_cast<cudnnConvolutionFwdAlgo_t>(p->algo), &p->workspace));
+  else if (kind == kBackwardData)
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+        d.cudnn(), p->w, p->y, p->conv, p->x, static_cast<cudnnConvolutionBwdDataAlgo_t>(p->algo), &p->workspace));
+  else
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        d.cudnn(), p->x, p->y, p->conv, p->w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(p->algo), &p->workspace));
+  d.log(AXON_LOG_DEBUG, sdk::format("%s: %s algorithm %d (math %d, workspace %zu bytes) for N=%lld H=%lld W=%lld C=%lld K=%lld "
+                                    "R=%lld S=%lld", d.label().c_str(), op, p->algo, static_cast<int>(math), p->workspace,
+                                    (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.k,
+                                    (long long)g.r, (long long)g.s));
+  slot = std::move(p);
+  return *slot;
+}
+
+const float kOne = 1.f, kZero = 0.f;
+
+// HWIO [R*S*C, K] -> KRSC [K, R*S*C] in scratch.
+void filter_to_krsc(CudaDevice& d, const sdk::TensorRef& f, float* out) {
+  const int64_t k = f.dim(3);
+  launch::transpose(d.stream(), f.data<float>(), out, f.numel() / k, k);
+}
+
+bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.k == 0 || g.wh.out == 0 || g.ww.out == 0; }
+
+void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
+  c.expect_arity(2, 1);
+  auto x = c.input(0), f = c.input(1), y = c.output(0);
+  for (auto* t : {&x, &f, &y}) expect_dtype(c, *t, AXON_FLOAT32, "every tensor");
+  sdk::require(x.rank() == 4, sdk::format("%s: input must be NHWC (rank 4), got %s", c.op(), x.shape_string().c_str()));
+  const int64_t in[4] = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
+  Geometry g = geometry(c, in, f);
+  expect_nhwc(c, y, g.n, g.wh.out, g.ww.out, g.k, "output");
+  if (y.numel() == 0) return;
+  if (g.c == 0 || g.r == 0 || g.s == 0) return launch::fill(d.stream(), y.data<float>(), y.numel(), 0.f);
+  ConvPlan& p = plan_for(d, kForward, g, c.op());
+  CudaDevice::Scratch w(d, f.numel() * sizeof(float));
+  filter_to_krsc(d, f, w.get<float>());
+  const float* xin = x.data<float>();
+  std::optional<CudaDevice::Scratch> xpad;
+  if (g.padded()) {  // the asymmetric SAME row/column, as zeros at the end
+    xpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
+    launch::window_copy(d.stream(), xin, g.n, g.h, g.w, g.c, xpad->get<float>(), g.hp(), g.wp(), 0, 0, 0.f);
+    xin = xpad->get<float>();
+  }
+  CudaDevice::Scratch ws(d, p.workspace);
+  CUDNN_CHECK(cudnnConvolutionForward(d.cudnn(), &kOne, p.x, xin, p.w, w.get(), p.conv,
+                                      static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws.get(), p.workspace, &kZero, p.y,
+                                      y.raw()));
+}
+
+void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
+  c.expect_arity(2, 1);
+  auto dy = c.input(0), f = c.input(1), dx = c.output(0);
+  for (auto* t : {&dy, &f, &dx}) expect_dtype(c, *t, AXON_FLOAT32, "every tensor");
+  sdk::require(dx.rank() == 4, sdk::format("%s: dx must be NHWC (rank 4), got %s", c.op(), dx.shape_string().c_str()));
+  const int64_t in[4] = {dx.dim(0), dx.dim(1), dx.dim(2), dx.dim(3)};
+  Geometry g = geometry(c, in, f);
+  expect_nhwc(c, dy, g.n, g.wh.out, g.ww.out, g.k, "dy");
+  if (dx.numel() == 0) return;
+  if (empty(g) || g.r == 0 || g.s == 0) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
+  ConvPlan& p = plan_for(d, kBackwardData, g, c.op());
+  CudaDevice::Scratch w(d, f.numel() * sizeof(float));
+  filter_to_krsc(d, f, w.get<float>());
+  std::optional<CudaDevice::Scratch> dxpad;
+  float* out = dx.data<float>();
+  if (g.padded()) {
+    dxpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
+    out = dxpad->get<float>();
+  }
+  CudaDevice::Scratch ws(d, p.workspace);
+  CUDNN_CHECK(cudnnConvolutionBackwardData(d.cudnn(), &kOne, p.w, w.get(), p.y, dy.raw(), p.conv,
+                                           static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws.get(), p.workspace,
+                                           &kZero, p.x, out));
+  if (g.padded())  // drop the gradient of the padding row/column
+    launch::window_copy(d.stream(), out, g.n, g.hp(), g.wp(), g.c, dx.data<float>(), g.h, g.w, 0, 0, 0.f);
+}
+
+void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
+  c.expect_arity(2, 1);
+  auto x = c.input(0), dy = c.input(1), df = c.output(0);
+  for (auto* t : {&x, &dy, &df}) expect_dtype(c, *t, AXON_FLOAT32, "every tensor");
+  sdk::require(x.rank() == 4, sdk::format("%s: input must be NHWC (rank 4), got %s", c.op(), x.shape_string().c_str()));
+  const int64_t in[4] = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
+  Geometry g = geometry(c, in, df);
+  expect_nhwc(c, dy, g.n, g.wh.out, g.ww.out, g.k, "dy");
+  if (df.numel() == 0) return;
+  if (empty(g)) return launch::fill(d.stream(), df.data<float>(), df.numel(), 0.f);
+  ConvPlan& p = plan_for(d, kBackwardFilter, g, c.op());
+  const float* xin = x.data<float>();
+  std::optional<CudaDevice::Scratch> xpad;
+  if (g.padded()) {
+    xpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
+    launch::window_copy(d.stream(), xin, g.n, g.h, g.w, g.c, xpad->get<float>(), g.hp(), g.wp(), 0, 0, 0.f);
+    xin = xpad->get<float>();
+  }
+  CudaDevice::Scratch dw(d, df.numel() * sizeof(float));
+  CudaDevice::Scratch ws(d, p.workspace);
+  CUDNN_CHECK(cudnnConvolutionBackwardFilter(d.cudnn(), &kOne, p.x, xin, p.y, dy.raw(), p.conv,
+                                             static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), ws.get(), p.workspace,
+                                             &kZero, p.w, dw.get()));
+  // KRSC [K, R*S*C] -> HWIO [R*S*C, K]
+  const int64_t k = df.dim(3);
+  launch::transpose(d.stream(), dw.get<float>(), df.data<float>(), k, df.numel() / k);
+}
+
+}  // namespace
+
+void register_conv_kernels(sdk::KernelTable& t) {
+  t.add("Conv2D", AXON_FLOAT32, cuda_kernel<conv2d>);
+  t.add("Conv2DBackpropInput", AXON_FLOAT32, cuda_kernel<conv2d_backprop_input>);
+  t.add("Conv2DBackpropFilter", AXON_FLOAT32, cuda_kernel<conv2d_backprop_filter>);
+}
+
+}  // namespace axon::cuda

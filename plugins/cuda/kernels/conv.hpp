@@ -1,0 +1,35 @@
+// cuDNN descriptors and the chosen algorithm for each convolution shape,
+// created on first use and kept for the life of the device (no search per step).
+#pragma once
+
+#include <cudnn.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+
+namespace axon::cuda {
+
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  int algo = 0;  // cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t, by kind
+  size_t workspace = 0;
+  ConvPlan() = default;
+  ConvPlan(const ConvPlan&) = delete;
+  ConvPlan& operator=(const ConvPlan&) = delete;
+  ~ConvPlan();
+};
+
+// kind (0 forward, 1 backward data, 2 backward filter), N, H, W, C (input as
+// given to cuDNN, i.e. after the asymmetric padding), K, R, S, pad h/w,
+// stride h/w, dilation h/w, tf32.
+using ConvKey = std::array<int64_t, 16>;
+
+struct ConvPlans {
+  std::map<ConvKey, std::unique_ptr<ConvPlan>> plans;
+};
+
+}  // namespace axon::cuda

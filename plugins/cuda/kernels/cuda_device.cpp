@@ -1,0 +1,176 @@
+#include "cuda_device.hpp"
+
+#include "conv.hpp"
+#include "elementwise.hpp"
+
+#include <algorithm>
+
+namespace axon::cuda {
+
+namespace {
+
+constexpr size_t kCublasWorkspace = 32u << 20;  // cuBLAS's own recommendation for Hopper
+
+const sdk::KernelTable& kernel_table() {
+  static const sdk::KernelTable table = [] {
+    sdk::KernelTable t;
+    register_conv_kernels(t);
+    register_pool_activation_kernels(t);
+    register_matmul_kernels(t);
+    register_own_kernels(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+// cudaMalloc/cudaFree for the allocator, on this device.
+class CudaDevice::Segments final : public SegmentSource {
+ public:
+  explicit Segments(int ordinal) : ordinal_(ordinal) {}
+  void* acquire(size_t bytes) noexcept override {
+    void* p = nullptr;
+    if (cudaSetDevice(ordinal_) != cudaSuccess || cudaMalloc(&p, bytes) != cudaSuccess) {
+      cudaGetLastError();  // an allocation failure is not sticky; clear it
+      return nullptr;
+    }
+    return p;
+  }
+  void release(void* p) noexcept override {
+    cudaSetDevice(ordinal_);
+    cudaFree(p);
+  }
+
+ private:
+  int ordinal_;
+};
+
+CudaDevice::CudaDevice(const axon_cuda_open_args& a)
+    : host_(a.host),
+      plugin_name_(a.plugin_name ? a.plugin_name : "cuda"),
+      ordinal_(a.cuda_ordinal),
+      label_(a.label ? a.label : "GPU"),
+      allow_tf32_(a.allow_tf32 != 0) {
+  activate();
+  std::string why;
+  if (!launch::have_code_for_current_device(why)) {
+    cudaDeviceProp p{};
+    cudaGetDeviceProperties(&p, ordinal_);
+    sdk::fail(AXON_UNAVAILABLE, sdk::format("%s: the CUDA kernel library has no code for compute capability %d.%d: %s",
+                                            label_.c_str(), p.major, p.minor, why.c_str()));
+  }
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  CUDNN_CHECK(cudnnCreate(&cudnn_));
+  CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
+  CUBLAS_CHECK(cublasCreate(&cublas_));
+  CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+  // TF32 changes float32 results; it is off unless asked for.
+  CUBLAS_CHECK(cublasSetMathMode(cublas_, allow_tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  conv_plans_ = std::make_unique<ConvPlans>();
+
+  size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const axon_device_config& cfg = a.config;
+  axon_memory_mode mode = cfg.memory_mode;
+  if (mode == AXON_MEMORY_LIMIT && cfg.memory_limit_bytes == 0)
+    sdk::fail(AXON_INVALID_ARGUMENT, label_ + ": memory mode 'limit' needs a non-zero memory_limit_bytes");
+  segments_ = std::make_unique<Segments>(ordinal_);
+  allocator_ = std::make_unique<CachingAllocator>(*segments_, mode, cfg.memory_limit_bytes, total, label_);
+  if (mode == AXON_MEMORY_RESERVE) {
+    // Leave room for what cuDNN, cuBLAS and NCCL allocate outside the allocator.
+    const size_t headroom = std::max<size_t>(512u << 20, total / 32);
+    size_t amount = free > headroom ? free - headroom : 0;
+    if (cfg.memory_limit_bytes > 0) amount = std::min<size_t>(amount, cfg.memory_limit_bytes);
+    allocator_->reserve(amount);
+    log(AXON_LOG_INFO, sdk::format("%s: memory mode reserve: reserved %s of %s free (%s total)", label_.c_str(),
+                                   CachingAllocator::human(allocator_->info().reserved).c_str(),
+                                   CachingAllocator::human(free).c_str(), CachingAllocator::human(total).c_str()));
+  } else if (mode == AXON_MEMORY_LIMIT) {
+    log(AXON_LOG_INFO, sdk::format("%s: memory mode limit: grows on demand up to %s (%s free, %s total)", label_.c_str(),
+                                   CachingAllocator::human(cfg.memory_limit_bytes).c_str(),
+                                   CachingAllocator::human(free).c_str(), CachingAllocator::human(total).c_str()));
+  } else {
+    log(AXON_LOG_INFO, sdk::format("%s: memory mode growth: grows on demand (%s free, %s total)", label_.c_str(),
+                                   CachingAllocator::human(free).c_str(), CachingAllocator::human(total).c_str()));
+  }
+  // cuBLAS would otherwise cudaMalloc its workspace behind the allocator's back.
+  cublas_workspace_ = allocator_->allocate(kCublasWorkspace);
+  CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_, kCublasWorkspace));
+}
+
+CudaDevice::~CudaDevice() {
+  cudaSetDevice(ordinal_);
+  if (stream_) cudaStreamSynchronize(stream_);
+  conv_plans_.reset();
+  if (cublas_) cublasDestroy(cublas_);
+  if (cudnn_) cudnnDestroy(cudnn_);
+  if (allocator_ && cublas_workspace_) allocator_->deallocate(cublas_workspace_);
+  allocator_.reset();
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaDevice::log(axon_log_level level, const std::string& message) const {
+  if (host_ && host_->struct_size >= AXON_STRUCT_SIZE(axon_host_api, log) && host_->log)
+    host_->log(host_->host_ctx, level, plugin_name_.c_str(), message.c_str());
+}
+
+void* CudaDevice::allocate(size_t bytes) {
+  activate();
+  return allocator_->allocate(bytes);
+}
+
+void CudaDevice::deallocate(void* p) noexcept { allocator_->deallocate(p); }
+
+void CudaDevice::copy_host_to_device(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  activate();
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+  // From pageable memory the copy is staged before cudaMemcpyAsync returns; from
+  // pinned memory it is not, and the ABI promises `src` may be reused at once.
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, src) == cudaSuccess && attr.type == cudaMemoryTypeHost)
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  cudaGetLastError();
+}
+
+void CudaDevice::copy_device_to_host(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  activate();
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::copy_device_to_device(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  activate();
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaDevice::synchronize() {
+  activate();
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  CUDA_CHECK(cudaGetLastError());
+}
+
+axon_kernel_fn CudaDevice::get_kernel(const char* op, axon_dtype dtype) { return kernel_table().find(op, dtype); }
+
+const char* const* CudaDevice::list_ops() { return kernel_table().list(); }
+
+axon_memory_info CudaDevice::memory_info() { return allocator_->info(); }
+
+void expect_dtype(const sdk::KernelCall& c, const sdk::TensorRef& t, axon_dtype dtype, const char* what) {
+  if (t.dtype() != dtype)
+    sdk::fail(AXON_INVALID_ARGUMENT,
+              sdk::format("%s: %s must be %s, got %s", c.op(), what, sdk::dtype_name(dtype), sdk::dtype_name(t.dtype())));
+}
+
+void expect_same_shape(const sdk::KernelCall& c, const sdk::TensorRef& a, const sdk::TensorRef& b, const char* what) {
+  bool same = a.rank() == b.rank();
+  for (int i = 0; same && i < a.rank(); ++i) same = a.dim(i) == b.dim(i);
+  if (!same)
+    sdk::fail(AXON_INVALID_ARGUMENT, sdk::format("%s: %s shapes differ: %s vs %s", c.op(), what, a.shape_string().c_str(),
+                                                 b.shape_string().c_str()));
+}
+
+}  // namespace axon::cuda

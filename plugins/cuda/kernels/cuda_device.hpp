@@ -1,0 +1,102 @@
+// One opened CUDA device: its stream, cuDNN and cuBLAS handles, caching
+// allocator and kernel table. Every entry point first makes the device
+// current on the calling thread, so several devices can be driven from one.
+#pragma once
+
+#include <axon/plugin.hpp>
+
+#include "allocator.hpp"
+#include "axon_cuda_kernels.h"
+#include "check.hpp"
+
+#include <memory>
+#include <string>
+
+namespace axon::cuda {
+
+struct ConvPlans;  // conv.cpp: cuDNN descriptors and algorithms per shape
+
+class CudaDevice final : public sdk::Device {
+ public:
+  explicit CudaDevice(const axon_cuda_open_args& args);
+  ~CudaDevice() override;
+
+  // sdk::Device
+  void* allocate(size_t bytes) override;
+  void deallocate(void* p) noexcept override;
+  void copy_host_to_device(void* dst, const void* src, size_t bytes) override;
+  void copy_device_to_host(void* dst, const void* src, size_t bytes) override;
+  void copy_device_to_device(void* dst, const void* src, size_t bytes) override;
+  void synchronize() override;
+  axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override;
+  const char* const* list_ops() override;
+  axon_memory_info memory_info() override;
+
+  void activate() const { CUDA_CHECK(cudaSetDevice(ordinal_)); }
+  void log(axon_log_level level, const std::string& message) const;
+
+  int ordinal() const { return ordinal_; }
+  const std::string& label() const { return label_; }
+  cudaStream_t stream() const { return stream_; }
+  cudnnHandle_t cudnn() const { return cudnn_; }
+  cublasHandle_t cublas() const { return cublas_; }
+  bool allow_tf32() const { return allow_tf32_; }
+  ConvPlans& conv_plans() { return *conv_plans_; }
+
+  // Device memory for the duration of one kernel call (workspaces, padded
+  // copies); freed on scope exit, which is safe because reuse is stream-ordered.
+  class Scratch {
+   public:
+    Scratch(CudaDevice& d, size_t bytes) : d_(&d), p_(d.allocate(bytes)) {}
+    ~Scratch() { d_->deallocate(p_); }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    template <class T = void>
+    T* get() const { return static_cast<T*>(p_); }
+
+   private:
+    CudaDevice* d_;
+    void* p_;
+  };
+
+ private:
+  class Segments;
+  const axon_host_api* host_;
+  std::string plugin_name_;
+  int ordinal_;
+  std::string label_;
+  bool allow_tf32_;
+  cudaStream_t stream_ = nullptr;
+  cudnnHandle_t cudnn_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  std::unique_ptr<Segments> segments_;
+  std::unique_ptr<CachingAllocator> allocator_;
+  void* cublas_workspace_ = nullptr;
+  std::unique_ptr<ConvPlans> conv_plans_;
+};
+
+// Turns `void F(CudaDevice&, const sdk::KernelCall&)` into an axon_kernel_fn
+// that activates the device first.
+template <void (*F)(CudaDevice&, const sdk::KernelCall&)>
+axon_status cuda_kernel(void* ctx, const axon_kernel_call* call, axon_error* err) {
+  return sdk::guarded(err, [&] {
+    auto& d = static_cast<CudaDevice&>(*static_cast<sdk::Device*>(ctx));
+    d.activate();
+    F(d, sdk::KernelCall(*call));
+  });
+}
+
+// The device behind a device_ctx handed out by open_device.
+inline CudaDevice& device_from_ctx(void* ctx) { return static_cast<CudaDevice&>(*static_cast<sdk::Device*>(ctx)); }
+
+// Per-area kernel registration (conv.cpp, pool_activation.cpp, matmul.cpp, ops.cpp).
+void register_conv_kernels(sdk::KernelTable& t);
+void register_pool_activation_kernels(sdk::KernelTable& t);
+void register_matmul_kernels(sdk::KernelTable& t);
+void register_own_kernels(sdk::KernelTable& t);
+
+// Shared argument checks.
+void expect_dtype(const sdk::KernelCall& c, const sdk::TensorRef& t, axon_dtype dtype, const char* what);
+void expect_same_shape(const sdk::KernelCall& c, const sdk::TensorRef& a, const sdk::TensorRef& b, const char* what);
+
+}  // namespace axon::cuda

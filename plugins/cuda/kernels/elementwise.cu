@@ -1,0 +1,318 @@
+// axon's own CUDA kernels: the ops cuDNN and cuBLAS do not cover. Reductions
+// are two-pass with a fixed order, so results are deterministic.
+#include "elementwise.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace axon::cuda::launch {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+void check_launch(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+unsigned blocks_for(int64_t n, int threads = kThreads) {
+  int64_t b = (n + threads - 1) / threads;
+  if (b < 1) b = 1;
+  return static_cast<unsigned>(b > 65535 * 32 ? 65535 * 32 : b);  // grid-stride loops cover the rest
+}
+
+__global__ void bias_add_kernel(const float* x, const float* bias, float* y, int64_t n, int64_t cols) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = x[i] + bias[i % cols];
+}
+
+constexpr int kColTile = 32;   // columns per block (x)
+constexpr int kColRows = 8;    // row lanes per block (y)
+constexpr int kMaxChunks = 64; // row chunks in the first pass
+
+int64_t chunks_for(int64_t rows) {
+  int64_t c = (rows + 255) / 256;
+  return c < 1 ? 1 : (c > kMaxChunks ? kMaxChunks : c);
+}
+
+__global__ void column_partial_kernel(const float* x, int64_t rows, int64_t cols, int64_t rows_per_chunk, float* partial) {
+  __shared__ float acc[kColRows][kColTile];
+  const int64_t col = blockIdx.x * (int64_t)kColTile + threadIdx.x;
+  const int64_t r0 = blockIdx.y * rows_per_chunk;
+  const int64_t r1 = min(rows, r0 + rows_per_chunk);
+  float s = 0.f;
+  if (col < cols)
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += kColRows) s += x[r * cols + col];
+  acc[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < cols) {
+    float t = 0.f;
+    for (int k = 0; k < kColRows; ++k) t += acc[k][threadIdx.x];
+    partial[blockIdx.y * cols + col] = t;
+  }
+}
+
+__global__ void column_final_kernel(const float* partial, int64_t chunks, int64_t cols, float* out) {
+  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < cols; c += (int64_t)gridDim.x * blockDim.x) {
+    float t = 0.f;
+    for (int64_t k = 0; k < chunks; ++k) t += partial[k * cols + c];
+    out[c] = t;
+  }
+}
+
+__device__ float block_sum(float v) {
+  __shared__ float warp_sums[32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  const int warps = (blockDim.x + 31) >> 5;
+  v = threadIdx.x < warps ? warp_sums[threadIdx.x] : 0.f;
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;  // valid in thread 0
+}
+
+constexpr int kSumBlocks = 512;
+
+__global__ void sum_partial_kernel(const float* x, int64_t n, float* partial) {
+  float s = 0.f;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) s += x[i];
+  s = block_sum(s);
+  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+__global__ void sum_final_kernel(const float* partial, int64_t count, float* out) {
+  float s = 0.f;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) s += partial[i];
+  s = block_sum(s);
+  if (threadIdx.x == 0) out[0] = s;
+}
+
+// One warp per row.
+__global__ void softmax_xent_kernel(const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
+                                    float* loss, float* dlogits) {
+  const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
+  const int lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const float* x = logits + row * classes;
+  float* d = dlogits + row * classes;
+  const int32_t label = labels[row];
+  if (label < 0 || label >= classes) {
+    for (int64_t c = lane; c < classes; c += 32) d[c] = NAN;
+    if (lane == 0) loss[row] = NAN;
+    return;
+  }
+  float mx = -INFINITY;
+  for (int64_t c = lane; c < classes; c += 32) mx = fmaxf(mx, x[c]);
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  float sum = 0.f;
+  for (int64_t c = lane; c < classes; c += 32) sum += expf(x[c] - mx);
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  const float log_sum = logf(sum);
+  for (int64_t c = lane; c < classes; c += 32) d[c] = expf(x[c] - mx - log_sum) - (c == label ? 1.f : 0.f);
+  if (lane == 0) loss[row] = log_sum + mx - x[label];
+}
+
+__global__ void adam_kernel(float* var, float* m, float* v, const float* g, int64_t n, float lr_t, float b1, float b2,
+                            float eps) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const float gi = g[i];
+    const float mi = b1 * m[i] + (1.f - b1) * gi;
+    const float vi = b2 * v[i] + (1.f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    var[i] -= lr_t * mi / (sqrtf(vi) + eps);
+  }
+}
+
+// One warp per row; ties go to the lower index.
+__global__ void in_top_1_kernel(const float* logits, const int32_t* labels, int64_t rows, int64_t classes, float* out) {
+  const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
+  const int lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const float* x = logits + row * classes;
+  float best = -INFINITY;
+  int64_t best_i = classes;  // "none yet"
+  for (int64_t c = lane; c < classes; c += 32)
+    if (best_i == classes || x[c] > best) best = x[c], best_i = c;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+    const int64_t oi = __shfl_xor_sync(0xffffffffu, best_i, o);
+    if (oi != classes && (best_i == classes || ov > best || (ov == best && oi < best_i))) best = ov, best_i = oi;
+  }
+  if (lane == 0) out[row] = (best_i == labels[row]) ? 1.f : 0.f;
+}
+
+__global__ void fill_kernel(float* y, int64_t n, float value) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) y[i] = value;
+}
+
+__global__ void scale_kernel(const float* x, float* y, int64_t n, float alpha) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = alpha * x[i];
+}
+
+struct AddNArgs {
+  const float* x[kAddNMax];
+  int count;
+};
+
+__global__ void add_n_kernel(AddNArgs a, float* y, int64_t n, bool accumulate) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    float s = accumulate ? y[i] : 0.f;
+    for (int k = 0; k < a.count; ++k) s += a.x[k][i];
+    y[i] = s;
+  }
+}
+
+__global__ void normalize_kernel(const uint8_t* x, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = static_cast<float>(x[i]) / 255.f;
+}
+
+constexpr int kTile = 32;
+
+__global__ void transpose_kernel(const float* x, float* y, int64_t rows, int64_t cols) {
+  __shared__ float tile[kTile][kTile + 1];
+  const int64_t c = blockIdx.x * (int64_t)kTile + threadIdx.x;
+  for (int k = threadIdx.y; k < kTile; k += blockDim.y) {
+    const int64_t r = blockIdx.y * (int64_t)kTile + k;
+    if (r < rows && c < cols) tile[k][threadIdx.x] = x[r * cols + c];
+  }
+  __syncthreads();
+  const int64_t r_out = blockIdx.x * (int64_t)kTile;  // output row block = input column block
+  for (int k = threadIdx.y; k < kTile; k += blockDim.y) {
+    const int64_t orow = r_out + k;                                  // input column
+    const int64_t ocol = blockIdx.y * (int64_t)kTile + threadIdx.x;  // input row
+    if (orow < cols && ocol < rows) y[orow * rows + ocol] = tile[threadIdx.x][k];
+  }
+}
+
+__global__ void window_copy_kernel(const float* src, int64_t sh, int64_t sw, int64_t ch, float* dst, int64_t dh, int64_t dw,
+                                   int64_t off_h, int64_t off_w, float fill, int64_t total) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t c = i % ch;
+    int64_t t = i / ch;
+    const int64_t w = t % dw;
+    t /= dw;
+    const int64_t h = t % dh;
+    const int64_t n = t / dh;
+    const int64_t y = h + off_h, x = w + off_w;
+    dst[i] = (y >= 0 && y < sh && x >= 0 && x < sw) ? src[((n * sh + y) * sw + x) * ch + c] : fill;
+  }
+}
+
+}  // namespace
+
+void bias_add(cudaStream_t s, const float* x, const float* bias, float* y, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  if (n == 0) return;
+  bias_add_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, bias, y, n, cols);
+  check_launch("bias_add");
+}
+
+int64_t column_sum_scratch(int64_t rows, int64_t cols) { return chunks_for(rows) * cols; }
+
+void column_sum(cudaStream_t s, const float* x, int64_t rows, int64_t cols, float* out, float* scratch) {
+  if (cols == 0) return;
+  const int64_t chunks = chunks_for(rows);
+  const int64_t per_chunk = (rows + chunks - 1) / chunks;
+  dim3 grid(static_cast<unsigned>((cols + kColTile - 1) / kColTile), static_cast<unsigned>(chunks));
+  column_partial_kernel<<<grid, dim3(kColTile, kColRows), 0, s>>>(x, rows, cols, per_chunk < 1 ? 1 : per_chunk, scratch);
+  check_launch("column_sum");
+  column_final_kernel<<<blocks_for(cols), kThreads, 0, s>>>(scratch, chunks, cols, out);
+  check_launch("column_sum");
+}
+
+int64_t sum_scratch(int64_t) { return kSumBlocks; }
+
+void sum_all(cudaStream_t s, const float* x, int64_t n, float* out, float* scratch) {
+  const unsigned blocks = n == 0 ? 1 : std::min<unsigned>(kSumBlocks, blocks_for(n));
+  sum_partial_kernel<<<blocks, kThreads, 0, s>>>(x, n, scratch);
+  check_launch("sum");
+  sum_final_kernel<<<1, kThreads, 0, s>>>(scratch, blocks, out);
+  check_launch("sum");
+}
+
+void softmax_cross_entropy(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
+                           float* loss, float* dlogits) {
+  if (rows == 0) return;
+  constexpr int rows_per_block = kThreads / 32;
+  softmax_xent_kernel<<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, s>>>(
+      logits, labels, rows, classes, loss, dlogits);
+  check_launch("softmax_cross_entropy");
+}
+
+void adam(cudaStream_t s, float* var, float* m, float* v, const float* grad, int64_t n, float lr_t, float beta_1,
+          float beta_2, float epsilon) {
+  if (n == 0) return;
+  adam_kernel<<<blocks_for(n), kThreads, 0, s>>>(var, m, v, grad, n, lr_t, beta_1, beta_2, epsilon);
+  check_launch("adam");
+}
+
+void in_top_1(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes, float* correct) {
+  if (rows == 0) return;
+  constexpr int rows_per_block = kThreads / 32;
+  in_top_1_kernel<<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, s>>>(
+      logits, labels, rows, classes, correct);
+  check_launch("in_top_k");
+}
+
+void fill(cudaStream_t s, float* y, int64_t n, float value) {
+  if (n == 0) return;
+  fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(y, n, value);
+  check_launch("fill");
+}
+
+void scale(cudaStream_t s, const float* x, float* y, int64_t n, float alpha) {
+  if (n == 0) return;
+  scale_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, n, alpha);
+  check_launch("scale");
+}
+
+void add_n(cudaStream_t s, const float* const* xs, int count, float* y, int64_t n, bool accumulate) {
+  if (n == 0) return;
+  AddNArgs a{};
+  a.count = count;
+  for (int k = 0; k < count && k < kAddNMax; ++k) a.x[k] = xs[k];
+  add_n_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, y, n, accumulate);
+  check_launch("add_n");
+}
+
+void normalize_image(cudaStream_t s, const uint8_t* x, float* y, int64_t n) {
+  if (n == 0) return;
+  normalize_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, n);
+  check_launch("normalize_image");
+}
+
+void transpose(cudaStream_t s, const float* x, float* y, int64_t rows, int64_t cols) {
+  if (rows == 0 || cols == 0) return;
+  dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
+  transpose_kernel<<<grid, dim3(kTile, 8), 0, s>>>(x, y, rows, cols);
+  check_launch("transpose");
+}
+
+void window_copy(cudaStream_t s, const float* src, int64_t batch, int64_t src_h, int64_t src_w, int64_t channels,
+                 float* dst, int64_t dst_h, int64_t dst_w, int64_t off_h, int64_t off_w, float fill) {
+  const int64_t total = batch * dst_h * dst_w * channels;
+  if (total == 0) return;
+  window_copy_kernel<<<blocks_for(total), kThreads, 0, s>>>(src, src_h, src_w, channels, dst, dst_h, dst_w, off_h, off_w,
+                                                           fill, total);
+  check_launch("window_copy");
+}
+
+bool have_code_for_current_device(std::string& why) {
+  cudaFuncAttributes attr{};
+  cudaError_t e = cudaFuncGetAttributes(&attr, fill_kernel);
+  if (e == cudaSuccess) return true;
+  why = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+  cudaGetLastError();  // clear it
+  return false;
+}
+
+}  // namespace axon::cuda::launch

@@ -1,0 +1,234 @@
+// The CUDA plugin as the runtime sees it: counts and describes devices through
+// the driver alone, and hands device opening and collectives to the kernel
+// library, which it loads only when the driver shows a usable device.
+#include <axon/plugin.hpp>
+
+#include "axon_cuda_kernels.h"
+#include "kernel_library.hpp"
+#include "probe.hpp"
+
+#include <mutex>
+
+namespace axon::cuda {
+
+namespace {
+
+constexpr const char* kPluginName = "cuda";
+constexpr const char* kVersion = "0.1.0";
+
+class CudaPlugin : public sdk::Plugin {
+ public:
+  // Probes once, on first use; start-up with no driver costs one failed dlopen.
+  const ProbeResult& state() {
+    std::call_once(once_, [this] {
+      probe_ = probe_devices();
+      if (!probe_.usable.empty()) {
+        kernels_ = load_kernel_library(kernels_error_);
+        if (kernels_ == nullptr) {
+          // The devices are there but cannot be used: list them as excluded.
+          for (const auto& g : probe_.usable) {
+            axon_excluded_device x{};
+            x.struct_size = sizeof x;
+            x.physical_id = g.ordinal;
+            sdk::copy_string(x.name, g.name);
+            sdk::copy_string(x.reason, kernels_error_);
+            probe_.excluded.push_back(x);
+          }
+          unusable_ = std::move(probe_.usable);
+          probe_.usable.clear();
+          probe_.reason = sdk::format("%zu CUDA device(s) found but unusable: ", unusable_.size()) + kernels_error_;
+          log(AXON_LOG_WARNING, probe_.reason);
+        }
+      }
+      if (!probe_.reason.empty()) log(AXON_LOG_DEBUG, "no CUDA devices: " + probe_.reason);
+    });
+    return probe_;
+  }
+
+  int device_count() noexcept override {
+    try {
+      return static_cast<int>(state().usable.size());
+    } catch (...) {
+      return 0;
+    }
+  }
+
+  axon_device_props device_props(int id) override {
+    const GpuInfo& g = gpu(id);
+    axon_device_props p{};
+    p.struct_size = sizeof p;
+    sdk::copy_string(p.name, g.name);
+    p.physical_id = id;
+    p.memory_total = g.memory_total;
+    p.memory_free = free_memory(g.ordinal);
+    p.compute_major = g.cc_major;
+    p.compute_minor = g.cc_minor;
+    sdk::copy_string(p.pci_bus_id, g.pci_bus_id);
+    sdk::copy_string(p.uuid, g.uuid);
+    const int dv = state().driver_version;
+    sdk::copy_string(p.description,
+                     sdk::format("cuda_ordinal=%d, multiprocessors=%d, clock_mhz=%d, driver=%d.%d, kernels=%s", g.ordinal,
+                                 g.multiprocessors, g.clock_mhz, dv / 1000, (dv % 1000) / 10,
+                                 kernels_ && kernels_->build_info ? kernels_->build_info : "?"));
+    return p;
+  }
+
+  std::unique_ptr<sdk::Device> open_device(int, const axon_device_config&) override {
+    // Never used: open() below fills the device table straight from the kernel
+    // library, so that kernel functions receive the library's own device ctx.
+    sdk::fail(AXON_INTERNAL, "CudaPlugin::open_device called");
+  }
+
+  void open(int id, const axon_device_config& config, axon_device_api* out) {
+    const ProbeResult& s = state();
+    if (kernels_ == nullptr && !unusable_.empty()) sdk::fail(AXON_UNAVAILABLE, probe_.reason);
+    if (s.usable.empty()) sdk::fail(AXON_UNAVAILABLE, "no CUDA device: " + s.reason);
+    const GpuInfo& g = gpu(id);
+    axon_cuda_open_args a{};
+    a.struct_size = sizeof a;
+    a.host = host;
+    a.plugin_name = kPluginName;
+    a.cuda_ordinal = g.ordinal;
+    std::string label = sdk::format("/device:GPU:%d (%s)", config.logical_index, g.name.c_str());
+    a.label = label.c_str();
+    const char* tf32 = config_value("allow-tf32");
+    a.allow_tf32 = tf32 != nullptr && (std::string(tf32) == "1" || std::string(tf32) == "true");
+    a.config = config;
+    axon_error err{};
+    axon_status st = kernels_->open_device(&a, out, &err);
+    if (st != AXON_OK) throw sdk::Error(st, err.message);
+  }
+
+  std::string unavailable_reason() override { return state().usable.empty() ? state().reason : std::string(); }
+
+  std::vector<axon_excluded_device> excluded_devices() override { return state().excluded; }
+
+  const axon_collective_api* collectives() override { return &forwarding_collectives(); }
+
+  // The kernel library's collectives, loading it if need be (comm_get_id may
+  // come before any device is opened).
+  const axon_collective_api* kernel_collectives() {
+    state();
+    if (kernels_ == nullptr) {
+      std::string error;
+      kernels_ = load_kernel_library(error);
+      if (kernels_ == nullptr) sdk::fail(AXON_UNAVAILABLE, error);
+    }
+    if (kernels_->collectives == nullptr) sdk::fail(AXON_UNIMPLEMENTED, "the CUDA kernel library has no collectives");
+    return kernels_->collectives;
+  }
+
+ private:
+  const char* config_value(const char* key) const { return config(key); }
+
+  const GpuInfo& gpu(int id) {
+    const auto& usable = state().usable;
+    sdk::require(id >= 0 && id < static_cast<int>(usable.size()),
+                 sdk::format("CUDA device %d does not exist (%zu usable)", id, usable.size()));
+    return usable[id];
+  }
+
+  // Free memory needs a context; the primary one is what cudart uses later.
+  uint64_t free_memory(int ordinal) {
+    const Driver* d = state().driver;
+    CUdevice dev = 0;
+    CUcontext ctx = nullptr;
+    if (d == nullptr || d->cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return 0;
+    if (d->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) return 0;
+    size_t free = 0, total = 0;
+    if (d->cuCtxPushCurrent(ctx) == CUDA_SUCCESS) {
+      d->cuMemGetInfo(&free, &total);
+      CUcontext popped = nullptr;
+      d->cuCtxPopCurrent(&popped);
+    }
+    d->cuDevicePrimaryCtxRelease(dev);
+    return free;
+  }
+
+  static const axon_collective_api& forwarding_collectives();
+
+  std::once_flag once_;
+  ProbeResult probe_;
+  std::vector<GpuInfo> unusable_;
+  const axon_cuda_kernels_api* kernels_ = nullptr;
+  std::string kernels_error_;
+};
+
+CudaPlugin& the_plugin() {
+  static CudaPlugin* p = new CudaPlugin;  // never deleted: plugins are never unloaded
+  return *p;
+}
+
+const axon_collective_api& CudaPlugin::forwarding_collectives() {
+  static const axon_collective_api api = [] {
+    axon_collective_api c{};
+    c.struct_size = sizeof c;
+    c.all_reduce = [](void*, int32_t n, void* const* ctxs, void* const* bufs, int64_t count, axon_dtype t, axon_reduce_op op,
+                      axon_error* err) -> axon_status {
+      const axon_collective_api* k = nullptr;
+      axon_status st = sdk::guarded(err, [&] { k = the_plugin().kernel_collectives(); });
+      if (st != AXON_OK) return st;
+      if (k->all_reduce == nullptr) return sdk::set_error(err, "all_reduce missing"), AXON_UNIMPLEMENTED;
+      return k->all_reduce(nullptr, n, ctxs, bufs, count, t, op, err);
+    };
+    c.comm_get_id = [](void*, void* id, size_t* size, axon_error* err) -> axon_status {
+      const axon_collective_api* k = nullptr;
+      axon_status st = sdk::guarded(err, [&] { k = the_plugin().kernel_collectives(); });
+      if (st != AXON_OK) return st;
+      if (k->comm_get_id == nullptr) return sdk::set_error(err, "comm_get_id missing"), AXON_UNIMPLEMENTED;
+      return k->comm_get_id(nullptr, id, size, err);
+    };
+    c.comm_create = [](void* dev, const void* id, size_t size, int32_t rank, int32_t world, void** comm,
+                       axon_error* err) -> axon_status {
+      const axon_collective_api* k = nullptr;
+      axon_status st = sdk::guarded(err, [&] { k = the_plugin().kernel_collectives(); });
+      if (st != AXON_OK) return st;
+      if (k->comm_create == nullptr) return sdk::set_error(err, "comm_create missing"), AXON_UNIMPLEMENTED;
+      return k->comm_create(dev, id, size, rank, world, comm, err);
+    };
+    c.comm_all_reduce = [](void* comm, void* buf, int64_t count, axon_dtype t, axon_reduce_op op, int32_t timeout_ms,
+                           axon_error* err) -> axon_status {
+      const axon_collective_api* k = nullptr;
+      axon_status st = sdk::guarded(err, [&] { k = the_plugin().kernel_collectives(); });
+      if (st != AXON_OK) return st;
+      if (k->comm_all_reduce == nullptr) return sdk::set_error(err, "comm_all_reduce missing"), AXON_UNIMPLEMENTED;
+      return k->comm_all_reduce(comm, buf, count, t, op, timeout_ms, err);
+    };
+    c.comm_destroy = [](void* comm) {
+      const axon_collective_api* k = nullptr;
+      axon_error err{};
+      if (sdk::guarded(&err, [&] { k = the_plugin().kernel_collectives(); }) == AXON_OK && k->comm_destroy)
+        k->comm_destroy(comm);
+    };
+    return c;
+  }();
+  return api;
+}
+
+}  // namespace
+
+}  // namespace axon::cuda
+
+// The entry point: the SDK fills the table, then open_device is pointed at the
+// kernel library (see CudaPlugin::open).
+extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* host, axon_plugin_api* out,
+                                                           axon_error* err) {
+  using namespace axon;
+  return sdk::guarded(err, [&] {
+    if (host == nullptr || out == nullptr) sdk::fail(AXON_INVALID_ARGUMENT, "null host or table");
+    if (host->abi_major != AXON_ABI_MAJOR)
+      sdk::fail(AXON_UNAVAILABLE, sdk::format("host ABI major %u, plugin built for %d", host->abi_major, AXON_ABI_MAJOR));
+    cuda::CudaPlugin& p = cuda::the_plugin();
+    sdk::fill_plugin_api(&p, host, cuda::kPluginName, cuda::kVersion, "GPU", 200, out);
+    out->open_device = [](void*, int32_t id, const axon_device_config* cfg, axon_device_api* api,
+                          axon_error* e) -> axon_status {
+      return sdk::guarded(e, [&] {
+        sdk::require(cfg != nullptr && api != nullptr, "open_device: null config or table");
+        axon_device_config conf{};
+        std::memcpy(&conf, cfg, std::min(cfg->struct_size, sizeof conf));  // older hosts send less
+        conf.struct_size = sizeof conf;
+        cuda::the_plugin().open(id, conf, api);
+      });
+    };
+  });
+}

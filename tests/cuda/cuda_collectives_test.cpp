@@ -1,0 +1,93 @@
+// NCCL collectives through the ABI on the devices this machine has: the
+// in-process all_reduce over every visible GPU (SUM and MEAN), and the
+// cross-process communicator path with a world of one (comm_get_id,
+// comm_create, comm_all_reduce with a timeout, comm_destroy).
+//
+//   cuda_collectives_test <libaxon-plugin-cuda.so>
+//
+// Exit: 0 pass, 1 fail, 77 no CUDA device. Plain C++ (no Catch2).
+#include "plugin_harness.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace axon::test;
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const std::string& what) {
+  std::printf("%s  %s\n", ok ? "PASS" : "FAIL", what.c_str());
+  if (!ok) ++failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <libaxon-plugin-cuda.so>\n", argv[0]);
+    return 2;
+  }
+  try {
+    LoadedPlugin cuda(argv[1]);
+    const int n = cuda.device_count();
+    if (n == 0) {
+      const char* why = cuda.api.unavailable_reason ? cuda.api.unavailable_reason(cuda.api.plugin_ctx) : nullptr;
+      std::printf("SKIP: no CUDA device: %s\n", why ? why : "(no reason given)");
+      return 77;
+    }
+    const axon_collective_api* coll = cuda.api.collectives;
+    expect(coll != nullptr && coll->all_reduce && coll->comm_get_id && coll->comm_create && coll->comm_all_reduce,
+           "the plugin offers collectives");
+    if (!coll) return 1;
+    const int64_t count = 1000;
+    std::vector<std::unique_ptr<TestDevice>> devs;
+    std::vector<std::unique_ptr<DeviceTensor>> bufs;
+    std::vector<void*> ctxs, ptrs;
+    for (int i = 0; i < n; ++i) {
+      devs.push_back(std::make_unique<TestDevice>(cuda, i));
+      bufs.push_back(std::make_unique<DeviceTensor>(*devs.back(), AXON_FLOAT32, std::vector<int64_t>{count}));
+      std::vector<float> v(count);
+      for (int64_t k = 0; k < count; ++k) v[k] = float(i + 1) * float(k % 7);
+      bufs.back()->upload(v);
+      ctxs.push_back(devs.back()->api.device_ctx);
+      ptrs.push_back(bufs.back()->t.data);
+    }
+    for (axon_reduce_op op : {AXON_REDUCE_SUM, AXON_REDUCE_MEAN}) {
+      axon_error err{};
+      axon_status st = coll->all_reduce(cuda.api.plugin_ctx, n, ctxs.data(), ptrs.data(), count, AXON_FLOAT32, op, &err);
+      expect(st == AXON_OK, std::string("all_reduce over ") + std::to_string(n) + " GPU(s): " + (st ? err.message : "ok"));
+      // Sum over replicas i of (i+1)*(k%7) = n(n+1)/2 * (k%7); the mean divides by n.
+      // After SUM every buffer holds the sum; MEAN of equal buffers leaves it.
+      bool ok = true;
+      for (int i = 0; i < n; ++i) {
+        devs[i]->sync();
+        auto v = bufs[i]->download<float>();
+        for (int64_t k = 0; k < count; ++k) ok = ok && v[k] == float(n * (n + 1) / 2) * float(k % 7);
+      }
+      expect(ok, std::string("all_reduce ") + (op == AXON_REDUCE_SUM ? "SUM" : "MEAN") + " values");
+    }
+    // Cross-process path with a world of one.
+    char id[AXON_COMM_ID_CAPACITY];
+    size_t id_size = sizeof id;
+    axon_error err{};
+    check(coll->comm_get_id(cuda.api.plugin_ctx, id, &id_size, &err), err, "comm_get_id");
+    void* comm = nullptr;
+    check(coll->comm_create(ctxs[0], id, id_size, 0, 1, &comm, &err), err, "comm_create");
+    axon_status st = coll->comm_all_reduce(comm, ptrs[0], count, AXON_FLOAT32, AXON_REDUCE_SUM, 10000, &err);
+    expect(st == AXON_OK, std::string("comm_all_reduce (world 1, timeout 10 s): ") + (st ? err.message : "ok"));
+    auto v = bufs[0]->download<float>();
+    bool ok = true;
+    for (int64_t k = 0; k < count; ++k) ok = ok && v[k] == float(n * (n + 1) / 2) * float(k % 7);
+    expect(ok, "comm_all_reduce leaves a world of one unchanged");
+    coll->comm_destroy(comm);
+    std::printf("SUMMARY: %s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
+  }
+}

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
 namespace po = boost::program_options;
@@ -101,6 +102,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
   }
   if (vm.count("metrics-csv")) o.metrics_csv = vm["metrics-csv"].as<std::string>();
   if (vm.count("save")) o.save = vm["save"].as<std::string>();
+  // Checked now rather than after the first epoch's minutes of work.
+  for (const auto& [flag, file] : {std::pair{"--metrics-csv", o.metrics_csv}, std::pair{"--save", o.save}}) {
+    if (!file) continue;
+    std::filesystem::path folder = std::filesystem::path(*file).parent_path();
+    if (folder.empty()) folder = ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec))
+      throw UsageError(std::string(flag) + " " + *file + ": folder " + folder.string() + " does not exist");
+  }
   o.train_limit = vm["train-limit"].as<int64_t>();
   o.test_limit = vm["test-limit"].as<int64_t>();
   if (o.train_limit < 0) throw UsageError("--train-limit must be 0 (all) or more, got " + std::to_string(o.train_limit));

@@ -86,8 +86,8 @@ class Source {
     if (gzip_) {
       if ((total & 0xffffffffu) != isize_)
         bad(file_, "the header promises " + std::to_string(payload) + " data bytes (" + std::to_string(total) +
-                       " uncompressed) but the gzip trailer records " + std::to_string(isize_) +
-                       " uncompressed bytes: the file is truncated or corrupt");
+                       " uncompressed) but the gzip size field (the file's last 4 bytes) reads " +
+                       std::to_string(isize_) + ": the file is truncated or corrupt");
     } else if (file_size_ != total) {
       if (file_size_ < total)
         bad(file_, "truncated: the header promises " + std::to_string(payload) + " data bytes but the file has only " +

@@ -151,8 +151,8 @@ const Tensor& Sequential::forward(const data::HostBatch& batch) {
   return *h;
 }
 
-void Sequential::train_step(const data::HostBatch& batch) {
-  if (!optimizer_) throw UsageError("Sequential::fit: compile the model first");
+void Sequential::compute_gradients(const data::HostBatch& batch) {
+  if (!optimizer_) throw UsageError("Sequential: compile the model first");
   DeviceScope scope(device());
   const Tensor& logits = forward(batch);
   const Inputs& in = inputs_.at(batch.size);
@@ -160,7 +160,17 @@ void Sequential::train_step(const data::HostBatch& batch) {
   train_metrics_.update(loss_->per_sample_loss(batch.size), logits, in.labels);
   const Tensor* g = &loss_->gradient(batch.size);
   for (size_t i = layers_.size(); i-- > 0;) g = &layers_[i]->backward(*layer_inputs_[i], *g, i > 0);
+}
+
+void Sequential::train_step(const data::HostBatch& batch) {
+  compute_gradients(batch);
+  DeviceScope scope(device());
   optimizer_->apply(params_);
+}
+
+const Tensor& Sequential::per_sample_loss(int64_t batch_size) const {
+  if (!loss_) throw RuntimeError("the model " + name_ + " is not compiled");
+  return loss_->per_sample_loss(batch_size);
 }
 
 History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {

@@ -59,9 +59,15 @@ class Sequential {
   // Logits [count, classes], row-major.
   std::vector<float> predict(const data::ImageSet& set, int64_t batch_size = 32);
 
-  // One optimisation step on a host batch (fit's inner loop); metrics
-  // accumulate into metrics().
+  // One optimisation step on a host batch (fit's inner loop):
+  // compute_gradients then one Adam update.
   void train_step(const data::HostBatch& batch);
+  // Forward, loss, backward: fills every Parameter::grad with the gradient of
+  // the batch's mean loss, without updating the weights. The loss and
+  // accuracy also accumulate into metrics().
+  void compute_gradients(const data::HostBatch& batch);
+  // The per-sample losses of the last compute_gradients/evaluate batch of that size.
+  const Tensor& per_sample_loss(int64_t batch_size) const;
   // Forward pass only; returns the logits buffer for the batch size.
   const Tensor& forward(const data::HostBatch& batch);
 

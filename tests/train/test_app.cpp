@@ -1,0 +1,227 @@
+// axon-train end to end: a short real run (loss falls, accuracy well above
+// chance, CSV and weights written, memory bounded), bit-identical reruns, one
+// clear message and exit code 2 for bad input, the GPU fallback, --compare.
+// [long]: the acceptance run with defaults (5 epochs of Fashion-MNIST).
+#include "synthetic.hpp"
+#include "train_test_util.hpp"
+
+#include <axon/data/mnist.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <sstream>
+
+using namespace axon;
+using axon::test::TempDir;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+Result run(const std::string& args, const TempDir& dir, const std::string& env = "") {
+  const auto out = dir.path / "stdout.txt", err = dir.path / "stderr.txt";
+  const std::string cmd = env + (env.empty() ? "" : " ") + "'" AXON_TRAIN_EXE "' " + args + " >'" + out.string() +
+                          "' 2>'" + err.string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = test::read_all(out);
+  r.err = test::read_all(err);
+  return r;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+// The data folder for short runs: the installed Fashion-MNIST, or else a
+// learnable synthetic set written as IDX files into `dir`.
+std::string data_dir(const TempDir& dir) {
+  if (!data::find_idx_file(data::kDefaultDataDir, "train-images-idx3-ubyte").empty()) return data::kDefaultDataDir;
+  for (auto [split, n, seed] : {std::tuple<const char*, int64_t, uint64_t>{"train", 6400, 1}, {"t10k", 2000, 2}}) {
+    const data::ImageSet s = test::synthetic_set(n, seed);
+    test::write_raw(dir.path / (std::string(split) + "-images-idx3-ubyte"),
+                    test::idx_bytes(0x08, {static_cast<uint32_t>(n), 28, 28}, s.images));
+    test::write_raw(dir.path / (std::string(split) + "-labels-idx1-ubyte"),
+                    test::idx_bytes(0x08, {static_cast<uint32_t>(n)}, s.labels));
+  }
+  return dir.path.string();
+}
+
+// CSV rows as vectors of fields (header skipped).
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  REQUIRE(line == "epoch,loss,accuracy,val_loss,val_accuracy,seconds,samples_per_second,input_wait_seconds");
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::string cell;
+    std::istringstream l(line);
+    while (std::getline(l, cell, ',')) f.push_back(cell);
+    REQUIRE(f.size() == 8);
+    rows.push_back(f);
+  }
+  return rows;
+}
+
+double peak_mib(const std::string& out) {
+  const auto at = out.find("Peak resident memory: ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(out.substr(at + 22));
+}
+
+bool has_gpu() {
+  return test::test_runtime().find_device("gpu:0") != nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("axon-train: a short run learns and writes its files", "[app]") {
+  TempDir dir("app-run");
+  const std::string data = data_dir(dir);
+  const auto csv = dir.path / "m.csv", w = dir.path / "w.axw";
+  const Result r = run("--data '" + data + "' --train-limit 3200 --test-limit 1000 --epochs 2 --seed 3 --verbose "
+                       "--metrics-csv '" + csv.string() + "' --save '" + w.string() + "'", dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("Training on /device:CPU:0") && Catch::Contains("Epoch 1/2") &&
+                        Catch::Contains("Epoch 2/2") && Catch::Contains("50/50 [==============================] - ") &&
+                        Catch::Contains("ms/step - loss: ") && Catch::Contains(" - val_accuracy: ") &&
+                        Catch::Contains("samples/s") && Catch::Contains("for input") &&
+                        Catch::Contains("Total params: 93,322") && Catch::Contains("Memory on /device:CPU:0"));
+  CHECK(r.out.find('\r') == std::string::npos);  // not a terminal: no redraws
+  const auto rows = csv_rows(test::read_all(csv));
+  REQUIRE(rows.size() == 2);
+  CHECK(std::stod(rows[1][1]) < std::stod(rows[0][1]));  // loss falls
+  CHECK(std::stod(rows[1][2]) > std::stod(rows[0][2]));  // accuracy rises
+  CHECK(std::stod(rows[1][4]) > 0.6);                    // chance is 0.1
+  CHECK(test::read_all(w).substr(0, 8) == "AXONWTS1");
+  CHECK(peak_mib(r.out) < 200);
+  // No temporary files left behind by the atomic writes.
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path)) files += e.path().filename().string()[0] == '.';
+  CHECK(files == 0);
+}
+
+TEST_CASE("axon-train: same seed and threads give a bit-identical run", "[app][determinism]") {
+  TempDir dir("app-determinism");
+  const std::string data = data_dir(dir);
+  auto once = [&](int seed, const std::string& tag) {
+    const auto csv = dir.path / (tag + ".csv"), w = dir.path / (tag + ".axw");
+    const Result r = run("--data '" + data + "' --train-limit 1280 --test-limit 500 --epochs 2 --threads 2 --quiet --seed " +
+                         std::to_string(seed) + " --metrics-csv '" + csv.string() + "' --save '" + w.string() + "'", dir);
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.empty());  // --quiet
+    std::string curve;
+    for (const auto& row : csv_rows(test::read_all(csv))) curve += row[1] + "," + row[2] + "," + row[3] + "," + row[4] + "\n";
+    return std::make_pair(curve, test::read_all(w));
+  };
+  const auto a = once(5, "a"), b = once(5, "b"), c = once(6, "c");
+  CHECK(a.first == b.first);
+  CHECK(a.second == b.second);
+  CHECK(a.second != c.second);
+}
+
+TEST_CASE("axon-train: bad input exits 2 with one message", "[app][errors]") {
+  TempDir dir("app-errors");
+  auto expect_usage = [&](const std::string& args, const std::string& needle) {
+    const Result r = run(args, dir);
+    INFO("axon-train " << args << "\nstdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("axon-train: error: ") && Catch::Contains(needle));
+  };
+  expect_usage("--data '" + (dir.path / "absent").string() + "'", "apt-get install dataset-fashion-mnist");
+  expect_usage("--batch-size 0", "--batch-size must be at least 1, got 0");
+  expect_usage("--batch-size -5", "--batch-size");
+  expect_usage("--epochs 0", "--epochs");
+  expect_usage("--learning-rate -1", "--learning-rate");
+  expect_usage("--learning-rate abc", "learning-rate");
+  expect_usage("--seed -3", "--seed");
+  expect_usage("--no-such-flag", "no-such-flag");
+  expect_usage("--train-limit -1", "--train-limit");
+  expect_usage("--threads -2", "--threads");
+  expect_usage("--strategy nope", "strategy");
+  expect_usage("--metrics-csv '" + (dir.path / "no" / "m.csv").string() + "'", "does not exist");
+  expect_usage("--save '" + (dir.path / "no" / "w.axw").string() + "'", "does not exist");
+  expect_usage("--device 'cpu:zero'", "cpu:zero");
+
+  // A truncated image file in an otherwise good folder.
+  TempDir bad("app-corrupt");
+  test::write_dataset(bad.path, 100, 20, true);
+  const std::string gz = test::read_all(bad.path / "train-images-idx3-ubyte.gz");
+  test::write_raw(bad.path / "train-images-idx3-ubyte.gz", gz.substr(0, gz.size() - 40));
+  expect_usage("--data '" + bad.path.string() + "'", "train-images-idx3-ubyte.gz");
+  // A label file that lies about its count.
+  TempDir lying("app-lying");
+  test::write_dataset(lying.path, 100, 20, false);
+  test::write_raw(lying.path / "t10k-labels-idx1-ubyte", test::idx_bytes(0x08, {30}, std::vector<uint8_t>(20, 1)));
+  expect_usage("--data '" + lying.path.string() + "'", "t10k-labels-idx1-ubyte");
+}
+
+TEST_CASE("axon-train: --device gpu:0 without a GPU", "[app][placement]") {
+  if (has_gpu()) {
+    WARN("this machine has a GPU: the no-GPU fallback is not exercised");
+    return;
+  }
+  TempDir dir("app-gpu");
+  const std::string data = data_dir(dir);
+  const Result strict = run("--data '" + data + "' --device gpu:0 --strict-placement", dir);
+  INFO(strict.err);
+  CHECK(strict.code == 2);
+  CHECK(lines(strict.err) == 1);
+  CHECK_THAT(strict.err, Catch::Contains("/device:GPU:0 is not available") && Catch::Contains("/device:CPU:0"));
+
+  const Result soft = run("--data '" + data + "' --device gpu:0 --train-limit 128 --test-limit 64 --epochs 1", dir);
+  INFO(soft.out << soft.err);
+  CHECK(soft.code == 0);
+  CHECK_THAT(soft.err, Catch::Contains("falling back to /device:CPU:0"));
+  CHECK_THAT(soft.out, Catch::Contains("Training on /device:CPU:0") && Catch::Contains("fallback"));
+}
+
+TEST_CASE("axon-train: --compare runs what is there and prints the table", "[app][compare]") {
+  TempDir dir("app-compare");
+  const std::string data = data_dir(dir);
+  const Result r = run("--data '" + data + "' --compare cpu:0,gpu:0 --train-limit 256 --test-limit 128 --epochs 1", dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  if (!has_gpu()) CHECK_THAT(r.out, Catch::Contains("No GPU on this machine"));
+  CHECK_THAT(r.out, Catch::Contains("s/epoch") && Catch::Contains("samples/s") && Catch::Contains("final accuracy") &&
+                        Catch::Contains("speedup") && Catch::Contains("1.00x"));
+}
+
+TEST_CASE("axon-train: --help lists the flags with examples", "[app]") {
+  TempDir dir("app-help");
+  const Result r = run("--help", dir);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("--batch-size") && Catch::Contains("--metrics-csv") && Catch::Contains("Examples:") &&
+                        Catch::Contains("--visible-devices"));
+}
+
+TEST_CASE("axon-train: defaults reach 90% on Fashion-MNIST in 5 epochs", "[long]") {
+  if (data::find_idx_file(data::kDefaultDataDir, "train-images-idx3-ubyte").empty()) {
+    WARN("no Fashion-MNIST in " << data::kDefaultDataDir << ": skipped");
+    return;
+  }
+  TempDir dir("app-full");
+  const auto csv = dir.path / "m.csv";
+  const Result r = run("--verbose --metrics-csv '" + csv.string() + "'", dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto rows = csv_rows(test::read_all(csv));
+  REQUIRE(rows.size() == 5);
+  CHECK(std::stod(rows[0][4]) >= 0.84);
+  CHECK(std::stod(rows[4][4]) >= 0.90);
+  CHECK(peak_mib(r.out) < 200);
+}

@@ -1,0 +1,201 @@
+// Sequential and the trainer's CNN on the CPU device: architecture figures,
+// seeded initialisation, Adam's update, metrics against a host computation,
+// learning on a synthetic set, bit-identical reruns, weights round trip.
+#include "synthetic.hpp"
+#include "train_test_util.hpp"
+
+#include <axon/error.hpp>
+#include <axon/nn/initializers.hpp>
+#include <axon/nn/sequential.hpp>
+#include <axon/train/weights.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace axon;
+using namespace axon::nn;
+
+namespace {
+
+Device& cpu() {
+  Device* d = test::test_runtime().find_device("cpu:0");
+  REQUIRE(d != nullptr);
+  return *d;
+}
+
+std::unique_ptr<Sequential> cnn(uint64_t seed) {
+  auto m = make_cnn(10);
+  m->build({28, 28, 1}, cpu(), seed);
+  m->compile();
+  return m;
+}
+
+data::HostBatch batch_of(const data::ImageSet& s, int64_t first, int64_t n) {
+  data::HostBatch b;
+  b.size = n;
+  b.images.assign(s.images.begin() + first * 784, s.images.begin() + (first + n) * 784);
+  for (int64_t i = 0; i < n; ++i) b.labels.push_back(s.labels[static_cast<size_t>(first + i)]);
+  return b;
+}
+
+// Records the running loss after every step (a sync per step: tests only).
+struct LossRecorder : Callback {
+  std::vector<double> losses;
+  void on_batch_end(int64_t, const std::function<MetricValues()>& read) override { losses.push_back(read().loss); }
+};
+
+}  // namespace
+
+TEST_CASE("model: the CNN's shape, parameters and FLOPs", "[model]") {
+  auto m = cnn(1);
+  CHECK(m->parameter_count() == 93322);
+  CHECK(m->layers().back()->output_shape() == Shape{10});
+  CHECK(m->training_flops_per_sample() == 16376064);  // the 16.4 MFLOP the benchmark uses
+  const std::string s = m->summary();
+  CHECK_THAT(s, Catch::Contains("conv2d_1 (Conv2D)") && Catch::Contains("(None, 3, 3, 64)") &&
+                    Catch::Contains("Total params: 93,322"));
+}
+
+TEST_CASE("model: glorot_uniform kernels and zero biases depend only on the seed", "[model]") {
+  auto a = cnn(5), b = cnn(5), c = cnn(6);
+  CHECK(train::serialize_weights(*a) == train::serialize_weights(*b));
+  CHECK(train::serialize_weights(*a) != train::serialize_weights(*c));
+  for (Parameter* p : a->parameters()) {
+    const std::vector<float> v = p->value.to_vector<float>();
+    if (p->value.rank() == 1) {
+      for (float x : v) REQUIRE(x == 0.0f);
+      continue;
+    }
+    const auto [fan_in, fan_out] = compute_fans(p->value.shape());
+    const double limit = std::sqrt(6.0 / (fan_in + fan_out));
+    double mean = 0, sq = 0;
+    for (float x : v) {
+      REQUIRE(std::fabs(x) <= limit);
+      mean += x;
+      sq += double{x} * x;
+    }
+    mean /= static_cast<double>(v.size());
+    const double var = sq / static_cast<double>(v.size()) - mean * mean;
+    INFO(p->name << ": variance " << var << ", uniform's " << limit * limit / 3);
+    CHECK(var == Approx(limit * limit / 3).epsilon(0.15));  // U(-l, l) has variance l^2 / 3
+  }
+}
+
+TEST_CASE("model: one Adam step is TensorFlow's ApplyAdam with Keras defaults", "[model]") {
+  auto m = cnn(3);
+  const data::ImageSet set = test::synthetic_set(8, 1);
+  const data::HostBatch b = batch_of(set, 0, 8);
+  m->compute_gradients(b);
+  std::vector<std::vector<float>> w0, g0;
+  for (Parameter* p : m->parameters()) {
+    w0.push_back(p->value.to_vector<float>());
+    g0.push_back(p->grad.to_vector<float>());
+  }
+  m->train_step(b);
+  CHECK(m->optimizer().iterations() == 1);
+  const double lr = 1e-3, b1 = 0.9, b2 = 0.999, eps = 1e-7;
+  const double lr_t = lr * std::sqrt(1 - b2) / (1 - b1);
+  auto params = m->parameters();
+  for (size_t k = 0; k < params.size(); ++k) {
+    const std::vector<float> w1 = params[k]->value.to_vector<float>();
+    for (size_t i = 0; i < w1.size(); ++i) {
+      const double g = g0[k][i], mm = (1 - b1) * g, vv = (1 - b2) * g * g;
+      const double expect = w0[k][i] - lr_t * mm / (std::sqrt(vv) + eps);
+      INFO(params[k]->name << "[" << i << "] grad " << g);
+      REQUIRE(w1[i] == Approx(expect).margin(1e-7).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("model: evaluate's device-side loss and accuracy match the host", "[model]") {
+  auto m = cnn(4);
+  const data::ImageSet set = test::synthetic_set(70, 2);
+  const MetricValues v = m->evaluate(set, 32);  // 32 + 32 + 6: two batch sizes
+  const std::vector<float> logits = m->predict(set, 32);
+  double loss = 0;
+  int correct = 0;
+  for (int64_t i = 0; i < set.count; ++i) {
+    const float* l = logits.data() + i * 10;
+    int best = 0;
+    double mx = l[0];
+    for (int j = 1; j < 10; ++j)
+      if (l[j] > l[best]) best = j;
+    for (int j = 0; j < 10; ++j) mx = std::max(mx, double{l[j]});
+    double z = 0;
+    for (int j = 0; j < 10; ++j) z += std::exp(l[j] - mx);
+    loss += std::log(z) + mx - l[set.labels[static_cast<size_t>(i)]];
+    correct += best == set.labels[static_cast<size_t>(i)];
+  }
+  CHECK(v.samples == 70);
+  CHECK(v.loss == Approx(loss / 70).epsilon(1e-5));
+  CHECK(v.accuracy == Approx(correct / 70.0).margin(1e-9));
+}
+
+TEST_CASE("model: fit learns the synthetic set", "[model][fit]") {
+  auto m = cnn(7);
+  const data::ImageSet train = test::synthetic_set(1280, 3), val = test::synthetic_set(320, 4);
+  FitOptions o;
+  o.epochs = 2;
+  o.batch_size = 32;
+  o.seed = 1;
+  o.validation_data = &val;
+  const History h = m->fit(train, o);
+  REQUIRE(h.epochs.size() == 2);
+  CHECK(h.epochs[0].samples == 1280);
+  CHECK(h.epochs[0].steps == 40);
+  CHECK(h.epochs[1].loss < h.epochs[0].loss);
+  CHECK(h.epochs[0].loss < 2.0);
+  CHECK(h.epochs[1].val_accuracy > 0.9);  // chance is 0.1
+}
+
+TEST_CASE("model: same seed gives a bit-identical loss curve, with or without prefetch", "[model][determinism]") {
+  const data::ImageSet train = test::synthetic_set(640, 5);
+  auto run = [&](bool prefetch) {
+    auto m = cnn(21);
+    LossRecorder rec;
+    FitOptions o;
+    o.epochs = 2;
+    o.batch_size = 48;  // 640 = 13 x 48 + 16: the short last batch too
+    o.seed = 9;
+    o.prefetch = prefetch;
+    o.callbacks = {&rec};
+    m->fit(train, o);
+    return std::make_pair(rec.losses, train::serialize_weights(*m));
+  };
+  const auto a = run(true), b = run(true), c = run(false);
+  REQUIRE(a.first.size() == 28);
+  CHECK(a.first == b.first);
+  CHECK(a.second == b.second);
+  CHECK(a.first == c.first);
+  CHECK(a.second == c.second);
+}
+
+TEST_CASE("model: weights save and load round trip; bad files are rejected", "[model][weights]") {
+  test::TempDir dir("weights");
+  const data::ImageSet set = test::synthetic_set(64, 6);
+  auto a = cnn(30);
+  a->train_step(batch_of(set, 0, 32));
+  const auto file = dir.path / "w.axw";
+  train::save_weights(*a, file);
+  auto b = cnn(31);
+  CHECK(a->predict(set, 32) != b->predict(set, 32));
+  train::load_weights(*b, file);
+  CHECK(a->predict(set, 32) == b->predict(set, 32));
+  CHECK(test::read_all(file) == train::serialize_weights(*a));
+  CHECK(test::read_all(file).substr(0, 8) == "AXONWTS1");
+
+  std::string bytes = test::read_all(file);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 1);
+  test::write_raw(dir.path / "bad.axw", bytes);
+  CHECK_THROWS_WITH(train::load_weights(*b, dir.path / "bad.axw"), Catch::Contains("checksum"));
+  test::write_raw(dir.path / "short.axw", test::read_all(file).substr(0, 100));
+  CHECK_THROWS_AS(train::load_weights(*b, dir.path / "short.axw"), UsageError);
+
+  auto other = std::make_unique<Sequential>();
+  other->add<Flatten>();
+  other->add<Dense>(10);
+  other->build({28, 28, 1}, cpu(), 1);
+  CHECK_THROWS_WITH(train::load_weights(*other, file), Catch::Contains("holds 10 tensors, the model has 2"));
+  CHECK_THROWS_AS(train::save_weights(*a, dir.path / "no-such-folder" / "w.axw"), UsageError);
+}

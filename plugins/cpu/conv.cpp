@@ -5,8 +5,8 @@
 //   backprop input   dcol[M,K] = dy[M, OC] * W^T, then scattered back (col2im)
 // `col` never exists whole: each thread builds it one tile of rows at a time in
 // its own scratch (sized to stay in L2) and feeds the tile straight to sgemm.
-// Work is split statically over the device's threads, so results are
-// bit-identical run to run for a given thread count.
+// Tiles are fixed by the shapes alone (see thread_pool.hpp), so results are
+// bit-identical whatever the thread count.
 #include "blas.hpp"
 #include "checks.hpp"
 #include "device.hpp"
@@ -21,8 +21,10 @@ namespace {
 // stay in L2 while sgemm consumes them.
 int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
 
-// Below this many multiply-adds a conv runs on the calling thread alone.
+// Below this many multiply-adds (or elements) a kernel runs on the calling
+// thread alone.
 constexpr int64_t kSerialMacs = 1 << 18;
+constexpr int64_t kSerialElements = 1 << 15;
 
 bool pointwise(const ConvGeom& g) { return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_h == 0 && g.pad_w == 0; }
 
@@ -108,21 +110,17 @@ void conv2d(CpuDevice& d, const KernelCall& c) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
   if (y.numel() == 0) return;
   if (k == 0) return zero(yp, y.numel());
-  const int64_t serial_rows = std::max<int64_t>(1, kSerialMacs / (k * oc));
-  if (pointwise(g)) {
-    d.pool().parallel_for(m, serial_rows, [&](int, int64_t b, int64_t e) {
-      sgemm(false, false, e - b, oc, k, xp + b * k, k, w, oc, 0.0f, yp + b * oc, oc);
-    });
-    return;
-  }
+  const bool parallel = m * k * oc >= kSerialMacs;
   const int64_t tile = tile_rows(k);
-  d.pool().parallel_for(m, serial_rows, [&](int t, int64_t b, int64_t e) {
-    float* col = d.scratch(t, static_cast<size_t>(std::min(tile, e - b) * k));
-    for (int64_t r0 = b; r0 < e; r0 += tile) {
-      const int64_t r1 = std::min(e, r0 + tile);
-      im2col(g, xp, r0, r1, col);
-      sgemm(false, false, r1 - r0, oc, k, col, k, w, oc, 0.0f, yp + r0 * oc, oc);
+  const bool direct = pointwise(g);  // x rows are already the im2col rows
+  d.pool().for_ranges(m, tile, parallel, [&](int t, int64_t b, int64_t e) {
+    const float* a = xp + b * k;
+    if (!direct) {
+      float* col = d.scratch(t, static_cast<size_t>(tile * k));
+      im2col(g, xp, b, e, col);
+      a = col;
     }
+    sgemm(false, false, e - b, oc, k, a, k, w, oc, 0.0f, yp + b * oc, oc);
   });
 }
 
@@ -143,31 +141,25 @@ void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
   if (size == 0) return;
   if (m == 0) return zero(out, size);
 
-  // Each thread sums its rows' contribution into its own partial (thread 0:
-  // straight into the output); the partials are then added in thread order.
-  const bool parallel = d.threads() > 1 && m * size >= kSerialMacs && m >= d.threads();
-  const int parts = parallel ? d.threads() : 1;
-  float* partials = parallel ? d.partials(static_cast<size_t>(size)) : nullptr;
-  const int64_t tile = tile_rows(k);
-  auto work = [&](int t) {
-    const int64_t b = m * t / parts, e = m * (t + 1) / parts;
-    float* acc = t == 0 ? out : partials + t * size;
-    if (pointwise(g)) {
-      sgemm(true, false, k, oc, e - b, xp + b * k, k, dyp + b * oc, oc, 0.0f, acc, oc);
-      return;
+  // One partial dW per chunk of rows, added in chunk order afterwards.
+  const bool parallel = m * size >= kSerialMacs;
+  const int64_t tile = tile_rows(k), chunks = chunk_count(m, tile);
+  float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
+  const bool direct = pointwise(g);
+  d.pool().for_ranges(m, tile, parallel, [&](int t, int64_t b, int64_t e) {
+    const float* a = xp + b * k;
+    if (!direct) {
+      float* col = d.scratch(t, static_cast<size_t>(tile * k));
+      im2col(g, xp, b, e, col);
+      a = col;
     }
-    float* col = d.scratch(t, static_cast<size_t>(std::min(tile, e - b) * k));
-    for (int64_t r0 = b; r0 < e; r0 += tile) {
-      const int64_t r1 = std::min(e, r0 + tile);
-      im2col(g, xp, r0, r1, col);
-      sgemm(true, false, k, oc, r1 - r0, col, k, dyp + r0 * oc, oc, r0 == b ? 0.0f : 1.0f, acc, oc);
-    }
-  };
-  if (!parallel) return work(0);
-  d.pool().run(work);
-  d.pool().parallel_for(size, 1 << 14, [&](int, int64_t b, int64_t e) {
-    for (int t = 1; t < parts; ++t) {
-      const float* p = partials + t * size;
+    sgemm(true, false, k, oc, e - b, a, k, dyp + b * oc, oc, 0.0f, partials + (b / tile) * size, oc);
+  });
+  if (chunks == 1) return;
+  d.pool().for_ranges(size, 4096, parallel && size * chunks >= kSerialElements, [&](int, int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) out[i] = partials[i];
+    for (int64_t ch = 1; ch < chunks; ++ch) {
+      const float* p = partials + ch * size;
       for (int64_t i = b; i < e; ++i) out[i] += p[i];
     }
   });
@@ -188,25 +180,25 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
   float* out = dx.data<float>();
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
   if (dx.numel() == 0) return;
-  const int64_t serial_rows = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, k * oc));
+  const bool parallel = m * k * oc >= kSerialMacs;
+  const int64_t tile = tile_rows(k);
   if (pointwise(g)) {  // dx rows are exactly dy rows times W^T
-    d.pool().parallel_for(m, serial_rows, [&](int, int64_t b, int64_t e) {
+    d.pool().for_ranges(m, tile, parallel, [&](int, int64_t b, int64_t e) {
       if (oc == 0) return zero(out + b * k, (e - b) * k);
       sgemm(false, true, e - b, k, oc, dyp + b * oc, oc, w, oc, 0.0f, out + b * k, k);
     });
     return;
   }
-  // Taps of different images never touch the same dx pixel, so threads own
+  // Taps of different images never touch the same dx pixel, so chunks are
   // whole images and scatter without races.
   const int64_t per_image = g.oh * g.ow, image_size = g.h * g.w * g.c;
-  const int64_t tile = tile_rows(k);
-  const int64_t serial_images = std::max<int64_t>(1, serial_rows / std::max<int64_t>(per_image, 1));
-  d.pool().parallel_for(g.n, serial_images, [&](int t, int64_t n0, int64_t n1) {
+  const int64_t images = std::max<int64_t>(1, tile / std::max<int64_t>(per_image, 1));
+  d.pool().for_ranges(g.n, images, parallel, [&](int t, int64_t n0, int64_t n1) {
     zero(out + n0 * image_size, (n1 - n0) * image_size);
     if (oc == 0 || per_image == 0) return;
-    const int64_t b = n0 * per_image, e = n1 * per_image;
-    float* col = d.scratch(t, static_cast<size_t>(std::min(tile, e - b) * k));
-    for (int64_t r0 = b; r0 < e; r0 += tile) {
+    float* col = d.scratch(t, static_cast<size_t>(std::max(tile, per_image) * k));
+    const int64_t e = n1 * per_image;
+    for (int64_t r0 = n0 * per_image; r0 < e; r0 += tile) {
       const int64_t r1 = std::min(e, r0 + tile);
       sgemm(false, true, r1 - r0, k, oc, dyp + r0 * oc, oc, w, oc, 0.0f, col, k);
       col2im_add(g, col, r0, r1, out);

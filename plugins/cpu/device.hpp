@@ -46,8 +46,9 @@ class CpuDevice final : public axon::sdk::Device {
   int threads() const { return pool_.size(); }
   // Per-thread scratch (thread t of the pool uses slot t only).
   float* scratch(int t, size_t floats) { return scratch_[static_cast<size_t>(t)].get(floats); }
-  // Scratch for reductions across threads: `floats` per thread, contiguous.
-  float* partials(size_t floats) { return partials_.get(floats * static_cast<size_t>(threads())); }
+  // Scratch shared by all threads of one kernel call (per-chunk partial sums).
+  float* partials(size_t floats) { return partials_.get(floats); }
+  double* partials_f64(size_t doubles) { return reinterpret_cast<double*>(partials_.get(2 * doubles)); }
 
  private:
   int index_;

@@ -15,12 +15,14 @@ namespace {
 using sdk::format;
 using sdk::require;
 
-// Elementwise loops below this size run on the calling thread.
+// Loops below kSerialElements run on the calling thread; larger ones are cut
+// into chunks of kChunkElements (fixed, so reductions are reproducible).
 constexpr int64_t kSerialElements = 1 << 15;
+constexpr int64_t kChunkElements = 1 << 14;
 
 template <class F>
 void elementwise(CpuDevice& d, int64_t n, F&& f) {
-  d.pool().parallel_for(n, kSerialElements, [&](int, int64_t b, int64_t e) { f(b, e); });
+  d.pool().for_ranges(n, kChunkElements, n >= kSerialElements, [&](int, int64_t b, int64_t e) { f(b, e); });
 }
 
 // ------------------------------------------------------------------ MatMul
@@ -48,8 +50,8 @@ void mat_mul(CpuDevice& d, const KernelCall& c) {
   }
   // Rows of C split over threads; rows of op(A) start at row i of A, or at
   // column i when A is transposed.
-  const int64_t serial_rows = std::max<int64_t>(1, (1 << 18) / (n * k));
-  d.pool().parallel_for(m, serial_rows, [&](int, int64_t r0, int64_t r1) {
+  const int64_t rows = std::max<int64_t>(16, (1 << 16) / (n * k));
+  d.pool().for_ranges(m, rows, m * n * k >= (1 << 18), [&](int, int64_t r0, int64_t r1) {
     const float* a0 = ta ? ap + r0 : ap + r0 * k;
     sgemm(ta, tb, r1 - r0, n, k, a0, ta ? m : k, bp, tb ? k : n, 0.0f, cp + r0 * n, n);
   });
@@ -82,7 +84,10 @@ void relu_grad(CpuDevice& d, const KernelCall& c) {
   const float* yp = y.data<float>();
   float* out = dx.data<float>();
   elementwise(d, dy.numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = yp[i] > 0.0f ? g[i] : 0.0f;
+    for (int64_t i = b; i < e; ++i) {
+      const float gi = g[i];  // loaded unconditionally: a select, not a branch
+      out[i] = yp[i] > 0.0f ? gi : 0.0f;
+    }
   });
 }
 
@@ -101,7 +106,7 @@ void bias_add(CpuDevice& d, const KernelCall& c) {
   const float* xp = x.data<float>();
   const float* bp = bias.data<float>();
   float* yp = y.data<float>();
-  d.pool().parallel_for(x.numel() / ch, kSerialElements / ch + 1, [&](int, int64_t b, int64_t e) {
+  d.pool().for_ranges(x.numel() / ch, kChunkElements / ch + 1, x.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r)
       for (int64_t i = 0; i < ch; ++i) yp[r * ch + i] = xp[r * ch + i] + bp[i];
   });
@@ -119,24 +124,18 @@ void bias_add_grad(CpuDevice& d, const KernelCall& c) {
   const int64_t rows = dy.numel() / ch;
   const float* g = dy.data<float>();
   float* out = db.data<float>();
-  // Double accumulators, one row of `ch` per thread (2 floats per double).
-  double* acc = reinterpret_cast<double*>(d.partials(static_cast<size_t>(2 * ch)));
-  const int threads = d.threads();
-  const bool parallel = threads > 1 && rows * ch >= kSerialElements;
-  const int parts = parallel ? threads : 1;
-  auto work = [&](int t) {
-    double* a = acc + t * ch;
+  // Double sums per chunk of rows, added in chunk order.
+  const int64_t rows_per_chunk = kChunkElements / ch + 1, chunks = chunk_count(rows, rows_per_chunk);
+  double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * ch));
+  d.pool().for_ranges(rows, rows_per_chunk, dy.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
+    double* a = acc + (b / rows_per_chunk) * ch;
     std::fill(a, a + ch, 0.0);
-    for (int64_t r = rows * t / parts; r < rows * (t + 1) / parts; ++r)
+    for (int64_t r = b; r < e; ++r)
       for (int64_t i = 0; i < ch; ++i) a[i] += g[r * ch + i];
-  };
-  if (parallel)
-    d.pool().run(work);
-  else
-    work(0);
+  });
   for (int64_t i = 0; i < ch; ++i) {
-    double s = acc[i];
-    for (int t = 1; t < parts; ++t) s += acc[t * ch + i];
+    double s = 0.0;
+    for (int64_t t = 0; t < chunks; ++t) s += acc[t * ch + i];
     out[i] = static_cast<float>(s);
   }
 }
@@ -217,7 +216,7 @@ void identity(CpuDevice& d, const KernelCall& c) {
   const auto* src = static_cast<const char*>(x.raw());
   auto* dst = static_cast<char*>(y.raw());
   const int64_t bytes = x.numel() * static_cast<int64_t>(sdk::dtype_size(x.dtype()));
-  d.pool().parallel_for(bytes, 1 << 20, [&](int, int64_t b, int64_t e) {
+  d.pool().for_ranges(bytes, 1 << 18, bytes >= (1 << 20), [&](int, int64_t b, int64_t e) {
     std::memmove(dst + b, src + b, static_cast<size_t>(e - b));
   });
 }
@@ -233,20 +232,15 @@ void sum(CpuDevice& d, const KernelCall& c) {
           format("%s: output must be a scalar ([] or [1]), got shape %s", c.op(), y.shape_string().c_str()));
   const float* xp = x.data<float>();
   const int64_t n = x.numel();
-  double* acc = reinterpret_cast<double*>(d.partials(16));  // 8 doubles of room per thread
-  const bool parallel = d.threads() > 1 && n >= kSerialElements;
-  const int parts = parallel ? d.threads() : 1;
-  auto work = [&](int t) {
+  const int64_t chunks = chunk_count(n, kChunkElements);
+  double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1)));
+  d.pool().for_ranges(n, kChunkElements, n >= kSerialElements, [&](int, int64_t b, int64_t e) {
     double s = 0.0;
-    for (int64_t i = n * t / parts; i < n * (t + 1) / parts; ++i) s += xp[i];
-    acc[t * 8] = s;
-  };
-  if (parallel)
-    d.pool().run(work);
-  else
-    work(0);
+    for (int64_t i = b; i < e; ++i) s += xp[i];
+    acc[b / kChunkElements] = s;
+  });
   double s = 0.0;
-  for (int t = 0; t < parts; ++t) s += acc[t * 8];
+  for (int64_t t = 0; t < chunks; ++t) s += acc[t];
   *y.data<float>() = static_cast<float>(s);
 }
 

@@ -10,7 +10,10 @@
 namespace axon::cpu {
 namespace {
 
+// Below this many elements an op runs on the calling thread; work is cut in
+// chunks of about kChunkElements.
 constexpr int64_t kSerialElements = 1 << 15;
+constexpr int64_t kChunkElements = 1 << 14;
 
 struct Window {
   int64_t h0, h1, w0, w1;  // clipped input rows [h0, h1), columns [w0, w1)
@@ -31,8 +34,9 @@ void max_pool(CpuDevice& d, const KernelCall& c) {
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   const int64_t ch = p.c;
-  // One task per output row (n, oh).
-  d.pool().parallel_for(p.n * p.oh, kSerialElements / std::max<int64_t>(1, p.ow * ch), [&](int, int64_t b, int64_t e) {
+  // Chunks of whole output rows (n, oh).
+  const int64_t rows = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, p.ow * ch));
+  d.pool().for_ranges(p.n * p.oh, rows, y.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       const int64_t n = row / p.oh, oh = row % p.oh;
       const float* image = xp + n * p.h * p.w * ch;
@@ -69,12 +73,20 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
   const float* dyp = dy.data<float>();
   float* dxp = dx.data<float>();
   const int64_t ch = p.c, image_size = p.h * p.w * ch;
-  // When the windows tile the image exactly, each one clears its own pixels
-  // (one pass over dx instead of two); otherwise dx is cleared up front.
+  sdk::require(image_size < (int64_t{1} << 31), sdk::format("%s: images of %lld elements are too large (limit 2^31)", c.op(),
+                                                            static_cast<long long>(image_size)));
+  // When the windows tile the image exactly, each window writes its own
+  // pixels (one pass over dx instead of two); otherwise dx is cleared first.
   const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0 && p.oh * p.kh == p.h &&
                      p.ow * p.kw == p.w;
-  d.pool().parallel_for(p.n, kSerialElements / std::max<int64_t>(1, image_size), [&](int, int64_t n0, int64_t n1) {
+  const int64_t images = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, image_size));
+  d.pool().for_ranges(p.n, images, dx.numel() >= kSerialElements, [&](int, int64_t n0, int64_t n1) {
     if (!tiles) std::memset(dxp + n0 * image_size, 0, sizeof(float) * static_cast<size_t>((n1 - n0) * image_size));
+    // Per block of channels: the window offset of the first maximum of each
+    // channel, found without branches so the channel loop vectorises.
+    constexpr int64_t kBlock = 64;
+    float best[kBlock];
+    int32_t where[kBlock];
     for (int64_t n = n0; n < n1; ++n) {
       const float* image = xp + n * image_size;
       float* grad = dxp + n * image_size;
@@ -85,14 +97,21 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
           if (tiles)
             for (int64_t ih = win.h0; ih < win.h1; ++ih)
               std::memset(grad + (ih * p.w + win.w0) * ch, 0, sizeof(float) * static_cast<size_t>((win.w1 - win.w0) * ch));
-          for (int64_t i = 0; i < ch; ++i) {
-            int64_t best = (win.h0 * p.w + win.w0) * ch + i;
+          for (int64_t c0 = 0; c0 < ch; c0 += kBlock) {
+            const int64_t len = std::min(kBlock, ch - c0);
+            const int32_t first = static_cast<int32_t>((win.h0 * p.w + win.w0) * ch);
+            for (int64_t i = 0; i < len; ++i) best[i] = image[first + c0 + i], where[i] = first;
             for (int64_t ih = win.h0; ih < win.h1; ++ih)
               for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-                const int64_t at = (ih * p.w + iw) * ch + i;
-                if (image[at] > image[best]) best = at;
+                const int32_t at = static_cast<int32_t>((ih * p.w + iw) * ch);
+                const float* in = image + at + c0;
+                for (int64_t i = 0; i < len; ++i) {
+                  const bool more = in[i] > best[i];  // strictly: the first maximum keeps the gradient
+                  best[i] = more ? in[i] : best[i];
+                  where[i] = more ? at : where[i];
+                }
               }
-            grad[best] += g[i];
+            for (int64_t i = 0; i < len; ++i) grad[where[i] + c0 + i] += g[c0 + i];
           }
         }
     }

@@ -14,9 +14,9 @@
 namespace axon::cpu {
 
 namespace {
-// Spin this long for the next job before sleeping: a training step issues ops
-// back to back, and a futex wake-up costs more than a short spin.
-constexpr auto kSpin = std::chrono::microseconds(200);
+// Idle workers spin this long for the next job before sleeping: a training
+// step issues ops back to back, and a futex wake-up costs more than a spin.
+constexpr auto kSpin = std::chrono::microseconds(300);
 }  // namespace
 
 int available_cpus() {
@@ -42,48 +42,61 @@ ThreadPool::~ThreadPool() {
   for (auto& th : threads_) th.join();
 }
 
-void ThreadPool::run_one(int t) {
-  try {
-    call_(obj_, t);
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(error_mu_);
-    if (!error_) error_ = std::current_exception();
+void ThreadPool::work(int t) {
+  for (;;) {
+    const int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= chunks_) return;
+    try {
+      call_(obj_, t, c);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      if (!error_) error_ = std::current_exception();
+    }
   }
 }
 
-void ThreadPool::run_impl(void* obj, Trampoline call) {
-  if (size_ == 1) {
-    call(obj, 0);
-    return;
-  }
+void ThreadPool::run(int64_t chunks, void* obj, Trampoline call) {
   std::lock_guard<std::mutex> lock(run_mu_);
   obj_ = obj;
   call_ = call;
+  chunks_ = chunks;
   error_ = nullptr;
-  pending_.store(size_ - 1, std::memory_order_relaxed);
+  next_.store(0, std::memory_order_relaxed);
+  state_.store(kOpen, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
-  run_one(0);
-  while (pending_.load(std::memory_order_acquire) != 0) AXON_CPU_RELAX();
+  work(0);
+  // Close the job: no thread may join from now on; wait for those inside.
+  state_.fetch_and(~kOpen, std::memory_order_acq_rel);
+  int spins = 0;
+  while ((state_.load(std::memory_order_acquire) & ~kOpen) != 0)
+    if (++spins % 256 == 0)
+      std::this_thread::yield();  // a joined thread may share our core
+    else
+      AXON_CPU_RELAX();
   if (error_) std::rethrow_exception(error_);
 }
 
 void ThreadPool::worker(int t) {
   uint64_t seen = 0;
   for (;;) {
-    auto spin_until = std::chrono::steady_clock::now() + kSpin;
+    const auto spin_until = std::chrono::steady_clock::now() + kSpin;
     uint64_t g;
     int polls = 0;
     while ((g = generation_.load(std::memory_order_acquire)) == seen) {
       AXON_CPU_RELAX();
-      if (++polls % 64 == 0 && std::chrono::steady_clock::now() > spin_until) {
-        generation_.wait(seen, std::memory_order_acquire);
-      }
+      if (++polls % 64 == 0 && std::chrono::steady_clock::now() > spin_until) generation_.wait(seen, std::memory_order_acquire);
     }
     seen = g;
     if (stop_.load()) return;
-    run_one(t);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    // Join the job only while it is open (the caller may have finished it).
+    uint32_t s = state_.load(std::memory_order_acquire);
+    bool joined = false;
+    while ((s & kOpen) != 0 && !joined)
+      joined = state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire);
+    if (!joined) continue;
+    work(t);
+    state_.fetch_sub(1, std::memory_order_release);
   }
 }
 

@@ -1,7 +1,11 @@
-// A fixed pool of threads owned by one logical CPU device. run(f) calls f(t)
-// once for every t in [0, size()) (t = 0 on the calling thread) and returns
-// when all are done. Work is split statically by the caller, so a given
-// thread count always yields the same partition, hence bit-identical results.
+// A fixed pool of threads owned by one logical CPU device.
+//
+// Work is cut into chunks whose boundaries depend only on the problem size,
+// never on the thread count; threads take chunks in order from a shared
+// counter, and reductions keep one partial per chunk, added in chunk order.
+// So a result is bit-identical run to run, whatever the thread count, and a
+// thread the OS has descheduled never stalls an op: the others (the caller
+// included) simply take its share.
 #pragma once
 
 #include <atomic>
@@ -9,6 +13,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace axon::cpu {
@@ -22,41 +27,46 @@ class ThreadPool {
 
   int size() const { return size_; }
 
+  // Calls f(t, chunk) once for every chunk in [0, chunks); t in [0, size())
+  // names the executing thread (0 = the caller) for per-thread scratch. With
+  // parallel == false (small work: waking threads costs microseconds) the
+  // caller runs every chunk itself, in order.
   template <class F>
-  void run(F&& f) {
-    run_impl(&f, [](void* obj, int t) { (*static_cast<std::remove_reference_t<F>*>(obj))(t); });
-  }
-
-  // Splits [0, n) into size() contiguous parts (some may be empty) and calls
-  // f(t, begin, end) for each non-empty part on thread t. Below `serial_below`
-  // items the calling thread does everything as part 0 (waking threads costs
-  // microseconds).
-  template <class F>
-  void parallel_for(int64_t n, int64_t serial_below, F&& f) {
-    if (size_ == 1 || n < serial_below) {
-      if (n > 0) f(0, int64_t{0}, n);
+  void for_chunks(int64_t chunks, bool parallel, F&& f) {
+    if (chunks <= 0) return;
+    if (!parallel || size_ == 1 || chunks == 1) {
+      for (int64_t c = 0; c < chunks; ++c) f(0, c);
       return;
     }
-    int parts = size_;
-    run([&](int t) {
-      int64_t b = n * t / parts, e = n * (t + 1) / parts;
-      if (b < e) f(t, b, e);
+    run(chunks, &f, [](void* obj, int t, int64_t c) { (*static_cast<std::remove_reference_t<F>*>(obj))(t, c); });
+  }
+
+  // f(t, begin, end) for consecutive ranges of `chunk` items covering [0, n).
+  template <class F>
+  void for_ranges(int64_t n, int64_t chunk, bool parallel, F&& f) {
+    for_chunks((n + chunk - 1) / chunk, parallel, [&](int t, int64_t c) {
+      const int64_t b = c * chunk;
+      f(t, b, n - b < chunk ? n : b + chunk);
     });
   }
 
  private:
-  using Trampoline = void (*)(void*, int);
-  void run_impl(void* obj, Trampoline call);
+  using Trampoline = void (*)(void*, int, int64_t);
+  void run(int64_t chunks, void* obj, Trampoline call);
+  void work(int t);  // takes chunks until none are left
   void worker(int t);
-  void run_one(int t);
+
+  static constexpr uint32_t kOpen = 1u << 31;  // job open for joining; low bits: threads inside
 
   int size_;
   std::vector<std::thread> threads_;
-  std::mutex run_mu_;  // one run() at a time per device
+  std::mutex run_mu_;  // one job at a time per device
   void* obj_ = nullptr;
   Trampoline call_ = nullptr;
+  int64_t chunks_ = 0;
+  std::atomic<int64_t> next_{0};
+  std::atomic<uint32_t> state_{0};
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
   std::mutex error_mu_;
   std::exception_ptr error_;
@@ -64,5 +74,8 @@ class ThreadPool {
 
 // Threads this process may run on (sched_getaffinity), at least 1.
 int available_cpus();
+
+// Chunks of at most `chunk` items covering [0, n).
+inline int64_t chunk_count(int64_t n, int64_t chunk) { return n <= 0 ? 0 : (n + chunk - 1) / chunk; }
 
 }  // namespace axon::cpu

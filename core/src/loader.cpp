@@ -203,7 +203,7 @@ std::vector<std::string> plugin_search_dirs(const Config& config) {
     // <prefix>/lib/axon/plugins, in the install tree and the build tree alike.
     std::error_code ec;
     fs::path self = boost::dll::symbol_location(plugin_search_dirs, ec);
-    if (!ec) dirs.push_back((self.parent_path() / "axon" / "plugins").string());
+    if (!ec) dirs.push_back((self.parent_path() / "axon" / "plugins").lexically_normal().string());
   }
   return dirs;
 }

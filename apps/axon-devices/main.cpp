@@ -1,0 +1,50 @@
+// axon-devices: lists visible devices, excluded devices and skipped plugins,
+// then "Num GPUs Available: N". Same device flags and variables as axon-train.
+#include "report.hpp"
+
+#include <axon/cli.hpp>
+#include <axon/runtime.hpp>
+
+#include <chrono>
+#include <iostream>
+
+namespace po = boost::program_options;
+
+int main(int argc, char** argv) {
+  return axon::cli::run_main("axon-devices", [&] {
+    po::options_description general("axon-devices options");
+    general.add_options()
+      ("help,h", "show this help and exit")
+      ("json", "print one JSON object instead of the listing")
+      ("timing", "print each plugin's load time and the total start-up time")
+      ("ops", "list the ops each device has kernels for (opens the devices)");
+    po::options_description device("device options (same as axon-train)");
+    axon::cli::add_device_options(device);
+    po::options_description all;
+    all.add(general).add(device);
+
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << "Usage: axon-devices [options]\n\nLists the devices axon can use, the devices it found but "
+                   "excluded, and the plugins it skipped, each with the reason.\n\n"
+                << all << "\nEnvironment variables and details: docs/cli.md\n";
+      return 0;
+    }
+    axon::Config config = axon::cli::make_config(vm);
+
+    auto t0 = std::chrono::steady_clock::now();
+    axon::Runtime& rt = axon::Runtime::init(config);
+    axon::devices_app::ReportOptions opt;
+    opt.startup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    opt.ops = vm.count("ops") > 0;
+    opt.timing = vm.count("timing") > 0;
+    if (vm.count("json"))
+      axon::devices_app::write_json(std::cout, rt, opt);
+    else
+      axon::devices_app::write_text(std::cout, rt, opt);
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+  });
+}

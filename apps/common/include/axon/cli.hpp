@@ -1,0 +1,50 @@
+// Command-line helpers shared by the apps: the device flags (docs/cli.md),
+// the Config they produce, and main()'s exit codes (0 ok, 1 runtime failure,
+// 2 bad usage or input), each failure printed once as "<app>: error: ...".
+#pragma once
+
+#include <axon/config.hpp>
+#include <axon/error.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+namespace axon::cli {
+
+// --plugin-dir, --visible-devices, --cpu-devices, --threads,
+// --log-device-placement, --strict-placement, --gpu-memory-growth,
+// --gpu-memory-limit, --allow-tf32, --log-level.
+void add_device_options(boost::program_options::options_description& options);
+
+// The environment first (Config::from_environment), then the flags, which
+// win. --plugin-dir folders are searched before AXON_PLUGIN_PATH's. Throws
+// UsageError for out-of-range values.
+Config make_config(const boost::program_options::variables_map& vm);
+
+// Prints "<app>: error: <message>" on stderr.
+void print_error(const char* app, const std::string& message);
+
+// Runs body() (which returns the exit code) and maps failures to exit codes.
+template <class F>
+int run_main(const char* app, F&& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    print_error(app, e.what());
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    print_error(app, std::string(e.what()) + " (see --help)");
+    return 2;
+  } catch (const RuntimeError& e) {
+    print_error(app, e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    print_error(app, e.what());
+    return 1;
+  }
+}
+
+}  // namespace axon::cli

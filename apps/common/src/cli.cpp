@@ -1,0 +1,83 @@
+// The device flags and their mapping onto Config (see docs/cli.md).
+#include <axon/cli.hpp>
+#include <axon/log.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace po = boost::program_options;
+
+namespace axon::cli {
+
+void add_device_options(po::options_description& options) {
+  options.add_options()
+    ("plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+     "search DIR for plugins (libaxon-plugin-*.so) before AXON_PLUGIN_PATH; repeatable")
+    ("visible-devices", po::value<std::string>()->value_name("LIST"),
+     "only these devices, renumbered per type in this order, e.g. gpu:1,cpu:0 [AXON_VISIBLE_DEVICES]")
+    ("cpu-devices", po::value<int>()->value_name("N"),
+     "split the CPU into N logical devices [AXON_CPU_DEVICE_COUNT, default 1]")
+    ("threads", po::value<int>()->value_name("N"),
+     "CPU threads in all (divided among CPU devices); 0 = all cores [AXON_NUM_THREADS]")
+    ("log-device-placement", po::bool_switch(),
+     "print 'Executing op OP in device DEV' once per op, layer and device [AXON_LOG_DEVICE_PLACEMENT=1]")
+    ("strict-placement", po::bool_switch(),
+     "an op without a kernel on its device is an error, not a CPU fallback [AXON_STRICT_PLACEMENT=1]")
+    ("gpu-memory-growth", po::bool_switch(),
+     "allocate GPU memory on demand instead of reserving most of it [AXON_GPU_MEMORY_GROWTH=1]")
+    ("gpu-memory-limit", po::value<int64_t>()->value_name("MB"),
+     "cap GPU memory per device at MB mebibytes (implies growth) [AXON_GPU_MEMORY_LIMIT_MB]")
+    ("allow-tf32", po::bool_switch(), "let GPU matrix products use TF32 [AXON_ALLOW_TF32=1]")
+    ("log-level", po::value<std::string>()->value_name("LEVEL"),
+     "debug, info, warning or error [AXON_LOG_LEVEL, default warning]");
+}
+
+Config make_config(const po::variables_map& vm) {
+  Config c = Config::from_environment();
+  if (vm.count("plugin-dir")) {
+    std::vector<std::string> dirs = vm["plugin-dir"].as<std::vector<std::string>>();
+    dirs.insert(dirs.end(), c.plugin_dirs.begin(), c.plugin_dirs.end());
+    c.plugin_dirs = std::move(dirs);
+  }
+  if (vm.count("visible-devices")) {
+    c.visible_devices = vm["visible-devices"].as<std::string>();
+    c.visible_devices_source = "--visible-devices";
+  }
+  if (vm.count("cpu-devices")) {
+    int n = vm["cpu-devices"].as<int>();
+    if (n < 1) throw UsageError("--cpu-devices must be at least 1, got " + std::to_string(n));
+    c.cpu_devices = n;
+  }
+  if (vm.count("threads")) {
+    int n = vm["threads"].as<int>();
+    if (n < 0) throw UsageError("--threads must be 0 (all cores) or more, got " + std::to_string(n));
+    c.threads = n;
+  }
+  auto on = [&](const char* name) { return vm.count(name) && vm[name].as<bool>(); };
+  if (on("log-device-placement")) c.log_device_placement = true;
+  if (on("strict-placement")) c.strict_placement = true;
+  if (on("gpu-memory-growth")) c.gpu_memory_growth = true;
+  if (on("allow-tf32")) c.allow_tf32 = true;
+  if (vm.count("gpu-memory-limit")) {
+    int64_t mb = vm["gpu-memory-limit"].as<int64_t>();
+    if (mb < 1) throw UsageError("--gpu-memory-limit must be at least 1 MB, got " + std::to_string(mb));
+    c.gpu_memory_limit_mb = mb;
+  }
+  if (vm.count("log-level")) {
+    std::string level = vm["log-level"].as<std::string>();
+    try {
+      log::parse_level(level);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--log-level: ") + e.what());
+    }
+    c.log_level = level;
+  }
+  return c;
+}
+
+void print_error(const char* app, const std::string& message) {
+  std::string line = std::string(app) + ": error: " + message + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace axon::cli

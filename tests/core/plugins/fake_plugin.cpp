@@ -1,0 +1,111 @@
+// A test backend built against the SDK alone: device type given by
+// FAKE_TYPE, host memory, and kernels for only a few ops, so the runtime's
+// placement and fallback can be tested. One source, many variants: the
+// FAKE_* macros below turn it into the faulty plugins the loader must skip
+// (wrong ABI major, a required function missing, init failing) or into one
+// built against an older, smaller plugin table.
+#include <axon/plugin.hpp>
+
+#include <cstdlib>
+#include <cstring>
+
+#ifndef FAKE_NAME
+#define FAKE_NAME "fake"
+#endif
+#ifndef FAKE_TYPE
+#define FAKE_TYPE "FAKE"
+#endif
+#ifndef FAKE_PRIORITY
+#define FAKE_PRIORITY 300
+#endif
+
+namespace fake {
+
+using namespace axon::sdk;
+
+void relu(struct FakeDevice&, const KernelCall& call);
+
+struct FakeDevice final : Device {
+  void* allocate(size_t bytes) override {
+    void* p = std::malloc(bytes ? bytes : 1);
+    if (p == nullptr) fail(AXON_OUT_OF_MEMORY, format("fake: cannot allocate %zu bytes", bytes));
+    return p;
+  }
+  void deallocate(void* p) noexcept override { std::free(p); }
+  void copy_host_to_device(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy_device_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy_device_to_device(void* dst, const void* src, size_t n) override { std::memmove(dst, src, n); }
+  axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override { return table().find(op, dtype); }
+  const char* const* list_ops() override { return table().list(); }
+
+  static KernelTable& table() {
+    static KernelTable t = [] {
+      KernelTable k;
+      k.add("Relu", AXON_FLOAT32, kernel<FakeDevice, relu>);
+      return k;
+    }();
+    return t;
+  }
+};
+
+void relu(FakeDevice&, const KernelCall& call) {
+  call.expect_arity(1, 1);
+  TensorRef x = call.input(0), y = call.output(0);
+  require(x.numel() == y.numel(), "Relu: x and y differ in size");
+  for (int64_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = x.data<float>()[i] > 0 ? x.data<float>()[i] : 0.0f;
+}
+
+struct FakePlugin final : Plugin {
+  int device_count() noexcept override { return 1; }
+  axon_device_props device_props(int id) override {
+    axon_device_props p{};
+    copy_string(p.name, "fake test device (" FAKE_NAME ")");
+    p.physical_id = id;
+    copy_string(p.description, "test=1");
+    return p;
+  }
+  std::unique_ptr<Device> open_device(int, const axon_device_config&) override {
+    return std::make_unique<FakeDevice>();
+  }
+};
+
+}  // namespace fake
+
+extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* host, axon_plugin_api* out,
+                                                           axon_error* err) {
+#ifdef FAKE_INIT_FAILS
+  (void)host;
+  (void)out;
+  axon::sdk::set_error(err, "fake: the test device is switched off");
+  return AXON_UNAVAILABLE;
+#else
+  return axon::sdk::guarded(err, [&] {
+    static fake::FakePlugin* instance = new fake::FakePlugin();
+    axon::sdk::fill_plugin_api(instance, host, FAKE_NAME, "0.0.1", FAKE_TYPE, FAKE_PRIORITY, out);
+#ifdef FAKE_ABI_MAJOR
+    out->abi_major = FAKE_ABI_MAJOR;
+#endif
+#ifdef FAKE_NO_OPEN_DEVICE
+    out->open_device = nullptr;
+#endif
+#ifdef FAKE_OLD_TABLE
+    // As if built against a header whose table ended at open_device: the
+    // optional fields after it do not exist (their bytes hold garbage here,
+    // which the host must not read).
+    out->struct_size = AXON_STRUCT_SIZE(axon_plugin_api, open_device);
+    std::memset(reinterpret_cast<char*>(out) + out->struct_size, 0xAB, sizeof *out - out->struct_size);
+    // Its device table likewise ends at list_ops (no memory_info, no close).
+    static decltype(out->open_device) full_open = out->open_device;
+    out->open_device = [](void* ctx, int32_t id, const axon_device_config* cfg, axon_device_api* api,
+                          axon_error* e) {
+      axon_status st = full_open(ctx, id, cfg, api, e);
+      if (st == AXON_OK) {
+        api->struct_size = AXON_STRUCT_SIZE(axon_device_api, list_ops);
+        std::memset(reinterpret_cast<char*>(api) + api->struct_size, 0xAB, sizeof *api - api->struct_size);
+      }
+      return st;
+    };
+#endif
+  });
+#endif
+}

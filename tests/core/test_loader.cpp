@@ -1,0 +1,118 @@
+// The loader: faulty plugins are skipped with one line naming file and
+// reason, an older (smaller) plugin table still loads, duplicates lose.
+#include "runtime_fixture.hpp"
+
+#include <axon/error.hpp>
+#include <axon/ops.hpp>
+#include <axon/runtime.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+using namespace axon;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const SkippedPlugin* skipped_named(const Runtime& rt, const std::string& file) {
+  for (const auto& s : rt.skipped_plugins())
+    if (s.path.size() >= file.size() && s.path.compare(s.path.size() - file.size(), file.size(), file) == 0) return &s;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("faulty plugins are skipped with one line each and the other devices still work", "[loader]") {
+  test::StderrCapture capture;
+  Runtime& rt = Runtime::init(test::test_config({"faulty"}));
+  std::string err = capture.text();
+
+  struct Expect {
+    const char* file;
+    const char* reason;
+  };
+  const Expect expected[] = {
+      {"libaxon-plugin-notelf.so", "cannot load: "},
+      {"libaxon-plugin-noentry.so", "no entry symbol 'axon_plugin_init'"},
+      {"libaxon-plugin-wrongabi.so", "built for ABI major 2, this axon has 1"},
+      {"libaxon-plugin-noopen.so", "'open_device' field in axon_plugin_api must be set"},
+      {"libaxon-plugin-initfails.so", "fake: the test device is switched off"},
+  };
+  for (const Expect& e : expected) {
+    INFO(e.file);
+    const SkippedPlugin* s = skipped_named(rt, e.file);
+    REQUIRE(s != nullptr);
+    CHECK_THAT(s->reason, Contains(e.reason));
+    // Exactly one log line for this file, and it carries the reason.
+    std::string line = "axon: W loader: skipping plugin " + s->path + ": " + s->reason;
+    size_t first = err.find(line);
+    int count = 0;
+    std::istringstream lines(err);
+    for (std::string l; std::getline(lines, l);) count += l.find(s->path) != std::string::npos;
+    CHECK(first != std::string::npos);
+    CHECK(count == 1);
+  }
+  CHECK(rt.skipped_plugins().size() == std::size(expected));
+  // dlopen's own words for the text file
+  CHECK_THAT(skipped_named(rt, "libaxon-plugin-notelf.so")->reason, Contains("ELF") || Contains("too short"));
+
+  // The plugin built against a smaller table loads, and its device works.
+  Device& old = rt.device("old:0");
+  CHECK(old.plugin_name() == "old");
+  std::vector<float> xs{-1.5f, 0.0f, 2.5f, -0.25f};
+  Tensor x = Tensor::from_vector<float>(old, AXON_FLOAT32, {4}, xs);
+  Tensor y(old, AXON_FLOAT32, {4});
+  {
+    DeviceScope scope(old);
+    ops::relu(x, y);
+  }
+  CHECK(y.to_vector<float>() == std::vector<float>{0.0f, 0.0f, 2.5f, 0.0f});
+  // Its device table ended before memory_info: absent, so zeros, not garbage.
+  axon_memory_info m = old.memory_info();
+  CHECK(m.in_use == 0);
+  CHECK(m.total == 0);
+
+  // The real CPU device is unaffected.
+  Device* cpu = rt.cpu_device();
+  REQUIRE(cpu != nullptr);
+  Tensor xc = Tensor::from_vector<float>(*cpu, AXON_FLOAT32, {4}, xs);
+  Tensor yc(*cpu, AXON_FLOAT32, {4});
+  {
+    DeviceScope scope(*cpu);
+    ops::relu(xc, yc);
+  }
+  CHECK(yc.to_vector<float>() == std::vector<float>{0.0f, 0.0f, 2.5f, 0.0f});
+}
+
+TEST_CASE("a plugin file seen in a second folder is skipped as a duplicate of the first", "[loader]") {
+  test::StderrCapture capture;
+  Config c = test::test_config({"placement", "placement"});
+  Runtime& rt = Runtime::init(c);
+  capture.text();
+  const std::string first = test::plugin_dir("placement") + "/libaxon-plugin-fake.so";
+  REQUIRE(rt.skipped_plugins().size() == 1);
+  CHECK(rt.skipped_plugins()[0].reason == "duplicate of " + first);
+  CHECK(rt.count("FAKE") == 1);
+}
+
+TEST_CASE("plugins report their load time; listing devices opens none", "[loader]") {
+  Runtime& rt = Runtime::init(test::test_config({"placement"}));
+  REQUIRE(!rt.plugins().empty());
+  for (const PluginInfo& p : rt.plugins()) {
+    INFO(p.path);
+    CHECK(p.load_ms > 0);
+    CHECK(p.load_ms < 5000);
+  }
+  for (Device* d : rt.devices()) CHECK_FALSE(d->is_open());
+  Device& fake = rt.device("fake:0");
+  Tensor t(fake, AXON_FLOAT32, {2});
+  CHECK(fake.is_open());
+}
+
+TEST_CASE("a second init is refused: device settings are read once", "[loader]") {
+  Runtime::init(test::test_config());
+  CHECK_THROWS_AS(Runtime::init(test::test_config()), UsageError);
+  CHECK_THROWS_WITH(Runtime::init(test::test_config()), Contains("read once at start"));
+}

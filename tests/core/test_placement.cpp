@@ -1,0 +1,224 @@
+// Placement: explicit scope wins, priority otherwise, soft placement to the
+// CPU with one warning, strict placement as an error, the placement log.
+// Plugins: placement/ holds FAKE (priority 300, only a Relu kernel); the
+// build tree adds CPU (100) and REF (10).
+#include "runtime_fixture.hpp"
+
+#include <axon/error.hpp>
+#include <axon/ops.hpp>
+#include <axon/profile.hpp>
+#include <axon/runtime.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace axon;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+// [2x3] x [3x2], worked by hand.
+const std::vector<float> kA{1, 2, 3, 4, 5, 6};
+const std::vector<float> kB{7, 8, 9, 10, 11, 12};
+const std::vector<float> kAB{58, 64, 139, 154};
+
+OpCall matmul_call(const Tensor& a, const Tensor& b, Tensor& c, const axon_matmul_attrs& attrs) {
+  OpCall call;
+  call.op = "MatMul";
+  call.inputs = {&a, &b};
+  call.outputs = {&c};
+  call.attrs = &attrs;
+  return call;
+}
+
+axon_matmul_attrs no_transpose() {
+  axon_matmul_attrs m{};
+  m.struct_size = sizeof m;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("without a scope the highest-priority device with a kernel runs the op", "[placement]") {
+  Runtime& rt = Runtime::init(test::test_config({"placement"}));
+  Device& fake = rt.device("fake:0");
+  Device* cpu = rt.cpu_device();
+  REQUIRE(cpu != nullptr);
+  CHECK(&rt.default_device() == &fake);  // 300 > 100
+  CHECK(rt.devices().front() == &fake);
+
+  Tensor a = Tensor::from_vector<float>(*cpu, AXON_FLOAT32, {2, 3}, kA);
+  Tensor b = Tensor::from_vector<float>(*cpu, AXON_FLOAT32, {3, 2}, kB);
+  Tensor c(*cpu, AXON_FLOAT32, {2, 2});
+  auto attrs = no_transpose();
+  OpCall mm = matmul_call(a, b, c, attrs);
+  CHECK(&place(mm) == cpu);  // FAKE has no MatMul: next by priority
+
+  OpCall relu;
+  relu.op = "Relu";
+  relu.inputs = {&a};
+  relu.outputs = {&c};
+  CHECK(&place(relu) == &fake);
+
+  run(mm);
+  CHECK(c.to_vector<float>() == kAB);
+}
+
+TEST_CASE("an explicit device scope wins over priority and nests", "[placement]") {
+  Runtime& rt = Runtime::init(test::test_config({"placement"}));
+  Device& fake = rt.device("/device:FAKE:0");
+  Device& cpu = rt.device("cpu:0");
+  Tensor x(cpu, AXON_FLOAT32, {3});
+  Tensor y(cpu, AXON_FLOAT32, {3});
+  OpCall relu;
+  relu.op = "Relu";
+  relu.inputs = {&x};
+  relu.outputs = {&y};
+  CHECK(DeviceScope::current() == nullptr);
+  {
+    DeviceScope outer("cpu:0");
+    CHECK(&place(relu) == &cpu);
+    {
+      DeviceScope inner(fake);
+      CHECK(&place(relu) == &fake);
+    }
+    CHECK(&place(relu) == &cpu);
+  }
+  CHECK(DeviceScope::current() == nullptr);
+  CHECK_THROWS_AS(DeviceScope("gpu:7"), UsageError);
+}
+
+TEST_CASE("soft placement runs an op without a kernel on the CPU, warning once", "[placement]") {
+  Runtime& rt = Runtime::init(test::test_config({"placement"}));
+  Device& fake = rt.device("fake:0");
+  Tensor a = Tensor::from_vector<float>(fake, AXON_FLOAT32, {2, 3}, kA);
+  Tensor b = Tensor::from_vector<float>(fake, AXON_FLOAT32, {3, 2}, kB);
+  Tensor c(fake, AXON_FLOAT32, {2, 2});
+  test::StderrCapture capture;
+  {
+    DeviceScope scope(fake);
+    ops::matmul(a, b, c, false, false);
+    ops::matmul(a, b, c, false, false);
+  }
+  // Inputs were copied to the CPU, the result copied back to c on FAKE.
+  CHECK(&c.device() == &fake);
+  CHECK(c.to_vector<float>() == kAB);
+  const std::string warning =
+      "axon: W placement: op MatMul has no kernel on /device:FAKE:0 (float32); running it on /device:CPU:0 "
+      "instead. Use --strict-placement to make this an error.";
+  CHECK(capture.count_lines(warning) == 1);
+}
+
+TEST_CASE("soft placement copies in-place updated inputs back (ApplyAdam)", "[placement]") {
+  Runtime& rt = Runtime::init(test::test_config({"placement"}));
+  Device& fake = rt.device("fake:0");
+  std::vector<float> zeros(3, 0.0f), ones(3, 1.0f), var0{1.0f, 2.0f, 3.0f};
+  Tensor var = Tensor::from_vector<float>(fake, AXON_FLOAT32, {3}, var0);
+  Tensor m = Tensor::from_vector<float>(fake, AXON_FLOAT32, {3}, zeros);
+  Tensor v = Tensor::from_vector<float>(fake, AXON_FLOAT32, {3}, zeros);
+  Tensor g = Tensor::from_vector<float>(fake, AXON_FLOAT32, {3}, ones);
+  axon_adam_attrs at{};
+  at.struct_size = sizeof at;
+  at.learning_rate = 0.001f;
+  at.beta_1 = 0.9f;
+  at.beta_2 = 0.999f;
+  at.epsilon = 1e-7f;
+  at.step = 1;
+  test::StderrCapture capture;
+  {
+    DeviceScope scope(fake);
+    ops::apply_adam(var, m, v, g, at);
+  }
+  capture.text();
+  // Keras Adam, first step, g = 1: m = 0.1, v = 0.001,
+  // var -= lr * sqrt(1 - b2) / (1 - b1) * m / (sqrt(v) + eps) ~= var - lr.
+  const double lr_t = 0.001 * std::sqrt(1 - 0.999) / (1 - 0.9);
+  const double step = lr_t * 0.1 / (std::sqrt(0.001) + 1e-7);
+  auto got = var.to_vector<float>();
+  for (int i = 0; i < 3; ++i) CHECK(got[i] == Approx(var0[i] - step).epsilon(1e-6));
+  for (float x : m.to_vector<float>()) CHECK(x == Approx(0.1f).epsilon(1e-6));
+  for (float x : v.to_vector<float>()) CHECK(x == Approx(0.001f).epsilon(1e-4));  // 1 - 0.999f is not exact in float
+}
+
+TEST_CASE("strict placement makes a missing kernel an error naming op, device and alternatives", "[placement]") {
+  Config c = test::test_config({"placement"});
+  c.strict_placement = true;
+  Runtime& rt = Runtime::init(c);
+  Device& fake = rt.device("fake:0");
+  Tensor a = Tensor::from_vector<float>(fake, AXON_FLOAT32, {2, 3}, kA);
+  Tensor b = Tensor::from_vector<float>(fake, AXON_FLOAT32, {3, 2}, kB);
+  Tensor out(fake, AXON_FLOAT32, {2, 2});
+  DeviceScope scope(fake);
+  try {
+    ops::matmul(a, b, out, false, false);
+    FAIL("strict placement let MatMul run");
+  } catch (const RuntimeError& e) {
+    std::string msg = e.what();
+    CHECK_THAT(msg, StartsWith("op MatMul has no float32 kernel on /device:FAKE:0; devices with this kernel: "));
+    CHECK_THAT(msg, Contains("/device:CPU:0"));
+    CHECK(msg.find("FAKE:0", msg.find("kernel: ")) == std::string::npos);
+  }
+  // An op it does have still runs there.
+  Tensor y(fake, AXON_FLOAT32, {2, 3});
+  ops::relu(a, y);
+  CHECK(y.to_vector<float>() == kA);
+}
+
+TEST_CASE("the placement log prints once per op, layer and device", "[placement]") {
+  Config c = test::test_config({"placement"});
+  c.log_device_placement = true;
+  Runtime& rt = Runtime::init(c);
+  Device& cpu = rt.device("cpu:0");
+  Tensor a = Tensor::from_vector<float>(cpu, AXON_FLOAT32, {2, 3}, kA);
+  Tensor b = Tensor::from_vector<float>(cpu, AXON_FLOAT32, {3, 2}, kB);
+  Tensor out(cpu, AXON_FLOAT32, {2, 2});
+  Tensor y(cpu, AXON_FLOAT32, {2, 3});
+  test::StderrCapture capture;
+  for (int step = 0; step < 3; ++step) {
+    ops::relu(a, y, "dense_1");  // FAKE by priority
+    ops::relu(a, y, "dense_2");
+    ops::matmul(a, b, out, false, false, "dense_1");  // CPU
+    DeviceScope scope(cpu);
+    ops::relu(a, y, "dense_1");
+  }
+  std::istringstream in(capture.text());
+  int relu_fake = 0, relu_cpu = 0, matmul_cpu = 0, lines = 0;
+  for (std::string l; std::getline(in, l); ++lines) {
+    relu_fake += l == "Executing op Relu in device /device:FAKE:0";
+    relu_cpu += l == "Executing op Relu in device /device:CPU:0";
+    matmul_cpu += l == "Executing op MatMul in device /device:CPU:0";
+  }
+  CHECK(relu_fake == 2);  // layers dense_1 and dense_2
+  CHECK(relu_cpu == 1);
+  CHECK(matmul_cpu == 1);
+  CHECK(lines == 4);
+}
+
+TEST_CASE("an op no device has is an error; the profiler counts calls per op and device", "[placement]") {
+  Runtime& rt = Runtime::init(test::test_config({"placement"}));
+  Device& fake = rt.device("fake:0");
+  Tensor x(fake, AXON_FLOAT32, {4});
+  Tensor y(fake, AXON_FLOAT32, {4});
+  OpCall bogus;
+  bogus.op = "NoSuchOp";
+  bogus.inputs = {&x};
+  bogus.outputs = {&y};
+  CHECK_THROWS_WITH(run(bogus), Contains("op NoSuchOp has no float32 kernel on any device"));
+
+  CHECK_FALSE(op_profiling());
+  ops::relu(x, y);
+  CHECK(op_times().empty());  // off: nothing recorded
+  set_op_profiling(true);
+  for (int i = 0; i < 5; ++i) ops::relu(x, y);
+  set_op_profiling(false);
+  auto times = op_times();
+  REQUIRE(times.size() == 1);
+  CHECK(times[0].op == "Relu");
+  CHECK(times[0].device == "/device:FAKE:0");
+  CHECK(times[0].calls == 5);
+  CHECK(times[0].seconds >= 0);
+  reset_op_times();
+  CHECK(op_times().empty());
+}

@@ -1,0 +1,294 @@
+// Kernel-level GPU benchmark at the MNIST CNN's shapes (batch 64), through the
+// plugin's C ABI: time per op, enqueue time per op (host cost of a launch),
+// achieved GFLOP/s, and a whole training step (forward, backward, Adam; about
+// 35 kernel calls) timed as kernels queued back to back versus the sum of the
+// single-op times. Prints figures, asserts nothing.
+//
+//   axon-bench-cuda [--plugin PATH] [--iters N]
+//
+// Timing: N calls are queued on the device's stream between two synchronize()
+// calls and the wall time is divided by N. With the GPU busy for the whole
+// interval this is the GPU time per call (what CUDA events bracketing the
+// stream would read); when the enqueue time per call is as large, the op is
+// bound by launch overhead, and both columns say so.
+// Exit: 0, 2 bad usage, 77 no GPU ("no GPU: <reason>").
+#include "plugin_harness.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <random>
+#include <string>
+#include <vector>
+
+#ifndef AXON_CUDA_PLUGIN_PATH
+#define AXON_CUDA_PLUGIN_PATH "libaxon-plugin-cuda.so"
+#endif
+
+using namespace axon::test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Bench {
+  axon_device_api& api;
+  std::mt19937 rng{7};
+  std::vector<void*> owned;
+
+  ~Bench() {
+    for (void* p : owned) api.deallocate(api.device_ctx, p);
+  }
+
+  axon_tensor make(std::vector<int64_t> dims, axon_dtype dtype = AXON_FLOAT32, float lo = -1.f, float hi = 1.f) {
+    axon_tensor t{};
+    t.dtype = dtype;
+    t.rank = static_cast<int32_t>(dims.size());
+    int64_t n = 1;
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i], n *= dims[i];
+    const size_t bytes = static_cast<size_t>(n) * (dtype == AXON_UINT8 ? 1 : 4);
+    axon_error err{};
+    check(api.allocate(api.device_ctx, bytes, &t.data, &err), err, "allocate");
+    owned.push_back(t.data);
+    std::vector<unsigned char> host(bytes);
+    if (dtype == AXON_FLOAT32) {
+      std::uniform_real_distribution<float> u(lo, hi);
+      for (int64_t i = 0; i < n; ++i) {
+        float v = u(rng);
+        std::memcpy(host.data() + 4 * i, &v, 4);
+      }
+    } else if (dtype == AXON_INT32) {
+      std::uniform_int_distribution<int32_t> u(0, 9);
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t v = u(rng);
+        std::memcpy(host.data() + 4 * i, &v, 4);
+      }
+    } else {
+      for (auto& b : host) b = static_cast<unsigned char>(rng() & 0xff);
+    }
+    check(api.copy_host_to_device(api.device_ctx, t.data, host.data(), bytes, &err), err, "h2d");
+    return t;
+  }
+
+  static axon_tensor view(axon_tensor t, std::vector<int64_t> dims) {  // a reshape (Flatten)
+    t.rank = static_cast<int32_t>(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
+    return t;
+  }
+
+  void call(const char* op, std::vector<axon_tensor> in, std::vector<axon_tensor> out, const void* attrs = nullptr) {
+    axon_dtype dt = in.empty() ? out[0].dtype : in[0].dtype;
+    axon_kernel_fn fn = api.get_kernel(api.device_ctx, op, dt);
+    if (!fn) throw std::runtime_error(std::string("no kernel for ") + op);
+    axon_kernel_call c{};
+    c.struct_size = sizeof c;
+    c.op = op;
+    c.num_inputs = static_cast<int32_t>(in.size());
+    c.inputs = in.data();
+    c.num_outputs = static_cast<int32_t>(out.size());
+    c.outputs = out.data();
+    c.attrs = attrs;
+    axon_error err{};
+    check(fn(api.device_ctx, &c, &err), err, op);
+  }
+
+  void sync() {
+    axon_error err{};
+    check(api.synchronize(api.device_ctx, &err), err, "synchronize");
+  }
+
+  // Seconds per call and enqueue seconds per call of f over `iters` calls.
+  template <class F>
+  std::pair<double, double> time(F&& f, int iters) {
+    for (int i = 0; i < 3; ++i) f();  // warm-up: algorithm choice, caches
+    sync();
+    auto t0 = Clock::now();
+    for (int i = 0; i < iters; ++i) f();
+    auto t1 = Clock::now();
+    sync();
+    auto t2 = Clock::now();
+    return {std::chrono::duration<double>(t2 - t0).count() / iters, std::chrono::duration<double>(t1 - t0).count() / iters};
+  }
+};
+
+axon_conv2d_attrs conv_attrs() {
+  axon_conv2d_attrs a{};
+  a.struct_size = sizeof a;
+  a.stride_h = a.stride_w = a.dilation_h = a.dilation_w = 1;
+  a.padding = AXON_PADDING_VALID;
+  return a;
+}
+
+axon_pool_attrs pool_attrs() {
+  axon_pool_attrs a{};
+  a.struct_size = sizeof a;
+  a.window_h = a.window_w = a.stride_h = a.stride_w = 2;
+  a.padding = AXON_PADDING_VALID;
+  return a;
+}
+
+axon_matmul_attrs mm(bool ta, bool tb) {
+  axon_matmul_attrs a{};
+  a.struct_size = sizeof a;
+  a.transpose_a = ta;
+  a.transpose_b = tb;
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string plugin_path = AXON_CUDA_PLUGIN_PATH;
+  int iters = 200;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--plugin" && i + 1 < argc) {
+      plugin_path = argv[++i];
+    } else if (a == "--iters" && i + 1 < argc) {
+      iters = std::atoi(argv[++i]);
+      if (iters < 1) {
+        std::fprintf(stderr, "axon-bench-cuda: --iters needs a positive number\n");
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "usage: axon-bench-cuda [--plugin PATH] [--iters N]\n");
+      return 2;
+    }
+  }
+  try {
+    LoadedPlugin cuda(plugin_path);
+    if (cuda.device_count() == 0) {
+      const char* why = cuda.api.unavailable_reason ? cuda.api.unavailable_reason(cuda.api.plugin_ctx) : nullptr;
+      std::printf("no GPU: %s\n", why ? why : "(no reason given)");
+      return 77;
+    }
+    axon_device_props props{};
+    axon_error err{};
+    check(cuda.api.get_device_props(cuda.api.plugin_ctx, 0, &props, &err), err, "props");
+    std::printf("GPU: %s (compute %d.%d, %.1f GiB), %s\n", props.name, props.compute_major, props.compute_minor,
+                props.memory_total / 1073741824.0, props.description);
+    std::printf("TF32: %s (AXON_TEST_ALLOW_TF32)\n", std::getenv("AXON_TEST_ALLOW_TF32") ? std::getenv("AXON_TEST_ALLOW_TF32") : "off");
+    TestDevice dev(cuda, 0);
+    Bench b{dev.api};
+    const int64_t N = 64;
+
+    // The CNN: conv 3x3x32 -> relu -> pool 2 -> conv 3x3x64 -> relu -> pool 2 -> dense 10.
+    axon_tensor img = b.make({N, 28, 28, 1}, AXON_UINT8), labels = b.make({N}, AXON_INT32);
+    axon_tensor x = b.make({N, 28, 28, 1});
+    axon_tensor w1 = b.make({3, 3, 1, 32}), b1 = b.make({32}), w2 = b.make({3, 3, 32, 64}), b2 = b.make({64}),
+                w3 = b.make({1600, 10}), b3 = b.make({10});
+    axon_tensor c1 = b.make({N, 26, 26, 32}), p1 = b.make({N, 13, 13, 32}), c2 = b.make({N, 11, 11, 64}),
+                p2 = b.make({N, 5, 5, 64}), logits = b.make({N, 10}), loss = b.make({N}), dlogits = b.make({N, 10}),
+                correct = b.make({N}), scalar = b.make({1});
+    axon_tensor dw1 = b.make({3, 3, 1, 32}), db1 = b.make({32}), dw2 = b.make({3, 3, 32, 64}), db2 = b.make({64}),
+                dw3 = b.make({1600, 10}), db3 = b.make({10}), dp2 = b.make({N, 1600}), dc2 = b.make({N, 11, 11, 64}),
+                dp1 = b.make({N, 13, 13, 32}), dc1 = b.make({N, 26, 26, 32});
+    std::vector<axon_tensor> params = {w1, b1, w2, b2, w3, b3}, grads = {dw1, db1, dw2, db2, dw3, db3}, ms, vs;
+    for (auto& p : params) {
+      std::vector<int64_t> d(p.dims, p.dims + p.rank);
+      ms.push_back(b.make(d, AXON_FLOAT32, -0.01f, 0.01f));
+      vs.push_back(b.make(d, AXON_FLOAT32, 0.f, 0.001f));
+    }
+    const axon_tensor p2f = Bench::view(p2, {N, 1600});
+    auto ca = conv_attrs();
+    auto pa = pool_attrs();
+    auto m_nn = mm(false, false), m_tn = mm(true, false), m_nt = mm(false, true);
+    axon_adam_attrs adam{};
+    adam.struct_size = sizeof adam;
+    adam.learning_rate = 1e-3f;
+    adam.beta_1 = 0.9f;
+    adam.beta_2 = 0.999f;
+    adam.epsilon = 1e-7f;
+    adam.step = 1;
+
+    struct Op {
+      const char* name;
+      std::string shape;
+      double flops;  // per call, 0 if not meaningful
+      std::function<void()> f;
+    };
+    const double conv1 = 2.0 * N * 26 * 26 * 32 * 9 * 1, conv2 = 2.0 * N * 11 * 11 * 64 * 9 * 32, dense = 2.0 * N * 1600 * 10;
+    std::vector<Op> ops = {
+        {"NormalizeImage", "[64,28,28,1] u8", 0, [&] { b.call("NormalizeImage", {img}, {x}); }},
+        {"Conv2D", "x[64,28,28,1] f[3,3,1,32]", conv1, [&] { b.call("Conv2D", {x, w1}, {c1}, &ca); }},
+        {"Conv2D", "x[64,13,13,32] f[3,3,32,64]", conv2, [&] { b.call("Conv2D", {p1, w2}, {c2}, &ca); }},
+        {"Conv2DBackpropInput", "dy[64,11,11,64] f[3,3,32,64]", conv2, [&] { b.call("Conv2DBackpropInput", {dc2, w2}, {dp1}, &ca); }},
+        {"Conv2DBackpropFilter", "x[64,13,13,32] dy[64,11,11,64]", conv2, [&] { b.call("Conv2DBackpropFilter", {p1, dc2}, {dw2}, &ca); }},
+        {"Conv2DBackpropFilter", "x[64,28,28,1] dy[64,26,26,32]", conv1, [&] { b.call("Conv2DBackpropFilter", {x, dc1}, {dw1}, &ca); }},
+        {"BiasAdd", "[64,26,26,32]", 0, [&] { b.call("BiasAdd", {c1, b1}, {c1}); }},
+        {"Relu", "[64,26,26,32]", 0, [&] { b.call("Relu", {c1}, {c1}); }},
+        {"MaxPool", "[64,26,26,32] 2x2", 0, [&] { b.call("MaxPool", {c1}, {p1}, &pa); }},
+        {"MaxPoolGrad", "[64,26,26,32] 2x2", 0, [&] { b.call("MaxPoolGrad", {c1, p1, dp1}, {dc1}, &pa); }},
+        {"ReluGrad", "[64,26,26,32]", 0, [&] { b.call("ReluGrad", {dc1, c1}, {dc1}); }},
+        {"BiasAddGrad", "[64,26,26,32]", 0, [&] { b.call("BiasAddGrad", {dc1}, {db1}); }},
+        {"MatMul", "[64,1600] x [1600,10]", dense, [&] { b.call("MatMul", {p2f, w3}, {logits}, &m_nn); }},
+        {"MatMul", "x^T [64,1600]^T x dy [64,10]", dense, [&] { b.call("MatMul", {p2f, dlogits}, {dw3}, &m_tn); }},
+        {"MatMul", "dy [64,10] x W^T", dense, [&] { b.call("MatMul", {dlogits, w3}, {dp2}, &m_nt); }},
+        {"SparseSoftmaxXent", "[64,10]", 0, [&] { b.call("SparseSoftmaxCrossEntropyWithLogits", {logits, labels}, {loss, dlogits}); }},
+        {"InTopK", "[64,10]", 0, [&] { b.call("InTopK", {logits, labels}, {correct}); }},
+        {"Sum", "[64]", 0, [&] { b.call("Sum", {loss}, {scalar}); }},
+        {"ApplyAdam", "[1600,10]", 0, [&] { b.call("ApplyAdam", {w3, ms[4], vs[4], dw3}, {}, &adam); }},
+    };
+
+    std::printf("\n%-22s %-34s %12s %12s %10s\n", "op", "shape (batch 64)", "us/call", "enqueue us", "GFLOP/s");
+    double sum_of_ops = 0;
+    for (auto& op : ops) {
+      auto [per, enq] = b.time(op.f, iters);
+      sum_of_ops += per;
+      if (op.flops > 0)
+        std::printf("%-22s %-34s %12.2f %12.2f %10.1f\n", op.name, op.shape.c_str(), per * 1e6, enq * 1e6, op.flops / per / 1e9);
+      else
+        std::printf("%-22s %-34s %12.2f %12.2f %10s\n", op.name, op.shape.c_str(), per * 1e6, enq * 1e6, "-");
+    }
+
+    // One training step, queued back to back as the trainer does.
+    auto step = [&] {
+      b.call("NormalizeImage", {img}, {x});
+      b.call("Conv2D", {x, w1}, {c1}, &ca);
+      b.call("BiasAdd", {c1, b1}, {c1});
+      b.call("Relu", {c1}, {c1});
+      b.call("MaxPool", {c1}, {p1}, &pa);
+      b.call("Conv2D", {p1, w2}, {c2}, &ca);
+      b.call("BiasAdd", {c2, b2}, {c2});
+      b.call("Relu", {c2}, {c2});
+      b.call("MaxPool", {c2}, {p2}, &pa);
+      b.call("MatMul", {p2f, w3}, {logits}, &m_nn);
+      b.call("BiasAdd", {logits, b3}, {logits});
+      b.call("SparseSoftmaxCrossEntropyWithLogits", {logits, labels}, {loss, dlogits});
+      b.call("Sum", {loss}, {scalar});
+      b.call("InTopK", {logits, labels}, {correct});
+      b.call("BiasAddGrad", {dlogits}, {db3});
+      b.call("MatMul", {p2f, dlogits}, {dw3}, &m_tn);
+      b.call("MatMul", {dlogits, w3}, {dp2}, &m_nt);
+      b.call("MaxPoolGrad", {c2, p2, Bench::view(dp2, {N, 5, 5, 64})}, {dc2}, &pa);
+      b.call("ReluGrad", {dc2, c2}, {dc2});
+      b.call("BiasAddGrad", {dc2}, {db2});
+      b.call("Conv2DBackpropFilter", {p1, dc2}, {dw2}, &ca);
+      b.call("Conv2DBackpropInput", {dc2, w2}, {dp1}, &ca);
+      b.call("MaxPoolGrad", {c1, p1, dp1}, {dc1}, &pa);
+      b.call("ReluGrad", {dc1, c1}, {dc1});
+      b.call("BiasAddGrad", {dc1}, {db1});
+      b.call("Conv2DBackpropFilter", {x, dc1}, {dw1}, &ca);
+      for (size_t i = 0; i < params.size(); ++i) b.call("ApplyAdam", {params[i], ms[i], vs[i], grads[i]}, {}, &adam);
+      ++adam.step;
+    };
+    auto [per_step, enq_step] = b.time(step, std::max(10, iters / 4));
+    std::printf("\nSTEP (forward + backward + Adam, batch 64, 32 kernel calls): %.1f us per step, %.1f us enqueue per step, "
+                "%.0f samples/s\n",
+                per_step * 1e6, enq_step * 1e6, N / per_step);
+    std::printf("STEP: sum of the single-op times above %.1f us (not every op is in a step, some are twice); "
+                "%s\n",
+                sum_of_ops * 1e6,
+                enq_step > 0.8 * per_step ? "the step is bound by host enqueue cost (launch overhead)" : "the GPU is the bound");
+    axon_memory_info m{};
+    check(dev.api.memory_info(dev.api.device_ctx, &m, &err), err, "memory_info");
+    std::printf("MEMORY: in use %.1f MiB, peak %.1f MiB, reserved %.1f MiB (growth mode)\n", m.in_use / 1048576.0,
+                m.peak_in_use / 1048576.0, m.reserved / 1048576.0);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "axon-bench-cuda: %s\n", e.what());
+    return 1;
+  }
+}

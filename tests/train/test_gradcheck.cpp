@@ -5,12 +5,17 @@
 // L = sum(r * y) (in double on the host) has dL/dy = r, so backward(x, r)
 // must return dL/dx and fill dL/dw. Conv2D, Dense and MaxPool are piecewise
 // linear, so central differences are exact up to float32 rounding as long as
-// no ReLU or max switches between x - h and x + h; such coordinates are
-// detected (the ReLU pattern or pooled output changes) and skipped.
-// Tolerance: |fd - analytic| <= 5e-3 + 1e-2 * |analytic| with h = 5e-2.
-// The loss is smooth: h = 1e-2, same tolerance. The whole model: h = 1e-2
-// and coordinates whose h and h/2 estimates disagree (a kink) are skipped;
-// tolerance 2e-3 + 5e-2 * |analytic|, at least 80% of samples checked.
+// no ReLU or max switches between x - h and x + h. That is made impossible,
+// not merely unlikely: for ReLU layers r is zero wherever the pre-activation
+// (read from a linear twin with the same weights) is within 0.1 of zero, and
+// h = 0.05 moves any pre-activation by less than 0.1 (|x|, |w| <= 1); MaxPool
+// inputs are distinct values 0.3 apart. Every coordinate is checked.
+// Tolerance: |fd - analytic| <= 1e-4 + 1e-3 * |analytic| (observed: <= 2e-5).
+// The loss is smooth: h = 1e-2, tolerance 1e-4 + 1e-3 * |analytic|. The whole model (loss of a
+// 3-image batch, 12 random coordinates per parameter tensor): h = 1e-3, and
+// the gradient must match the central, forward or backward difference within
+// 2e-3 + 5e-2 * |analytic| (a ReLU or max switch near a coordinate spoils at
+// most the differences that cross it).
 #include "train_test_util.hpp"
 
 #include <axon/dispatch.hpp>
@@ -59,47 +64,40 @@ bool close(double fd, double an, double atol, double rtol) { return std::fabs(fd
 // Finite differences of L(values) = sum(r * layer.forward(x)) with respect to
 // each element of `target` (x itself or a parameter), compared to `analytic`.
 void check_against_fd(Layer& layer, Tensor& x, Tensor& target, const std::vector<float>& analytic,
-                      const std::vector<float>& r, const char* what) {
-  constexpr double h = 5e-2, atol = 5e-3, rtol = 1e-2;
+                      const std::vector<float>& r, const std::string& what) {
+  constexpr double h = 5e-2, atol = 1e-4, rtol = 1e-3;
   std::vector<float> values = target.to_vector<float>();
-  const std::vector<float> y0 = layer.forward(x).to_vector<float>();
-  Stats st;
+  double max_err = 0;
   for (size_t i = 0; i < values.size(); ++i) {
     const float keep = values[i];
-    values[i] = static_cast<float>(keep + h);
-    target.copy_from_host(values.data(), values.size() * sizeof(float));
-    const Tensor& yp = layer.forward(x);
-    const std::vector<float> vp = yp.to_vector<float>();
-    const double lp = dot(yp, r);
-    values[i] = static_cast<float>(keep - h);
-    target.copy_from_host(values.data(), values.size() * sizeof(float));
-    const Tensor& ym = layer.forward(x);
-    const std::vector<float> vm = ym.to_vector<float>();
-    const double lm = dot(ym, r);
+    auto loss_at = [&](double delta) {
+      values[i] = static_cast<float>(keep + delta);
+      target.copy_from_host(values.data(), values.size() * sizeof(float));
+      return dot(layer.forward(x), r);
+    };
+    const double fd = (loss_at(h) - loss_at(-h)) / (2 * h);
     values[i] = keep;
-    // A ReLU that switched on or off makes the difference quotient meaningless.
-    bool kink = false;
-    for (size_t k = 0; k < vp.size() && !kink; ++k) kink = (vp[k] > 0) != (y0[k] > 0) || (vm[k] > 0) != (y0[k] > 0);
-    if (kink) {
-      ++st.skipped;
-      continue;
-    }
-    const double fd = (lp - lm) / (2 * h);
-    ++st.checked;
-    st.max_abs_err = std::max(st.max_abs_err, std::fabs(fd - analytic[i]));
+    max_err = std::max(max_err, std::fabs(fd - analytic[i]));
     INFO(what << "[" << i << "]: finite difference " << fd << ", backward " << analytic[i]);
     REQUIRE(close(fd, analytic[i], atol, rtol));
   }
   target.copy_from_host(values.data(), values.size() * sizeof(float));
-  INFO(what << ": " << st.checked << " checked, " << st.skipped << " skipped at kinks");
-  CHECK(st.checked >= static_cast<int>(values.size() * 8 / 10));
+  layer.forward(x);
+  SUCCEED(what << ": " << values.size() << " coordinates, max |error| " << max_err);
 }
 
 // Builds `layer` for per-sample shape `in` and checks dx and every parameter.
-void gradcheck_layer(Device& dev, Layer& layer, const Shape& in, int64_t n, uint64_t seed, bool distinct_inputs = false) {
+// `linear_twin`, for a ReLU layer: the same layer without activation, built
+// from the same seed (so with the same weights), to read pre-activations.
+void gradcheck_layer(Device& dev, Layer& layer, const Shape& in, int64_t n, uint64_t seed, bool distinct_inputs = false,
+                     Layer* linear_twin = nullptr) {
   DeviceScope scope(dev);
   Rng rng(seed);
   layer.build(in, dev, rng);
+  if (linear_twin != nullptr) {
+    Rng twin_rng(seed);
+    linear_twin->build(in, dev, twin_rng);
+  }
   Shape xs{n};
   xs.insert(xs.end(), in.begin(), in.end());
   std::vector<float> xv = random_vector(static_cast<size_t>(numel(xs)), rng);
@@ -112,16 +110,25 @@ void gradcheck_layer(Device& dev, Layer& layer, const Shape& in, int64_t n, uint
   }
   Tensor x = make_tensor(dev, xs, xv);
   const Tensor& y = layer.forward(x);
-  const std::vector<float> r = random_vector(static_cast<size_t>(y.numel()), rng);
+  std::vector<float> r = random_vector(static_cast<size_t>(y.numel()), rng);
+  if (linear_twin != nullptr) {
+    auto lp = layer.parameters(), tp = linear_twin->parameters();
+    for (size_t i = 0; i < lp.size(); ++i) REQUIRE(lp[i]->value.to_vector<float>() == tp[i]->value.to_vector<float>());
+    const std::vector<float> z = linear_twin->forward(x).to_vector<float>();
+    int zeroed = 0;
+    for (size_t k = 0; k < z.size(); ++k)
+      if (std::fabs(z[k]) < 0.1f) r[k] = 0, ++zeroed;
+    REQUIRE(zeroed * 4 < static_cast<int>(z.size()));  // most outputs still take part
+  }
   Tensor dy = make_tensor(dev, y.shape(), r);
   const Tensor& dx = layer.backward(x, dy, true);
   const std::vector<float> dx_host = dx.to_vector<float>();
   std::vector<std::vector<float>> grads;
   for (Parameter* p : layer.parameters()) grads.push_back(p->grad.to_vector<float>());
 
-  check_against_fd(layer, x, x, dx_host, r, (layer.name() + " dx").c_str());
+  check_against_fd(layer, x, x, dx_host, r, layer.name() + " dx");
   auto params = layer.parameters();
-  for (size_t i = 0; i < params.size(); ++i) check_against_fd(layer, x, params[i]->value, grads[i], r, params[i]->name.c_str());
+  for (size_t i = 0; i < params.size(); ++i) check_against_fd(layer, x, params[i]->value, grads[i], r, params[i]->name);
   // Without need_dx the parameter gradients are the same and no dx is made.
   layer.forward(x);
   CHECK_FALSE(layer.backward(x, dy, false).defined());
@@ -135,8 +142,8 @@ TEST_CASE("gradcheck: Conv2D", "[gradcheck]") {
     INFO("device " << d->name());
     Conv2D linear(4, 3, Activation::linear);
     gradcheck_layer(*d, linear, {6, 5, 3}, 2, 1);
-    Conv2D relu(5, 3, Activation::relu);
-    gradcheck_layer(*d, relu, {7, 7, 2}, 2, 2);
+    Conv2D relu(5, 3, Activation::relu), twin(5, 3, Activation::linear);
+    gradcheck_layer(*d, relu, {7, 7, 2}, 2, 2, false, &twin);
     Conv2D strided_same(3, 3, Activation::linear, 2, AXON_PADDING_SAME);
     gradcheck_layer(*d, strided_same, {7, 6, 2}, 2, 3);
   }
@@ -147,8 +154,8 @@ TEST_CASE("gradcheck: Dense", "[gradcheck]") {
     INFO("device " << d->name());
     Dense linear(4);
     gradcheck_layer(*d, linear, {7}, 3, 4);
-    Dense relu(6, Activation::relu);
-    gradcheck_layer(*d, relu, {9}, 4, 5);
+    Dense relu(6, Activation::relu), twin(6, Activation::linear);
+    gradcheck_layer(*d, relu, {9}, 4, 5, false, &twin);
   }
 }
 
@@ -224,7 +231,7 @@ TEST_CASE("gradcheck: SparseCategoricalCrossentropy(from_logits)", "[gradcheck]"
       lv[i] = keep;
       const double fd = (lp - lm) / n / (2 * h);
       INFO("dlogits[" << i << "]: finite difference " << fd << ", gradient " << g[i]);
-      CHECK(close(fd, g[i], 5e-3, 1e-2));
+      CHECK(close(fd, g[i], 1e-4, 1e-3));
     }
   }
 }
@@ -247,8 +254,9 @@ TEST_CASE("gradcheck: the whole CNN chains its layers correctly", "[gradcheck]")
     for (float v : model->per_sample_loss(3).to_vector<float>()) s += v;
     return s / 3;
   };
-  constexpr double h = 1e-2;
-  int checked = 0, total = 0;
+  constexpr double h = 1e-3;
+  int checked = 0, central = 0;
+  double max_err = 0;
   for (Parameter* p : model->parameters()) {
     model->compute_gradients(batch);
     const std::vector<float> g = p->grad.to_vector<float>();
@@ -261,17 +269,18 @@ TEST_CASE("gradcheck: the whole CNN chains its layers correctly", "[gradcheck]")
         p->value.copy_from_host(v.data(), v.size() * 4);
         return mean_loss();
       };
-      const double fd = (at(h) - at(-h)) / (2 * h);
-      const double fd_half = (at(h / 2) - at(-h / 2)) / h;
+      const double lp = at(h), l0 = at(0), lm = at(-h);
       v[i] = keep;
       p->value.copy_from_host(v.data(), v.size() * 4);
-      ++total;
-      if (!close(fd, fd_half, 2e-3, 5e-2)) continue;  // a ReLU or max switched: skip
+      const double c = (lp - lm) / (2 * h), f = (lp - l0) / h, b = (l0 - lm) / h;
       ++checked;
-      INFO(p->name << "[" << i << "]: finite difference " << fd << ", backward " << g[i]);
-      CHECK(close(fd, g[i], 2e-3, 5e-2));
+      central += close(c, g[i], 2e-3, 5e-2);
+      max_err = std::max(max_err, std::min({std::fabs(c - g[i]), std::fabs(f - g[i]), std::fabs(b - g[i])}));
+      INFO(p->name << "[" << i << "]: backward " << g[i] << "; differences central " << c << ", forward " << f
+                   << ", backward " << b);
+      CHECK((close(c, g[i], 2e-3, 5e-2) || close(f, g[i], 2e-3, 5e-2) || close(b, g[i], 2e-3, 5e-2)));
     }
   }
-  INFO(checked << " of " << total << " coordinates checked");
-  CHECK(checked * 10 >= total * 8);
+  INFO(central << " of " << checked << " matched the central difference; max |error| " << max_err);
+  CHECK(central * 10 >= checked * 9);
 }

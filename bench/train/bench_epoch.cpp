@@ -1,0 +1,138 @@
+// Epoch benchmark: samples/s of one training epoch, the effective GFLOP/s
+// (training_flops_per_sample: 16.4 MFLOP per sample, forward + backward),
+// OpenBLAS's large-sgemm GFLOP/s measured here, their ratio, how long the
+// loop waited for input, and where the time goes per op. It prints figures;
+// it never asserts speed.
+#include <axon/cli.hpp>
+#include <axon/data/mnist.hpp>
+#include <axon/dispatch.hpp>
+#include <axon/nn/sequential.hpp>
+#include <axon/profile.hpp>
+#include <axon/runtime.hpp>
+
+#ifdef AXON_BENCH_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+namespace po = boost::program_options;
+using namespace axon;
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Best of `reps` n x n x n sgemms, in GFLOP/s; 0 when built without CBLAS.
+double sgemm_gflops(int n, int reps) {
+#ifdef AXON_BENCH_HAVE_CBLAS
+  std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size(), 0.0f);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now_s();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    best = std::min(best, now_s() - t0);
+  }
+  return 2.0 * n * n * static_cast<double>(n) / best / 1e9;
+#else
+  (void)n, (void)reps;
+  return 0;
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return cli::run_main("axon-bench-train", [&] {
+    po::options_description opts("Usage: axon-bench-train [options]");
+    opts.add_options()("help,h", "show this help")
+      ("data", po::value<std::string>()->default_value(data::kDefaultDataDir), "MNIST-format folder")
+      ("batch-size", po::value<int64_t>()->default_value(64), "batch size")
+      ("train-limit", po::value<int64_t>()->default_value(0), "samples per epoch (0: all 60000)")
+      ("profile-steps", po::value<int64_t>()->default_value(100), "steps run with per-op timing")
+      ("device", po::value<std::string>(), "device (default: the highest-priority visible one)")
+      ("sgemm-size", po::value<int>()->default_value(2048), "n of the n x n x n sgemm");
+    cli::add_device_options(opts);
+    po::variables_map vm;
+    po::store(po::parse_command_line(argc, argv, opts), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << opts;
+      return 0;
+    }
+    const int64_t batch = vm["batch-size"].as<int64_t>();
+    if (batch < 1) throw UsageError("--batch-size must be at least 1");
+    data::ImageDataset ds = data::load_image_dataset(vm["data"].as<std::string>());
+    if (vm["train-limit"].as<int64_t>() > 0) ds.train.truncate(vm["train-limit"].as<int64_t>());
+
+    Runtime& rt = Runtime::init(cli::make_config(vm));
+    Device& dev = vm.count("device") ? rt.device(vm["device"].as<std::string>()) : rt.default_device();
+
+    const int n = vm["sgemm-size"].as<int>();
+    const double blas = sgemm_gflops(n, 3);
+
+    auto model = nn::make_cnn(10);
+    model->build({28, 28, 1}, dev, 42);
+    model->compile();
+    const double flops = static_cast<double>(model->training_flops_per_sample());
+
+    // Warm-up: the first steps allocate each batch size's buffers.
+    nn::FitOptions warm;
+    warm.batch_size = batch;
+    warm.steps_per_epoch = 5;
+    model->fit(ds.train, warm);
+
+    nn::FitOptions fit;
+    fit.batch_size = batch;
+    const nn::History h = model->fit(ds.train, fit);
+    const nn::EpochLogs& e = h.epochs.front();
+    const double sps = static_cast<double>(e.samples) / e.seconds;
+    const double gflops = sps * flops / 1e9;
+
+    std::printf("device                 %s (%s)\n", dev.name().c_str(), dev.props().name);
+    std::printf("epoch                  %lld samples, batch %lld, %.2f s (%.2f ms/step)\n",
+                static_cast<long long>(e.samples), static_cast<long long>(batch), e.seconds,
+                1e3 * e.seconds / static_cast<double>(e.steps));
+    std::printf("samples/s              %.0f\n", sps);
+    std::printf("effective GFLOP/s      %.2f (%.2f MFLOP per training sample)\n", gflops, flops / 1e6);
+    if (blas > 0) {
+      std::printf("OpenBLAS sgemm GFLOP/s %.2f (n = %d, best of 3, same process)\n", blas, n);
+      std::printf("ratio                  %.1f%% of the sgemm rate (goal: 60%%)\n", 100 * gflops / blas);
+    } else {
+      std::printf("OpenBLAS sgemm GFLOP/s not measured (built without cblas.h)\n");
+    }
+    std::printf("waiting for input      %.3f s (%.2f%% of the epoch)\n", e.input_wait_seconds,
+                100 * e.input_wait_seconds / e.seconds);
+
+    // Where the time goes: op profiling synchronises after every op, so the
+    // sum of op times against the wall time shows the trainer's own overhead.
+    const int64_t steps = vm["profile-steps"].as<int64_t>();
+    nn::FitOptions prof;
+    prof.batch_size = batch;
+    prof.steps_per_epoch = steps;
+    reset_op_times();
+    set_op_profiling(true);
+    const double t0 = now_s();
+    const nn::History ph = model->fit(ds.train, prof);
+    const double wall = now_s() - t0;
+    set_op_profiling(false);
+    double ops_total = 0;
+    for (const OpTime& t : op_times()) ops_total += t.seconds;
+    std::printf("\nper op over %lld profiled steps (%.3f s wall, %.3f s in ops, %.1f%% outside ops):\n",
+                static_cast<long long>(ph.epochs.front().steps), wall, ops_total,
+                100 * (wall - ops_total) / wall);
+    std::printf("  %-38s %8s %10s %10s %7s\n", "op", "calls", "seconds", "ms/call", "share");
+    for (const OpTime& t : op_times())
+      std::printf("  %-38s %8lld %10.3f %10.3f %6.1f%%\n", t.op.c_str(), static_cast<long long>(t.calls), t.seconds,
+                  1e3 * t.seconds / static_cast<double>(t.calls), 100 * t.seconds / ops_total);
+    return 0;
+  });
+}

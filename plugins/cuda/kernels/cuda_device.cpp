@@ -95,8 +95,13 @@ CudaDevice::CudaDevice(const axon_cuda_open_args& a)
                                    CachingAllocator::human(free).c_str(), CachingAllocator::human(total).c_str()));
   }
   // cuBLAS would otherwise cudaMalloc its workspace behind the allocator's back.
-  cublas_workspace_ = allocator_->allocate(kCublasWorkspace);
-  CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_, kCublasWorkspace));
+  // Under a small limit it gets a sixteenth of it (or its own default, if that is under 1 MiB).
+  size_t workspace = kCublasWorkspace;
+  if (mode == AXON_MEMORY_LIMIT) workspace = std::min<size_t>(workspace, cfg.memory_limit_bytes / 16 / (1u << 20) * (1u << 20));
+  if (workspace > 0) {
+    cublas_workspace_ = allocator_->allocate(workspace);
+    CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_, workspace));
+  }
 }
 
 CudaDevice::~CudaDevice() {

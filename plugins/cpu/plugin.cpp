@@ -3,6 +3,7 @@
 #include "blas.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
+#include "simd.hpp"
 
 #include <charconv>
 #include <cstring>
@@ -90,9 +91,11 @@ const axon_collective_api kCollectives = [] {
 
 class CpuPlugin final : public sdk::Plugin {
  public:
-  CpuPlugin() : blas_(blas_init()) {}
+  CpuPlugin() : blas_error_(blas_init()), blas_(blas_description()) {}
 
+  // No BLAS library, no devices (unavailable_reason says why).
   int device_count() noexcept override {
+    if (!blas_error_.empty()) return 0;
     try {
       return std::max(1, config_int(*this, "cpu-devices", 1));
     } catch (...) {
@@ -118,16 +121,19 @@ class CpuPlugin final : public sdk::Plugin {
     p.memory_total = meminfo("MemTotal");
     p.memory_free = meminfo("MemAvailable");
     p.threads = threads;
-    sdk::copy_string(p.description, format("blas=%s, logical_devices=%d", blas_, device_count()));
+    sdk::copy_string(p.description, format("logical_devices=%d, simd=%s, blas=%s", device_count(),
+                                           simd::isa_name(simd::isa()), blas_.c_str()));
     return p;
   }
 
   std::unique_ptr<sdk::Device> open_device(int id, const axon_device_config& config) override {
     check_id(id);
     const int threads = config.threads > 0 ? config.threads : threads_for(id);
-    log(AXON_LOG_DEBUG, format("opening /device:CPU:%d with %d thread(s)", config.logical_index, threads));
+    log(AXON_LOG_DEBUG, format("opening /device:CPU:%d with %d thread(s); %s", config.logical_index, threads, blas_.c_str()));
     return std::make_unique<CpuDevice>(config.logical_index, threads);
   }
+
+  std::string unavailable_reason() override { return blas_error_; }
 
   const axon_collective_api* collectives() override { return &kCollectives; }
 
@@ -136,7 +142,7 @@ class CpuPlugin final : public sdk::Plugin {
     const int n = device_count();
     require(id >= 0 && id < n, format("cpu: no device %d (there %s %d)", id, n == 1 ? "is" : "are", n));
   }
-  const char* blas_;
+  std::string blas_error_, blas_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "checks.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
+#include "simd.hpp"
 
 #include <cstring>
 
@@ -56,6 +57,58 @@ void max_pool(CpuDevice& d, const KernelCall& c) {
   });
 }
 
+// One image of MaxPoolGrad. For each window and each channel, the first
+// maximum in row-major tap order takes the window's gradient: a scan with
+// `v > best` (strict, so earlier taps win ties), W channels at a time with
+// vector selects, then every tap gets `gradient where it won, else 0`
+// (stored when the windows tile the image, added otherwise).
+template <int W>
+__attribute__((always_inline)) inline void max_pool_grad_image_body(const PoolGeom& p, const float* image,
+                                                                     const float* dy, float* grad, bool tiles) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  const int64_t ch = p.c, vec_end = ch / W * W;
+  for (int64_t oh = 0; oh < p.oh; ++oh)
+    for (int64_t ow = 0; ow < p.ow; ++ow) {
+      const Window win = window(p, oh, ow);
+      const float* g = dy + (oh * p.ow + ow) * ch;
+      auto tap = [&](int64_t ih, int64_t iw) { return (ih * p.w + iw) * ch; };
+      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+        F best = simd::load<F>(image + tap(win.h0, win.w0) + c0);
+        I won = I{};
+        int32_t t = 0;
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw, ++t) {
+            const F v = simd::load<F>(image + tap(ih, iw) + c0);
+            const I more = v > best;
+            best = more ? v : best;
+            won = more ? I{} + t : won;
+          }
+        const F gv = simd::load<F>(g + c0);
+        t = 0;
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw, ++t) {
+            float* out = grad + tap(ih, iw) + c0;
+            const F mine = won == t ? gv : F{};
+            simd::store<F>(out, tiles ? mine : simd::load<F>(out) + mine);
+          }
+      }
+      for (int64_t c = vec_end; c < ch; ++c) {  // the last ch % W channels
+        int64_t best = tap(win.h0, win.w0) + c;
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+            if (tiles) grad[tap(ih, iw) + c] = 0.0f;
+            if (image[tap(ih, iw) + c] > image[best]) best = tap(ih, iw) + c;
+          }
+        grad[best] += g[c];
+      }
+    }
+}
+
+AXON_CPU_DISPATCH(max_pool_grad_image,
+                  (const PoolGeom& p, const float* image, const float* dy, float* grad, bool tiles),
+                  (p, image, dy, grad, tiles))
+
 // Each window's gradient goes to its first maximum. Windows may overlap, so
 // threads own whole images and scatter into them alone.
 void max_pool_grad(CpuDevice& d, const KernelCall& c) {
@@ -76,45 +129,15 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
   sdk::require(image_size < (int64_t{1} << 31), sdk::format("%s: images of %lld elements are too large (limit 2^31)", c.op(),
                                                             static_cast<long long>(image_size)));
   // When the windows tile the image exactly, each window writes its own
-  // pixels (one pass over dx instead of two); otherwise dx is cleared first.
+  // pixels (no clearing pass, no read-modify-write); otherwise dx is cleared
+  // first and windows add into it.
   const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0 && p.oh * p.kh == p.h &&
                      p.ow * p.kw == p.w;
   const int64_t images = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, image_size));
   d.pool().for_ranges(p.n, images, dx.numel() >= kSerialElements, [&](int, int64_t n0, int64_t n1) {
     if (!tiles) std::memset(dxp + n0 * image_size, 0, sizeof(float) * static_cast<size_t>((n1 - n0) * image_size));
-    // Per block of channels: the window offset of the first maximum of each
-    // channel, found without branches so the channel loop vectorises.
-    constexpr int64_t kBlock = 64;
-    float best[kBlock];
-    int32_t where[kBlock];
-    for (int64_t n = n0; n < n1; ++n) {
-      const float* image = xp + n * image_size;
-      float* grad = dxp + n * image_size;
-      for (int64_t oh = 0; oh < p.oh; ++oh)
-        for (int64_t ow = 0; ow < p.ow; ++ow) {
-          const Window win = window(p, oh, ow);
-          const float* g = dyp + ((n * p.oh + oh) * p.ow + ow) * ch;
-          if (tiles)
-            for (int64_t ih = win.h0; ih < win.h1; ++ih)
-              std::memset(grad + (ih * p.w + win.w0) * ch, 0, sizeof(float) * static_cast<size_t>((win.w1 - win.w0) * ch));
-          for (int64_t c0 = 0; c0 < ch; c0 += kBlock) {
-            const int64_t len = std::min(kBlock, ch - c0);
-            const int32_t first = static_cast<int32_t>((win.h0 * p.w + win.w0) * ch);
-            for (int64_t i = 0; i < len; ++i) best[i] = image[first + c0 + i], where[i] = first;
-            for (int64_t ih = win.h0; ih < win.h1; ++ih)
-              for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-                const int32_t at = static_cast<int32_t>((ih * p.w + iw) * ch);
-                const float* in = image + at + c0;
-                for (int64_t i = 0; i < len; ++i) {
-                  const bool more = in[i] > best[i];  // strictly: the first maximum keeps the gradient
-                  best[i] = more ? in[i] : best[i];
-                  where[i] = more ? at : where[i];
-                }
-              }
-            for (int64_t i = 0; i < len; ++i) grad[where[i] + c0 + i] += g[c0 + i];
-          }
-        }
-    }
+    for (int64_t n = n0; n < n1; ++n) max_pool_grad_image(p, xp + n * image_size, dyp + n * p.oh * p.ow * ch,
+                                                          dxp + n * image_size, tiles);
   });
 }
 

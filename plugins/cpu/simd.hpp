@@ -1,0 +1,81 @@
+// Small portable SIMD layer for the loops the auto-vectoriser gets wrong
+// (selects it turns into branches, broadcast-FMA kernels): GCC/Clang vector
+// extensions of W floats, and AXON_CPU_DISPATCH, which compiles one
+// always-inline template body three times (AVX-512 with W=16, AVX2+FMA with
+// W=8, baseline x86-64 with W=4) and picks the copy for this CPU once.
+// Vectors never cross a call (every helper is always-inline), so the ABI
+// notes GCC gives about them (-Wpsabi) are moot; the plugin silences them.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace axon::cpu::simd {
+
+template <int W>
+struct Vec {
+  typedef float f __attribute__((vector_size(4 * W)));
+  typedef int32_t i __attribute__((vector_size(4 * W)));
+};
+
+template <class V>
+__attribute__((always_inline)) inline V load(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+__attribute__((always_inline)) inline void store(float* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+enum class Isa { base, avx2, avx512 };
+
+// The best the CPU offers, lowered by AXON_CPU_ISA=base|avx2 (tests run the
+// kernels once per instruction set this way; it can never raise the level).
+inline Isa detect_isa() {
+  Isa best = Isa::base;
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+    best = Isa::avx512;
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    best = Isa::avx2;
+#endif
+  const char* cap = std::getenv("AXON_CPU_ISA");
+  if (cap != nullptr && std::strcmp(cap, "base") == 0) return Isa::base;
+  if (cap != nullptr && std::strcmp(cap, "avx2") == 0 && best == Isa::avx512) return Isa::avx2;
+  return best;
+}
+
+inline const char* isa_name(Isa i) { return i == Isa::avx512 ? "avx512" : i == Isa::avx2 ? "avx2" : "base"; }
+
+inline Isa isa() {
+  static const Isa i = detect_isa();
+  return i;
+}
+
+}  // namespace axon::cpu::simd
+
+// Defines `void name params` calling `name##_body<W> args` compiled for the
+// best instruction set this CPU has.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AXON_CPU_DISPATCH(name, params, args)                                                          \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void name##_avx512 params { \
+    name##_body<16> args;                                                                              \
+  }                                                                                                    \
+  __attribute__((target("avx2,fma"))) void name##_avx2 params { name##_body<8> args; }                \
+  void name##_base params { name##_body<4> args; }                                                     \
+  void name params {                                                                                   \
+    switch (::axon::cpu::simd::isa()) {                                                                \
+      case ::axon::cpu::simd::Isa::avx512: return name##_avx512 args;                                  \
+      case ::axon::cpu::simd::Isa::avx2: return name##_avx2 args;                                      \
+      default: return name##_base args;                                                                \
+    }                                                                                                  \
+  }
+#else
+#define AXON_CPU_DISPATCH(name, params, args) \
+  void name params { name##_body<4> args; }
+#endif

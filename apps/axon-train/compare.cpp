@@ -36,6 +36,7 @@ int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset
     runs.push_back(train_on(*d, opts, ds, false));
   }
   print_compare_table(stdout, runs);
+  if (opts.verbose) print_peak_rss(stdout);
   return 0;
 }
 

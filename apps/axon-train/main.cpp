@@ -43,9 +43,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
     train_app::train_on(*choice.device, opts, ds, true);
-    if (opts.verbose)
-      std::printf("Peak resident memory: %.1f MiB\n",
-                  static_cast<double>(train_app::peak_rss_bytes()) / (1024.0 * 1024.0));
+    if (opts.verbose) train_app::print_peak_rss(stdout);
     return 0;
   });
 }

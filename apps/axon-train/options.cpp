@@ -99,6 +99,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (vm.count("compare")) {
     if (o.device) throw UsageError("--compare and --device do not go together: --compare names its devices");
     o.compare = split_list(vm["compare"].as<std::string>());
+    if (vm.count("metrics-csv") || vm.count("save"))
+      throw UsageError("--compare trains several models: it writes neither --metrics-csv nor --save");
   }
   if (vm.count("metrics-csv")) o.metrics_csv = vm["metrics-csv"].as<std::string>();
   if (vm.count("save")) o.save = vm["save"].as<std::string>();

@@ -60,6 +60,10 @@ void print_memory(std::FILE* out, Device& device) {
   std::fputc('\n', out);
 }
 
+void print_peak_rss(std::FILE* out) {
+  std::fprintf(out, "Peak resident memory: %.1f MiB\n", mib(peak_rss_bytes()));
+}
+
 uint64_t peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);

@@ -22,6 +22,8 @@ struct RunResult {
 
 void print_run_summary(std::FILE* out, const RunResult& r);
 void print_memory(std::FILE* out, Device& device);
+// "Peak resident memory: 118.9 MiB"
+void print_peak_rss(std::FILE* out);
 // Peak resident set size of this process in bytes (getrusage).
 uint64_t peak_rss_bytes();
 void print_compare_table(std::FILE* out, const std::vector<RunResult>& runs);

@@ -65,6 +65,7 @@ RunResult train_on(Device& device, const Options& opts, const data::ImageDataset
         std::printf("%-38s %-16s %8lld %10.3f %6.1f%%\n", t.op.c_str(), t.device.c_str(),
                     static_cast<long long>(t.calls), t.seconds, total > 0 ? 100 * t.seconds / total : 0.0);
     }
+    // While the model still holds its buffers.
     if (opts.verbose) print_memory(stdout, device);
     std::fflush(stdout);
   }

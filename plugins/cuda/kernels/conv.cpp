@@ -66,12 +66,48 @@ int as_int(int64_t v, const char* op) {
 // Whether a cuDNN result's math type is allowed (TF32 only when enabled).
 bool math_ok(cudnnMathType_t m, bool tf32) { return tf32 || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH; }
 
-template <class Perf>
-const Perf* pick(const Perf* perf, int count, bool tf32) {
-  for (int i = 0; i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && math_ok(perf[i].mathType, tf32) && perf[i].memory <= kMaxWorkspace)
-      return &perf[i];
-  return nullptr;
+constexpr const char* kKindNames[] = {"forward", "backward-data", "backward-filter"};
+
+// Makes candidate `index` the plan's algorithm: math type and workspace size.
+void choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t index, const Geometry& g, const char* op) {
+  p.chosen = index;
+  p.algo = p.candidates[index].first;
+  cudnnMathType_t math = p.candidates[index].second;
+  if (!d.allow_tf32() && math == CUDNN_DEFAULT_MATH) math = CUDNN_FMA_MATH;  // default math would allow TF32
+  CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, math));
+  if (kind == kForward)
+    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p.x, p.w, p.conv, p.y,
+                                                        static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), &p.workspace));
+  else if (kind == kBackwardData)
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+        d.cudnn(), p.w, p.y, p.conv, p.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), &p.workspace));
+  else
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        d.cudnn(), p.x, p.y, p.conv, p.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), &p.workspace));
+  d.log(AXON_LOG_DEBUG, sdk::format("%s: %s uses %s algorithm %d (candidate %zu of %zu, math %d, workspace %zu bytes) for "
+                                    "N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
+                                    d.label().c_str(), op, kKindNames[kind], p.algo, index + 1, p.candidates.size(),
+                                    static_cast<int>(math), p.workspace, (long long)g.n, (long long)g.hp(),
+                                    (long long)g.wp(), (long long)g.c, (long long)g.k, (long long)g.r, (long long)g.s));
+}
+
+// Runs `call(algo, workspace, bytes)`; if cuDNN says the chosen algorithm is
+// not supported after all, moves to the next candidate (kept for later calls).
+template <class Call>
+void execute(CudaDevice& d, ConvPlan& p, Kind kind, const Geometry& g, const char* op, Call call) {
+  for (;;) {
+    CudaDevice::Scratch ws(d, p.workspace);
+    const cudnnStatus_t s = call(p.algo, ws.get(), p.workspace);
+    if (s == CUDNN_STATUS_SUCCESS) return;
+    if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED && p.chosen + 1 < p.candidates.size()) {
+      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s algorithm %d refused (%s); trying the next", d.label().c_str(), op, p.algo,
+                                        cudnnGetErrorString(s)));
+      choose(d, p, kind, p.chosen + 1, g, op);
+      continue;
+    }
+    check_cudnn(s, sdk::format("cudnnConvolution %s (algorithm %d) for %s", kKindNames[kind], p.algo, op).c_str(), __FILE__,
+                __LINE__);
+  }
 }
 
 ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
@@ -106,50 +142,36 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
                                          (long long)g.wh.out, (long long)g.ww.out));
 
   // Heuristics only (no timing runs): they allocate nothing and need no data.
-  cudnnMathType_t math = CUDNN_FMA_MATH;
+  auto collect = [&](const auto* perf, int n) {
+    for (int i = 0; i < n; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && math_ok(perf[i].mathType, tf32) && perf[i].memory <= kMaxWorkspace)
+        p->candidates.emplace_back(static_cast<int>(perf[i].algo), perf[i].mathType);
+  };
   if (kind == kForward) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int n = 0;
     CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(d.cudnn(), p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                        &n, perf));
-    const auto* best = pick(perf, n, tf32);
-    if (!best) sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable forward algorithm for this shape", op));
-    p->algo = best->algo;
-    math = best->mathType;
+    collect(perf, n);
   } else if (kind == kBackwardData) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int n = 0;
     CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.cudnn(), p->w, p->y, p->conv, p->x,
                                                             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf));
-    const auto* best = pick(perf, n, tf32);
-    if (!best) sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable backward-data algorithm", op));
-    p->algo = best->algo;
-    math = best->mathType;
+    collect(perf, n);
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int n = 0;
     CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.cudnn(), p->x, p->y, p->conv, p->w,
                                                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf));
-    const auto* best = pick(perf, n, tf32);
-    if (!best) sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable backward-filter algorithm", op));
-    p->algo = best->algo;
-    math = best->mathType;
+    collect(perf, n);
   }
-  if (!tf32 && math == CUDNN_DEFAULT_MATH) math = CUDNN_FMA_MATH;  // default math would allow TF32
-  CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
-  if (kind == kForward)
-    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p->x, p->w, p->conv, p->y,
-                                                        static_cast<cudnnConvolutionFwdAlgo_t>(p->algo), &p->workspace));
-  else if (kind == kBackwardData)
-    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-        d.cudnn(), p->w, p->y, p->conv, p->x, static_cast<cudnnConvolutionBwdDataAlgo_t>(p->algo), &p->workspace));
-  else
-    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-        d.cudnn(), p->x, p->y, p->conv, p->w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(p->algo), &p->workspace));
-  d.log(AXON_LOG_DEBUG, sdk::format("%s: %s algorithm %d (math %d, workspace %zu bytes) for N=%lld H=%lld W=%lld C=%lld K=%lld "
-                                    "R=%lld S=%lld", d.label().c_str(), op, p->algo, static_cast<int>(math), p->workspace,
-                                    (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.k,
-                                    (long long)g.r, (long long)g.s));
+  if (p->candidates.empty())
+    sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s algorithm for N=%lld H=%lld W=%lld C=%lld K=%lld "
+                                              "R=%lld S=%lld (TF32 %s)", op, kKindNames[kind], (long long)g.n,
+                                              (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.k,
+                                              (long long)g.r, (long long)g.s, tf32 ? "allowed" : "off"));
+  choose(d, *p, kind, 0, g, op);
   slot = std::move(p);
   return *slot;
 }
@@ -184,10 +206,10 @@ void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
     launch::window_copy(d.stream(), xin, g.n, g.h, g.w, g.c, xpad->get<float>(), g.hp(), g.wp(), 0, 0, 0.f);
     xin = xpad->get<float>();
   }
-  CudaDevice::Scratch ws(d, p.workspace);
-  CUDNN_CHECK(cudnnConvolutionForward(d.cudnn(), &kOne, p.x, xin, p.w, w.get(), p.conv,
-                                      static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws.get(), p.workspace, &kZero, p.y,
-                                      y.raw()));
+  execute(d, p, kForward, g, c.op(), [&](int algo, void* ws, size_t bytes) {
+    return cudnnConvolutionForward(d.cudnn(), &kOne, p.x, xin, p.w, w.get(), p.conv,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, &kZero, p.y, y.raw());
+  });
 }
 
 void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
@@ -209,10 +231,10 @@ void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
     dxpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
     out = dxpad->get<float>();
   }
-  CudaDevice::Scratch ws(d, p.workspace);
-  CUDNN_CHECK(cudnnConvolutionBackwardData(d.cudnn(), &kOne, p.w, w.get(), p.y, dy.raw(), p.conv,
-                                           static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), ws.get(), p.workspace,
-                                           &kZero, p.x, out));
+  execute(d, p, kBackwardData, g, c.op(), [&](int algo, void* ws, size_t bytes) {
+    return cudnnConvolutionBackwardData(d.cudnn(), &kOne, p.w, w.get(), p.y, dy.raw(), p.conv,
+                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes, &kZero, p.x, out);
+  });
   if (g.padded())  // drop the gradient of the padding row/column
     launch::window_copy(d.stream(), out, g.n, g.hp(), g.wp(), g.c, dx.data<float>(), g.h, g.w, 0, 0, 0.f);
 }
@@ -236,10 +258,11 @@ void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
     xin = xpad->get<float>();
   }
   CudaDevice::Scratch dw(d, df.numel() * sizeof(float));
-  CudaDevice::Scratch ws(d, p.workspace);
-  CUDNN_CHECK(cudnnConvolutionBackwardFilter(d.cudnn(), &kOne, p.x, xin, p.y, dy.raw(), p.conv,
-                                             static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), ws.get(), p.workspace,
-                                             &kZero, p.w, dw.get()));
+  execute(d, p, kBackwardFilter, g, c.op(), [&](int algo, void* ws, size_t bytes) {
+    return cudnnConvolutionBackwardFilter(d.cudnn(), &kOne, p.x, xin, p.y, dy.raw(), p.conv,
+                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes, &kZero, p.w,
+                                          dw.get());
+  });
   // KRSC [K, R*S*C] -> HWIO [R*S*C, K]
   const int64_t k = df.dim(3);
   launch::transpose(d.stream(), dw.get<float>(), df.data<float>(), k, df.numel() / k);

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace axon::cuda {
 
@@ -17,6 +19,11 @@ struct ConvPlan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;  // cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t, by kind
   size_t workspace = 0;
+  // Every usable algorithm from cuDNN's heuristics, best first, with its math
+  // type; `chosen` indexes it. If cuDNN refuses the chosen one at run time
+  // (not supported), the next is taken, once, and kept.
+  std::vector<std::pair<int, cudnnMathType_t>> candidates;
+  size_t chosen = 0;
   ConvPlan() = default;
   ConvPlan(const ConvPlan&) = delete;
   ConvPlan& operator=(const ConvPlan&) = delete;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -203,7 +204,21 @@ std::vector<std::string> plugin_search_dirs(const Config& config) {
     // <prefix>/lib/axon/plugins, in the install tree and the build tree alike.
     std::error_code ec;
     fs::path self = boost::dll::symbol_location(plugin_search_dirs, ec);
-    if (!ec) dirs.push_back((self.parent_path() / "axon" / "plugins").lexically_normal().string());
+    std::string core_dir;
+    if (!ec) {
+      core_dir = (self.parent_path() / "axon" / "plugins").lexically_normal().string();
+      dirs.push_back(core_dir);
+    }
+    // An app installed apart from libaxon-core (a system-wide library, an
+    // app in its own prefix) also looks next to itself: <exe>/../lib/axon/plugins.
+    fs::path exe = boost::dll::program_location(ec);
+    if (!ec) {
+      std::string app_dir = (exe.parent_path() / ".." / "lib" / "axon" / "plugins").lexically_normal().string();
+      std::error_code ec2;
+      bool same = !core_dir.empty() && fs::exists(app_dir, ec2) && fs::exists(core_dir, ec2) &&
+                  fs::equivalent(app_dir, core_dir, ec2);
+      if (app_dir != core_dir && !same) dirs.push_back(app_dir);
+    }
   }
   return dirs;
 }
@@ -235,9 +250,10 @@ LoadResult load_plugins(const Config& config, HostContext* host) {
             reason = "plugin '" + p->info.name + "' is already loaded from " + dup->second;
           } else {
             seen_names.emplace(p->info.name, p->path);
+            char ms[32];
+            std::snprintf(ms, sizeof ms, "%.2f ms", p->info.load_ms);
             log::info(kTag, "loaded " + p->path + " (" + p->info.name + " " + p->info.version + ", " +
-                                std::to_string(p->info.device_count) + " device(s), " +
-                                std::to_string(p->info.load_ms) + " ms)");
+                                std::to_string(p->info.device_count) + " device(s), " + ms + ")");
             result.plugins.push_back(p);
             continue;
           }

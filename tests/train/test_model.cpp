@@ -200,3 +200,24 @@ TEST_CASE("model: weights save and load round trip; bad files are rejected", "[m
   CHECK_THROWS_WITH(train::load_weights(*other, file), Catch::Contains("holds 10 tensors, the model has 2"));
   CHECK_THROWS_AS(train::save_weights(*a, dir.path / "no-such-folder" / "w.axw"), UsageError);
 }
+
+TEST_CASE("model: no device allocation after the first step of a batch size", "[model][memory]") {
+  auto m = cnn(40);
+  Device& d = cpu();
+  const data::ImageSet set = test::synthetic_set(96, 7);
+  m->train_step(batch_of(set, 0, 32));
+  m->train_step(batch_of(set, 32, 16));  // a second size: its own buffers, once
+  const axon_memory_info before = d.memory_info();
+  if (before.struct_size == 0 || before.peak_in_use == 0) {
+    WARN("the CPU plugin does not report memory: not checked");
+    return;
+  }
+  for (int i = 0; i < 10; ++i) {
+    m->train_step(batch_of(set, 32 + (i % 2) * 32, 32));
+    m->train_step(batch_of(set, 80, 16));
+  }
+  m->metrics().read();
+  const axon_memory_info after = d.memory_info();
+  CHECK(after.in_use == before.in_use);
+  CHECK(after.peak_in_use == before.peak_in_use);
+}

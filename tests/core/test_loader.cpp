@@ -116,3 +116,15 @@ TEST_CASE("a second init is refused: device settings are read once", "[loader]")
   CHECK_THROWS_AS(Runtime::init(test::test_config()), UsageError);
   CHECK_THROWS_WITH(Runtime::init(test::test_config()), Contains("read once at start"));
 }
+
+TEST_CASE("plugins get the configuration and log through the host API", "[loader]") {
+  Config c = test::test_config({"placement"});
+  c.threads = 3;
+  c.gpu_memory_limit_mb = 64;
+  c.log_level = "info";
+  Runtime& rt = Runtime::init(c);
+  test::StderrCapture capture;
+  Tensor t(rt.device("fake:0"), AXON_FLOAT32, {2});  // opens the device
+  CHECK(capture.count_lines("axon: I fake: opening device 0: logical index 0, memory mode 2, limit 67108864, "
+                            "threads 3, get_config(threads)=3") == 1);
+}

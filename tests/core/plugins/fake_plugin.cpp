@@ -64,7 +64,14 @@ struct FakePlugin final : Plugin {
     copy_string(p.description, "test=1");
     return p;
   }
-  std::unique_ptr<Device> open_device(int, const axon_device_config&) override {
+  std::unique_ptr<Device> open_device(int id, const axon_device_config& c) override {
+    // Reports what the host passed, through the host's logger (tests read it).
+    const char* threads = config("threads");
+    log(AXON_LOG_INFO, format("opening device %d: logical index %d, memory mode %d, limit %llu, threads %d, "
+                              "get_config(threads)=%s",
+                              id, c.logical_index, static_cast<int>(c.memory_mode),
+                              static_cast<unsigned long long>(c.memory_limit_bytes), c.threads,
+                              threads ? threads : "(null)"));
     return std::make_unique<FakeDevice>();
   }
 };

@@ -123,6 +123,13 @@ void Sequential::check_batch(const data::HostBatch& batch) const {
                      std::to_string(batch.labels.size()) + " labels)");
 }
 
+void Sequential::check_set(const data::ImageSet& set, const char* what) const {
+  if (set.count == 0) throw UsageError(std::string("the ") + what + " set is empty");
+  if (Shape{set.rows, set.cols, 1} != input_shape_)
+    throw UsageError(std::string(what) + " images are " + shape_string({set.rows, set.cols, 1}) +
+                     " but the model expects " + shape_string(input_shape_));
+}
+
 Sequential::Inputs& Sequential::upload(const data::HostBatch& batch) {
   check_batch(batch);
   const int64_t n = batch.size;
@@ -177,10 +184,8 @@ History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
   if (!optimizer_) throw UsageError("Sequential::fit: compile the model first");
   if (o.epochs <= 0) throw UsageError("epochs must be positive, got " + std::to_string(o.epochs));
   if (o.batch_size <= 0) throw UsageError("batch size must be positive, got " + std::to_string(o.batch_size));
-  if (train.count == 0) throw UsageError("the training set is empty");
-  if (Shape{train.rows, train.cols, 1} != input_shape_)
-    throw UsageError("training images are " + shape_string({train.rows, train.cols, 1}) + " but the model expects " +
-                     shape_string(input_shape_));
+  check_set(train, "training");
+  if (o.validation_data != nullptr) check_set(*o.validation_data, "validation");
   DeviceScope scope(device());
   data::BatchPipeline pipeline(train, o.batch_size, o.shuffle, o.seed, o.prefetch);
   const int64_t steps = o.steps_per_epoch > 0 ? std::min(o.steps_per_epoch, pipeline.steps()) : pipeline.steps();
@@ -223,7 +228,7 @@ History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
 
 MetricValues Sequential::evaluate(const data::ImageSet& set, int64_t batch_size) {
   if (!loss_) throw UsageError("Sequential::evaluate: compile the model first");
-  if (set.count == 0) throw UsageError("the evaluation set is empty");
+  check_set(set, "evaluation");
   DeviceScope scope(device());
   data::BatchPipeline pipeline(set, batch_size, false, 0, true);
   pipeline.begin_epoch(0);
@@ -240,6 +245,7 @@ MetricValues Sequential::evaluate(const data::ImageSet& set, int64_t batch_size)
 }
 
 std::vector<float> Sequential::predict(const data::ImageSet& set, int64_t batch_size) {
+  check_set(set, "prediction");
   DeviceScope scope(device());
   data::BatchPipeline pipeline(set, batch_size, false, 0, true);
   pipeline.begin_epoch(0);

@@ -94,6 +94,7 @@ class Sequential {
   };
   Inputs& upload(const data::HostBatch& batch);
   void check_batch(const data::HostBatch& batch) const;
+  void check_set(const data::ImageSet& set, const char* what) const;
 
   std::string name_;
   std::vector<std::unique_ptr<Layer>> layers_;

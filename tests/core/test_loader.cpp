@@ -97,7 +97,7 @@ TEST_CASE("a plugin file seen in a second folder is skipped as a duplicate of th
   CHECK(rt.count("FAKE") == 1);
 }
 
-TEST_CASE("plugins report their load time; listing devices opens none", "[loader]") {
+TEST_CASE("plugins report their load time and listing devices opens none", "[loader]") {
   Runtime& rt = Runtime::init(test::test_config({"placement"}));
   REQUIRE(!rt.plugins().empty());
   for (const PluginInfo& p : rt.plugins()) {

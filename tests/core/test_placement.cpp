@@ -196,7 +196,7 @@ TEST_CASE("the placement log prints once per op, layer and device", "[placement]
   CHECK(lines == 4);
 }
 
-TEST_CASE("an op no device has is an error; the profiler counts calls per op and device", "[placement]") {
+TEST_CASE("an op no device has is an error, and the profiler counts calls per op and device", "[placement]") {
   Runtime& rt = Runtime::init(test::test_config({"placement"}));
   Device& fake = rt.device("fake:0");
   Tensor x(fake, AXON_FLOAT32, {4});

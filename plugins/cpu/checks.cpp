@@ -6,14 +6,13 @@ using sdk::format;
 using sdk::require;
 
 void want(const KernelCall& c, const TensorRef& t, const char* what, axon_dtype dt, int rank) {
-  require(t.dtype() == dt,
-          format("%s: %s must be %s, got %s", c.op(), what, sdk::dtype_name(dt), sdk::dtype_name(t.dtype())));
-  require(t.rank() >= 0 && t.rank() <= AXON_MAX_RANK, format("%s: %s has invalid rank %d", c.op(), what, t.rank()));
+  AXON_CHECK(t.dtype() == dt, "%s: %s must be %s, got %s", c.op(), what, sdk::dtype_name(dt), sdk::dtype_name(t.dtype()));
+  AXON_CHECK(t.rank() >= 0 && t.rank() <= AXON_MAX_RANK, "%s: %s has invalid rank %d", c.op(), what, t.rank());
   if (rank >= 0)
-    require(t.rank() == rank, format("%s: %s must have rank %d, got shape %s", c.op(), what, rank, t.shape_string().c_str()));
+    AXON_CHECK(t.rank() == rank, "%s: %s must have rank %d, got shape %s", c.op(), what, rank, t.shape_string().c_str());
   for (int i = 0; i < t.rank(); ++i)
-    require(t.dim(i) >= 0, format("%s: %s has a negative dimension %s", c.op(), what, t.shape_string().c_str()));
-  require(t.numel() == 0 || t.raw() != nullptr, format("%s: %s has no data", c.op(), what));
+    AXON_CHECK(t.dim(i) >= 0, "%s: %s has a negative dimension %s", c.op(), what, t.shape_string().c_str());
+  AXON_CHECK(t.numel() == 0 || t.raw() != nullptr, "%s: %s has no data", c.op(), what);
 }
 
 void want_shape(const KernelCall& c, const TensorRef& t, const char* what, const std::vector<int64_t>& dims) {
@@ -37,11 +36,11 @@ struct Axis {
 };
 
 Axis axis(const KernelCall& c, const char* name, int64_t in, int64_t k, int64_t stride, int64_t dilation, axon_padding p) {
-  require(k >= 1, format("%s: %s window size must be >= 1, got %lld", c.op(), name, static_cast<long long>(k)));
+  AXON_CHECK(k >= 1, "%s: %s window size must be >= 1, got %lld", c.op(), name, static_cast<long long>(k));
   int64_t eff = (k - 1) * dilation + 1;
   if (p == AXON_PADDING_VALID) {
-    require(in >= eff, format("%s: %s window %lld (dilated %lld) is larger than the input %lld with VALID padding", c.op(),
-                              name, static_cast<long long>(k), static_cast<long long>(eff), static_cast<long long>(in)));
+    AXON_CHECK(in >= eff, "%s: %s window %lld (dilated %lld) is larger than the input %lld with VALID padding", c.op(),
+                              name, static_cast<long long>(k), static_cast<long long>(eff), static_cast<long long>(in));
     return {(in - eff) / stride + 1, 0};
   }
   int64_t out = (in + stride - 1) / stride;
@@ -49,20 +48,19 @@ Axis axis(const KernelCall& c, const char* name, int64_t in, int64_t k, int64_t 
 }
 
 void check_padding(const KernelCall& c, axon_padding p) {
-  require(p == AXON_PADDING_VALID || p == AXON_PADDING_SAME, format("%s: unknown padding %d", c.op(), static_cast<int>(p)));
+  AXON_CHECK(p == AXON_PADDING_VALID || p == AXON_PADDING_SAME, "%s: unknown padding %d", c.op(), static_cast<int>(p));
 }
 
 }  // namespace
 
 ConvGeom conv_geometry(const KernelCall& c, const TensorRef& x, const TensorRef& f) {
   const auto& a = c.attrs<axon_conv2d_attrs>(AXON_STRUCT_SIZE(axon_conv2d_attrs, padding));
-  require(a.stride_h >= 1 && a.stride_w >= 1, format("%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w));
-  require(a.dilation_h >= 1 && a.dilation_w >= 1,
-          format("%s: dilations must be >= 1, got %d,%d", c.op(), a.dilation_h, a.dilation_w));
+  AXON_CHECK(a.stride_h >= 1 && a.stride_w >= 1, "%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w);
+  AXON_CHECK(a.dilation_h >= 1 && a.dilation_w >= 1, "%s: dilations must be >= 1, got %d,%d", c.op(), a.dilation_h, a.dilation_w);
   check_padding(c, a.padding);
-  require(f.dim(2) == x.dim(3), format("%s: filter %s has %lld input channels, image %s has %lld", c.op(),
+  AXON_CHECK(f.dim(2) == x.dim(3), "%s: filter %s has %lld input channels, image %s has %lld", c.op(),
                                        f.shape_string().c_str(), static_cast<long long>(f.dim(2)),
-                                       x.shape_string().c_str(), static_cast<long long>(x.dim(3))));
+                                       x.shape_string().c_str(), static_cast<long long>(x.dim(3)));
   ConvGeom g{};
   g.n = x.dim(0), g.h = x.dim(1), g.w = x.dim(2), g.c = x.dim(3);
   g.kh = f.dim(0), g.kw = f.dim(1), g.oc = f.dim(3);
@@ -75,7 +73,7 @@ ConvGeom conv_geometry(const KernelCall& c, const TensorRef& x, const TensorRef&
 
 PoolGeom pool_geometry(const KernelCall& c, const TensorRef& x) {
   const auto& a = c.attrs<axon_pool_attrs>(AXON_STRUCT_SIZE(axon_pool_attrs, padding));
-  require(a.stride_h >= 1 && a.stride_w >= 1, format("%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w));
+  AXON_CHECK(a.stride_h >= 1 && a.stride_w >= 1, "%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w);
   check_padding(c, a.padding);
   PoolGeom p{};
   p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);

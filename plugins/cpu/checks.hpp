@@ -9,6 +9,14 @@
 #include <string>
 #include <vector>
 
+// Throws AXON_INVALID_ARGUMENT with a printf-style message when `cond` is
+// false. A macro so the message is formatted only on failure: kernels check
+// a dozen things per call and formatting costs microseconds.
+#define AXON_CHECK(cond, ...) \
+  do {                        \
+    if (!(cond)) ::axon::sdk::fail(AXON_INVALID_ARGUMENT, ::axon::sdk::format(__VA_ARGS__)); \
+  } while (0)
+
 namespace axon::cpu {
 
 using sdk::KernelCall;

@@ -11,6 +11,7 @@
 #include "checks.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
+#include "small_gemm.hpp"
 
 #include <cstring>
 
@@ -50,26 +51,39 @@ void for_each_tap_row(const ConvGeom& g, int64_t r0, int64_t r1, F&& f) {
   }
 }
 
+// Copies/clears a few floats. Short segments (KW*C = 3 for a 3x3 filter on a
+// grey image) are the common case, where a libc call per segment costs more
+// than the copy; the attribute keeps GCC from turning the loops back into calls.
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) inline void copy_floats(float* d, const float* s,
+                                                                                     int64_t n) {
+  if (n >= 64) {
+    std::memcpy(d, s, sizeof(float) * static_cast<size_t>(n));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+}
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) inline void zero_floats(float* d, int64_t n) {
+  if (n >= 64) {
+    std::memset(d, 0, sizeof(float) * static_cast<size_t>(n));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) d[i] = 0.0f;
+}
+
 // col[r - r0, :] = the input pixels tap r reads (zeros for padding).
 void im2col(const ConvGeom& g, const float* x, int64_t r0, int64_t r1, float* col) {
   const int64_t kwc = g.kw * g.c;
   for_each_tap_row(g, r0, r1, [&](int64_t dst, int64_t xrow, int64_t iw0) {
     float* d = col + dst;
-    if (xrow < 0) {
-      std::memset(d, 0, sizeof(float) * static_cast<size_t>(kwc));
-      return;
-    }
+    if (xrow < 0) return zero_floats(d, kwc);
     const float* s = x + xrow;
-    if (g.dw == 1 && iw0 >= 0 && iw0 + g.kw <= g.w) {  // the whole kh row is contiguous in x
-      std::memcpy(d, s + iw0 * g.c, sizeof(float) * static_cast<size_t>(kwc));
-      return;
-    }
+    if (g.dw == 1 && iw0 >= 0 && iw0 + g.kw <= g.w) return copy_floats(d, s + iw0 * g.c, kwc);  // contiguous in x
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       const int64_t iw = iw0 + kw * g.dw;
       if (iw >= 0 && iw < g.w)
-        std::memcpy(d + kw * g.c, s + iw * g.c, sizeof(float) * static_cast<size_t>(g.c));
+        copy_floats(d + kw * g.c, s + iw * g.c, g.c);
       else
-        std::memset(d + kw * g.c, 0, sizeof(float) * static_cast<size_t>(g.c));
+        zero_floats(d + kw * g.c, g.c);
     }
   });
 }
@@ -88,6 +102,44 @@ void col2im_add(const ConvGeom& g, const float* col, int64_t r0, int64_t r1, flo
       for (int64_t ci = 0; ci < g.c; ++ci) dd[ci] += ss[ci];
     }
   });
+}
+
+// Small-K convolutions read their rows straight from the image when no tap of
+// the chunk falls into padding: off[p] is tap p's offset from a row's first
+// pixel, base[r] that first pixel. Returns false (use im2col) otherwise.
+struct Taps {
+  int32_t off[kSmallK];
+};
+Taps tap_offsets(const ConvGeom& g) {
+  Taps t{};
+  int64_t p = 0;
+  for (int64_t kh = 0; kh < g.kh; ++kh)
+    for (int64_t kw = 0; kw < g.kw; ++kw)
+      for (int64_t ci = 0; ci < g.c; ++ci) t.off[p++] = static_cast<int32_t>((kh * g.dh * g.w + kw * g.dw) * g.c + ci);
+  return t;
+}
+bool row_bases(const ConvGeom& g, int64_t r0, int64_t r1, int64_t* base) {
+  int64_t ow = r0 % g.ow, oh = (r0 / g.ow) % g.oh, n = r0 / (g.ow * g.oh);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t ih0 = oh * g.sh - g.pad_h, iw0 = ow * g.sw - g.pad_w;
+    if (ih0 < 0 || iw0 < 0 || ih0 + (g.kh - 1) * g.dh >= g.h || iw0 + (g.kw - 1) * g.dw >= g.w) return false;
+    base[r - r0] = ((n * g.h + ih0) * g.w + iw0) * g.c;
+    if (++ow == g.ow) {
+      ow = 0;
+      if (++oh == g.oh) oh = 0, ++n;
+    }
+  }
+  return true;
+}
+// Per-thread scratch: an im2col tile, then room for `tile` row bases.
+struct TileScratch {
+  float* col;
+  int64_t* base;
+};
+TileScratch tile_scratch(CpuDevice& d, int t, int64_t tile, int64_t k) {
+  const int64_t col_floats = (tile * k + 1) / 2 * 2;  // keeps the int64 bases 8-byte aligned
+  float* s = d.scratch(t, static_cast<size_t>(col_floats + 2 * tile));
+  return {s, reinterpret_cast<int64_t*>(s + col_floats)};
 }
 
 void zero(float* p, int64_t n) {
@@ -113,14 +165,20 @@ void conv2d(CpuDevice& d, const KernelCall& c) {
   const bool parallel = m * k * oc >= kSerialMacs;
   const int64_t tile = tile_rows(k);
   const bool direct = pointwise(g);  // x rows are already the im2col rows
+  const Taps taps = k < kSmallK ? tap_offsets(g) : Taps{};
   d.pool().for_ranges(m, tile, parallel, [&](int t, int64_t b, int64_t e) {
     const float* a = xp + b * k;
     if (!direct) {
-      float* col = d.scratch(t, static_cast<size_t>(tile * k));
-      im2col(g, xp, b, e, col);
-      a = col;
+      TileScratch sc = tile_scratch(d, t, tile, k);
+      if (k < kSmallK && row_bases(g, b, e, sc.base))
+        return small_k_conv(Gather{xp, sc.base, taps.off}, e - b, k, w, oc, yp + b * oc);
+      im2col(g, xp, b, e, sc.col);
+      a = sc.col;
     }
-    sgemm(false, false, e - b, oc, k, a, k, w, oc, 0.0f, yp + b * oc, oc);
+    if (k < kSmallK)
+      small_k_gemm(a, e - b, k, w, oc, yp + b * oc);
+    else
+      sgemm(false, false, e - b, oc, k, a, k, w, oc, 0.0f, yp + b * oc, oc);
   });
 }
 
@@ -146,14 +204,21 @@ void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
   const int64_t tile = tile_rows(k), chunks = chunk_count(m, tile);
   float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
   const bool direct = pointwise(g);
+  const Taps taps = k < kSmallK ? tap_offsets(g) : Taps{};
   d.pool().for_ranges(m, tile, parallel, [&](int t, int64_t b, int64_t e) {
     const float* a = xp + b * k;
+    float* acc = partials + (b / tile) * size;
     if (!direct) {
-      float* col = d.scratch(t, static_cast<size_t>(tile * k));
-      im2col(g, xp, b, e, col);
-      a = col;
+      TileScratch sc = tile_scratch(d, t, tile, k);
+      if (k < kSmallK && row_bases(g, b, e, sc.base))
+        return small_k_conv_tn(Gather{xp, sc.base, taps.off}, e - b, k, dyp + b * oc, oc, acc);
+      im2col(g, xp, b, e, sc.col);
+      a = sc.col;
     }
-    sgemm(true, false, k, oc, e - b, a, k, dyp + b * oc, oc, 0.0f, partials + (b / tile) * size, oc);
+    if (k < kSmallK)
+      small_k_gemm_tn(a, e - b, k, dyp + b * oc, oc, acc);
+    else
+      sgemm(true, false, k, oc, e - b, a, k, dyp + b * oc, oc, 0.0f, acc, oc);
   });
   if (chunks == 1) return;
   d.pool().for_ranges(size, 4096, parallel && size * chunks >= kSerialElements, [&](int, int64_t b, int64_t e) {

@@ -37,8 +37,8 @@ void mat_mul(CpuDevice& d, const KernelCall& c) {
   const bool ta = at.transpose_a != 0, tb = at.transpose_b != 0;
   const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
   const int64_t kb = tb ? b.dim(1) : b.dim(0), n = tb ? b.dim(0) : b.dim(1);
-  require(k == kb, format("%s: inner dimensions differ: a %s%s, b %s%s", c.op(), a.shape_string().c_str(), ta ? "^T" : "",
-                          b.shape_string().c_str(), tb ? "^T" : ""));
+  AXON_CHECK(k == kb, "%s: inner dimensions differ: a %s%s, b %s%s", c.op(), a.shape_string().c_str(), ta ? "^T" : "",
+                          b.shape_string().c_str(), tb ? "^T" : "");
   want_shape(c, out, "product", {m, n});
   const float* ap = a.data<float>();
   const float* bp = b.data<float>();
@@ -97,9 +97,9 @@ void bias_add(CpuDevice& d, const KernelCall& c) {
   want(c, x, "value", AXON_FLOAT32);
   want(c, bias, "bias", AXON_FLOAT32, 1);
   want(c, y, "output", AXON_FLOAT32);
-  require(x.rank() >= 2, format("%s: value must be at least 2-D, got shape %s", c.op(), x.shape_string().c_str()));
-  require(bias.dim(0) == x.dim(-1), format("%s: bias %s does not match the last dimension of value %s", c.op(),
-                                           bias.shape_string().c_str(), x.shape_string().c_str()));
+  AXON_CHECK(x.rank() >= 2, "%s: value must be at least 2-D, got shape %s", c.op(), x.shape_string().c_str());
+  AXON_CHECK(bias.dim(0) == x.dim(-1), "%s: bias %s does not match the last dimension of value %s", c.op(),
+                                           bias.shape_string().c_str(), x.shape_string().c_str());
   want_same_shape(c, y, "output", x);
   const int64_t ch = bias.dim(0);
   if (ch == 0) return;
@@ -117,7 +117,7 @@ void bias_add_grad(CpuDevice& d, const KernelCall& c) {
   TensorRef dy = c.input(0), db = c.output(0);
   want(c, dy, "out_backprop", AXON_FLOAT32);
   want(c, db, "output", AXON_FLOAT32, 1);
-  require(dy.rank() >= 2, format("%s: out_backprop must be at least 2-D, got shape %s", c.op(), dy.shape_string().c_str()));
+  AXON_CHECK(dy.rank() >= 2, "%s: out_backprop must be at least 2-D, got shape %s", c.op(), dy.shape_string().c_str());
   want_shape(c, db, "output", {dy.dim(-1)});
   const int64_t ch = dy.dim(-1);
   if (ch == 0) return;
@@ -157,8 +157,7 @@ void scale(CpuDevice& d, const KernelCall& c) {
 // Sums in float, inputs in order (the rounding of adding them one by one).
 // Works in blocks through a small buffer so the output may alias any input.
 void add_n(CpuDevice& d, const KernelCall& c) {
-  require(c.num_inputs() >= 1 && c.num_outputs() == 1,
-          format("%s: expected at least 1 input and 1 output, got %d and %d", c.op(), c.num_inputs(), c.num_outputs()));
+  AXON_CHECK(c.num_inputs() >= 1 && c.num_outputs() == 1, "%s: expected at least 1 input and 1 output, got %d and %d", c.op(), c.num_inputs(), c.num_outputs());
   TensorRef y = c.output(0);
   want(c, y, "sum", AXON_FLOAT32);
   for (int k = 0; k < c.num_inputs(); ++k) {
@@ -228,8 +227,7 @@ void sum(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
   want(c, x, "input", AXON_FLOAT32);
   want(c, y, "output", AXON_FLOAT32);
-  require(y.numel() == 1 && y.rank() <= 1,
-          format("%s: output must be a scalar ([] or [1]), got shape %s", c.op(), y.shape_string().c_str()));
+  AXON_CHECK(y.numel() == 1 && y.rank() <= 1, "%s: output must be a scalar ([] or [1]), got shape %s", c.op(), y.shape_string().c_str());
   const float* xp = x.data<float>();
   const int64_t n = x.numel();
   const int64_t chunks = chunk_count(n, kChunkElements);
@@ -247,9 +245,9 @@ void sum(CpuDevice& d, const KernelCall& c) {
 std::pair<int64_t, int64_t> logits_and_labels(const KernelCall& c, const TensorRef& logits, const TensorRef& labels) {
   want(c, logits, "logits", AXON_FLOAT32, 2);
   want(c, labels, "labels", AXON_INT32, 1);
-  require(labels.dim(0) == logits.dim(0), format("%s: labels %s do not match logits %s", c.op(),
-                                                 labels.shape_string().c_str(), logits.shape_string().c_str()));
-  require(logits.dim(1) >= 1, format("%s: logits %s have no classes", c.op(), logits.shape_string().c_str()));
+  AXON_CHECK(labels.dim(0) == logits.dim(0), "%s: labels %s do not match logits %s", c.op(),
+                                                 labels.shape_string().c_str(), logits.shape_string().c_str());
+  AXON_CHECK(logits.dim(1) >= 1, "%s: logits %s have no classes", c.op(), logits.shape_string().c_str());
   return {logits.dim(0), logits.dim(1)};
 }
 
@@ -266,8 +264,8 @@ void sparse_softmax_xent(CpuDevice&, const KernelCall& c) {
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   for (int64_t i = 0; i < n; ++i)
-    require(lb[i] >= 0 && lb[i] < k, format("%s: label %d at index %lld is outside [0, %lld)", c.op(), lb[i],
-                                            static_cast<long long>(i), static_cast<long long>(k)));
+    AXON_CHECK(lb[i] >= 0 && lb[i] < k, "%s: label %d at index %lld is outside [0, %lld)", c.op(), lb[i],
+                                            static_cast<long long>(i), static_cast<long long>(k));
   float* lo = loss.data<float>();
   float* g = grad.data<float>();
   for (int64_t i = 0; i < n; ++i) {
@@ -315,7 +313,7 @@ void apply_adam(CpuDevice& d, const KernelCall& c) {
   want_same_shape(c, v, "v", var);
   want_same_shape(c, g, "grad", var);
   const auto& a = c.attrs<axon_adam_attrs>(AXON_STRUCT_SIZE(axon_adam_attrs, step));
-  require(a.step >= 1, format("%s: step must be >= 1, got %lld", c.op(), static_cast<long long>(a.step)));
+  AXON_CHECK(a.step >= 1, "%s: step must be >= 1, got %lld", c.op(), static_cast<long long>(a.step));
   const double t = double(a.step);
   const float lr_t = static_cast<float>(a.learning_rate * std::sqrt(1.0 - std::pow(double(a.beta_2), t)) /
                                         (1.0 - std::pow(double(a.beta_1), t)));

@@ -126,8 +126,8 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
   const float* dyp = dy.data<float>();
   float* dxp = dx.data<float>();
   const int64_t ch = p.c, image_size = p.h * p.w * ch;
-  sdk::require(image_size < (int64_t{1} << 31), sdk::format("%s: images of %lld elements are too large (limit 2^31)", c.op(),
-                                                            static_cast<long long>(image_size)));
+  AXON_CHECK(image_size < (int64_t{1} << 31), "%s: images of %lld elements are too large (limit 2^31)", c.op(),
+                                                            static_cast<long long>(image_size));
   // When the windows tile the image exactly, each window writes its own
   // pixels (no clearing pass, no read-modify-write); otherwise dx is cleared
   // first and windows add into it.

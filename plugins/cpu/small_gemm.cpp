@@ -1,0 +1,138 @@
+#include "small_gemm.hpp"
+
+#include "simd.hpp"
+
+namespace axon::cpu {
+namespace {
+
+// Columns [c0, c0 + NV*W) of y, R rows at a time: R*NV independent
+// accumulators keep the FMA pipes busy (one chain would wait on latency).
+template <int W, int NV, int R, class A>
+__attribute__((always_inline)) inline void nn_rows(const A& a, int64_t r0, int64_t k, const float* b, int64_t n, float* y,
+                                                   int64_t c0) {
+  using F = typename simd::Vec<W>::f;
+  F acc[R][NV] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    F bv[NV];
+    for (int j = 0; j < NV; ++j) bv[j] = simd::load<F>(b + p * n + c0 + j * W);
+    for (int i = 0; i < R; ++i) {
+      const F s = F{} + a(r0 + i, p);
+      for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < NV; ++j) simd::store<F>(y + (r0 + i) * n + c0 + j * W, acc[i][j]);
+}
+
+template <int W, int NV, class A>
+__attribute__((always_inline)) inline void nn_block(const A& a, int64_t rows, int64_t k, const float* b, int64_t n,
+                                                    float* y, int64_t c0) {
+  constexpr int R = NV >= 4 ? 2 : 4;
+  int64_t r = 0;
+  for (; r + R <= rows; r += R) nn_rows<W, NV, R, A>(a, r, k, b, n, y, c0);
+  for (; r < rows; ++r) nn_rows<W, NV, 1, A>(a, r, k, b, n, y, c0);
+}
+
+template <int W, class A>
+__attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y) {
+  int64_t c0 = 0;
+  for (; c0 + 4 * W <= n; c0 += 4 * W) nn_block<W, 4, A>(a, rows, k, b, n, y, c0);
+  if (c0 + 2 * W <= n) nn_block<W, 2, A>(a, rows, k, b, n, y, c0), c0 += 2 * W;
+  if (c0 + W <= n) nn_block<W, 1, A>(a, rows, k, b, n, y, c0), c0 += W;
+  for (; c0 < n; ++c0)  // the last n % W columns
+    for (int64_t r = 0; r < rows; ++r) {
+      float s = 0.0f;
+      for (int64_t p = 0; p < k; ++p) s += a(r, p) * b[p * n + c0];
+      y[r * n + c0] = s;
+    }
+}
+
+// Rows [p0, p0 + P) of out, columns [c0, c0 + NV*W): sums over all rows of a
+// and b, P*NV independent accumulators; each b vector is loaded once for P rows.
+template <int W, int NV, int P, class A>
+__attribute__((always_inline)) inline void tn_block(const A& a, int64_t rows, const float* b, int64_t n, float* out,
+                                                    int64_t p0, int64_t c0) {
+  using F = typename simd::Vec<W>::f;
+  F acc[P][NV] = {};
+  for (int64_t r = 0; r < rows; ++r) {
+    F bv[NV];
+    for (int j = 0; j < NV; ++j) bv[j] = simd::load<F>(b + r * n + c0 + j * W);
+    for (int i = 0; i < P; ++i) {
+      const F s = F{} + a(r, p0 + i);
+      for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
+    }
+  }
+  for (int i = 0; i < P; ++i)
+    for (int j = 0; j < NV; ++j) simd::store<F>(out + (p0 + i) * n + c0 + j * W, acc[i][j]);
+}
+
+template <int W, int NV, class A>
+__attribute__((always_inline)) inline void tn_columns(const A& a, int64_t rows, int64_t k, const float* b, int64_t n,
+                                                      float* out, int64_t c0) {
+  constexpr int P = NV >= 4 ? 2 : 4;
+  int64_t p = 0;
+  for (; p + P <= k; p += P) tn_block<W, NV, P, A>(a, rows, b, n, out, p, c0);
+  for (; p < k; ++p) tn_block<W, NV, 1, A>(a, rows, b, n, out, p, c0);
+}
+
+template <int W, class A>
+__attribute__((always_inline)) inline void tn(const A& a, int64_t rows, int64_t k, const float* b, int64_t n, float* out) {
+  int64_t c0 = 0;
+  for (; c0 + 4 * W <= n; c0 += 4 * W) tn_columns<W, 4, A>(a, rows, k, b, n, out, c0);
+  if (c0 + 2 * W <= n) tn_columns<W, 2, A>(a, rows, k, b, n, out, c0), c0 += 2 * W;
+  if (c0 + W <= n) tn_columns<W, 1, A>(a, rows, k, b, n, out, c0), c0 += W;
+  for (; c0 < n; ++c0)
+    for (int64_t p = 0; p < k; ++p) {
+      float s = 0.0f;
+      for (int64_t r = 0; r < rows; ++r) s += a(r, p) * b[r * n + c0];
+      out[p * n + c0] = s;
+    }
+}
+
+// A dense row-major [rows, k] matrix, or rows gathered from an image.
+struct Dense {
+  const float* a;
+  int64_t k;
+  float operator()(int64_t r, int64_t p) const { return a[r * k + p]; }
+};
+struct Gathered {
+  Gather g;
+  float operator()(int64_t r, int64_t p) const { return g.x[g.base[r] + g.off[p]]; }
+};
+
+template <int W>
+__attribute__((always_inline)) inline void small_k_gemm_body(const float* a, int64_t rows, int64_t k, const float* b,
+                                                              int64_t n, float* y) {
+  nn<W>(Dense{a, k}, rows, k, b, n, y);
+}
+template <int W>
+__attribute__((always_inline)) inline void small_k_gemm_tn_body(const float* a, int64_t rows, int64_t k, const float* b,
+                                                                 int64_t n, float* out) {
+  tn<W>(Dense{a, k}, rows, k, b, n, out);
+}
+template <int W>
+__attribute__((always_inline)) inline void small_k_conv_body(const Gather& a, int64_t rows, int64_t k, const float* b,
+                                                              int64_t n, float* y) {
+  nn<W>(Gathered{a}, rows, k, b, n, y);
+}
+template <int W>
+__attribute__((always_inline)) inline void small_k_conv_tn_body(const Gather& a, int64_t rows, int64_t k, const float* b,
+                                                                 int64_t n, float* out) {
+  tn<W>(Gathered{a}, rows, k, b, n, out);
+}
+
+}  // namespace
+
+AXON_CPU_DISPATCH(small_k_gemm, (const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y),
+                  (a, rows, k, b, n, y))
+
+AXON_CPU_DISPATCH(small_k_gemm_tn, (const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out),
+                  (a, rows, k, b, n, out))
+
+AXON_CPU_DISPATCH(small_k_conv, (const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y),
+                  (a, rows, k, b, n, y))
+
+AXON_CPU_DISPATCH(small_k_conv_tn, (const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* out),
+                  (a, rows, k, b, n, out))
+
+}  // namespace axon::cpu

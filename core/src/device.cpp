@@ -36,7 +36,15 @@ Device::Device(const Plugin* plugin, const axon_plugin_api* plugin_api, const ax
       priority_(plugin_api->priority),
       name_("/device:" + type_ + ":" + std::to_string(index)),
       original_name_("/device:" + type_ + ":" + std::to_string(original_index)),
-      plugin_name_(plugin_api->name) {}
+      plugin_name_(plugin_api->name) {
+  // Copied once, up to the plugin's struct_size: later fields read as NULL.
+  if (const axon_collective_api* c = plugin_api->collectives;
+      c != nullptr && c->struct_size >= AXON_STRUCT_SIZE(axon_collective_api, all_reduce)) {
+    std::memcpy(&collectives_, c, std::min(c->struct_size, sizeof collectives_));
+    collectives_.struct_size = sizeof collectives_;
+    has_collectives_ = true;
+  }
+}
 
 Device::~Device() {
   if (opened_.load() && api_.close) api_.close(api_.device_ctx);

@@ -247,7 +247,7 @@ LoadResult load_plugins(const Config& config, HostContext* host) {
         seen_files.emplace(file, path.string());
         if (Plugin* p = load_one(path, host, reason)) {
           if (auto dup = seen_names.find(p->info.name); dup != seen_names.end()) {
-            reason = "plugin '" + p->info.name + "' is already loaded from " + dup->second;
+            reason = "duplicate of " + dup->second + " (both are plugin '" + p->info.name + "')";
           } else {
             seen_names.emplace(p->info.name, p->path);
             char ms[32];

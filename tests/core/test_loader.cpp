@@ -97,6 +97,17 @@ TEST_CASE("a plugin file seen in a second folder is skipped as a duplicate of th
   CHECK(rt.count("FAKE") == 1);
 }
 
+TEST_CASE("a second plugin with a name already loaded is skipped as a duplicate", "[loader]") {
+  test::StderrCapture capture;
+  Runtime& rt = Runtime::init(test::test_config({"placement", "dupname"}));
+  capture.text();
+  REQUIRE(rt.skipped_plugins().size() == 1);
+  CHECK(rt.skipped_plugins()[0].path == test::plugin_dir("dupname") + "/libaxon-plugin-fakeagain.so");
+  CHECK(rt.skipped_plugins()[0].reason ==
+        "duplicate of " + test::plugin_dir("placement") + "/libaxon-plugin-fake.so (both are plugin 'fake')");
+  CHECK(rt.count("FAKE") == 1);
+}
+
 TEST_CASE("plugins report their load time and listing devices opens none", "[loader]") {
   Runtime& rt = Runtime::init(test::test_config({"placement"}));
   REQUIRE(!rt.plugins().empty());
@@ -125,6 +136,7 @@ TEST_CASE("plugins get the configuration and log through the host API", "[loader
   Runtime& rt = Runtime::init(c);
   test::StderrCapture capture;
   Tensor t(rt.device("fake:0"), AXON_FLOAT32, {2});  // opens the device
+  CHECK(rt.device("fake:0").collectives() == nullptr);  // it offers none
   CHECK(capture.count_lines("axon: I fake: opening device 0: logical index 0, memory mode 2, limit 67108864, "
                             "threads 3, get_config(threads)=3") == 1);
 }

@@ -33,6 +33,11 @@ TEST_CASE("cpu_devices = 2 gives two logical CPU devices", "[visibility]") {
   Tensor a(rt.device("cpu:0"), AXON_FLOAT32, {8});
   Tensor b = a.to(rt.device("cpu:1"));
   CHECK(&b.device() == &rt.device("cpu:1"));
+  // A plugin's collectives, when it has them, are seen through every device.
+  if (rt.device("cpu:0").plugin_api().collectives != nullptr) {
+    REQUIRE(rt.device("cpu:0").collectives() != nullptr);
+    CHECK(rt.device("cpu:0").collectives()->all_reduce != nullptr);
+  }
 }
 
 TEST_CASE("visible devices are renumbered in the order given and the physical map is kept", "[visibility]") {

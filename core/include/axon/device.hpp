@@ -51,6 +51,10 @@ class Device {
   // The name this device had before visibility filtering ("/device:GPU:1"):
   // with AXON_VISIBLE_DEVICES=gpu:1 it is /device:GPU:0 -> /device:GPU:1.
   const std::string& original_name() const { return original_name_; }
+  // The plugin's collectives (all-reduce among its devices, across
+  // processes), or nullptr when it offers none. Fields beyond the plugin's
+  // struct_size read as NULL, so check each function before calling it.
+  const axon_collective_api* collectives() const { return has_collectives_ ? &collectives_ : nullptr; }
   // The configuration open_device receives.
   const axon_device_config& open_config() const { return config_; }
 
@@ -71,6 +75,8 @@ class Device {
   mutable std::atomic<bool> opened_{false};
   axon_device_props props_;
   axon_device_config config_;
+  axon_collective_api collectives_{};
+  bool has_collectives_ = false;
   std::string type_;
   int index_;
   int priority_;

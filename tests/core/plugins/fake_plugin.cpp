@@ -12,6 +12,9 @@
 #ifndef FAKE_NAME
 #define FAKE_NAME "fake"
 #endif
+#ifndef FAKE_TABLE_NAME  // the plugin name in its table; differs from the file's to test duplicates
+#define FAKE_TABLE_NAME FAKE_NAME
+#endif
 #ifndef FAKE_TYPE
 #define FAKE_TYPE "FAKE"
 #endif
@@ -88,7 +91,7 @@ extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* 
 #else
   return axon::sdk::guarded(err, [&] {
     static fake::FakePlugin* instance = new fake::FakePlugin();
-    axon::sdk::fill_plugin_api(instance, host, FAKE_NAME, "0.0.1", FAKE_TYPE, FAKE_PRIORITY, out);
+    axon::sdk::fill_plugin_api(instance, host, FAKE_TABLE_NAME, "0.0.1", FAKE_TYPE, FAKE_PRIORITY, out);
 #ifdef FAKE_ABI_MAJOR
     out->abi_major = FAKE_ABI_MAJOR;
 #endif

@@ -7,6 +7,7 @@
 #include "kernel_library.hpp"
 #include "probe.hpp"
 
+#include <cstdlib>
 #include <mutex>
 
 namespace axon::cuda {
@@ -15,6 +16,11 @@ namespace {
 
 constexpr const char* kPluginName = "cuda";
 constexpr const char* kVersion = "0.1.0";
+
+std::string env_note(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? sdk::format(", %s=%s", name, v) : std::string();
+}
 
 class CudaPlugin : public sdk::Plugin {
  public:
@@ -41,6 +47,13 @@ class CudaPlugin : public sdk::Plugin {
         }
       }
       if (!probe_.reason.empty()) log(AXON_LOG_DEBUG, "no CUDA devices: " + probe_.reason);
+      // The id -> CUDA ordinal -> PCI map, with the variables that shaped it.
+      for (size_t i = 0; i < probe_.usable.size(); ++i) {
+        const GpuInfo& g = probe_.usable[i];
+        log(AXON_LOG_INFO, sdk::format("GPU physical id %zu = CUDA ordinal %d: %s, compute %d.%d, PCI %s%s%s", i, g.ordinal,
+                                       g.name.c_str(), g.cc_major, g.cc_minor, g.pci_bus_id.c_str(),
+                                       env_note("CUDA_VISIBLE_DEVICES").c_str(), env_note("CUDA_DEVICE_ORDER").c_str()));
+      }
     });
     return probe_;
   }

@@ -274,9 +274,9 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
 }  // namespace
 
 void add_conv_kernels(sdk::KernelTable& t) {
-  t.add("Conv2D", AXON_FLOAT32, &sdk::kernel<CpuDevice, conv2d>)
-      .add("Conv2DBackpropInput", AXON_FLOAT32, &sdk::kernel<CpuDevice, conv2d_backprop_input>)
-      .add("Conv2DBackpropFilter", AXON_FLOAT32, &sdk::kernel<CpuDevice, conv2d_backprop_filter>);
+  t.add("Conv2D", AXON_FLOAT32, &cpu_kernel<conv2d>)
+      .add("Conv2DBackpropInput", AXON_FLOAT32, &cpu_kernel<conv2d_backprop_input>)
+      .add("Conv2DBackpropFilter", AXON_FLOAT32, &cpu_kernel<conv2d_backprop_filter>);
 }
 
 }  // namespace axon::cpu

@@ -43,6 +43,7 @@ class CpuDevice final : public axon::sdk::Device {
   axon_memory_info memory_info() override;
 
   ThreadPool& pool() { return pool_; }
+  std::mutex& kernel_mutex() { return kernel_mu_; }
   int threads() const { return pool_.size(); }
   // Per-thread scratch (thread t of the pool uses slot t only).
   float* scratch(int t, size_t floats) { return scratch_[static_cast<size_t>(t)].get(floats); }
@@ -55,7 +56,8 @@ class CpuDevice final : public axon::sdk::Device {
   ThreadPool pool_;
   std::vector<Scratch> scratch_;
   Scratch partials_;
-  std::mutex mu_;
+  std::mutex kernel_mu_;  // one kernel at a time (see cpu_kernel in kernels.hpp)
+  std::mutex mu_;         // allocation bookkeeping
   std::unordered_map<void*, size_t> sizes_;
   uint64_t in_use_ = 0, peak_ = 0;
 };

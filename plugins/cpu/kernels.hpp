@@ -1,9 +1,22 @@
 // The CPU plugin's kernel table; each source file registers its own ops.
 #pragma once
 
+#include "device.hpp"
+
 #include <axon/plugin.hpp>
 
+#include <mutex>
+
 namespace axon::cpu {
+
+// The C entry of a CPU kernel. A CPU device's "stream" is the calling
+// thread; calls on one device are serialised (they share its scratch and
+// threads), calls on different devices run concurrently.
+template <void (*F)(CpuDevice&, const sdk::KernelCall&)>
+axon_status cpu_kernel(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
+  std::lock_guard<std::mutex> lock(static_cast<CpuDevice*>(device_ctx)->kernel_mutex());
+  return sdk::kernel<CpuDevice, F>(device_ctx, call, err);
+}
 
 const sdk::KernelTable& kernel_table();
 

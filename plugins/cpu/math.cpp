@@ -335,7 +335,7 @@ void apply_adam(CpuDevice& d, const KernelCall& c) {
 }
 
 template <void (*F)(CpuDevice&, const KernelCall&)>
-constexpr axon_kernel_fn k = &sdk::kernel<CpuDevice, F>;
+constexpr axon_kernel_fn k = &cpu_kernel<F>;
 
 }  // namespace
 

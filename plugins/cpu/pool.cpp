@@ -144,8 +144,8 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
 }  // namespace
 
 void add_pool_kernels(sdk::KernelTable& t) {
-  t.add("MaxPool", AXON_FLOAT32, &sdk::kernel<CpuDevice, max_pool>)
-      .add("MaxPoolGrad", AXON_FLOAT32, &sdk::kernel<CpuDevice, max_pool_grad>);
+  t.add("MaxPool", AXON_FLOAT32, &cpu_kernel<max_pool>)
+      .add("MaxPoolGrad", AXON_FLOAT32, &cpu_kernel<max_pool_grad>);
 }
 
 }  // namespace axon::cpu

@@ -4,6 +4,7 @@
 #include "kernel_test_util.hpp"
 
 #include <cstdlib>
+#include <thread>
 
 using namespace axon::test;
 
@@ -69,6 +70,42 @@ TEST_CASE("two logical CPU devices give bit-identical results", "[determinism][c
   auto a = workload(d0);
   check_identical(workload(d1), a);
   check_identical(workload(d0), a);
+}
+
+TEST_CASE("two logical CPU devices run concurrently from two host threads", "[determinism][cpu]") {
+  // The mirrored strategy drives each replica's device from its own thread;
+  // both share one OpenBLAS. Results must equal a lone run.
+  ConfigGuard devices("AXON_TEST_CPU_DEVICES", "2");
+  ConfigGuard threads("AXON_TEST_THREADS", "2");
+  TestDevice d0(cpu_plugin(), 0), d1(cpu_plugin(), 1);
+  const auto alone = workload(d0);
+  std::vector<std::vector<float>> r0[3], r1[3];
+  std::thread t0([&] {
+    for (auto& r : r0) r = workload(d0);
+  });
+  std::thread t1([&] {
+    for (auto& r : r1) r = workload(d1);
+  });
+  t0.join();
+  t1.join();
+  for (int i = 0; i < 3; ++i) {
+    check_identical(r0[i], alone);
+    check_identical(r1[i], alone);
+  }
+}
+
+TEST_CASE("one CPU device called from two host threads at once stays correct", "[determinism][cpu]") {
+  // One thread: every op runs on its caller and uses the same scratch, so
+  // without the per-device kernel lock the two callers would corrupt it.
+  TestDevice dev(cpu_plugin(), 0, 1);
+  const auto alone = workload(dev);
+  std::vector<std::vector<float>> a, b;
+  std::thread ta([&] { a = workload(dev); });
+  std::thread tb([&] { b = workload(dev); });
+  ta.join();
+  tb.join();
+  check_identical(a, alone);
+  check_identical(b, alone);
 }
 
 TEST_CASE("a three-thread device still matches the reference", "[determinism][cpu]") {

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <thread>
 
 using namespace axon;
 using Catch::Matchers::Contains;
@@ -221,4 +222,40 @@ TEST_CASE("an op no device has is an error, and the profiler counts calls per op
   CHECK(times[0].seconds >= 0);
   reset_op_times();
   CHECK(op_times().empty());
+}
+
+TEST_CASE("threads keep their own device scopes and share the placement log", "[placement][threads]") {
+  Config c = test::test_config();
+  c.cpu_devices = 2;
+  c.log_device_placement = true;
+  Runtime& rt = Runtime::init(c);
+  REQUIRE(rt.count("CPU") == 2);
+  test::StderrCapture capture;
+  std::vector<int> wrong(2, 0);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      Device& mine = rt.device("cpu:" + std::to_string(r));
+      DeviceScope scope(mine);  // per thread: the other thread's scope is not seen
+      // Both threads also open (lazily) the shared device at once.
+      Tensor shared(rt.device("ref:0"), AXON_FLOAT32, {4});
+      Tensor a = Tensor::from_vector<float>(mine, AXON_FLOAT32, {2, 3}, kA);
+      Tensor b = Tensor::from_vector<float>(mine, AXON_FLOAT32, {3, 2}, kB);
+      Tensor out(mine, AXON_FLOAT32, {2, 2});
+      for (int i = 0; i < 200; ++i) {
+        OpCall probe;
+        probe.op = "MatMul";
+        probe.inputs = {&a, &b};
+        probe.outputs = {&out};
+        if (&place(probe) != &mine) ++wrong[r];
+        ops::matmul(a, b, out, false, false, "dense");
+        if (out.to_vector<float>() != kAB) ++wrong[r];
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(wrong[0] == 0);
+  CHECK(wrong[1] == 0);
+  CHECK(capture.count_lines("Executing op MatMul in device /device:CPU:0") == 1);
+  CHECK(capture.count_lines("Executing op MatMul in device /device:CPU:1") == 1);
 }

@@ -20,6 +20,8 @@ namespace {
 
 // Rows per im2col tile: about 384 KiB of floats, so a tile and the filter
 // stay in L2 while sgemm consumes them.
+// (Measured on the CNN's shapes: 48-192 Ki floats perform alike; 24 Ki and
+// 384 Ki are 10-30% slower.)
 int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
 
 // Below this many multiply-adds (or elements) a kernel runs on the calling

@@ -96,13 +96,13 @@ elif case in ("visible_flag", "visible_env"):
           out, err2)
 
 elif case == "visible_unknown":
-    for args, env, source in ((["--visible-devices", "gpu:7"], {}, "--visible-devices"),
+    for args, env, source in ((["--visible-devices", "gpu:99"], {}, "--visible-devices"),
                               ([], {"AXON_VISIBLE_DEVICES": "cpu:0,tpu:1"}, "AXON_VISIBLE_DEVICES")):
         rc, out, err = run(*args, env=env)
         check(rc == 2, f"{source} naming a missing device exits 2", out, err)
         lines = err.strip().splitlines()
         check(len(lines) == 1, "one line on stderr", out, err)
-        check(re.match(rf"axon-devices: error: {source} names /device:(GPU:7|TPU:1), which does not exist; "
+        check(re.match(rf"axon-devices: error: {source} names /device:(GPU:99|TPU:1), which does not exist; "
                        r"devices: .*/device:CPU:0", lines[0]) is not None, "it names the device and lists the others",
               out, err)
         check(out == "", "nothing on stdout", out, err)

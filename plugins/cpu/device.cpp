@@ -21,8 +21,8 @@ float* Scratch::get(size_t floats) {
   return p_;
 }
 
-CpuDevice::CpuDevice(int logical_index, int threads)
-    : index_(logical_index), pool_(threads), scratch_(static_cast<size_t>(pool_.size())) {}
+CpuDevice::CpuDevice(int logical_index, int threads, uint64_t memory_total)
+    : index_(logical_index), pool_(threads), scratch_(static_cast<size_t>(pool_.size())), total_(memory_total) {}
 
 void* CpuDevice::allocate(size_t bytes) {
   size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
@@ -72,6 +72,7 @@ axon_memory_info CpuDevice::memory_info() {
   m.in_use = in_use_;
   m.peak_in_use = peak_;
   m.reserved = in_use_;
+  m.total = total_;
   return m;
 }
 

@@ -31,7 +31,8 @@ class Scratch {
 
 class CpuDevice final : public axon::sdk::Device {
  public:
-  CpuDevice(int logical_index, int threads);
+  // memory_total: the machine's RAM, reported in memory_info (0 if unknown).
+  CpuDevice(int logical_index, int threads, uint64_t memory_total);
 
   void* allocate(size_t bytes) override;
   void deallocate(void* p) noexcept override;
@@ -59,7 +60,7 @@ class CpuDevice final : public axon::sdk::Device {
   std::mutex kernel_mu_;  // one kernel at a time (see cpu_kernel in kernels.hpp)
   std::mutex mu_;         // allocation bookkeeping
   std::unordered_map<void*, size_t> sizes_;
-  uint64_t in_use_ = 0, peak_ = 0;
+  uint64_t in_use_ = 0, peak_ = 0, total_ = 0;
 };
 
 }  // namespace axon::cpu

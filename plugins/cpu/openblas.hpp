@@ -44,16 +44,19 @@ inline const char* openblas_coretype_for_cpu() {
 
 inline OpenBlas load_openblas() {
   OpenBlas b;
-  if (const char* user = std::getenv("OPENBLAS_CORETYPE")) {
+  void* already = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  if (already != nullptr) {
+    b.coretype = "OpenBLAS was loaded before axon's CPU plugin: its kernel choice stands";
+  } else if (const char* user = std::getenv("OPENBLAS_CORETYPE")) {
     b.coretype = std::string("OPENBLAS_CORETYPE=") + user + " (set by the user)";
   } else if (const char* core = openblas_coretype_for_cpu()) {
     setenv("OPENBLAS_CORETYPE", core, 0);  // read by OpenBLAS's constructor, below
     b.coretype = std::string("OPENBLAS_CORETYPE=") + core + " (set by axon from the CPU's features)";
   }
   std::string tried;
-  void* h = nullptr;
+  void* h = already;
   for (const char* name : {"libopenblas.so.0", AXON_OPENBLAS_LIBRARY, "libopenblas.so"}) {
-    if (*name == '\0') continue;
+    if (h != nullptr || *name == '\0') continue;
     h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (h != nullptr) break;
     const char* e = dlerror();

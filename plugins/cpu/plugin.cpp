@@ -130,7 +130,7 @@ class CpuPlugin final : public sdk::Plugin {
     check_id(id);
     const int threads = config.threads > 0 ? config.threads : threads_for(id);
     log(AXON_LOG_DEBUG, format("opening /device:CPU:%d with %d thread(s); %s", config.logical_index, threads, blas_.c_str()));
-    return std::make_unique<CpuDevice>(config.logical_index, threads);
+    return std::make_unique<CpuDevice>(config.logical_index, threads, meminfo("MemTotal"));
   }
 
   std::string unavailable_reason() override { return blas_error_; }

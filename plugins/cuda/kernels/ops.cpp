@@ -94,6 +94,7 @@ void in_top_k(CudaDevice& d, const sdk::KernelCall& c) {
                sdk::format("%s: labels %s and output %s must be [%lld]", c.op(), labels.shape_string().c_str(),
                            out.shape_string().c_str(), (long long)n));
   if (n == 0) return;
+  sdk::require(logits.dim(1) > 0, sdk::format("%s: logits have no classes", c.op()));
   launch::in_top_1(d.stream(), logits.data<float>(), labels.data<int32_t>(), n, logits.dim(1), out.data<float>());
 }
 

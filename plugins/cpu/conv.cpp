@@ -96,6 +96,11 @@ void col2im_add(const ConvGeom& g, const float* col, int64_t r0, int64_t r1, flo
     if (xrow < 0) return;
     const float* s = col + src;
     float* d = dx + xrow;
+    if (g.dw == 1 && iw0 >= 0 && iw0 + g.kw <= g.w) {  // the whole kh row is contiguous in dx
+      float* dd = d + iw0 * g.c;
+      for (int64_t i = 0; i < g.kw * g.c; ++i) dd[i] += s[i];
+      return;
+    }
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       const int64_t iw = iw0 + kw * g.dw;
       if (iw < 0 || iw >= g.w) continue;

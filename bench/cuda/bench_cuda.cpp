@@ -6,13 +6,17 @@
 //
 //   axon-bench-cuda [--plugin PATH] [--iters N]
 //
-// Timing: N calls are queued on the device's stream between two synchronize()
-// calls and the wall time is divided by N. With the GPU busy for the whole
-// interval this is the GPU time per call (what CUDA events bracketing the
-// stream would read); when the enqueue time per call is as large, the op is
-// bound by launch overhead, and both columns say so.
+// Timing: N calls are queued on the device's stream between two CUDA events
+// (recorded by the kernel library on the device's own stream, through its
+// private time_on_stream hook): that is the GPU time per call. The wall time
+// between two synchronize() calls and the host's enqueue time per call are
+// printed beside it; when enqueue time is as large as GPU time the op is bound
+// by launch overhead. Without the hook (another build) only wall times are shown.
 // Exit: 0, 2 bad usage, 77 no GPU ("no GPU: <reason>").
+#include "axon_cuda_kernels.h"
 #include "plugin_harness.hpp"
+
+#include <dlfcn.h>
 
 #include <chrono>
 #include <cstdio>
@@ -99,19 +103,70 @@ struct Bench {
     check(api.synchronize(api.device_ctx, &err), err, "synchronize");
   }
 
-  // Seconds per call and enqueue seconds per call of f over `iters` calls.
+  const axon_cuda_kernels_api* kernels = nullptr;  // for time_on_stream, if available
+
+  struct Times {
+    double gpu = -1;  // seconds per call from CUDA events, -1 when not measured
+    double wall = 0;  // seconds per call between two synchronize() calls
+    double enqueue = 0;
+  };
+
+  // Times f over `iters` calls: wall and enqueue time, then GPU time by events.
   template <class F>
-  std::pair<double, double> time(F&& f, int iters) {
+  Times time(F&& f, int iters) {
     for (int i = 0; i < 3; ++i) f();  // warm-up: algorithm choice, caches
     sync();
+    Times t;
     auto t0 = Clock::now();
     for (int i = 0; i < iters; ++i) f();
     auto t1 = Clock::now();
     sync();
     auto t2 = Clock::now();
-    return {std::chrono::duration<double>(t2 - t0).count() / iters, std::chrono::duration<double>(t1 - t0).count() / iters};
+    t.wall = std::chrono::duration<double>(t2 - t0).count() / iters;
+    t.enqueue = std::chrono::duration<double>(t1 - t0).count() / iters;
+    if (kernels && kernels->struct_size >= AXON_STRUCT_SIZE(axon_cuda_kernels_api, time_on_stream) &&
+        kernels->time_on_stream) {
+      struct Ctx {
+        std::function<void()> f;
+        std::string error;
+      } ctx{std::function<void()>(f), {}};
+      // No exception may cross into the kernel library: errors are kept and rethrown here.
+      auto enqueue = [](void* p) {
+        auto* c = static_cast<Ctx*>(p);
+        if (!c->error.empty()) return;
+        try {
+          c->f();
+        } catch (const std::exception& e) {
+          c->error = e.what();
+        }
+      };
+      float ms = 0;
+      axon_error err{};
+      check(kernels->time_on_stream(api.device_ctx, enqueue, &ctx, iters, &ms, &err), err, "time_on_stream");
+      if (!ctx.error.empty()) throw std::runtime_error(ctx.error);
+      t.gpu = ms / 1e3 / iters;
+    }
+    return t;
   }
 };
+
+// The kernel library the plugin loaded (same folder), for its timing hook.
+const axon_cuda_kernels_api* kernel_library_next_to(const std::string& plugin_path) {
+  const size_t slash = plugin_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : plugin_path.substr(0, slash);
+  const char* env = std::getenv("AXON_CUDA_KERNELS_DIR");
+  for (const std::string& d : {env ? std::string(env) : std::string(), dir}) {
+    if (d.empty()) continue;
+    void* h = dlopen((d + "/" AXON_CUDA_KERNELS_FILE).c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (h == nullptr) continue;
+    auto init = reinterpret_cast<axon_cuda_kernels_init_fn>(dlsym(h, AXON_CUDA_KERNELS_ENTRY));
+    static axon_cuda_kernels_api api{};
+    api.struct_size = sizeof api;
+    axon_error err{};
+    if (init && init(AXON_CUDA_KERNELS_VERSION, &api, &err) == AXON_OK) return &api;
+  }
+  return nullptr;
+}
 
 axon_conv2d_attrs conv_attrs() {
   axon_conv2d_attrs a{};
@@ -167,11 +222,14 @@ int main(int argc, char** argv) {
     axon_device_props props{};
     axon_error err{};
     check(cuda.api.get_device_props(cuda.api.plugin_ctx, 0, &props, &err), err, "props");
-    std::printf("GPU: %s (compute %d.%d, %.1f GiB), %s\n", props.name, props.compute_major, props.compute_minor,
+    std::printf("device: %s (compute %d.%d, %.1f GiB), %s\n", props.name, props.compute_major, props.compute_minor,
                 props.memory_total / 1073741824.0, props.description);
     std::printf("TF32: %s (AXON_TEST_ALLOW_TF32)\n", std::getenv("AXON_TEST_ALLOW_TF32") ? std::getenv("AXON_TEST_ALLOW_TF32") : "off");
     TestDevice dev(cuda, 0);
     Bench b{dev.api};
+    b.kernels = kernel_library_next_to(plugin_path);
+    std::printf("timing: %s\n", b.kernels ? "CUDA events on the device's stream (GPU time), wall and enqueue time per call"
+                                            : "wall and enqueue time only (kernel library has no timing hook)");
     const int64_t N = 64;
 
     // The CNN: conv 3x3x32 -> relu -> pool 2 -> conv 3x3x64 -> relu -> pool 2 -> dense 10.
@@ -232,15 +290,18 @@ int main(int argc, char** argv) {
         {"ApplyAdam", "[1600,10]", 0, [&] { b.call("ApplyAdam", {w3, ms[4], vs[4], dw3}, {}, &adam); }},
     };
 
-    std::printf("\n%-22s %-34s %12s %12s %10s\n", "op", "shape (batch 64)", "us/call", "enqueue us", "GFLOP/s");
+    std::printf("\n%-22s %-34s %10s %10s %10s %10s\n", "op", "shape (batch 64)", "gpu us", "wall us", "enqueue us",
+                "GFLOP/s");
     double sum_of_ops = 0;
     for (auto& op : ops) {
-      auto [per, enq] = b.time(op.f, iters);
+      Bench::Times t = b.time(op.f, iters);
+      const double per = t.gpu >= 0 ? t.gpu : t.wall;
       sum_of_ops += per;
-      if (op.flops > 0)
-        std::printf("%-22s %-34s %12.2f %12.2f %10.1f\n", op.name, op.shape.c_str(), per * 1e6, enq * 1e6, op.flops / per / 1e9);
-      else
-        std::printf("%-22s %-34s %12.2f %12.2f %10s\n", op.name, op.shape.c_str(), per * 1e6, enq * 1e6, "-");
+      char gflops[32] = "-", gpu[32] = "-";
+      if (op.flops > 0) std::snprintf(gflops, sizeof gflops, "%.1f", op.flops / per / 1e9);
+      if (t.gpu >= 0) std::snprintf(gpu, sizeof gpu, "%.2f", t.gpu * 1e6);
+      std::printf("%-22s %-34s %10s %10.2f %10.2f %10s\n", op.name, op.shape.c_str(), gpu, t.wall * 1e6, t.enqueue * 1e6,
+                  gflops);
     }
 
     // One training step, queued back to back as the trainer does.
@@ -274,14 +335,16 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < params.size(); ++i) b.call("ApplyAdam", {params[i], ms[i], vs[i], grads[i]}, {}, &adam);
       ++adam.step;
     };
-    auto [per_step, enq_step] = b.time(step, std::max(10, iters / 4));
-    std::printf("\nSTEP (forward + backward + Adam, batch 64, 32 kernel calls): %.1f us per step, %.1f us enqueue per step, "
+    Bench::Times st = b.time(step, std::max(10, iters / 4));
+    std::printf("\nSTEP (forward + backward + Adam, batch 64, 32 kernel calls): wall %.1f us, enqueue %.1f us per step, "
                 "%.0f samples/s\n",
-                per_step * 1e6, enq_step * 1e6, N / per_step);
-    std::printf("STEP: sum of the single-op times above %.1f us (not every op is in a step, some are twice); "
-                "%s\n",
+                st.wall * 1e6, st.enqueue * 1e6, N / st.wall);
+    if (st.gpu >= 0)
+      std::printf("STEP: GPU (kernel) time %.1f us per step = %.0f%% of the wall time\n", st.gpu * 1e6,
+                  100.0 * st.gpu / st.wall);
+    std::printf("STEP: sum of the single-op times above %.1f us (not every op is in a step, some are twice); %s\n",
                 sum_of_ops * 1e6,
-                enq_step > 0.8 * per_step ? "the step is bound by host enqueue cost (launch overhead)" : "the GPU is the bound");
+                st.enqueue > 0.8 * st.wall ? "bound by host enqueue cost (launch overhead)" : "the device is the bound");
     axon_memory_info m{};
     check(dev.api.memory_info(dev.api.device_ctx, &m, &err), err, "memory_info");
     std::printf("MEMORY: in use %.1f MiB, peak %.1f MiB, reserved %.1f MiB (growth mode)\n", m.in_use / 1048576.0,

@@ -34,6 +34,11 @@ typedef struct axon_cuda_kernels_api {
   axon_status (*open_device)(const axon_cuda_open_args* args, axon_device_api* out, axon_error* err);
   /* device_ctx arguments are the ctx of devices opened above; plugin_ctx is ignored. */
   const axon_collective_api* collectives;
+  /* For benchmarks (bench/cuda): calls enqueue(arg) `iters` times between two
+   * CUDA events recorded on the device's stream, waits, and returns the GPU
+   * time in milliseconds. */
+  axon_status (*time_on_stream)(void* device_ctx, void (*enqueue)(void* arg), void* arg, int32_t iters, float* gpu_ms,
+                                axon_error* err);
 } axon_cuda_kernels_api;
 
 typedef axon_status (*axon_cuda_kernels_init_fn)(uint32_t version, axon_cuda_kernels_api* out, axon_error* err);

@@ -32,6 +32,31 @@ axon_status open_device(const axon_cuda_open_args* args, axon_device_api* out, a
   });
 }
 
+// CUDA events bracket the enqueued work on the device's own stream.
+axon_status time_on_stream(void* device_ctx, void (*enqueue)(void*), void* arg, int32_t iters, float* gpu_ms,
+                           axon_error* err) {
+  return axon::sdk::guarded(err, [&] {
+    axon::sdk::require(device_ctx && enqueue && gpu_ms && iters > 0, "time_on_stream: bad arguments");
+    auto& d = axon::cuda::device_from_ctx(device_ctx);
+    d.activate();
+    cudaEvent_t start = nullptr, stop = nullptr;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    struct Events {
+      cudaEvent_t a, b;
+      ~Events() {
+        cudaEventDestroy(a);
+        cudaEventDestroy(b);
+      }
+    } guard{start, stop};
+    CUDA_CHECK(cudaEventRecord(start, d.stream()));
+    for (int32_t i = 0; i < iters; ++i) enqueue(arg);
+    CUDA_CHECK(cudaEventRecord(stop, d.stream()));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    CUDA_CHECK(cudaEventElapsedTime(gpu_ms, start, stop));
+  });
+}
+
 }  // namespace
 
 extern "C" AXON_PLUGIN_EXPORT axon_status axon_cuda_kernels_init(uint32_t version, axon_cuda_kernels_api* out,
@@ -46,5 +71,6 @@ extern "C" AXON_PLUGIN_EXPORT axon_status axon_cuda_kernels_init(uint32_t versio
     out->build_info = build_info();
     out->open_device = open_device;
     out->collectives = &axon::cuda::nccl_collectives();
+    out->time_on_stream = time_on_stream;
   });
 }

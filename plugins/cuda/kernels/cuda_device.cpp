@@ -52,6 +52,15 @@ CudaDevice::CudaDevice(const axon_cuda_open_args& a)
       ordinal_(a.cuda_ordinal),
       label_(a.label ? a.label : "GPU"),
       allow_tf32_(a.allow_tf32 != 0) {
+  try {
+    init(a);
+  } catch (...) {
+    release();  // a failed open leaves no stream, handle or memory behind
+    throw;
+  }
+}
+
+void CudaDevice::init(const axon_cuda_open_args& a) {
   activate();
   std::string why;
   if (!launch::have_code_for_current_device(why)) {
@@ -104,15 +113,21 @@ CudaDevice::CudaDevice(const axon_cuda_open_args& a)
   }
 }
 
-CudaDevice::~CudaDevice() {
+CudaDevice::~CudaDevice() { release(); }
+
+void CudaDevice::release() noexcept {
   cudaSetDevice(ordinal_);
   if (stream_) cudaStreamSynchronize(stream_);
   conv_plans_.reset();
   if (cublas_) cublasDestroy(cublas_);
+  cublas_ = nullptr;
   if (cudnn_) cudnnDestroy(cudnn_);
+  cudnn_ = nullptr;
   if (allocator_ && cublas_workspace_) allocator_->deallocate(cublas_workspace_);
+  cublas_workspace_ = nullptr;
   allocator_.reset();
   if (stream_) cudaStreamDestroy(stream_);
+  stream_ = nullptr;
 }
 
 void CudaDevice::log(axon_log_level level, const std::string& message) const {

@@ -61,6 +61,8 @@ class CudaDevice final : public sdk::Device {
 
  private:
   class Segments;
+  void init(const axon_cuda_open_args& args);
+  void release() noexcept;
   const axon_host_api* host_;
   std::string plugin_name_;
   int ordinal_;

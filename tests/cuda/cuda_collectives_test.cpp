@@ -1,14 +1,17 @@
 // NCCL collectives through the ABI on the devices this machine has: the
 // in-process all_reduce over every visible GPU (SUM and MEAN), and the
 // cross-process communicator path with a world of one (comm_get_id,
-// comm_create, comm_all_reduce with a timeout, comm_destroy).
+// comm_create, comm_all_reduce with a timeout, comm_destroy), and a set-up
+// that times out because its second rank never comes.
 //
 //   cuda_collectives_test <libaxon-plugin-cuda.so>
 //
 // Exit: 0 pass, 1 fail, 77 no CUDA device. Plain C++ (no Catch2).
 #include "plugin_harness.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +87,19 @@ int main(int argc, char** argv) {
     for (int64_t k = 0; k < count; ++k) ok = ok && v[k] == float(n * (n + 1) / 2) * float(k % 7);
     expect(ok, "comm_all_reduce leaves a world of one unchanged");
     coll->comm_destroy(comm);
+    // A world of two with no second rank: set-up must end with
+    // AXON_DEADLINE_EXCEEDED after AXON_NCCL_INIT_TIMEOUT, not hang.
+    setenv("AXON_NCCL_INIT_TIMEOUT", "3", 1);
+    id_size = sizeof id;
+    check(coll->comm_get_id(cuda.api.plugin_ctx, id, &id_size, &err), err, "comm_get_id");
+    void* lonely = nullptr;
+    axon_error err2{};
+    const auto t0 = std::chrono::steady_clock::now();
+    st = coll->comm_create(ctxs[0], id, id_size, 0, 2, &lonely, &err2);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("       comm_create without a peer: status %d after %.1f s: %s\n", static_cast<int>(st), secs, err2.message);
+    expect(st == AXON_DEADLINE_EXCEEDED && std::string(err2.message).find("rank 0 of 2") != std::string::npos,
+           "comm_create without a peer times out with AXON_DEADLINE_EXCEEDED naming the rank");
     std::printf("SUMMARY: %s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
   } catch (const std::exception& e) {

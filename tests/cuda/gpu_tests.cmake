@@ -26,3 +26,5 @@ set_tests_properties(cuda_kernels cuda_memory_reserve cuda_memory_growth cuda_me
   TIMEOUT 300
   # One GPU: the memory tests take most of it, so they must not overlap.
   RUN_SERIAL TRUE)
+# The collectives test waits 3 s for a peer that never comes; more means a hang.
+set_tests_properties(cuda_collectives PROPERTIES TIMEOUT 90)

@@ -7,6 +7,7 @@
 #include "cuda_device.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -112,7 +113,13 @@ void wait_issued(Comm& c, Clock::time_point deadline, const std::string& what) {
   }
 }
 
-constexpr int kInitTimeoutSeconds = 300;
+// Communicator set-up waits for every rank; AXON_NCCL_INIT_TIMEOUT (seconds,
+// default 300) bounds that wait, after which the set-up is aborted.
+int init_timeout_seconds() {
+  const char* v = std::getenv("AXON_NCCL_INIT_TIMEOUT");
+  const int s = v ? std::atoi(v) : 0;
+  return s > 0 ? s : 300;
+}
 
 axon_status comm_create(void* device_ctx, const void* id, size_t id_size, int32_t rank, int32_t world, void** comm,
                         axon_error* err) {
@@ -131,8 +138,9 @@ axon_status comm_create(void* device_ctx, const void* id, size_t id_size, int32_
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     NCCL_CHECK(ncclCommInitRankConfig(&c->comm, world, uid, rank, &config));
-    wait_issued(*c, Clock::now() + std::chrono::seconds(kInitTimeoutSeconds),
-                sdk::format("NCCL communicator set-up (%d s limit)", kInitTimeoutSeconds));
+    const int limit = init_timeout_seconds();
+    wait_issued(*c, Clock::now() + std::chrono::seconds(limit),
+                sdk::format("NCCL communicator set-up (%d s limit, AXON_NCCL_INIT_TIMEOUT)", limit));
     CUDA_CHECK(cudaEventCreateWithFlags(&c->done, cudaEventDisableTiming));
     *comm = c.release();
   });

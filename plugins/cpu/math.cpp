@@ -129,9 +129,20 @@ void bias_add_grad(CpuDevice& d, const KernelCall& c) {
   double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * ch));
   d.pool().for_ranges(rows, rows_per_chunk, dy.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
     double* a = acc + (b / rows_per_chunk) * ch;
-    std::fill(a, a + ch, 0.0);
-    for (int64_t r = b; r < e; ++r)
-      for (int64_t i = 0; i < ch; ++i) a[i] += g[r * ch + i];
+    // Eight channels at a time down the rows: the sums stay in registers
+    // (a loop over all channels per row would store and reload each one).
+    int64_t c0 = 0;
+    for (; c0 + 8 <= ch; c0 += 8) {
+      double s8[8] = {};
+      for (int64_t r = b; r < e; ++r)
+        for (int j = 0; j < 8; ++j) s8[j] += g[r * ch + c0 + j];
+      for (int j = 0; j < 8; ++j) a[c0 + j] = s8[j];
+    }
+    for (; c0 < ch; ++c0) {
+      double s1 = 0.0;
+      for (int64_t r = b; r < e; ++r) s1 += g[r * ch + c0];
+      a[c0] = s1;
+    }
   });
   for (int64_t i = 0; i < ch; ++i) {
     double s = 0.0;

@@ -204,23 +204,25 @@ std::vector<std::string> plugin_search_dirs(const Config& config) {
     // <prefix>/lib/axon/plugins, in the install tree and the build tree alike.
     std::error_code ec;
     fs::path self = boost::dll::symbol_location(plugin_search_dirs, ec);
-    std::string core_dir;
-    if (!ec) {
-      core_dir = (self.parent_path() / "axon" / "plugins").lexically_normal().string();
-      dirs.push_back(core_dir);
-    }
+    if (!ec) dirs.push_back((self.parent_path() / "axon" / "plugins").string());
     // An app installed apart from libaxon-core (a system-wide library, an
     // app in its own prefix) also looks next to itself: <exe>/../lib/axon/plugins.
     fs::path exe = boost::dll::program_location(ec);
-    if (!ec) {
-      std::string app_dir = (exe.parent_path() / ".." / "lib" / "axon" / "plugins").lexically_normal().string();
-      std::error_code ec2;
-      bool same = !core_dir.empty() && fs::exists(app_dir, ec2) && fs::exists(core_dir, ec2) &&
-                  fs::equivalent(app_dir, core_dir, ec2);
-      if (app_dir != core_dir && !same) dirs.push_back(app_dir);
-    }
+    if (!ec) dirs.push_back((exe.parent_path() / ".." / "lib" / "axon" / "plugins").string());
   }
-  return dirs;
+  // The same folder named twice (AXON_PLUGIN_PATH pointing at the install
+  // layout, a symlink) is searched once, quietly: its plugins are no duplicates.
+  std::vector<std::string> unique;
+  std::vector<fs::path> canonical;
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    fs::path c = fs::weakly_canonical(d, ec);
+    if (ec) c = fs::path(d).lexically_normal();
+    if (std::find(canonical.begin(), canonical.end(), c) != canonical.end()) continue;
+    canonical.push_back(c);
+    unique.push_back(c.string());
+  }
+  return unique;
 }
 
 LoadResult load_plugins(const Config& config, HostContext* host) {

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 using namespace axon;
@@ -88,12 +89,27 @@ TEST_CASE("faulty plugins are skipped with one line each and the other devices s
 
 TEST_CASE("a plugin file seen in a second folder is skipped as a duplicate of the first", "[loader]") {
   test::StderrCapture capture;
-  Config c = test::test_config({"placement", "placement"});
+  Config c = test::test_config({"placement", "dupfile"});
   Runtime& rt = Runtime::init(c);
   capture.text();
   const std::string first = test::plugin_dir("placement") + "/libaxon-plugin-fake.so";
   REQUIRE(rt.skipped_plugins().size() == 1);
   CHECK(rt.skipped_plugins()[0].reason == "duplicate of " + first);
+  CHECK(rt.count("FAKE") == 1);
+}
+
+TEST_CASE("a folder named twice (or again through a link) is searched once, quietly", "[loader]") {
+  test::StderrCapture capture;
+  const std::string link = "/tmp/axon-test-plugin-link-" + std::to_string(::getpid());
+  std::filesystem::remove(link);
+  std::filesystem::create_directory_symlink(test::plugin_dir("placement"), link);
+  Config c = test::test_config({"placement", "placement"});
+  c.plugin_dirs.push_back(link);
+  Runtime& rt = Runtime::init(c);
+  std::string err = capture.text();
+  std::filesystem::remove(link);
+  CHECK(rt.skipped_plugins().empty());
+  CHECK(err.find("duplicate") == std::string::npos);
   CHECK(rt.count("FAKE") == 1);
 }
 

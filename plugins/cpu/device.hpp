@@ -51,12 +51,14 @@ class CpuDevice final : public axon::sdk::Device {
   // Scratch shared by all threads of one kernel call (per-chunk partial sums).
   float* partials(size_t floats) { return partials_.get(floats); }
   double* partials_f64(size_t doubles) { return reinterpret_cast<double*>(partials_.get(2 * doubles)); }
+  // Scratch for a convolution's tap offsets (one call at a time).
+  int32_t* taps(size_t n) { return reinterpret_cast<int32_t*>(taps_.get(n)); }
 
  private:
   int index_;
   ThreadPool pool_;
   std::vector<Scratch> scratch_;
-  Scratch partials_;
+  Scratch partials_, taps_;
   std::mutex kernel_mu_;  // one kernel at a time (see cpu_kernel in kernels.hpp)
   std::mutex mu_;         // allocation bookkeeping
   std::unordered_map<void*, size_t> sizes_;

@@ -30,6 +30,31 @@ __attribute__((always_inline)) inline void store(float* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// All lanes = *p. AVX/AVX-512: one vbroadcastss from memory, written as asm
+// because GCC's spellings of a splat compile to an add (V{} + x must keep
+// -0.0 + 0.0 = +0.0) or to lane-by-lane inserts, and the intrinsics cannot be
+// inlined into these target-neutral templates. Baseline SSE has no broadcast.
+template <class V>
+__attribute__((always_inline)) inline V broadcast(const float* p) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if constexpr (sizeof(V) == 64) {
+    V v;
+    asm("vbroadcastss %1, %0" : "=v"(v) : "m"(*p));
+    return v;
+  } else if constexpr (sizeof(V) == 32) {
+    V v;
+    asm("vbroadcastss %1, %0" : "=x"(v) : "m"(*p));
+    return v;
+  }
+#endif
+  return V{} + *p;
+}
+
+// Vector accumulators a register-blocked loop keeps: 24 of AVX-512's 32
+// registers, 12 of the 16 AVX2/SSE have (the rest hold operands).
+template <int W>
+constexpr int kAccumulators = W == 16 ? 24 : 12;
+
 enum class Isa { base, avx2, avx512 };
 
 // The best the CPU offers, lowered by AXON_CPU_ISA=base|avx2 (tests run the

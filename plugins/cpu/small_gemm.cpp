@@ -2,6 +2,8 @@
 
 #include "simd.hpp"
 
+#include <algorithm>
+
 namespace axon::cpu {
 namespace {
 
@@ -16,7 +18,7 @@ __attribute__((always_inline)) inline void nn_rows(const A& a, int64_t r0, int64
     F bv[NV];
     for (int j = 0; j < NV; ++j) bv[j] = simd::load<F>(b + p * n + c0 + j * W);
     for (int i = 0; i < R; ++i) {
-      const F s = F{} + a(r0 + i, p);
+      const F s = simd::broadcast<F>(a.at(r0 + i, p));
       for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
     }
   }
@@ -27,9 +29,11 @@ __attribute__((always_inline)) inline void nn_rows(const A& a, int64_t r0, int64
 template <int W, int NV, class A>
 __attribute__((always_inline)) inline void nn_block(const A& a, int64_t rows, int64_t k, const float* b, int64_t n,
                                                     float* y, int64_t c0) {
-  constexpr int R = NV >= 4 ? 2 : 4;
+  constexpr int R = std::min(12, simd::kAccumulators<W> / NV);
   int64_t r = 0;
   for (; r + R <= rows; r += R) nn_rows<W, NV, R, A>(a, r, k, b, n, y, c0);
+  if (R > 4 && r + 4 <= rows) nn_rows<W, NV, 4, A>(a, r, k, b, n, y, c0), r += 4;
+  if (R > 2 && r + 2 <= rows) nn_rows<W, NV, 2, A>(a, r, k, b, n, y, c0), r += 2;
   for (; r < rows; ++r) nn_rows<W, NV, 1, A>(a, r, k, b, n, y, c0);
 }
 
@@ -42,7 +46,7 @@ __attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t 
   for (; c0 < n; ++c0)  // the last n % W columns
     for (int64_t r = 0; r < rows; ++r) {
       float s = 0.0f;
-      for (int64_t p = 0; p < k; ++p) s += a(r, p) * b[p * n + c0];
+      for (int64_t p = 0; p < k; ++p) s += *a.at(r, p) * b[p * n + c0];
       y[r * n + c0] = s;
     }
 }
@@ -58,7 +62,7 @@ __attribute__((always_inline)) inline void tn_block(const A& a, int64_t rows, co
     F bv[NV];
     for (int j = 0; j < NV; ++j) bv[j] = simd::load<F>(b + r * n + c0 + j * W);
     for (int i = 0; i < P; ++i) {
-      const F s = F{} + a(r, p0 + i);
+      const F s = simd::broadcast<F>(a.at(r, p0 + i));
       for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
     }
   }
@@ -69,9 +73,13 @@ __attribute__((always_inline)) inline void tn_block(const A& a, int64_t rows, co
 template <int W, int NV, class A>
 __attribute__((always_inline)) inline void tn_columns(const A& a, int64_t rows, int64_t k, const float* b, int64_t n,
                                                       float* out, int64_t c0) {
-  constexpr int P = NV >= 4 ? 2 : 4;
+  constexpr int P = std::min(12, simd::kAccumulators<W> / NV);
   int64_t p = 0;
   for (; p + P <= k; p += P) tn_block<W, NV, P, A>(a, rows, b, n, out, p, c0);
+  // The rest in halving blocks: one pass over the rows per block.
+  if (P > 8 && p + 8 <= k) tn_block<W, NV, 8, A>(a, rows, b, n, out, p, c0), p += 8;
+  if (P > 4 && p + 4 <= k) tn_block<W, NV, 4, A>(a, rows, b, n, out, p, c0), p += 4;
+  if (P > 2 && p + 2 <= k) tn_block<W, NV, 2, A>(a, rows, b, n, out, p, c0), p += 2;
   for (; p < k; ++p) tn_block<W, NV, 1, A>(a, rows, b, n, out, p, c0);
 }
 
@@ -84,7 +92,7 @@ __attribute__((always_inline)) inline void tn(const A& a, int64_t rows, int64_t 
   for (; c0 < n; ++c0)
     for (int64_t p = 0; p < k; ++p) {
       float s = 0.0f;
-      for (int64_t r = 0; r < rows; ++r) s += a(r, p) * b[r * n + c0];
+      for (int64_t r = 0; r < rows; ++r) s += *a.at(r, p) * b[r * n + c0];
       out[p * n + c0] = s;
     }
 }
@@ -93,11 +101,11 @@ __attribute__((always_inline)) inline void tn(const A& a, int64_t rows, int64_t 
 struct Dense {
   const float* a;
   int64_t k;
-  float operator()(int64_t r, int64_t p) const { return a[r * k + p]; }
+  const float* at(int64_t r, int64_t p) const { return a + r * k + p; }
 };
 struct Gathered {
   Gather g;
-  float operator()(int64_t r, int64_t p) const { return g.x[g.base[r] + g.off[p]]; }
+  const float* at(int64_t r, int64_t p) const { return g.x + g.base[r] + g.off[p]; }
 };
 
 template <int W>

@@ -1,14 +1,17 @@
-// GEMMs with a short inner dimension (K = KH*KW*C below ~32, e.g. the first
-// convolution of an image model, K = 9), where OpenBLAS spends more time
-// packing than multiplying. Broadcast-FMA loops over the output channels,
-// compiled for AVX-512 / AVX2 / baseline (simd.hpp).
+// Register-blocked broadcast-FMA GEMMs, compiled for AVX-512 / AVX2 /
+// baseline (simd.hpp), for two cases OpenBLAS handles poorly:
+//  - a short inner dimension (K below ~32, e.g. the first convolution of an
+//    image model, K = 9), where OpenBLAS spends more time packing than
+//    multiplying;
+//  - convolutions whose rows are read straight from the image (Gather): no
+//    im2col copy and no packing, the filter [K, OC] streamed from L2.
 #pragma once
 
 #include <cstdint>
 
 namespace axon::cpu {
 
-// Use these below this K.
+// Below this K, dense (im2col'd) rows also go to small_k_gemm, not sgemm.
 constexpr int64_t kSmallK = 32;
 
 // y[rows, n] = a[rows, k] * b[k, n] (all row-major, dense).

@@ -272,6 +272,15 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
   // whole images and scatter without races.
   const int64_t per_image = g.oh * g.ow, image_size = g.h * g.w * g.c;
   const int64_t images = std::max<int64_t>(1, tile / std::max<int64_t>(per_image, 1));
+  // With AVX2/AVX-512 the product runs in the register-blocked kernel against
+  // W^T (transposed once here), which beats sgemm's packing at these sizes.
+  const float* wt = nullptr;
+  if (simd::isa() != simd::Isa::base && oc > 0) {
+    float* t = d.partials(static_cast<size_t>(k * oc));
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t o = 0; o < oc; ++o) t[o * k + p] = w[p * oc + o];
+    wt = t;
+  }
   d.pool().for_ranges(g.n, images, parallel, [&](int t, int64_t n0, int64_t n1) {
     zero(out + n0 * image_size, (n1 - n0) * image_size);
     if (oc == 0 || per_image == 0) return;
@@ -279,7 +288,10 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
     const int64_t e = n1 * per_image;
     for (int64_t r0 = n0 * per_image; r0 < e; r0 += tile) {
       const int64_t r1 = std::min(e, r0 + tile);
-      sgemm(false, true, r1 - r0, k, oc, dyp + r0 * oc, oc, w, oc, 0.0f, col, k);
+      if (wt != nullptr)
+        small_k_gemm(dyp + r0 * oc, r1 - r0, oc, wt, k, col);
+      else
+        sgemm(false, true, r1 - r0, k, oc, dyp + r0 * oc, oc, w, oc, 0.0f, col, k);
       col2im_add(g, col, r0, r1, out);
     }
   });

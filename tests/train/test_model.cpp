@@ -83,28 +83,37 @@ TEST_CASE("model: glorot_uniform kernels and zero biases depend only on the seed
   }
 }
 
-TEST_CASE("model: one Adam step is TensorFlow's ApplyAdam with Keras defaults", "[model]") {
+TEST_CASE("model: Adam steps are TensorFlow's ApplyAdam with Keras defaults", "[model]") {
   auto m = cnn(3);
-  const data::ImageSet set = test::synthetic_set(8, 1);
-  const data::HostBatch b = batch_of(set, 0, 8);
-  m->compute_gradients(b);
-  std::vector<std::vector<float>> w0, g0;
-  for (Parameter* p : m->parameters()) {
-    w0.push_back(p->value.to_vector<float>());
-    g0.push_back(p->grad.to_vector<float>());
-  }
-  m->train_step(b);
-  CHECK(m->optimizer().iterations() == 1);
+  const data::ImageSet set = test::synthetic_set(24, 1);
   const double lr = 1e-3, b1 = 0.9, b2 = 0.999, eps = 1e-7;
-  const double lr_t = lr * std::sqrt(1 - b2) / (1 - b1);
   auto params = m->parameters();
-  for (size_t k = 0; k < params.size(); ++k) {
-    const std::vector<float> w1 = params[k]->value.to_vector<float>();
-    for (size_t i = 0; i < w1.size(); ++i) {
-      const double g = g0[k][i], mm = (1 - b1) * g, vv = (1 - b2) * g * g;
-      const double expect = w0[k][i] - lr_t * mm / (std::sqrt(vv) + eps);
-      INFO(params[k]->name << "[" << i << "] grad " << g);
-      REQUIRE(w1[i] == Approx(expect).margin(1e-7).epsilon(1e-5));
+  // Host mirror of the optimizer state, in double.
+  std::vector<std::vector<double>> w, mm, vv;
+  for (Parameter* p : params) {
+    const std::vector<float> v = p->value.to_vector<float>();
+    w.emplace_back(v.begin(), v.end());
+    mm.emplace_back(v.size(), 0.0);
+    vv.emplace_back(v.size(), 0.0);
+  }
+  for (int t = 1; t <= 3; ++t) {
+    const data::HostBatch b = batch_of(set, (t - 1) * 8, 8);
+    m->compute_gradients(b);
+    std::vector<std::vector<float>> g;
+    for (Parameter* p : params) g.push_back(p->grad.to_vector<float>());
+    m->train_step(b);  // the same weights and batch: the same gradients, then one update
+    CHECK(m->optimizer().iterations() == t);
+    const double lr_t = lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t));
+    for (size_t k = 0; k < params.size(); ++k) {
+      const std::vector<float> now = params[k]->value.to_vector<float>();
+      for (size_t i = 0; i < now.size(); ++i) {
+        mm[k][i] = b1 * mm[k][i] + (1 - b1) * g[k][i];
+        vv[k][i] = b2 * vv[k][i] + (1 - b2) * g[k][i] * g[k][i];
+        w[k][i] -= lr_t * mm[k][i] / (std::sqrt(vv[k][i]) + eps);
+        INFO("step " << t << " " << params[k]->name << "[" << i << "] grad " << g[k][i]);
+        REQUIRE(now[i] == Approx(w[k][i]).margin(2e-7).epsilon(1e-5));
+        w[k][i] = now[i];  // follow the device so float rounding does not accumulate
+      }
     }
   }
 }

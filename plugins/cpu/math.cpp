@@ -40,6 +40,9 @@ void mat_mul(CpuDevice& d, const KernelCall& c) {
   AXON_CHECK(k == kb, "%s: inner dimensions differ: a %s%s, b %s%s", c.op(), a.shape_string().c_str(), ta ? "^T" : "",
                           b.shape_string().c_str(), tb ? "^T" : "");
   want_shape(c, out, "product", {m, n});
+  AXON_CHECK(m < (int64_t{1} << 31) && n < (int64_t{1} << 31) && k < (int64_t{1} << 31),
+             "%s: dimensions of a %s and b %s exceed the BLAS limit of 2^31-1", c.op(), a.shape_string().c_str(),
+             b.shape_string().c_str());
   const float* ap = a.data<float>();
   const float* bp = b.data<float>();
   float* cp = out.data<float>();

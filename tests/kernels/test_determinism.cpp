@@ -161,3 +161,28 @@ TEST_CASE("the CPU all-reduce sums (and averages) in place across devices", "[co
   CHECK(a == std::vector<float>{11, 22, 33});
   CHECK(api.collectives->all_reduce(api.plugin_ctx, 2, ctxs, bufs, 3, AXON_INT32, AXON_REDUCE_SUM, &err) == AXON_INVALID_ARGUMENT);
 }
+
+TEST_CASE("devices count the memory they hand out", "[devices]") {
+  for (LoadedPlugin* plugin : {&cpu_plugin(), &ref_plugin()}) {
+    INFO(plugin->api.name);
+    TestDevice dev(*plugin, 0, 1);
+    REQUIRE(dev.api.memory_info != nullptr);
+    auto info = [&] {
+      axon_memory_info m{};
+      m.struct_size = sizeof m;
+      axon_error err{};
+      REQUIRE(dev.api.memory_info(dev.api.device_ctx, &m, &err) == AXON_OK);
+      return m;
+    };
+    const uint64_t before = info().in_use;
+    {
+      DeviceTensor a(dev, AXON_FLOAT32, {1000}), b(dev, AXON_UINT8, {37});
+      CHECK(info().in_use == before + 4000 + 37);
+      CHECK(info().peak_in_use >= before + 4037);
+      // Host memory, 64-byte aligned as promised.
+      CHECK(reinterpret_cast<uintptr_t>(a.t.data) % 64 == 0);
+      CHECK(reinterpret_cast<uintptr_t>(b.t.data) % 64 == 0);
+    }
+    CHECK(info().in_use == before);
+  }
+}

@@ -7,7 +7,8 @@
 // its own scratch (sized to stay in L2) and feeds the tile straight to sgemm.
 // Forward and backprop-filter skip even that where no tap of a tile touches
 // padding: register-blocked kernels (small_gemm.hpp) read the rows straight
-// from the image.
+// from the image; backprop-input's product runs in the same kernels against
+// W^T. (Without AVX2, large-K products go to OpenBLAS's sgemm instead.)
 // Tiles are fixed by the shapes alone (see thread_pool.hpp), so results are
 // bit-identical whatever the thread count.
 #include "blas.hpp"
@@ -35,9 +36,10 @@ constexpr int64_t kSerialElements = 1 << 15;
 
 bool pointwise(const ConvGeom& g) { return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_h == 0 && g.pad_w == 0; }
 
-// Visits every (row, kh) of rows [r0, r1): f(dst_offset_in_tile, x_row or
-// nullptr when the tap row is padding, iw0) with dst_offset the start of the
-// kh segment (KW*C floats) inside the tile.
+// Visits every (row, kh) of rows [r0, r1): f(dst, xrow, iw0) with dst the
+// offset of the kh segment (KW*C floats) inside the tile, xrow the offset in x
+// of the input row the segment reads (-1 when it is padding) and iw0 the
+// segment's first input column (may be negative).
 template <class F>
 void for_each_tap_row(const ConvGeom& g, int64_t r0, int64_t r1, F&& f) {
   const int64_t k = g.k(), kwc = g.kw * g.c;

@@ -68,12 +68,20 @@ void ThreadPool::run(int64_t chunks, void* obj, Trampoline call) {
   work(0);
   // Close the job: no thread may join from now on; wait for those inside.
   state_.fetch_and(~kOpen, std::memory_order_acq_rel);
+  // Usually the other threads are finishing their last chunk on other cores:
+  // spin. Yield (a syscall, microseconds) only once that has taken long,
+  // i.e. a joined thread was descheduled and may need our core.
   int spins = 0;
-  while ((state_.load(std::memory_order_acquire) & ~kOpen) != 0)
-    if (++spins % 256 == 0)
-      std::this_thread::yield();  // a joined thread may share our core
-    else
-      AXON_CPU_RELAX();
+  auto yield_after = std::chrono::steady_clock::time_point::max();
+  while ((state_.load(std::memory_order_acquire) & ~kOpen) != 0) {
+    AXON_CPU_RELAX();
+    if (++spins % 256 != 0) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (yield_after == std::chrono::steady_clock::time_point::max())
+      yield_after = now + kSpin;
+    else if (now > yield_after)
+      std::this_thread::yield();
+  }
   if (error_) std::rethrow_exception(error_);
 }
 

@@ -182,7 +182,7 @@ void conv2d(CpuDevice& d, const KernelCall& c) {
   const int64_t tile = tile_rows(k);
   const bool direct = pointwise(g);  // x rows are already the im2col rows
   const int32_t* taps = direct ? nullptr : tap_offsets(d, g);
-  d.pool().for_ranges(m, tile, parallel, [&](int t, int64_t b, int64_t e) {
+  d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t, int64_t b, int64_t e) {
     const float* a = xp + b * k;
     if (!direct) {
       TileScratch sc = tile_scratch(d, t, tile, k);
@@ -217,13 +217,13 @@ void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
 
   // One partial dW per chunk of rows, added in chunk order afterwards.
   const bool parallel = m * size >= kSerialMacs;
-  const int64_t tile = tile_rows(k), chunks = chunk_count(m, tile);
+  const int64_t tile = tile_rows(k), chunks = ThreadPool::Taper(m, tile).count;
   float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
   const bool direct = pointwise(g);
   const int32_t* taps = direct ? nullptr : tap_offsets(d, g);
-  d.pool().for_ranges(m, tile, parallel, [&](int t, int64_t b, int64_t e) {
+  d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t chunk, int64_t b, int64_t e) {
     const float* a = xp + b * k;
-    float* acc = partials + (b / tile) * size;
+    float* acc = partials + chunk * size;
     if (!direct) {
       TileScratch sc = tile_scratch(d, t, tile, k);
       if (taps != nullptr && row_bases(g, b, e, sc.base))
@@ -283,7 +283,7 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
       for (int64_t o = 0; o < oc; ++o) t[o * k + p] = w[p * oc + o];
     wt = t;
   }
-  d.pool().for_ranges(g.n, images, parallel, [&](int t, int64_t n0, int64_t n1) {
+  d.pool().for_tapered_ranges(g.n, images, parallel, [&](int t, int64_t, int64_t n0, int64_t n1) {
     zero(out + n0 * image_size, (n1 - n0) * image_size);
     if (oc == 0 || per_image == 0) return;
     float* col = d.scratch(t, static_cast<size_t>(std::max(tile, per_image) * k));

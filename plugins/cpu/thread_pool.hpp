@@ -8,6 +8,7 @@
 // included) simply take its share.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -49,6 +50,31 @@ class ThreadPool {
       f(t, b, n - b < chunk ? n : b + chunk);
     });
   }
+
+  // Like for_ranges, but the last 4 chunks' worth of items go in quarter-size
+  // chunks, so threads finish together (an op waits for its slowest thread);
+  // f(t, index, begin, end). Boundaries still depend on n and chunk only.
+  template <class F>
+  void for_tapered_ranges(int64_t n, int64_t chunk, bool parallel, F&& f) {
+    const Taper tp(n, chunk);
+    for_chunks(tp.count, parallel, [&](int t, int64_t c) {
+      int64_t b, e;
+      tp.range(c, b, e);
+      f(t, c, b, e);
+    });
+  }
+  struct Taper {
+    int64_t n, chunk, full, small, count;
+    Taper(int64_t n_, int64_t chunk_) : n(n_), chunk(chunk_) {
+      full = n > 4 * chunk ? (n - 4 * chunk) / chunk : 0;  // full-size chunks first
+      small = std::max<int64_t>(1, chunk / 4);
+      count = full + (n - full * chunk + small - 1) / small;
+    }
+    void range(int64_t c, int64_t& b, int64_t& e) const {
+      b = c < full ? c * chunk : full * chunk + (c - full) * small;
+      e = std::min(n, c < full ? b + chunk : b + small);
+    }
+  };
 
  private:
   using Trampoline = void (*)(void*, int, int64_t);

@@ -5,6 +5,7 @@
 #include "checks.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
+#include "simd.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -314,6 +315,28 @@ void in_top_k(CpuDevice&, const KernelCall& c) {
 
 // ------------------------------------------------------------------ ApplyAdam
 
+struct AdamStep {
+  float lr_t, b1, b2, eps;
+};
+
+// The update loop, vectorised by the compiler for each instruction set
+// (sqrt and divide dominate; AVX-512 does 16 at a time).
+template <int W>
+__attribute__((always_inline)) inline void adam_update_body(const AdamStep& s, float* __restrict var, float* __restrict m,
+                                                             float* __restrict v, const float* __restrict g, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = s.b1 * m[i] + (1.0f - s.b1) * gi;
+    const float vi = s.b2 * v[i] + (1.0f - s.b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    var[i] -= s.lr_t * mi / (std::sqrt(vi) + s.eps);
+  }
+}
+
+AXON_CPU_DISPATCH(adam_update, (const AdamStep& s, float* var, float* m, float* v, const float* g, int64_t n),
+                  (s, var, m, v, g, n))
+
 // Keras Adam in float: lr_t = lr*sqrt(1-b2^t)/(1-b1^t) (computed in double once);
 // m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; var -= lr_t*m/(sqrt(v)+eps).
 void apply_adam(CpuDevice& d, const KernelCall& c) {
@@ -336,16 +359,8 @@ void apply_adam(CpuDevice& d, const KernelCall& c) {
   float* mp = m.data<float>();
   float* vv = v.data<float>();
   const float* gp = g.data<float>();
-  elementwise(d, var.numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const float gi = gp[i];
-      const float mi = b1 * mp[i] + (1.0f - b1) * gi;
-      const float vi = b2 * vv[i] + (1.0f - b2) * gi * gi;
-      mp[i] = mi;
-      vv[i] = vi;
-      vp[i] -= lr_t * mi / (std::sqrt(vi) + eps);
-    }
-  });
+  const AdamStep step{lr_t, b1, b2, eps};
+  elementwise(d, var.numel(), [&](int64_t b, int64_t e) { adam_update(step, vp + b, mp + b, vv + b, gp + b, e - b); });
 }
 
 template <void (*F)(CpuDevice&, const KernelCall&)>

@@ -120,6 +120,10 @@ void col2im_add(const ConvGeom& g, const float* col, int64_t r0, int64_t r1, flo
 // Small-K convolutions read their rows straight from the image when no tap of
 // the chunk falls into padding: off[p] is tap p's offset from a row's first
 // pixel, base[r] that first pixel. Returns false (use im2col) otherwise.
+// The register-blocked kernels stream a [K, 64] block of the filter from L2
+// for every few rows: beyond this K it no longer fits and sgemm's blocking wins.
+constexpr int64_t kMaxGatherK = 2048;
+
 // Returns nullptr (use im2col) when an image is too large for 32-bit
 // offsets, or for K >= kSmallK without AVX2/AVX-512: baseline SSE2 broadcast-
 // FMA loops lose to OpenBLAS there (measured: 3x), while with AVX-512 the
@@ -127,6 +131,7 @@ void col2im_add(const ConvGeom& g, const float* col, int64_t r0, int64_t r1, flo
 const int32_t* tap_offsets(CpuDevice& d, const ConvGeom& g) {
   if (g.h * g.w * g.c >= (int64_t{1} << 31)) return nullptr;
   if (g.k() >= kSmallK && simd::isa() == simd::Isa::base) return nullptr;
+  if (g.k() > kMaxGatherK) return nullptr;
   int32_t* off = d.taps(static_cast<size_t>(g.k()));
   int64_t p = 0;
   for (int64_t kh = 0; kh < g.kh; ++kh)
@@ -277,7 +282,7 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
   // With AVX2/AVX-512 the product runs in the register-blocked kernel against
   // W^T (transposed once here), which beats sgemm's packing at these sizes.
   const float* wt = nullptr;
-  if (simd::isa() != simd::Isa::base && oc > 0) {
+  if (simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK) {
     float* t = d.partials(static_cast<size_t>(k * oc));
     for (int64_t p = 0; p < k; ++p)
       for (int64_t o = 0; o < oc; ++o) t[o * k + p] = w[p * oc + o];

@@ -96,26 +96,32 @@ void im2col(const ConvGeom& g, const float* x, int64_t r0, int64_t r1, float* co
   });
 }
 
-// dx[pixels tap r reads] += col[r - r0, :]; the inverse of im2col.
-void col2im_add(const ConvGeom& g, const float* col, int64_t r0, int64_t r1, float* dx) {
+// dx[pixels tap r reads] += col[r - r0, :]; the inverse of im2col. Compiled
+// per instruction set (a quarter of Conv2DBackpropInput's time is here).
+template <int W>
+__attribute__((always_inline)) inline void col2im_add_body(const ConvGeom& g, const float* col, int64_t r0, int64_t r1,
+                                                            float* dx) {
   for_each_tap_row(g, r0, r1, [&](int64_t src, int64_t xrow, int64_t iw0) {
     if (xrow < 0) return;
-    const float* s = col + src;
-    float* d = dx + xrow;
+    const float* __restrict s = col + src;
+    float* __restrict d = dx + xrow;
     if (g.dw == 1 && iw0 >= 0 && iw0 + g.kw <= g.w) {  // the whole kh row is contiguous in dx
-      float* dd = d + iw0 * g.c;
+      float* __restrict dd = d + iw0 * g.c;
       for (int64_t i = 0; i < g.kw * g.c; ++i) dd[i] += s[i];
       return;
     }
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       const int64_t iw = iw0 + kw * g.dw;
       if (iw < 0 || iw >= g.w) continue;
-      float* dd = d + iw * g.c;
-      const float* ss = s + kw * g.c;
+      float* __restrict dd = d + iw * g.c;
+      const float* __restrict ss = s + kw * g.c;
       for (int64_t ci = 0; ci < g.c; ++ci) dd[ci] += ss[ci];
     }
   });
 }
+
+AXON_CPU_DISPATCH(col2im_add, (const ConvGeom& g, const float* col, int64_t r0, int64_t r1, float* dx),
+                  (g, col, r0, r1, dx))
 
 // Small-K convolutions read their rows straight from the image when no tap of
 // the chunk falls into padding: off[p] is tap p's offset from a row's first

@@ -43,7 +43,12 @@ __attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t 
   for (; c0 + 4 * W <= n; c0 += 4 * W) nn_block<W, 4, A>(a, rows, k, b, n, y, c0);
   if (c0 + 2 * W <= n) nn_block<W, 2, A>(a, rows, k, b, n, y, c0), c0 += 2 * W;
   if (c0 + W <= n) nn_block<W, 1, A>(a, rows, k, b, n, y, c0), c0 += W;
-  for (; c0 < n; ++c0)  // the last n % W columns
+  // Narrow outputs (n % W columns left) in half and quarter-width vectors.
+  if constexpr (W >= 8)
+    if (c0 + W / 2 <= n) nn_block<W / 2, 1, A>(a, rows, k, b, n, y, c0), c0 += W / 2;
+  if constexpr (W >= 16)
+    if (c0 + W / 4 <= n) nn_block<W / 4, 1, A>(a, rows, k, b, n, y, c0), c0 += W / 4;
+  for (; c0 < n; ++c0)  // the last few columns
     for (int64_t r = 0; r < rows; ++r) {
       float s = 0.0f;
       for (int64_t p = 0; p < k; ++p) s += *a.at(r, p) * b[p * n + c0];
@@ -89,6 +94,10 @@ __attribute__((always_inline)) inline void tn(const A& a, int64_t rows, int64_t 
   for (; c0 + 4 * W <= n; c0 += 4 * W) tn_columns<W, 4, A>(a, rows, k, b, n, out, c0);
   if (c0 + 2 * W <= n) tn_columns<W, 2, A>(a, rows, k, b, n, out, c0), c0 += 2 * W;
   if (c0 + W <= n) tn_columns<W, 1, A>(a, rows, k, b, n, out, c0), c0 += W;
+  if constexpr (W >= 8)
+    if (c0 + W / 2 <= n) tn_columns<W / 2, 1, A>(a, rows, k, b, n, out, c0), c0 += W / 2;
+  if constexpr (W >= 16)
+    if (c0 + W / 4 <= n) tn_columns<W / 4, 1, A>(a, rows, k, b, n, out, c0), c0 += W / 4;
   for (; c0 < n; ++c0)
     for (int64_t p = 0; p < k; ++p) {
       float s = 0.0f;

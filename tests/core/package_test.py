@@ -43,13 +43,15 @@ for rel in ("include/axon/plugin_abi.h", "include/axon/plugin.hpp", "include/axo
             "lib/libaxon-core.so", "lib/cmake/axon/axonConfig.cmake", "lib/cmake/axon/axonConfigVersion.cmake",
             "lib/cmake/axon/axonTargets.cmake", "lib/axon/plugins/libaxon-plugin-cpu.so", "bin/axon-devices"):
     check(os.path.exists(os.path.join(prefix, rel)), f"installed {rel}")
-# REF must come from the out-of-tree build alone, not from the install.
-installed_ref = os.path.join(prefix, "lib/axon/plugins/libaxon-plugin-reference.so")
-if os.path.exists(installed_ref):
-    os.remove(installed_ref)
+# The install ships the reference plugin as example sources, not as a device.
+check(not os.path.exists(os.path.join(prefix, "lib/axon/plugins/libaxon-plugin-reference.so")),
+      "the install has no reference device")
+example = os.path.join(prefix, "share/axon/examples/reference-plugin")
+check(os.path.exists(os.path.join(example, "CMakeLists.txt")), "installed the reference plugin's sources")
 
+# Built from the installed sources against the installed package alone.
 ref_build = os.path.join(work, "reference-plugin")
-sh(args.cmake, "-S", os.path.join(args.source_dir, "sdk/examples/reference-plugin"), "-B", ref_build,
+sh(args.cmake, "-S", example, "-B", ref_build,
    "-G", args.generator, "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}", env=env)
 sh(args.cmake, "--build", ref_build, env=env)
 ref_so = os.path.join(ref_build, "libaxon-plugin-reference.so")

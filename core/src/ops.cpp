@@ -100,4 +100,26 @@ void normalize_image(const Tensor& x_uint8, Tensor& y, const std::string& layer)
 }
 void identity(const Tensor& x, Tensor& y, const std::string& layer) { call("Identity", layer, {&x}, {&y}); }
 
+void fused_conv2d(const Tensor& x, const Tensor& filter, const Tensor& bias, Tensor& y, const axon_conv2d_attrs& a,
+                  bool relu, const std::string& layer) {
+  axon_fused_conv2d_attrs f{};
+  f.struct_size = sizeof f;
+  f.conv = a;
+  f.activation = relu ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
+  call("_FusedConv2D", layer, {&x, &filter, &bias}, {&y}, &f);
+}
+void fused_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& c, bool transpose_a, bool transpose_b,
+                  bool relu, const std::string& layer) {
+  axon_fused_matmul_attrs f{};
+  f.struct_size = sizeof f;
+  f.matmul.struct_size = sizeof f.matmul;
+  f.matmul.transpose_a = transpose_a ? 1 : 0;
+  f.matmul.transpose_b = transpose_b ? 1 : 0;
+  f.activation = relu ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
+  call("_FusedMatMul", layer, {&a, &b, &bias}, {&c}, &f);
+}
+void relu_grad_bias_add_grad(const Tensor& dy, const Tensor& y, Tensor& dx, Tensor& dbias, const std::string& layer) {
+  call("_FusedReluGradBiasAddGrad", layer, {&dy, &y}, {&dx, &dbias});
+}
+
 }  // namespace axon::ops

@@ -175,20 +175,21 @@ void zero(float* p, int64_t n) {
 
 // ------------------------------------------------------------------ Conv2D
 
-void conv2d(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
-  TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, y, "output", AXON_FLOAT32, 4);
-  ConvGeom g = conv_geometry(c, x, f);
-  want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
+// y = ep(conv(x, f)): the epilogue (bias, relu) runs on each tile as it
+// leaves the registers (gathered / small-K kernels) or while it is still in
+// cache after sgemm, so _FusedConv2D costs no extra pass over y.
+void conv2d_into(CpuDevice& d, const KernelCall& c, const TensorRef& x, const TensorRef& f, const TensorRef& y,
+                 const Epilogue& ep, const ConvGeom& g) {
   const float* xp = x.data<float>();
   const float* w = f.data<float>();
   float* yp = y.data<float>();
+  (void)c;
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
   if (y.numel() == 0) return;
-  if (k == 0) return zero(yp, y.numel());
+  if (k == 0) {
+    zero(yp, y.numel());
+    return apply_epilogue(yp, m, oc, ep);
+  }
   const bool parallel = m * k * oc >= kSerialMacs;
   const int64_t tile = tile_rows(k);
   const bool direct = pointwise(g);  // x rows are already the im2col rows
@@ -198,15 +199,54 @@ void conv2d(CpuDevice& d, const KernelCall& c) {
     if (!direct) {
       TileScratch sc = tile_scratch(d, t, tile, k);
       if (taps != nullptr && row_bases(g, b, e, sc.base))
-        return small_k_conv(Gather{xp, sc.base, taps}, e - b, k, w, oc, yp + b * oc);
+        return small_k_conv(Gather{xp, sc.base, taps}, e - b, k, w, oc, yp + b * oc, ep);
       im2col(g, xp, b, e, sc.col);
       a = sc.col;
     }
-    if (k < kSmallK)
-      small_k_gemm(a, e - b, k, w, oc, yp + b * oc);
-    else
-      sgemm(false, false, e - b, oc, k, a, k, w, oc, 0.0f, yp + b * oc, oc);
+    if (k < kSmallK) return small_k_gemm(a, e - b, k, w, oc, yp + b * oc, ep);
+    sgemm(false, false, e - b, oc, k, a, k, w, oc, 0.0f, yp + b * oc, oc);
+    apply_epilogue(yp + b * oc, e - b, oc, ep);
   });
+}
+
+void conv2d(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, y, "output", AXON_FLOAT32, 4);
+  ConvGeom g = conv_geometry(c, x, f);
+  want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
+  conv2d_into(d, c, x, f, y, Epilogue{}, g);
+}
+
+// ------------------------------------------------------------------ _FusedConv2D
+
+void fused_conv2d(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(3, 1);
+  TensorRef x = c.input(0), f = c.input(1), bias = c.input(2), y = c.output(0);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, bias, "bias", AXON_FLOAT32, 1);
+  want(c, y, "output", AXON_FLOAT32, 4);
+  const auto& a = c.attrs<axon_fused_conv2d_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_attrs, activation));
+  AXON_CHECK(a.activation == AXON_ACTIVATION_NONE || a.activation == AXON_ACTIVATION_RELU,
+             "%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a.activation));
+  // conv_geometry reads the conv attrs from the call: hand it a view whose
+  // attrs are the embedded axon_conv2d_attrs.
+  axon_kernel_call inner{};
+  inner.struct_size = sizeof inner;
+  inner.op = c.op();
+  inner.attrs = &a.conv;
+  const KernelCall conv_call(inner);
+  ConvGeom g = conv_geometry(conv_call, x, f);
+  want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
+  AXON_CHECK(bias.dim(0) == g.oc, "%s: bias %s does not match the filter's %lld output channels", c.op(),
+             bias.shape_string().c_str(), static_cast<long long>(g.oc));
+  Epilogue ep;
+  ep.bias = g.oc > 0 ? bias.data<float>() : nullptr;
+  ep.relu = a.activation == AXON_ACTIVATION_RELU;
+  conv2d_into(d, c, x, f, y, ep, g);
 }
 
 // ------------------------------------------------------------------ Conv2DBackpropFilter
@@ -314,6 +354,7 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
 
 void add_conv_kernels(sdk::KernelTable& t) {
   t.add("Conv2D", AXON_FLOAT32, &cpu_kernel<conv2d>)
+      .add("_FusedConv2D", AXON_FLOAT32, &cpu_kernel<fused_conv2d>)
       .add("Conv2DBackpropInput", AXON_FLOAT32, &cpu_kernel<conv2d_backprop_input>)
       .add("Conv2DBackpropFilter", AXON_FLOAT32, &cpu_kernel<conv2d_backprop_filter>);
 }

@@ -6,6 +6,7 @@
 #include "device.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
+#include "small_gemm.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -28,19 +29,23 @@ void elementwise(CpuDevice& d, int64_t n, F&& f) {
 
 // ------------------------------------------------------------------ MatMul
 
-void mat_mul(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
+// c = ep(op(a) * op(b)); the epilogue (bias, relu) runs on each block of rows
+// right after its sgemm, while it is in cache.
+void mat_mul_into(CpuDevice& d, const KernelCall& c, const axon_matmul_attrs& at, const Epilogue& ep,
+                  const TensorRef* bias) {
   TensorRef a = c.input(0), b = c.input(1), out = c.output(0);
   want(c, a, "a", AXON_FLOAT32, 2);
   want(c, b, "b", AXON_FLOAT32, 2);
   want(c, out, "product", AXON_FLOAT32, 2);
-  const auto& at = c.attrs<axon_matmul_attrs>(AXON_STRUCT_SIZE(axon_matmul_attrs, transpose_b));
   const bool ta = at.transpose_a != 0, tb = at.transpose_b != 0;
   const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
   const int64_t kb = tb ? b.dim(1) : b.dim(0), n = tb ? b.dim(0) : b.dim(1);
   AXON_CHECK(k == kb, "%s: inner dimensions differ: a %s%s, b %s%s", c.op(), a.shape_string().c_str(), ta ? "^T" : "",
                           b.shape_string().c_str(), tb ? "^T" : "");
   want_shape(c, out, "product", {m, n});
+  if (bias != nullptr)
+    AXON_CHECK(bias->dim(0) == n, "%s: bias %s does not match the product's %lld columns", c.op(),
+               bias->shape_string().c_str(), static_cast<long long>(n));
   AXON_CHECK(m < (int64_t{1} << 31) && n < (int64_t{1} << 31) && k < (int64_t{1} << 31),
              "%s: dimensions of a %s and b %s exceed the BLAS limit of 2^31-1", c.op(), a.shape_string().c_str(),
              b.shape_string().c_str());
@@ -50,7 +55,7 @@ void mat_mul(CpuDevice& d, const KernelCall& c) {
   if (m * n == 0) return;
   if (k == 0) {
     std::memset(cp, 0, sizeof(float) * static_cast<size_t>(m * n));
-    return;
+    return apply_epilogue(cp, m, n, ep);
   }
   // Rows of C split over threads; rows of op(A) start at row i of A, or at
   // column i when A is transposed.
@@ -58,7 +63,28 @@ void mat_mul(CpuDevice& d, const KernelCall& c) {
   d.pool().for_ranges(m, rows, m * n * k >= (1 << 18), [&](int, int64_t r0, int64_t r1) {
     const float* a0 = ta ? ap + r0 : ap + r0 * k;
     sgemm(ta, tb, r1 - r0, n, k, a0, ta ? m : k, bp, tb ? k : n, 0.0f, cp + r0 * n, n);
+    apply_epilogue(cp + r0 * n, r1 - r0, n, ep);
   });
+}
+
+void mat_mul(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  mat_mul_into(d, c, c.attrs<axon_matmul_attrs>(AXON_STRUCT_SIZE(axon_matmul_attrs, transpose_b)), Epilogue{}, nullptr);
+}
+
+void fused_mat_mul(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(3, 1);
+  const auto& a = c.attrs<axon_fused_matmul_attrs>(AXON_STRUCT_SIZE(axon_fused_matmul_attrs, activation));
+  AXON_CHECK(a.matmul.struct_size >= AXON_STRUCT_SIZE(axon_matmul_attrs, transpose_b),
+             "%s: matmul attribute struct too small (%zu bytes)", c.op(), a.matmul.struct_size);
+  AXON_CHECK(a.activation == AXON_ACTIVATION_NONE || a.activation == AXON_ACTIVATION_RELU,
+             "%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a.activation));
+  TensorRef bias = c.input(2);
+  want(c, bias, "bias", AXON_FLOAT32, 1);
+  Epilogue ep;
+  ep.bias = bias.numel() > 0 ? bias.data<float>() : nullptr;
+  ep.relu = a.activation == AXON_ACTIVATION_RELU;
+  mat_mul_into(d, c, a.matmul, ep, &bias);
 }
 
 // ------------------------------------------------------------------ elementwise
@@ -152,6 +178,63 @@ void bias_add_grad(CpuDevice& d, const KernelCall& c) {
     double s = 0.0;
     for (int64_t t = 0; t < chunks; ++t) s += acc[t * ch + i];
     out[i] = static_cast<float>(s);
+  }
+}
+
+// dx = ReluGrad(dy, y) and dbias = BiasAddGrad(dx) in one pass over dy and y:
+// the same chunks and double sums as BiasAddGrad, so the results are
+// bit-identical to the two ops run apart.
+void relu_grad_bias_add_grad(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 2);
+  TensorRef dy = c.input(0), y = c.input(1), dx = c.output(0), db = c.output(1);
+  want(c, dy, "gradients", AXON_FLOAT32);
+  want(c, y, "features", AXON_FLOAT32);
+  want(c, dx, "backprops", AXON_FLOAT32);
+  want(c, db, "bias gradient", AXON_FLOAT32, 1);
+  want_same_shape(c, y, "features", dy);
+  want_same_shape(c, dx, "backprops", dy);
+  AXON_CHECK(dy.rank() >= 2, "%s: gradients must be at least 2-D, got shape %s", c.op(), dy.shape_string().c_str());
+  want_shape(c, db, "bias gradient", {dy.dim(-1)});
+  const int64_t ch = dy.dim(-1);
+  if (ch == 0) return;
+  const int64_t rows = dy.numel() / ch;
+  const float* g = dy.data<float>();
+  const float* yp = y.data<float>();
+  float* out = dx.data<float>();
+  float* bias_out = db.data<float>();
+  const int64_t rows_per_chunk = kChunkElements / ch + 1, chunks = chunk_count(rows, rows_per_chunk);
+  double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * ch));
+  d.pool().for_ranges(rows, rows_per_chunk, dy.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
+    double* a = acc + (b / rows_per_chunk) * ch;
+    int64_t c0 = 0;
+    for (; c0 + 8 <= ch; c0 += 8) {
+      double s8[8] = {};
+      for (int64_t r = b; r < e; ++r)
+        for (int j = 0; j < 8; ++j) {
+          const int64_t i = r * ch + c0 + j;
+          const float gi = g[i];  // loaded unconditionally: a select, not a branch
+          const float v = yp[i] > 0.0f ? gi : 0.0f;
+          out[i] = v;
+          s8[j] += v;
+        }
+      for (int j = 0; j < 8; ++j) a[c0 + j] = s8[j];
+    }
+    for (; c0 < ch; ++c0) {
+      double s1 = 0.0;
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t i = r * ch + c0;
+        const float gi = g[i];
+        const float v = yp[i] > 0.0f ? gi : 0.0f;
+        out[i] = v;
+        s1 += v;
+      }
+      a[c0] = s1;
+    }
+  });
+  for (int64_t i = 0; i < ch; ++i) {
+    double s = 0.0;
+    for (int64_t t = 0; t < chunks; ++t) s += acc[t * ch + i];
+    bias_out[i] = static_cast<float>(s);
   }
 }
 
@@ -372,6 +455,8 @@ void add_math_kernels(sdk::KernelTable& t) {
   t.add("Relu", AXON_FLOAT32, k<relu>)
       .add("ReluGrad", AXON_FLOAT32, k<relu_grad>)
       .add("MatMul", AXON_FLOAT32, k<mat_mul>)
+      .add("_FusedMatMul", AXON_FLOAT32, k<fused_mat_mul>)
+      .add("_FusedReluGradBiasAddGrad", AXON_FLOAT32, k<relu_grad_bias_add_grad>)
       .add("BiasAdd", AXON_FLOAT32, k<bias_add>)
       .add("BiasAddGrad", AXON_FLOAT32, k<bias_add_grad>)
       .add("SparseSoftmaxCrossEntropyWithLogits", AXON_FLOAT32, k<sparse_softmax_xent>)

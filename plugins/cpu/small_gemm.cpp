@@ -11,7 +11,7 @@ namespace {
 // accumulators keep the FMA pipes busy (one chain would wait on latency).
 template <int W, int NV, int R, class A>
 __attribute__((always_inline)) inline void nn_rows(const A& a, int64_t r0, int64_t k, const float* b, int64_t n, float* y,
-                                                   int64_t c0) {
+                                                   int64_t c0, const Epilogue& ep) {
   using F = typename simd::Vec<W>::f;
   F acc[R][NV] = {};
   for (int64_t p = 0; p < k; ++p) {
@@ -22,37 +22,52 @@ __attribute__((always_inline)) inline void nn_rows(const A& a, int64_t r0, int64
       for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
     }
   }
+  if (ep.bias != nullptr)
+    for (int j = 0; j < NV; ++j) {
+      const F bj = simd::load<F>(ep.bias + c0 + j * W);
+      for (int i = 0; i < R; ++i) acc[i][j] += bj;
+    }
+  if (ep.relu)
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < NV; ++j) acc[i][j] = acc[i][j] > F{} ? acc[i][j] : F{};  // NaN -> 0, as Relu
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < NV; ++j) simd::store<F>(y + (r0 + i) * n + c0 + j * W, acc[i][j]);
 }
 
 template <int W, int NV, class A>
 __attribute__((always_inline)) inline void nn_block(const A& a, int64_t rows, int64_t k, const float* b, int64_t n,
-                                                    float* y, int64_t c0) {
+                                                    float* y, int64_t c0, const Epilogue& ep) {
   constexpr int R = std::min(12, simd::kAccumulators<W> / NV);
   int64_t r = 0;
-  for (; r + R <= rows; r += R) nn_rows<W, NV, R, A>(a, r, k, b, n, y, c0);
-  if (R > 4 && r + 4 <= rows) nn_rows<W, NV, 4, A>(a, r, k, b, n, y, c0), r += 4;
-  if (R > 2 && r + 2 <= rows) nn_rows<W, NV, 2, A>(a, r, k, b, n, y, c0), r += 2;
-  for (; r < rows; ++r) nn_rows<W, NV, 1, A>(a, r, k, b, n, y, c0);
+  for (; r + R <= rows; r += R) nn_rows<W, NV, R, A>(a, r, k, b, n, y, c0, ep);
+  if (R > 4 && r + 4 <= rows) nn_rows<W, NV, 4, A>(a, r, k, b, n, y, c0, ep), r += 4;
+  if (R > 2 && r + 2 <= rows) nn_rows<W, NV, 2, A>(a, r, k, b, n, y, c0, ep), r += 2;
+  for (; r < rows; ++r) nn_rows<W, NV, 1, A>(a, r, k, b, n, y, c0, ep);
+}
+
+inline float epilogue1(float v, const Epilogue& ep, int64_t col) {
+  if (ep.bias != nullptr) v += ep.bias[col];
+  if (ep.relu) v = v > 0.0f ? v : 0.0f;
+  return v;
 }
 
 template <int W, class A>
-__attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y) {
+__attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y,
+                                              const Epilogue& ep) {
   int64_t c0 = 0;
-  for (; c0 + 4 * W <= n; c0 += 4 * W) nn_block<W, 4, A>(a, rows, k, b, n, y, c0);
-  if (c0 + 2 * W <= n) nn_block<W, 2, A>(a, rows, k, b, n, y, c0), c0 += 2 * W;
-  if (c0 + W <= n) nn_block<W, 1, A>(a, rows, k, b, n, y, c0), c0 += W;
+  for (; c0 + 4 * W <= n; c0 += 4 * W) nn_block<W, 4, A>(a, rows, k, b, n, y, c0, ep);
+  if (c0 + 2 * W <= n) nn_block<W, 2, A>(a, rows, k, b, n, y, c0, ep), c0 += 2 * W;
+  if (c0 + W <= n) nn_block<W, 1, A>(a, rows, k, b, n, y, c0, ep), c0 += W;
   // Narrow outputs (n % W columns left) in half and quarter-width vectors.
   if constexpr (W >= 8)
-    if (c0 + W / 2 <= n) nn_block<W / 2, 1, A>(a, rows, k, b, n, y, c0), c0 += W / 2;
+    if (c0 + W / 2 <= n) nn_block<W / 2, 1, A>(a, rows, k, b, n, y, c0, ep), c0 += W / 2;
   if constexpr (W >= 16)
-    if (c0 + W / 4 <= n) nn_block<W / 4, 1, A>(a, rows, k, b, n, y, c0), c0 += W / 4;
+    if (c0 + W / 4 <= n) nn_block<W / 4, 1, A>(a, rows, k, b, n, y, c0, ep), c0 += W / 4;
   for (; c0 < n; ++c0)  // the last few columns
     for (int64_t r = 0; r < rows; ++r) {
       float s = 0.0f;
       for (int64_t p = 0; p < k; ++p) s += *a.at(r, p) * b[p * n + c0];
-      y[r * n + c0] = s;
+      y[r * n + c0] = epilogue1(s, ep, c0);
     }
 }
 
@@ -119,8 +134,8 @@ struct Gathered {
 
 template <int W>
 __attribute__((always_inline)) inline void small_k_gemm_body(const float* a, int64_t rows, int64_t k, const float* b,
-                                                              int64_t n, float* y) {
-  nn<W>(Dense{a, k}, rows, k, b, n, y);
+                                                              int64_t n, float* y, const Epilogue& ep) {
+  nn<W>(Dense{a, k}, rows, k, b, n, y, ep);
 }
 template <int W>
 __attribute__((always_inline)) inline void small_k_gemm_tn_body(const float* a, int64_t rows, int64_t k, const float* b,
@@ -129,8 +144,25 @@ __attribute__((always_inline)) inline void small_k_gemm_tn_body(const float* a, 
 }
 template <int W>
 __attribute__((always_inline)) inline void small_k_conv_body(const Gather& a, int64_t rows, int64_t k, const float* b,
-                                                              int64_t n, float* y) {
-  nn<W>(Gathered{a}, rows, k, b, n, y);
+                                                              int64_t n, float* y, const Epilogue& ep) {
+  nn<W>(Gathered{a}, rows, k, b, n, y, ep);
+}
+
+template <int W>
+__attribute__((always_inline)) inline void apply_epilogue_body(float* y, int64_t rows, int64_t n, const Epilogue& ep) {
+  using F = typename simd::Vec<W>::f;
+  if (!ep.any()) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = y + r * n;
+    int64_t c = 0;
+    for (; c + W <= n; c += W) {
+      F v = simd::load<F>(row + c);
+      if (ep.bias != nullptr) v += simd::load<F>(ep.bias + c);
+      if (ep.relu) v = v > F{} ? v : F{};
+      simd::store<F>(row + c, v);
+    }
+    for (; c < n; ++c) row[c] = epilogue1(row[c], ep, c);
+  }
 }
 template <int W>
 __attribute__((always_inline)) inline void small_k_conv_tn_body(const Gather& a, int64_t rows, int64_t k, const float* b,
@@ -140,14 +172,18 @@ __attribute__((always_inline)) inline void small_k_conv_tn_body(const Gather& a,
 
 }  // namespace
 
-AXON_CPU_DISPATCH(small_k_gemm, (const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y),
-                  (a, rows, k, b, n, y))
+AXON_CPU_DISPATCH(small_k_gemm,
+                  (const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y, const Epilogue& ep),
+                  (a, rows, k, b, n, y, ep))
 
 AXON_CPU_DISPATCH(small_k_gemm_tn, (const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out),
                   (a, rows, k, b, n, out))
 
-AXON_CPU_DISPATCH(small_k_conv, (const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y),
-                  (a, rows, k, b, n, y))
+AXON_CPU_DISPATCH(small_k_conv,
+                  (const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y, const Epilogue& ep),
+                  (a, rows, k, b, n, y, ep))
+
+AXON_CPU_DISPATCH(apply_epilogue, (float* y, int64_t rows, int64_t n, const Epilogue& ep), (y, rows, n, ep))
 
 AXON_CPU_DISPATCH(small_k_conv_tn, (const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* out),
                   (a, rows, k, b, n, out))

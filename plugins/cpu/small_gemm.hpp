@@ -11,11 +11,23 @@
 
 namespace axon::cpu {
 
+// What happens to each output value as it leaves the registers: y = act(y +
+// bias[column]) (the fused ops' epilogue, applied while the tile is in cache).
+struct Epilogue {
+  const float* bias = nullptr;  // [n], or none
+  bool relu = false;
+  bool any() const { return bias != nullptr || relu; }
+};
+
+// y[rows, n] = ep(y[rows, n]) in place (for products that came from sgemm).
+void apply_epilogue(float* y, int64_t rows, int64_t n, const Epilogue& ep);
+
 // Below this K, dense (im2col'd) rows also go to small_k_gemm, not sgemm.
 constexpr int64_t kSmallK = 32;
 
 // y[rows, n] = a[rows, k] * b[k, n] (all row-major, dense).
-void small_k_gemm(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y);
+void small_k_gemm(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y,
+                  const Epilogue& ep = {});
 
 // out[k, n] = a^T[k, rows] * b[rows, n] (a is [rows, k], b is [rows, n]).
 void small_k_gemm_tn(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out);
@@ -27,7 +39,8 @@ struct Gather {
   const int64_t* base;
   const int32_t* off;
 };
-void small_k_conv(const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y);
+void small_k_conv(const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y,
+                  const Epilogue& ep = {});
 void small_k_conv_tn(const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* out);
 
 }  // namespace axon::cpu

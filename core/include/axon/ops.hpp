@@ -38,4 +38,13 @@ void add_n(const std::vector<const Tensor*>& xs, Tensor& y, const std::string& l
 void normalize_image(const Tensor& x_uint8, Tensor& y, const std::string& layer = {});
 void identity(const Tensor& x, Tensor& y, const std::string& layer = {});
 
+// Optional fused ops (ABI 1.1); run them only where the device has a kernel
+// (Device::has_kernel), else the ops above. relu: activation relu, else none.
+void fused_conv2d(const Tensor& x, const Tensor& filter, const Tensor& bias, Tensor& y, const axon_conv2d_attrs& a,
+                  bool relu, const std::string& layer = {});
+void fused_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& c, bool transpose_a, bool transpose_b,
+                  bool relu, const std::string& layer = {});
+void relu_grad_bias_add_grad(const Tensor& dy, const Tensor& y, Tensor& dx, Tensor& dbias,
+                             const std::string& layer = {});
+
 }  // namespace axon::ops

@@ -1,6 +1,9 @@
 // Conv2D forward: Conv2D, BiasAdd (in place), Relu. Backward: ReluGrad,
 // BiasAddGrad, Conv2DBackpropFilter and, unless it is the first layer,
-// Conv2DBackpropInput.
+// Conv2DBackpropInput. Where the device has them, _FusedConv2D replaces the
+// first three and _FusedReluGradBiasAddGrad the next two (one pass each over
+// the activations instead of three / two).
+#include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/layers.hpp>
@@ -37,6 +40,13 @@ Shape Conv2D::do_build(const Shape& in, Device& device, Rng& rng) {
 
 const Tensor& Conv2D::forward(const Tensor& x) {
   const int64_t n = x.dim(0);
+  const bool relu = activation_ == Activation::relu;
+  if (Device* d = fused_device("_FusedConv2D", "Conv2D", x)) {
+    DeviceScope scope(*d);
+    Tensor& y = buffer(relu ? kY : kZ, n, output_shape());
+    ops::fused_conv2d(x, kernel_.value, bias_.value, y, attrs_, relu, name());
+    return y;
+  }
   Tensor& z = buffer(kZ, n, output_shape());
   ops::conv2d(x, kernel_.value, z, attrs_, name());
   ops::bias_add(z, bias_.value, z, name());
@@ -51,10 +61,18 @@ const Tensor& Conv2D::backward(const Tensor& x, const Tensor& dy, bool need_dx) 
   const Tensor* dz = &dy;
   if (activation_ == Activation::relu) {
     Tensor& g = buffer(kDz, n, output_shape());
-    ops::relu_grad(dy, buffer(kY, n, output_shape()), g, name());
+    const Tensor& y = buffer(kY, n, output_shape());
+    if (Device* d = fused_device("_FusedReluGradBiasAddGrad", "ReluGrad", dy)) {
+      DeviceScope scope(*d);
+      ops::relu_grad_bias_add_grad(dy, y, g, bias_.grad, name());
+    } else {
+      ops::relu_grad(dy, y, g, name());
+      ops::bias_add_grad(g, bias_.grad, name());
+    }
     dz = &g;
+  } else {
+    ops::bias_add_grad(*dz, bias_.grad, name());
   }
-  ops::bias_add_grad(*dz, bias_.grad, name());
   ops::conv2d_backprop_filter(x, *dz, kernel_.grad, attrs_, name());
   if (!need_dx) return none();
   Tensor& dx = buffer(kDx, n, input_shape());

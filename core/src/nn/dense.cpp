@@ -1,5 +1,8 @@
 // Dense forward: MatMul, BiasAdd (in place), Relu. Backward: ReluGrad,
 // MatMul(x^T, dz) for the kernel, BiasAddGrad, MatMul(dz, kernel^T) for dx.
+// Where the device has them, _FusedMatMul and _FusedReluGradBiasAddGrad
+// replace MatMul+BiasAdd+Relu and ReluGrad+BiasAddGrad.
+#include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/layers.hpp>
@@ -26,6 +29,13 @@ Shape Dense::do_build(const Shape& in, Device& device, Rng& rng) {
 
 const Tensor& Dense::forward(const Tensor& x) {
   const int64_t n = x.dim(0);
+  const bool relu = activation_ == Activation::relu;
+  if (Device* d = fused_device("_FusedMatMul", "MatMul", x)) {
+    DeviceScope scope(*d);
+    Tensor& y = buffer(relu ? kY : kZ, n, output_shape());
+    ops::fused_matmul(x, kernel_.value, bias_.value, y, false, false, relu, name());
+    return y;
+  }
   Tensor& z = buffer(kZ, n, output_shape());
   ops::matmul(x, kernel_.value, z, false, false, name());
   ops::bias_add(z, bias_.value, z, name());
@@ -38,13 +48,21 @@ const Tensor& Dense::forward(const Tensor& x) {
 const Tensor& Dense::backward(const Tensor& x, const Tensor& dy, bool need_dx) {
   const int64_t n = x.dim(0);
   const Tensor* dz = &dy;
+  bool bias_done = false;
   if (activation_ == Activation::relu) {
     Tensor& g = buffer(kDz, n, output_shape());
-    ops::relu_grad(dy, buffer(kY, n, output_shape()), g, name());
+    const Tensor& y = buffer(kY, n, output_shape());
+    if (Device* d = fused_device("_FusedReluGradBiasAddGrad", "ReluGrad", dy)) {
+      DeviceScope scope(*d);
+      ops::relu_grad_bias_add_grad(dy, y, g, bias_.grad, name());
+      bias_done = true;
+    } else {
+      ops::relu_grad(dy, y, g, name());
+    }
     dz = &g;
   }
   ops::matmul(x, *dz, kernel_.grad, true, false, name());
-  ops::bias_add_grad(*dz, bias_.grad, name());
+  if (!bias_done) ops::bias_add_grad(*dz, bias_.grad, name());
   if (!need_dx) return none();
   Tensor& dx = buffer(kDx, n, input_shape());
   ops::matmul(*dz, kernel_.value, dx, false, true, name());

@@ -1,5 +1,9 @@
+#include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/layer.hpp>
+
+#include <cstdlib>
+#include <cstring>
 
 namespace axon::nn {
 
@@ -32,6 +36,27 @@ Tensor& Layer::buffer(int slot, int64_t n, const Shape& per_sample, axon_dtype d
     it = buffers_.emplace(key, Tensor(device(), dtype, std::move(s))).first;
   }
   return it->second;
+}
+
+namespace {
+// AXON_FUSED_OPS=0 turns fused ops off for every layer (to compare, or to
+// rule them out when chasing a numerical difference). Read once.
+bool fused_ops_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("AXON_FUSED_OPS");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+}  // namespace
+
+Device* Layer::fused_device(const char* fused_op, const char* plain_op, const Tensor& x) const {
+  if (!fused_ops_ || !fused_ops_enabled()) return nullptr;
+  OpCall c;
+  c.op = plain_op;
+  c.inputs = {&x};
+  Device& d = place(c);
+  return d.has_kernel(fused_op, x.dtype()) ? &d : nullptr;
 }
 
 const Tensor& Layer::none() {

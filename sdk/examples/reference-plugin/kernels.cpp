@@ -401,6 +401,62 @@ void bias_add_grad(Device&, const KernelCall& c) {
   store(acc, db.data<float>());
 }
 
+// ------------------------------------------------------------------ fused ops
+// Compositions of the kernels above (the oracle for fast fused kernels): each
+// step runs as a call of its own, named after the fused op so errors read right.
+
+// Runs kernel f on (inputs..., output) as its own call.
+template <void (*F)(Device&, const KernelCall&)>
+void run_step(Device& d, const KernelCall& c, std::vector<axon_tensor> in, axon_tensor out, const void* attrs) {
+  axon_kernel_call s{};
+  s.struct_size = sizeof s;
+  s.op = c.op();
+  s.num_inputs = static_cast<int32_t>(in.size());
+  s.inputs = in.data();
+  s.num_outputs = 1;
+  s.outputs = &out;
+  s.attrs = attrs;
+  F(d, KernelCall(s));
+}
+
+void relu_in_place(const TensorRef& y) {
+  float* p = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) p[i] = p[i] > 0.0f ? p[i] : 0.0f;
+}
+
+int32_t activation(const KernelCall& c, int32_t a) {
+  require(a == AXON_ACTIVATION_NONE || a == AXON_ACTIVATION_RELU,
+          format("%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a)));
+  return a;
+}
+
+void fused_conv2d(Device& d, const KernelCall& c) {
+  c.expect_arity(3, 1);
+  const auto& a = c.attrs<axon_fused_conv2d_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_attrs, activation));
+  const int32_t act = activation(c, a.activation);
+  TensorRef y = c.output(0);
+  run_step<conv2d>(d, c, {c.input(0).c(), c.input(1).c()}, y.c(), &a.conv);
+  run_step<bias_add>(d, c, {y.c(), c.input(2).c()}, y.c(), nullptr);
+  if (act == AXON_ACTIVATION_RELU) relu_in_place(y);
+}
+
+void fused_mat_mul(Device& d, const KernelCall& c) {
+  c.expect_arity(3, 1);
+  const auto& a = c.attrs<axon_fused_matmul_attrs>(AXON_STRUCT_SIZE(axon_fused_matmul_attrs, activation));
+  const int32_t act = activation(c, a.activation);
+  TensorRef y = c.output(0);
+  run_step<mat_mul>(d, c, {c.input(0).c(), c.input(1).c()}, y.c(), &a.matmul);
+  run_step<bias_add>(d, c, {y.c(), c.input(2).c()}, y.c(), nullptr);
+  if (act == AXON_ACTIVATION_RELU) relu_in_place(y);
+}
+
+void fused_relu_grad_bias_add_grad(Device& d, const KernelCall& c) {
+  c.expect_arity(2, 2);
+  TensorRef dx = c.output(0);
+  run_step<relu_grad>(d, c, {c.input(0).c(), c.input(1).c()}, dx.c(), nullptr);
+  run_step<bias_add_grad>(d, c, {dx.c()}, c.output(1).c(), nullptr);
+}
+
 // ------------------------------------------------------------------ loss, metrics, reductions
 
 // Checks logits [N,C] and int32 labels [N]; returns N and C.
@@ -530,7 +586,10 @@ const KernelTable& kernel_table() {
         .add("Identity", AXON_FLOAT32, k<identity>)
         .add("Identity", AXON_INT32, k<identity>)
         .add("Identity", AXON_UINT8, k<identity>)
-        .add("Identity", AXON_INT64, k<identity>);
+        .add("Identity", AXON_INT64, k<identity>)
+        .add("_FusedConv2D", AXON_FLOAT32, k<fused_conv2d>)
+        .add("_FusedMatMul", AXON_FLOAT32, k<fused_mat_mul>)
+        .add("_FusedReluGradBiasAddGrad", AXON_FLOAT32, k<fused_relu_grad_bias_add_grad>);
     return t;
   }();
   return table;

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 0
+#define AXON_ABI_MINOR 1
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -151,6 +151,23 @@ typedef struct axon_scale_attrs {
   float alpha;
 } axon_scale_attrs;
 
+/* _FusedConv2D (ABI 1.1): y = activation(Conv2D(x, filter) + bias). */
+typedef struct axon_fused_conv2d_attrs {
+  size_t struct_size;
+  axon_conv2d_attrs conv;
+  int32_t activation; /* 0 none, 1 relu */
+} axon_fused_conv2d_attrs;
+
+/* _FusedMatMul (ABI 1.1): c = activation(MatMul(a, b) + bias). */
+typedef struct axon_fused_matmul_attrs {
+  size_t struct_size;
+  axon_matmul_attrs matmul;
+  int32_t activation; /* 0 none, 1 relu */
+} axon_fused_matmul_attrs;
+
+#define AXON_ACTIVATION_NONE 0
+#define AXON_ACTIVATION_RELU 1
+
 /* ------------------------------------------------------------------ kernels
  * The op set, by TensorFlow name, with inputs -> outputs (all float32 unless
  * said). Shapes: x NHWC, filter HWIO, y NHWC.
@@ -178,6 +195,17 @@ typedef struct axon_scale_attrs {
  *  AddN                   x0, x1, ... -> y (elementwise sum)
  *  NormalizeImage         x (uint8) -> y (float32, x / 255)
  *  Identity               x -> y (copy)
+ *
+ * Optional fused ops (ABI 1.1, TensorFlow's names for its fused kernels). A
+ * host uses them only where the device has a kernel, else the ops above; the
+ * results equal the composition within float rounding.
+ *  _FusedConv2D           x, filter, bias -> y                axon_fused_conv2d_attrs
+ *                         (Conv2D, BiasAdd, then the activation)
+ *  _FusedMatMul           a, b, bias -> c                     axon_fused_matmul_attrs
+ *                         (MatMul, BiasAdd, then the activation)
+ *  _FusedReluGradBiasAddGrad
+ *                         dy, y -> dx, dbias  (dx = ReluGrad(dy, y),
+ *                         dbias = BiasAddGrad(dx), in one pass)
  *
  * A device "supports" an op exactly when get_kernel returns a function for it.
  * Kernels are enqueued on the device's stream and may return before the work

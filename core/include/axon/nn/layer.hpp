@@ -56,6 +56,12 @@ class Layer {
   // when need_dx, returns dLoss/dx (else an empty tensor).
   virtual const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) = 0;
 
+  // Whether the layer may use a fused op (_FusedConv2D, ...) where the device
+  // its op runs on has one (default true). Tests turn it off to compare the
+  // fused and the separate-op paths.
+  void set_fused_ops(bool allowed) { fused_ops_ = allowed; }
+  bool fused_ops() const { return fused_ops_; }
+
   // Multiply-adds x 2 per sample, for FLOP accounting in benchmarks.
   virtual int64_t forward_flops() const { return 0; }
   virtual int64_t backward_flops(bool need_dx) const { (void)need_dx; return 0; }
@@ -67,12 +73,18 @@ class Layer {
   Tensor& buffer(int slot, int64_t n, const Shape& per_sample, axon_dtype dtype = AXON_FLOAT32);
   // The empty tensor returned by backward when need_dx is false.
   static const Tensor& none();
+  // The device `plain_op` (first input `x`) would run on, when that device
+  // also has a kernel for `fused_op` and fused ops are allowed; else nullptr.
+  // Run the fused op under a DeviceScope of the result, so it goes exactly
+  // where the separate ops would have gone.
+  Device* fused_device(const char* fused_op, const char* plain_op, const Tensor& x) const;
 
  private:
   std::string name_;
   Device* device_ = nullptr;
   Shape input_shape_, output_shape_;
   std::map<std::pair<int, int64_t>, Tensor> buffers_;
+  bool fused_ops_ = true;
 };
 
 }  // namespace axon::nn

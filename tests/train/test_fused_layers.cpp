@@ -1,0 +1,128 @@
+// Conv2D and Dense take the fused ops (_FusedConv2D, _FusedMatMul,
+// _FusedReluGradBiasAddGrad) where the device has them. The fused and the
+// separate-op paths (Layer::set_fused_ops(false)) must agree: bit for bit on
+// one device (the CPU plugin's fused kernels round exactly like its separate
+// ones; the reference composes its own), and within 1e-5 * (1 + |value|)
+// between the CPU device's fused path and the reference device's separate
+// ops (float sums in different orders; observed ~1e-7).
+#include "train_test_util.hpp"
+
+#include <axon/dispatch.hpp>
+#include <axon/nn/initializers.hpp>
+#include <axon/nn/layers.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+using namespace axon;
+using namespace axon::nn;
+
+namespace {
+
+// Forward output, dx, then every parameter gradient, as host vectors.
+std::vector<std::vector<float>> run_layer(Device& dev, Layer& layer, const Shape& in, int64_t n, bool fused) {
+  DeviceScope scope(dev);
+  Rng rng(11);  // same weights, input and dy for every run
+  layer.set_fused_ops(fused);
+  layer.build(in, dev, rng);
+  Shape xs{n};
+  xs.insert(xs.end(), in.begin(), in.end());
+  std::vector<float> xv(static_cast<size_t>(numel(xs)));
+  for (float& v : xv) v = rng.uniform(-1, 1);
+  Tensor x = make_tensor(dev, xs, xv);
+  // Non-zero biases, so a dropped bias would show.
+  for (Parameter* p : layer.parameters())
+    if (p->value.rank() == 1) {
+      std::vector<float> b(static_cast<size_t>(p->value.numel()));
+      for (float& v : b) v = rng.uniform(-0.5, 0.5);
+      p->value.copy_from_host(b.data(), b.size() * sizeof(float));
+    }
+  std::vector<std::vector<float>> out;
+  const Tensor& y = layer.forward(x);
+  out.push_back(y.to_vector<float>());
+  std::vector<float> r(static_cast<size_t>(y.numel()));
+  for (float& v : r) v = rng.uniform(-1, 1);
+  Tensor dy = make_tensor(dev, y.shape(), r);
+  out.push_back(layer.backward(x, dy, true).to_vector<float>());
+  for (Parameter* p : layer.parameters()) out.push_back(p->grad.to_vector<float>());
+  return out;
+}
+
+void check_close(const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& want, double rel) {
+  REQUIRE(got.size() == want.size());
+  for (size_t t = 0; t < got.size(); ++t) {
+    REQUIRE(got[t].size() == want[t].size());
+    for (size_t i = 0; i < got[t].size(); ++i) {
+      const double tol = rel * (1.0 + std::fabs(want[t][i]));
+      if (std::fabs(double(got[t][i]) - want[t][i]) > tol || std::isnan(got[t][i])) {
+        FAIL("output " << t << " [" << i << "]: " << got[t][i] << " vs " << want[t][i] << " (allowed " << tol << ")");
+      }
+    }
+  }
+}
+
+using Factory = std::function<std::unique_ptr<Layer>()>;
+
+struct Case {
+  const char* what;
+  Factory make;
+  Shape in;
+  int64_t n;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"Conv2D relu", [] { return std::make_unique<Conv2D>(32, 3, Activation::relu); }, {12, 11, 3}, 3},
+      {"Conv2D linear", [] { return std::make_unique<Conv2D>(5, 3, Activation::linear); }, {7, 6, 4}, 2},
+      {"Conv2D relu stride 2 SAME",
+       [] { return std::make_unique<Conv2D>(7, 3, Activation::relu, 2, AXON_PADDING_SAME); }, {9, 8, 6}, 1},
+      {"Conv2D relu K=576", [] { return std::make_unique<Conv2D>(64, 3, Activation::relu); }, {5, 5, 64}, 4},
+      {"Dense relu", [] { return std::make_unique<Dense>(64, Activation::relu); }, {576}, 5},
+      {"Dense linear", [] { return std::make_unique<Dense>(10); }, {33}, 3},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("fused and separate-op layer paths agree on each device", "[layers][fused]") {
+  Runtime& rt = test::test_runtime();
+  int devices = 0;
+  for (const char* name : {"cpu:0", "ref:0"}) {
+    Device* dev = rt.find_device(name);
+    if (dev == nullptr) continue;
+    ++devices;
+    for (const char* op : {"_FusedConv2D", "_FusedMatMul", "_FusedReluGradBiasAddGrad"}) {
+      INFO(name << " " << op);
+      CHECK(dev->has_kernel(op, AXON_FLOAT32));  // else this test would compare the separate path with itself
+    }
+    for (const Case& c : cases()) {
+      INFO(name << ": " << c.what);
+      auto fused = c.make(), separate = c.make();
+      const auto a = run_layer(*dev, *fused, c.in, c.n, true);
+      const auto b = run_layer(*dev, *separate, c.in, c.n, false);
+      check_close(a, b, 0.0);  // bit-identical
+    }
+  }
+  CHECK(devices >= 1);
+}
+
+TEST_CASE("the CPU's fused layers match the reference's separate ops", "[layers][fused]") {
+  Runtime& rt = test::test_runtime();
+  Device* cpu = rt.find_device("cpu:0");
+  Device* ref = rt.find_device("ref:0");
+  REQUIRE(cpu != nullptr);
+  if (ref == nullptr) {
+    WARN("the reference plugin is not built: nothing to compare with");
+    return;
+  }
+  for (const Case& c : cases()) {
+    INFO(c.what);
+    auto fused = c.make(), separate = c.make();
+    const auto a = run_layer(*cpu, *fused, c.in, c.n, true);
+    const auto b = run_layer(*ref, *separate, c.in, c.n, false);
+    check_close(a, b, 1e-5);
+  }
+}

@@ -181,6 +181,44 @@ void bias_add_grad(CpuDevice& d, const KernelCall& c) {
   }
 }
 
+// Rows [r0, r1) of dx = ReluGrad(dy, y), with their per-channel sums (in
+// double, rows in order: the same sums BiasAddGrad makes) written to a[ch].
+// One vector of channels at a time down the rows, the selects as vector
+// blends (a scalar loop here turns the select into a mispredicted branch).
+template <int W>
+__attribute__((always_inline)) inline void relu_grad_sums_body(const float* g, const float* y, float* out, int64_t r0,
+                                                                int64_t r1, int64_t ch, double* a) {
+  using F = typename simd::Vec<W>::f;
+  typedef double D __attribute__((vector_size(8 * W)));
+  int64_t c0 = 0;
+  for (; c0 + W <= ch; c0 += W) {
+    D s{};
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t i = r * ch + c0;
+      const F gv = simd::load<F>(g + i), yv = simd::load<F>(y + i);
+      const F v = yv > F{} ? gv : F{};
+      simd::store<F>(out + i, v);
+      s += __builtin_convertvector(v, D);
+    }
+    std::memcpy(a + c0, &s, sizeof s);
+  }
+  for (; c0 < ch; ++c0) {
+    double s1 = 0.0;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t i = r * ch + c0;
+      const float gi = g[i];
+      const float v = y[i] > 0.0f ? gi : 0.0f;
+      out[i] = v;
+      s1 += v;
+    }
+    a[c0] = s1;
+  }
+}
+
+AXON_CPU_DISPATCH(relu_grad_sums,
+                  (const float* g, const float* y, float* out, int64_t r0, int64_t r1, int64_t ch, double* a),
+                  (g, y, out, r0, r1, ch, a))
+
 // dx = ReluGrad(dy, y) and dbias = BiasAddGrad(dx) in one pass over dy and y:
 // the same chunks and double sums as BiasAddGrad, so the results are
 // bit-identical to the two ops run apart.
@@ -205,31 +243,7 @@ void relu_grad_bias_add_grad(CpuDevice& d, const KernelCall& c) {
   const int64_t rows_per_chunk = kChunkElements / ch + 1, chunks = chunk_count(rows, rows_per_chunk);
   double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * ch));
   d.pool().for_ranges(rows, rows_per_chunk, dy.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
-    double* a = acc + (b / rows_per_chunk) * ch;
-    int64_t c0 = 0;
-    for (; c0 + 8 <= ch; c0 += 8) {
-      double s8[8] = {};
-      for (int64_t r = b; r < e; ++r)
-        for (int j = 0; j < 8; ++j) {
-          const int64_t i = r * ch + c0 + j;
-          const float gi = g[i];  // loaded unconditionally: a select, not a branch
-          const float v = yp[i] > 0.0f ? gi : 0.0f;
-          out[i] = v;
-          s8[j] += v;
-        }
-      for (int j = 0; j < 8; ++j) a[c0 + j] = s8[j];
-    }
-    for (; c0 < ch; ++c0) {
-      double s1 = 0.0;
-      for (int64_t r = b; r < e; ++r) {
-        const int64_t i = r * ch + c0;
-        const float gi = g[i];
-        const float v = yp[i] > 0.0f ? gi : 0.0f;
-        out[i] = v;
-        s1 += v;
-      }
-      a[c0] = s1;
-    }
+    relu_grad_sums(g, yp, out, b, e, ch, acc + (b / rows_per_chunk) * ch);
   });
   for (int64_t i = 0; i < ch; ++i) {
     double s = 0.0;

@@ -122,4 +122,31 @@ void relu_grad_bias_add_grad(const Tensor& dy, const Tensor& y, Tensor& dx, Tens
   call("_FusedReluGradBiasAddGrad", layer, {&dy, &y}, {&dx, &dbias});
 }
 
+namespace {
+axon_fused_conv2d_max_pool_attrs conv_pool_attrs(const axon_conv2d_attrs& conv, bool relu, const axon_pool_attrs& pool) {
+  axon_fused_conv2d_max_pool_attrs f{};
+  f.struct_size = sizeof f;
+  f.conv = conv;
+  f.activation = relu ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
+  f.pool = pool;
+  return f;
+}
+}  // namespace
+
+void fused_conv2d_max_pool(const Tensor& x, const Tensor& filter, const Tensor& bias, Tensor& y, Tensor& argmax,
+                           const axon_conv2d_attrs& conv, bool relu, const axon_pool_attrs& pool,
+                           const std::string& layer) {
+  const auto f = conv_pool_attrs(conv, relu, pool);
+  call("_FusedConv2DMaxPool", layer, {&x, &filter, &bias}, {&y, &argmax}, &f);
+}
+void fused_conv2d_max_pool_grad(const Tensor& x, const Tensor& filter, const Tensor& dy, const Tensor& argmax,
+                                Tensor& dfilter, Tensor& dbias, Tensor* dx, const axon_conv2d_attrs& conv, bool relu,
+                                const axon_pool_attrs& pool, const std::string& layer) {
+  const auto f = conv_pool_attrs(conv, relu, pool);
+  if (dx != nullptr)
+    call("_FusedConv2DMaxPoolGrad", layer, {&x, &filter, &dy, &argmax}, {&dfilter, &dbias, dx}, &f);
+  else
+    call("_FusedConv2DMaxPoolGrad", layer, {&x, &filter, &dy, &argmax}, {&dfilter, &dbias}, &f);
+}
+
 }  // namespace axon::ops

@@ -73,10 +73,14 @@ ConvGeom conv_geometry(const KernelCall& c, const TensorRef& x, const TensorRef&
 
 PoolGeom pool_geometry(const KernelCall& c, const TensorRef& x) {
   const auto& a = c.attrs<axon_pool_attrs>(AXON_STRUCT_SIZE(axon_pool_attrs, padding));
+  return pool_geometry(c, a, x.dim(0), x.dim(1), x.dim(2), x.dim(3));
+}
+
+PoolGeom pool_geometry(const KernelCall& c, const axon_pool_attrs& a, int64_t n, int64_t h, int64_t w, int64_t ch) {
   AXON_CHECK(a.stride_h >= 1 && a.stride_w >= 1, "%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w);
   check_padding(c, a.padding);
   PoolGeom p{};
-  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
+  p.n = n, p.h = h, p.w = w, p.c = ch;
   p.kh = a.window_h, p.kw = a.window_w, p.sh = a.stride_h, p.sw = a.stride_w;
   Axis ah = axis(c, "height", p.h, p.kh, p.sh, 1, a.padding);
   Axis aw = axis(c, "width", p.w, p.kw, p.sw, 1, a.padding);

@@ -42,5 +42,8 @@ struct PoolGeom {
   int64_t n, h, w, c, kh, kw, oh, ow, pad_h, pad_w, sh, sw;
 };
 PoolGeom pool_geometry(const KernelCall& c, const TensorRef& x);
+// The same for an input of [n, h, w, ch] that is not a tensor of the call
+// (a fused op's intermediate).
+PoolGeom pool_geometry(const KernelCall& c, const axon_pool_attrs& a, int64_t n, int64_t h, int64_t w, int64_t ch);
 
 }  // namespace axon::cpu

@@ -17,17 +17,12 @@
 #include "kernels.hpp"
 #include "simd.hpp"
 #include "small_gemm.hpp"
+#include "conv.hpp"
 
 #include <cstring>
 
 namespace axon::cpu {
 namespace {
-
-// Rows per im2col tile: about 384 KiB of floats, so a tile and the filter
-// stay in L2 while sgemm consumes them.
-// (Measured on the CNN's shapes: 48-192 Ki floats perform alike; 24 Ki and
-// 384 Ki are 10-30% slower.)
-int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
 
 // Below this many multiply-adds (or elements) a kernel runs on the calling
 // thread alone.
@@ -173,6 +168,29 @@ void zero(float* p, int64_t n) {
   if (n > 0) std::memset(p, 0, sizeof(float) * static_cast<size_t>(n));
 }
 
+}  // namespace
+
+int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
+
+const int32_t* conv_taps(CpuDevice& d, const ConvGeom& g) { return pointwise(g) ? nullptr : tap_offsets(d, g); }
+
+void conv_rows(CpuDevice& d, int t, const ConvGeom& g, const int32_t* taps, const float* x, const float* w, int64_t b,
+               int64_t e, float* y, const Epilogue& ep) {
+  const int64_t k = g.k(), oc = g.oc;
+  const float* a = x + b * k;
+  if (!pointwise(g)) {  // else x rows are already the im2col rows
+    TileScratch sc = tile_scratch(d, t, std::max(tile_rows(k), e - b), k);
+    if (taps != nullptr && row_bases(g, b, e, sc.base)) return small_k_conv(Gather{x, sc.base, taps}, e - b, k, w, oc, y, ep);
+    im2col(g, x, b, e, sc.col);
+    a = sc.col;
+  }
+  if (k < kSmallK) return small_k_gemm(a, e - b, k, w, oc, y, ep);
+  sgemm(false, false, e - b, oc, k, a, k, w, oc, 0.0f, y, oc);
+  apply_epilogue(y, e - b, oc, ep);
+}
+
+namespace {
+
 // ------------------------------------------------------------------ Conv2D
 
 // y = ep(conv(x, f)): the epilogue (bias, relu) runs on each tile as it
@@ -192,20 +210,9 @@ void conv2d_into(CpuDevice& d, const KernelCall& c, const TensorRef& x, const Te
   }
   const bool parallel = m * k * oc >= kSerialMacs;
   const int64_t tile = tile_rows(k);
-  const bool direct = pointwise(g);  // x rows are already the im2col rows
-  const int32_t* taps = direct ? nullptr : tap_offsets(d, g);
+  const int32_t* taps = conv_taps(d, g);
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t, int64_t b, int64_t e) {
-    const float* a = xp + b * k;
-    if (!direct) {
-      TileScratch sc = tile_scratch(d, t, tile, k);
-      if (taps != nullptr && row_bases(g, b, e, sc.base))
-        return small_k_conv(Gather{xp, sc.base, taps}, e - b, k, w, oc, yp + b * oc, ep);
-      im2col(g, xp, b, e, sc.col);
-      a = sc.col;
-    }
-    if (k < kSmallK) return small_k_gemm(a, e - b, k, w, oc, yp + b * oc, ep);
-    sgemm(false, false, e - b, oc, k, a, k, w, oc, 0.0f, yp + b * oc, oc);
-    apply_epilogue(yp + b * oc, e - b, oc, ep);
+    conv_rows(d, t, g, taps, xp, w, b, e, yp + b * oc, ep);
   });
 }
 
@@ -259,9 +266,25 @@ void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
   want(c, df, "filter gradient", AXON_FLOAT32, 4);
   ConvGeom g = conv_geometry(c, x, df);
   want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
-  const float* xp = x.data<float>();
-  const float* dyp = dy.data<float>();
-  float* out = df.data<float>();
+  conv2d_backprop_filter_into(d, g, x.data<float>(), dy.data<float>(), df.data<float>());
+}
+
+// ------------------------------------------------------------------ Conv2DBackpropInput
+
+void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
+  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, dx, "input gradient", AXON_FLOAT32, 4);
+  ConvGeom g = conv_geometry(c, dx, f);
+  want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
+  conv2d_backprop_input_into(d, g, dy.data<float>(), f.data<float>(), dx.data<float>());
+}
+
+}  // namespace
+
+void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeom& g, const float* xp, const float* dyp, float* out) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc, size = k * oc;
   if (size == 0) return;
   if (m == 0) return zero(out, size);
@@ -297,21 +320,9 @@ void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
   });
 }
 
-// ------------------------------------------------------------------ Conv2DBackpropInput
-
-void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
-  TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
-  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, dx, "input gradient", AXON_FLOAT32, 4);
-  ConvGeom g = conv_geometry(c, dx, f);
-  want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
-  const float* dyp = dy.data<float>();
-  const float* w = f.data<float>();
-  float* out = dx.data<float>();
+void conv2d_backprop_input_into(CpuDevice& d, const ConvGeom& g, const float* dyp, const float* w, float* out) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
-  if (dx.numel() == 0) return;
+  if (g.n * g.h * g.w * g.c == 0) return;
   const bool parallel = m * k * oc >= kSerialMacs;
   const int64_t tile = tile_rows(k);
   if (pointwise(g)) {  // dx rows are exactly dy rows times W^T
@@ -349,8 +360,6 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
     }
   });
 }
-
-}  // namespace
 
 void add_conv_kernels(sdk::KernelTable& t) {
   t.add("Conv2D", AXON_FLOAT32, &cpu_kernel<conv2d>)

@@ -22,7 +22,8 @@ float* Scratch::get(size_t floats) {
 }
 
 CpuDevice::CpuDevice(int logical_index, int threads, uint64_t memory_total)
-    : index_(logical_index), pool_(threads), scratch_(static_cast<size_t>(pool_.size())), total_(memory_total) {}
+    : index_(logical_index), pool_(threads), scratch_(static_cast<size_t>(pool_.size())),
+      tiles_(static_cast<size_t>(pool_.size())), total_(memory_total) {}
 
 void* CpuDevice::allocate(size_t bytes) {
   size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;

@@ -53,12 +53,17 @@ class CpuDevice final : public axon::sdk::Device {
   double* partials_f64(size_t doubles) { return reinterpret_cast<double*>(partials_.get(2 * doubles)); }
   // Scratch for a convolution's tap offsets (one call at a time).
   int32_t* taps(size_t n) { return reinterpret_cast<int32_t*>(taps_.get(n)); }
+  // A second per-thread scratch, for a fused kernel's intermediate tile while
+  // the kernels it calls use scratch(t).
+  float* tile(int t, size_t floats) { return tiles_[static_cast<size_t>(t)].get(floats); }
+  // A whole intermediate tensor of a fused kernel (one call at a time).
+  float* intermediate(size_t floats) { return intermediate_.get(floats); }
 
  private:
   int index_;
   ThreadPool pool_;
-  std::vector<Scratch> scratch_;
-  Scratch partials_, taps_;
+  std::vector<Scratch> scratch_, tiles_;
+  Scratch partials_, taps_, intermediate_;
   std::mutex kernel_mu_;  // one kernel at a time (see cpu_kernel in kernels.hpp)
   std::mutex mu_;         // allocation bookkeeping
   std::unordered_map<void*, size_t> sizes_;

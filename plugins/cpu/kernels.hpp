@@ -20,7 +20,13 @@ axon_status cpu_kernel(void* device_ctx, const axon_kernel_call* call, axon_erro
 
 const sdk::KernelTable& kernel_table();
 
-void add_conv_kernels(sdk::KernelTable& t);  // conv.cpp
+// Rows per chunk of a bias gradient's double sums (BiasAddGrad and every
+// fused op that computes one): fixed by the channel count alone, so the sums
+// are reproducible and those ops agree bit for bit.
+inline int64_t bias_grad_rows_per_chunk(int64_t channels) { return (int64_t{1} << 14) / channels + 1; }
+
+void add_conv_kernels(sdk::KernelTable& t);       // conv.cpp
+void add_conv_pool_kernels(sdk::KernelTable& t);  // conv_pool.cpp
 void add_pool_kernels(sdk::KernelTable& t);  // pool.cpp
 void add_math_kernels(sdk::KernelTable& t);  // math.cpp
 

@@ -155,7 +155,7 @@ void bias_add_grad(CpuDevice& d, const KernelCall& c) {
   const float* g = dy.data<float>();
   float* out = db.data<float>();
   // Double sums per chunk of rows, added in chunk order.
-  const int64_t rows_per_chunk = kChunkElements / ch + 1, chunks = chunk_count(rows, rows_per_chunk);
+  const int64_t rows_per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, rows_per_chunk);
   double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * ch));
   d.pool().for_ranges(rows, rows_per_chunk, dy.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
     double* a = acc + (b / rows_per_chunk) * ch;
@@ -240,7 +240,7 @@ void relu_grad_bias_add_grad(CpuDevice& d, const KernelCall& c) {
   const float* yp = y.data<float>();
   float* out = dx.data<float>();
   float* bias_out = db.data<float>();
-  const int64_t rows_per_chunk = kChunkElements / ch + 1, chunks = chunk_count(rows, rows_per_chunk);
+  const int64_t rows_per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, rows_per_chunk);
   double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * ch));
   d.pool().for_ranges(rows, rows_per_chunk, dy.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
     relu_grad_sums(g, yp, out, b, e, ch, acc + (b / rows_per_chunk) * ch);

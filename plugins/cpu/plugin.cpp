@@ -151,6 +151,7 @@ const sdk::KernelTable& kernel_table() {
   static const sdk::KernelTable table = [] {
     sdk::KernelTable t;
     add_conv_kernels(t);
+    add_conv_pool_kernels(t);
     add_pool_kernels(t);
     add_math_kernels(t);
     return t;

@@ -3,6 +3,7 @@
 #include "simd.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace axon::cpu {
 namespace {
@@ -90,17 +91,23 @@ __attribute__((always_inline)) inline void tn_block(const A& a, int64_t rows, co
     for (int j = 0; j < NV; ++j) simd::store<F>(out + (p0 + i) * n + c0 + j * W, acc[i][j]);
 }
 
+// tn_block with P = rest (1 <= rest < sizeof...(Ps)), chosen at run time.
+template <int W, int NV, class A, int... Ps>
+__attribute__((always_inline)) inline void tn_rest(const A& a, int64_t rows, const float* b, int64_t n, float* out,
+                                                   int64_t p0, int64_t c0, int rest, std::integer_sequence<int, Ps...>) {
+  ((Ps > 0 && Ps == rest ? (tn_block<W, NV, (Ps > 0 ? Ps : 1), A>(a, rows, b, n, out, p0, c0), 0) : 0), ...);
+}
+
 template <int W, int NV, class A>
 __attribute__((always_inline)) inline void tn_columns(const A& a, int64_t rows, int64_t k, const float* b, int64_t n,
                                                       float* out, int64_t c0) {
   constexpr int P = std::min(12, simd::kAccumulators<W> / NV);
   int64_t p = 0;
   for (; p + P <= k; p += P) tn_block<W, NV, P, A>(a, rows, b, n, out, p, c0);
-  // The rest in halving blocks: one pass over the rows per block.
-  if (P > 8 && p + 8 <= k) tn_block<W, NV, 8, A>(a, rows, b, n, out, p, c0), p += 8;
-  if (P > 4 && p + 4 <= k) tn_block<W, NV, 4, A>(a, rows, b, n, out, p, c0), p += 4;
-  if (P > 2 && p + 2 <= k) tn_block<W, NV, 2, A>(a, rows, b, n, out, p, c0), p += 2;
-  for (; p < k; ++p) tn_block<W, NV, 1, A>(a, rows, b, n, out, p, c0);
+  // The rest in one block of exactly k - p rows of out: every block is a pass
+  // over all rows of a and b, and for small K (9 for a 3x3 filter on a grey
+  // image) those rows are megabytes, so a second pass costs more than the FMAs.
+  if (p < k) tn_rest<W, NV, A>(a, rows, b, n, out, p, c0, static_cast<int>(k - p), std::make_integer_sequence<int, P>{});
 }
 
 template <int W, class A>

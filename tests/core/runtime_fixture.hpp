@@ -38,7 +38,10 @@ class StderrCapture {
     ::dup2(::fileno(f), 2);
     std::fclose(f);
   }
-  ~StderrCapture() { stop(); }
+  ~StderrCapture() {
+    stop();
+    std::remove(path_.c_str());
+  }
   std::string text() {
     stop();
     std::ifstream in(path_);

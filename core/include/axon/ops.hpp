@@ -46,5 +46,13 @@ void fused_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& 
                   bool relu, const std::string& layer = {});
 void relu_grad_bias_add_grad(const Tensor& dy, const Tensor& y, Tensor& dx, Tensor& dbias,
                              const std::string& layer = {});
+// A convolution layer and the max pooling after it (ABI 1.2): argmax is uint8.
+void fused_conv2d_max_pool(const Tensor& x, const Tensor& filter, const Tensor& bias, Tensor& y, Tensor& argmax,
+                           const axon_conv2d_attrs& conv, bool relu, const axon_pool_attrs& pool,
+                           const std::string& layer = {});
+// dx == nullptr: the layer's input needs no gradient (the first layer).
+void fused_conv2d_max_pool_grad(const Tensor& x, const Tensor& filter, const Tensor& dy, const Tensor& argmax,
+                                Tensor& dfilter, Tensor& dbias, Tensor* dx, const axon_conv2d_attrs& conv, bool relu,
+                                const axon_pool_attrs& pool, const std::string& layer = {});
 
 }  // namespace axon::ops

@@ -2,7 +2,8 @@
 // BiasAddGrad, Conv2DBackpropFilter and, unless it is the first layer,
 // Conv2DBackpropInput. Where the device has them, _FusedConv2D replaces the
 // first three and _FusedReluGradBiasAddGrad the next two (one pass each over
-// the activations instead of three / two).
+// the activations instead of three / two); followed by MaxPooling2D, the
+// layer and the pool run as _FusedConv2DMaxPool / _FusedConv2DMaxPoolGrad.
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
@@ -11,7 +12,7 @@
 
 namespace axon::nn {
 namespace {
-enum Slot { kZ, kY, kDz, kDx };
+enum Slot { kZ, kY, kDz, kDx, kPooled, kArgmax };
 
 int64_t conv_out(int64_t in, int k, int stride, axon_padding p) {
   return p == AXON_PADDING_SAME ? (in + stride - 1) / stride : (in - k) / stride + 1;
@@ -78,6 +79,31 @@ const Tensor& Conv2D::backward(const Tensor& x, const Tensor& dy, bool need_dx) 
   Tensor& dx = buffer(kDx, n, input_shape());
   ops::conv2d_backprop_input(*dz, kernel_.value, dx, attrs_, name());
   return dx;
+}
+
+const Tensor* Conv2D::forward_pooled(const Tensor& x, const MaxPooling2D& pool) {
+  if (!pool.fused_ops()) return nullptr;
+  Device* d = fused_device("_FusedConv2DMaxPool", "Conv2D", x);
+  if (d == nullptr || !d->has_kernel("_FusedConv2DMaxPoolGrad", x.dtype())) return nullptr;
+  DeviceScope scope(*d);
+  pooled_on_ = d;
+  const int64_t n = x.dim(0);
+  Tensor& y = buffer(kPooled, n, pool.output_shape());
+  Tensor& argmax = buffer(kArgmax, n, pool.output_shape(), AXON_UINT8);
+  ops::fused_conv2d_max_pool(x, kernel_.value, bias_.value, y, argmax, attrs_, activation_ == Activation::relu,
+                             pool.attrs(), name());
+  return &y;
+}
+
+const Tensor& Conv2D::backward_pooled(const Tensor& x, const Tensor& dy, const MaxPooling2D& pool, bool need_dx) {
+  const int64_t n = x.dim(0);
+  const Tensor& argmax = buffer(kArgmax, n, pool.output_shape(), AXON_UINT8);
+  Tensor* dx = need_dx ? &buffer(kDx, n, input_shape()) : nullptr;
+  if (pooled_on_ == nullptr) throw RuntimeError("Conv2D " + name() + ": backward_pooled without forward_pooled");
+  DeviceScope scope(*pooled_on_);
+  ops::fused_conv2d_max_pool_grad(x, kernel_.value, dy, argmax, kernel_.grad, bias_.grad, dx, attrs_,
+                                  activation_ == Activation::relu, pool.attrs(), name());
+  return need_dx ? *dx : none();
 }
 
 int64_t Conv2D::forward_flops() const {

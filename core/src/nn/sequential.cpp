@@ -60,6 +60,11 @@ void Sequential::build(const Shape& input_shape, Device& device, uint64_t seed) 
   input_shape_ = input_shape;
   device_ = &device;
   layer_inputs_.assign(layers_.size(), nullptr);
+  pool_after_.assign(layers_.size(), nullptr);
+  pooled_.assign(layers_.size(), 0);
+  for (size_t i = 0; i + 1 < layers_.size(); ++i)
+    if (dynamic_cast<Conv2D*>(layers_[i].get()) != nullptr)
+      pool_after_[i] = dynamic_cast<MaxPooling2D*>(layers_[i + 1].get());
   train_metrics_.build(device);
   eval_metrics_.build(device);
 }
@@ -153,6 +158,15 @@ const Tensor& Sequential::forward(const data::HostBatch& batch) {
   const Tensor* h = &in.images;
   for (size_t i = 0; i < layers_.size(); ++i) {
     layer_inputs_[i] = h;
+    pooled_[i] = 0;
+    if (MaxPooling2D* pool = pool_after_[i]) {
+      if (const Tensor* y = static_cast<Conv2D&>(*layers_[i]).forward_pooled(*h, *pool)) {
+        pooled_[i] = 1;
+        layer_inputs_[++i] = nullptr;  // the conv output never exists
+        h = y;
+        continue;
+      }
+    }
     h = &layers_[i]->forward(*h);
   }
   return *h;
@@ -166,7 +180,14 @@ void Sequential::compute_gradients(const data::HostBatch& batch) {
   loss_->forward_backward(logits, in.labels);
   train_metrics_.update(loss_->per_sample_loss(batch.size), logits, in.labels);
   const Tensor* g = &loss_->gradient(batch.size);
-  for (size_t i = layers_.size(); i-- > 0;) g = &layers_[i]->backward(*layer_inputs_[i], *g, i > 0);
+  for (size_t i = layers_.size(); i-- > 0;) {
+    if (i > 0 && pooled_[i - 1]) {  // layer i is the pool of a fused pair
+      --i;
+      g = &static_cast<Conv2D&>(*layers_[i]).backward_pooled(*layer_inputs_[i], *g, *pool_after_[i], i > 0);
+      continue;
+    }
+    g = &layers_[i]->backward(*layer_inputs_[i], *g, i > 0);
+  }
 }
 
 void Sequential::train_step(const data::HostBatch& batch) {

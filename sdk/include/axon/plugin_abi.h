@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 1
+#define AXON_ABI_MINOR 2
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -165,6 +165,21 @@ typedef struct axon_fused_matmul_attrs {
   int32_t activation; /* 0 none, 1 relu */
 } axon_fused_matmul_attrs;
 
+/* _FusedConv2DMaxPool, _FusedConv2DMaxPoolGrad (ABI 1.2): a convolution layer
+ * and the max pooling after it. pool.window_h * pool.window_w must be <= 255. */
+typedef struct axon_fused_conv2d_max_pool_attrs {
+  size_t struct_size;
+  axon_conv2d_attrs conv;
+  int32_t activation; /* 0 none, 1 relu */
+  axon_pool_attrs pool;
+} axon_fused_conv2d_max_pool_attrs;
+
+/* The argmax of _FusedConv2DMaxPool: the tap of the pool window (row-major,
+ * counted from the window's unclipped top-left corner) holding the window's
+ * first maximum, or this value where no gradient flows back (activation relu
+ * and the maximum <= 0). */
+#define AXON_ARGMAX_NONE 255
+
 #define AXON_ACTIVATION_NONE 0
 #define AXON_ACTIVATION_RELU 1
 
@@ -206,6 +221,24 @@ typedef struct axon_fused_matmul_attrs {
  *  _FusedReluGradBiasAddGrad
  *                         dy, y -> dx, dbias  (dx = ReluGrad(dy, y),
  *                         dbias = BiasAddGrad(dx), in one pass)
+ *
+ * ABI 1.2 adds a convolution layer followed by max pooling as one op pair
+ * (axon's own, not TensorFlow's), so the layer's full-size activations never
+ * travel through memory: the backward needs only the pooled gradient and a
+ * one-byte argmax per pooled value.
+ *  _FusedConv2DMaxPool    x, filter, bias -> y, argmax (uint8)
+ *                         axon_fused_conv2d_max_pool_attrs
+ *                         (z = activation(Conv2D(x, filter) + bias),
+ *                         y = MaxPool(z), argmax as AXON_ARGMAX_NONE says)
+ *  _FusedConv2DMaxPoolGrad
+ *                         x, filter, dy, argmax -> dfilter, dbias [, dx]
+ *                         axon_fused_conv2d_max_pool_attrs
+ *                         (dz = dy routed to each window's argmax tap and
+ *                         summed where windows overlap, 0 elsewhere and for
+ *                         AXON_ARGMAX_NONE; dbias = BiasAddGrad(dz), dfilter =
+ *                         Conv2DBackpropFilter(x, dz), dx =
+ *                         Conv2DBackpropInput(dz, filter) when a third output
+ *                         is passed)
  *
  * A device "supports" an op exactly when get_kernel returns a function for it.
  * Kernels are enqueued on the device's stream and may return before the work

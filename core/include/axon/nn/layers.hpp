@@ -21,6 +21,17 @@ class Conv2D : public Layer {
   int64_t backward_flops(bool need_dx) const override;
   Activation activation() const { return activation_; }
 
+  // This layer and the MaxPooling2D after it as one op pair
+  // (_FusedConv2DMaxPool, _FusedConv2DMaxPoolGrad) where the device the
+  // convolution goes to has both and both layers allow fused ops: the layer's
+  // full-size output never exists, only the pooled one and a byte of argmax
+  // per pooled value. Returns the pool's output, or nullptr when the two
+  // layers must run apart. Sequential calls it for each such pair.
+  const Tensor* forward_pooled(const Tensor& x, const class MaxPooling2D& pool);
+  // After forward_pooled returned a tensor: dy is the gradient of the pool's
+  // output; returns dLoss/dx when need_dx.
+  const Tensor& backward_pooled(const Tensor& x, const Tensor& dy, const class MaxPooling2D& pool, bool need_dx);
+
  protected:
   Shape do_build(const Shape& input_shape, Device& device, Rng& rng) override;
 
@@ -29,6 +40,7 @@ class Conv2D : public Layer {
   Activation activation_;
   axon_conv2d_attrs attrs_;
   Parameter kernel_, bias_;
+  Device* pooled_on_ = nullptr;  // where the last forward_pooled ran
 };
 
 // MaxPooling2D(pool_size): window = stride = pool_size, "valid" padding.
@@ -38,6 +50,7 @@ class MaxPooling2D : public Layer {
   const char* type() const override { return "MaxPooling2D"; }
   const Tensor& forward(const Tensor& x) override;
   const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;
+  const axon_pool_attrs& attrs() const { return attrs_; }
 
  protected:
   Shape do_build(const Shape& input_shape, Device& device, Rng& rng) override;

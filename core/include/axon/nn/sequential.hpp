@@ -21,6 +21,9 @@
 
 namespace axon::nn {
 
+class MaxPooling2D;
+
+
 struct FitOptions {
   int epochs = 1;
   int64_t batch_size = 32;
@@ -107,6 +110,11 @@ class Sequential {
   DeviceMetrics train_metrics_, eval_metrics_;
   std::map<int64_t, Inputs> inputs_;
   std::vector<const Tensor*> layer_inputs_;  // the input of each layer in the last forward
+  // pool_after_[i]: the MaxPooling2D right after layer i when layer i is a
+  // Conv2D (the pair may run fused), else nullptr; pooled_[i]: whether the
+  // last forward ran layers i and i + 1 as that fused pair.
+  std::vector<MaxPooling2D*> pool_after_;
+  std::vector<char> pooled_;
 };
 
 // The trainer's model (TensorFlow's CNN tutorial, 16.4 MFLOP per training

@@ -1,0 +1,36 @@
+// The convolution pieces conv.cpp's kernels are made of, for the fused ops
+// that run a convolution as one step of a bigger kernel (conv_pool.cpp).
+// Rows are output pixels r = (n, oh, ow) in NHWC order; see conv.cpp.
+#pragma once
+
+#include "checks.hpp"
+#include "device.hpp"
+#include "small_gemm.hpp"
+
+#include <cstdint>
+
+namespace axon::cpu {
+
+// Rows per im2col tile for an inner dimension k: about 384 KiB of floats, so
+// a tile and the filter stay in L2 while the product consumes them.
+// (Measured on the CNN's shapes: 48-192 Ki floats perform alike; 24 Ki and
+// 384 Ki are 10-30% slower.)
+int64_t tile_rows(int64_t k);
+
+// The filter's tap offsets for the gathered kernels (nullptr where they do not
+// apply); computed once per call and passed to every conv_rows of that call.
+const int32_t* conv_taps(CpuDevice& d, const ConvGeom& g);
+
+// y[0 .. e-b) = ep(conv rows [b, e)) on pool thread t (uses its scratch).
+// A row's value does not depend on [b, e) unless the convolution pads and
+// K >= kSmallK: then rows whose tile touches padding go through im2col and
+// sgemm, the others through the gathered kernel (equal within rounding).
+void conv_rows(CpuDevice& d, int t, const ConvGeom& g, const int32_t* taps, const float* x, const float* w, int64_t b,
+               int64_t e, float* y, const Epilogue& ep);
+
+// Conv2DBackpropFilter and Conv2DBackpropInput on raw buffers (shapes checked
+// by the caller). Both use the device's partials() scratch.
+void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeom& g, const float* x, const float* dy, float* dfilter);
+void conv2d_backprop_input_into(CpuDevice& d, const ConvGeom& g, const float* dy, const float* w, float* dx);
+
+}  // namespace axon::cpu

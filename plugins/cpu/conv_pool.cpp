@@ -1,0 +1,284 @@
+// _FusedConv2DMaxPool and _FusedConv2DMaxPoolGrad: a convolution layer and the
+// max pooling after it, without the layer's full-size activations going
+// through memory. For the CNN's first layer those are 64x26x26x32 floats
+// (5.5 MB, beyond L2), which the separate ops write or read seven times a
+// step at ~25 GB/s per core: a fifth of the whole step.
+//  - Forward: a thread computes the conv rows one group of pooled rows needs
+//    into its own tile (in L2), with bias and activation applied as the rows
+//    leave the registers, and pools the tile into y and a one-byte argmax.
+//  - Backward: dz, the gradient of the conv output, is built row by row from
+//    dy and the argmax (one write, no read of the activations), the bias
+//    gradient summed in the same pass; Conv2DBackpropFilter and
+//    Conv2DBackpropInput then run on dz exactly as they run alone.
+// So the results equal MaxPool(_FusedConv2D) and MaxPoolGrad, ReluGrad,
+// BiasAddGrad, Conv2DBackpropFilter, Conv2DBackpropInput run apart, bit for
+// bit (same products, every sum in the same order), with conv_rows' one
+// caveat (conv.hpp).
+#include "checks.hpp"
+#include "conv.hpp"
+#include "device.hpp"
+#include "kernels.hpp"
+#include "simd.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace axon::cpu {
+namespace {
+
+constexpr int64_t kSerialMacs = 1 << 18;      // below: one thread (as conv.cpp)
+constexpr int64_t kSerialElements = 1 << 15;  // below: one thread (as math.cpp)
+
+struct ConvPoolGeom {
+  ConvGeom g;  // the convolution; its output [n, oh, ow, oc] is the pool's input
+  PoolGeom p;
+  bool relu;
+  // Conv output rows [lo, hi) that pooled row ph reads.
+  int64_t lo(int64_t ph) const { return std::max<int64_t>(0, ph * p.sh - p.pad_h); }
+  int64_t hi(int64_t ph) const { return std::min(p.h, ph * p.sh - p.pad_h + p.kh); }
+};
+
+ConvPoolGeom geometry(const KernelCall& c, const TensorRef& x, const TensorRef& filter) {
+  const auto& a = c.attrs<axon_fused_conv2d_max_pool_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_max_pool_attrs, pool));
+  AXON_CHECK(a.activation == AXON_ACTIVATION_NONE || a.activation == AXON_ACTIVATION_RELU,
+             "%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a.activation));
+  // conv_geometry reads the conv attrs from the call: a view of the call with
+  // the embedded axon_conv2d_attrs.
+  axon_kernel_call inner{};
+  inner.struct_size = sizeof inner;
+  inner.op = c.op();
+  inner.attrs = &a.conv;
+  ConvPoolGeom cp;
+  cp.g = conv_geometry(KernelCall(inner), x, filter);
+  cp.p = pool_geometry(c, a.pool, cp.g.n, cp.g.oh, cp.g.ow, cp.g.oc);
+  AXON_CHECK(cp.p.kh * cp.p.kw < AXON_ARGMAX_NONE, "%s: a pool window of %lldx%lld has more taps than a uint8 argmax holds (254)",
+             c.op(), static_cast<long long>(cp.p.kh), static_cast<long long>(cp.p.kw));
+  cp.relu = a.activation == AXON_ACTIVATION_RELU;
+  return cp;
+}
+
+// ------------------------------------------------------------------ forward
+
+// Pools pooled rows [ph0, ph1) of one image from z, which holds that image's
+// conv output rows from `lo` on (all columns). Per window and channel: a
+// row-major scan keeping a value only when strictly larger (the first
+// maximum wins, as MaxPool and MaxPoolGrad decide), W channels at a time.
+template <int W>
+__attribute__((always_inline)) inline void pool_tile_body(const ConvPoolGeom& cp, const float* z, int64_t lo,
+                                                           int64_t ph0, int64_t ph1, float* y, uint8_t* argmax) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  typedef uint8_t B __attribute__((vector_size(W)));
+  const PoolGeom& p = cp.p;
+  const int64_t ch = p.c, vec_end = ch / W * W;
+  for (int64_t ph = ph0; ph < ph1; ++ph)
+    for (int64_t pw = 0; pw < p.ow; ++pw) {
+      const int64_t hs = ph * p.sh - p.pad_h, ws = pw * p.sw - p.pad_w;  // unclipped window corner
+      const int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + p.kh, p.h);
+      const int64_t w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + p.kw, p.w);
+      const int64_t out = (ph * p.ow + pw) * ch;
+      auto at = [&](int64_t ih, int64_t iw) { return z + ((ih - lo) * p.w + iw) * ch; };
+      auto tap = [&](int64_t ih, int64_t iw) { return static_cast<int32_t>((ih - hs) * p.kw + (iw - ws)); };
+      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+        F best = simd::load<F>(at(h0, w0) + c0);
+        I won = I{} + tap(h0, w0);
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) {
+            const F v = simd::load<F>(at(ih, iw) + c0);
+            const I more = v > best;
+            best = more ? v : best;
+            won = more ? I{} + tap(ih, iw) : won;
+          }
+        if (cp.relu) won = best > F{} ? won : I{} + AXON_ARGMAX_NONE;  // ReLU passes no gradient there
+        simd::store<F>(y + out + c0, best);
+        const B bytes = __builtin_convertvector(won, B);
+        std::memcpy(argmax + out + c0, &bytes, sizeof bytes);
+      }
+      for (int64_t c = vec_end; c < ch; ++c) {
+        float best = at(h0, w0)[c];
+        int32_t won = tap(h0, w0);
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw)
+            if (at(ih, iw)[c] > best) best = at(ih, iw)[c], won = tap(ih, iw);
+        if (cp.relu && !(best > 0.0f)) won = AXON_ARGMAX_NONE;
+        y[out + c] = best;
+        argmax[out + c] = static_cast<uint8_t>(won);
+      }
+    }
+}
+
+AXON_CPU_DISPATCH(pool_tile,
+                  (const ConvPoolGeom& cp, const float* z, int64_t lo, int64_t ph0, int64_t ph1, float* y,
+                   uint8_t* argmax),
+                  (cp, z, lo, ph0, ph1, y, argmax))
+
+void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
+  c.expect_arity(3, 2);
+  TensorRef x = c.input(0), f = c.input(1), bias = c.input(2), y = c.output(0), am = c.output(1);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, bias, "bias", AXON_FLOAT32, 1);
+  want(c, y, "output", AXON_FLOAT32, 4);
+  want(c, am, "argmax", AXON_UINT8, 4);
+  const ConvPoolGeom cp = geometry(c, x, f);
+  const ConvGeom& g = cp.g;
+  const PoolGeom& p = cp.p;
+  want_shape(c, bias, "bias", {g.oc});
+  want_shape(c, y, "output", {p.n, p.oh, p.ow, p.c});
+  want_shape(c, am, "argmax", {p.n, p.oh, p.ow, p.c});
+  if (y.numel() == 0) return;
+  const float* xp = x.data<float>();
+  const float* w = f.data<float>();
+  float* yp = y.data<float>();
+  uint8_t* ap = am.data<uint8_t>();
+  Epilogue ep;
+  ep.bias = bias.data<float>();
+  ep.relu = cp.relu;
+
+  // Tasks: a group of pooled rows of one image, sized so its conv rows fill
+  // about one conv tile (at least one pooled row). Windows that overlap
+  // vertically recompute the shared conv rows in both groups.
+  const int64_t rows_per_pooled_row = std::min(p.kh, p.h) * g.ow;
+  const int64_t group = std::max<int64_t>(1, tile_rows(g.k()) / std::max<int64_t>(rows_per_pooled_row, 1));
+  const int64_t groups = (p.oh + group - 1) / group, tasks = p.n * groups;
+  const bool parallel = g.rows() * g.k() * g.oc >= kSerialMacs;
+  const int32_t* taps = conv_taps(d, g);
+  d.pool().for_ranges(tasks, 1, parallel, [&](int t, int64_t b, int64_t e) {
+    for (int64_t task = b; task < e; ++task) {
+      const int64_t n = task / groups, ph0 = task % groups * group, ph1 = std::min(p.oh, ph0 + group);
+      const int64_t lo = cp.lo(ph0), hi = cp.hi(ph1 - 1);
+      const int64_t r0 = (n * g.oh + lo) * g.ow, r1 = (n * g.oh + hi) * g.ow;
+      float* z = d.tile(t, static_cast<size_t>((r1 - r0) * g.oc));
+      conv_rows(d, t, g, taps, xp, w, r0, r1, z, ep);
+      const int64_t image = n * p.oh * p.ow * p.c;
+      pool_tile(cp, z, lo, ph0, ph1, yp + image, ap + image);
+    }
+  });
+}
+
+// ------------------------------------------------------------------ backward
+
+// dz rows [r0, r1) from dy and the argmax, and their column sums into
+// acc[ch] (double, row order: exactly BiasAddGrad's sums over the same rows).
+// A conv output pixel takes dy from every window whose argmax is its tap, in
+// window order (as MaxPoolGrad adds them); ReLU's zeros are already in the
+// argmax (AXON_ARGMAX_NONE matches no tap).
+template <int W>
+__attribute__((always_inline)) inline void route_rows_body(const ConvPoolGeom& cp, const float* dy,
+                                                            const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
+                                                            double* acc) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  typedef uint8_t B __attribute__((vector_size(W)));
+  typedef double D __attribute__((vector_size(8 * W)));
+  const PoolGeom& p = cp.p;
+  const int64_t ch = p.c, vec_end = ch / W * W;
+  for (int64_t c0 = 0; c0 < ch; ++c0) acc[c0] = 0.0;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t ow = r % p.w, oh = r / p.w % p.h, n = r / (p.w * p.h);
+    // Windows covering (oh, ow): ph with ph*sh - pad_h <= oh < ph*sh - pad_h + kh.
+    const int64_t ph0 = std::max<int64_t>(0, (oh + p.pad_h - p.kh + p.sh) / p.sh);
+    const int64_t ph1 = std::min(p.oh, (oh + p.pad_h) / p.sh + 1);
+    const int64_t pw0 = std::max<int64_t>(0, (ow + p.pad_w - p.kw + p.sw) / p.sw);
+    const int64_t pw1 = std::min(p.ow, (ow + p.pad_w) / p.sw + 1);
+    float* out = dz + r * ch;
+    for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+      F v{};
+      for (int64_t ph = ph0; ph < ph1; ++ph)
+        for (int64_t pw = pw0; pw < pw1; ++pw) {
+          const int32_t t = static_cast<int32_t>((oh - (ph * p.sh - p.pad_h)) * p.kw + (ow - (pw * p.sw - p.pad_w)));
+          const int64_t i = ((n * p.oh + ph) * p.ow + pw) * ch + c0;
+          B bytes;
+          std::memcpy(&bytes, argmax + i, sizeof bytes);
+          const I won = __builtin_convertvector(bytes, I);
+          v += won == t ? simd::load<F>(dy + i) : F{};
+        }
+      simd::store<F>(out + c0, v);
+      D s;
+      std::memcpy(&s, acc + c0, sizeof s);
+      s += __builtin_convertvector(v, D);
+      std::memcpy(acc + c0, &s, sizeof s);
+    }
+    for (int64_t c = vec_end; c < ch; ++c) {
+      float v = 0.0f;
+      for (int64_t ph = ph0; ph < ph1; ++ph)
+        for (int64_t pw = pw0; pw < pw1; ++pw) {
+          const int64_t t = (oh - (ph * p.sh - p.pad_h)) * p.kw + (ow - (pw * p.sw - p.pad_w));
+          const int64_t i = ((n * p.oh + ph) * p.ow + pw) * ch + c;
+          v += argmax[i] == t ? dy[i] : 0.0f;
+        }
+      out[c] = v;
+      acc[c] += v;
+    }
+  }
+}
+
+AXON_CPU_DISPATCH(route_rows,
+                  (const ConvPoolGeom& cp, const float* dy, const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
+                   double* acc),
+                  (cp, dy, argmax, r0, r1, dz, acc))
+
+void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
+  AXON_CHECK(c.num_inputs() == 4 && (c.num_outputs() == 2 || c.num_outputs() == 3),
+             "%s: expected 4 inputs (x, filter, dy, argmax) and 2 or 3 outputs (dfilter, dbias[, dx]), got %d and %d",
+             c.op(), c.num_inputs(), c.num_outputs());
+  TensorRef x = c.input(0), f = c.input(1), dy = c.input(2), am = c.input(3);
+  TensorRef df = c.output(0), db = c.output(1);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
+  want(c, am, "argmax", AXON_UINT8, 4);
+  want(c, df, "filter gradient", AXON_FLOAT32, 4);
+  want(c, db, "bias gradient", AXON_FLOAT32, 1);
+  const ConvPoolGeom cp = geometry(c, x, f);
+  const ConvGeom& g = cp.g;
+  const PoolGeom& p = cp.p;
+  want_shape(c, dy, "out_backprop", {p.n, p.oh, p.ow, p.c});
+  want_shape(c, am, "argmax", {p.n, p.oh, p.ow, p.c});
+  want_same_shape(c, df, "filter gradient", f);
+  want_shape(c, db, "bias gradient", {g.oc});
+  const bool want_dx = c.num_outputs() == 3;
+  if (want_dx) {
+    want(c, c.output(2), "input gradient", AXON_FLOAT32, 4);
+    want_same_shape(c, c.output(2), "input gradient", x);
+  }
+  // An argmax that is no tap of the window could only come from a caller's
+  // bug and would silently drop gradient: an error. (One vectorised pass.)
+  const uint8_t* ap = am.data<uint8_t>();
+  const auto taps = static_cast<uint8_t>(p.kh * p.kw);
+  uint8_t bad = 0;
+  for (int64_t i = 0; i < am.numel(); ++i) bad |= static_cast<uint8_t>((ap[i] >= taps) & (ap[i] != AXON_ARGMAX_NONE));
+  if (bad != 0)
+    for (int64_t i = 0; i < am.numel(); ++i)
+      AXON_CHECK(ap[i] < taps || ap[i] == AXON_ARGMAX_NONE, "%s: argmax[%lld] = %d is not a tap of a %lldx%lld window",
+                 c.op(), static_cast<long long>(i), static_cast<int>(ap[i]), static_cast<long long>(p.kh),
+                 static_cast<long long>(p.kw));
+
+  const int64_t ch = g.oc, rows = g.rows();
+  float* dz = d.intermediate(static_cast<size_t>(rows * ch));
+  if (ch > 0) {
+    const int64_t rows_per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, rows_per_chunk);
+    double* acc = d.partials_f64(static_cast<size_t>(chunks * ch));
+    d.pool().for_ranges(rows, rows_per_chunk, rows * ch >= kSerialElements, [&](int, int64_t b, int64_t e) {
+      route_rows(cp, dy.data<float>(), ap, b, e, dz, acc + (b / rows_per_chunk) * ch);
+    });
+    float* bias_out = db.data<float>();
+    for (int64_t i = 0; i < ch; ++i) {
+      double s = 0.0;
+      for (int64_t t = 0; t < chunks; ++t) s += acc[t * ch + i];
+      bias_out[i] = static_cast<float>(s);
+    }
+  }
+  // Both handle empty shapes (zeros where a sum has no terms).
+  conv2d_backprop_filter_into(d, g, x.data<float>(), dz, df.data<float>());
+  if (want_dx) conv2d_backprop_input_into(d, g, dz, f.data<float>(), c.output(2).data<float>());
+}
+
+}  // namespace
+
+void add_conv_pool_kernels(sdk::KernelTable& t) {
+  t.add("_FusedConv2DMaxPool", AXON_FLOAT32, &cpu_kernel<fused_conv2d_max_pool>)
+      .add("_FusedConv2DMaxPoolGrad", AXON_FLOAT32, &cpu_kernel<fused_conv2d_max_pool_grad>);
+}
+
+}  // namespace axon::cpu

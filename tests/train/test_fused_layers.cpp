@@ -10,6 +10,8 @@
 #include <axon/dispatch.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/layers.hpp>
+#include <axon/nn/sequential.hpp>
+#include <axon/profile.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -122,4 +124,59 @@ TEST_CASE("the CPU's fused layers match the reference's separate ops", "[layers]
     const auto b = run_layer(*ref, *separate, c.in, c.n, false);
     check_close(a, b, 1e-5);
   }
+}
+
+namespace {
+
+// Loss per sample and every parameter gradient of one compute_gradients of
+// the trainer's CNN on `dev` (same weights and batch for every call), and
+// how many times the fused conv+pool ops ran.
+struct Gradients {
+  std::vector<std::vector<float>> values;
+  int64_t fused_calls = 0;
+};
+
+Gradients cnn_gradients(Device& dev, bool fused) {
+  auto model = make_cnn(10);
+  model->build({28, 28, 1}, dev, 5);
+  model->compile();
+  for (Layer* l : model->layers()) l->set_fused_ops(fused);
+  Rng rng(6);
+  data::HostBatch batch;
+  batch.size = 5;  // odd, so no chunk boundary lines up by luck
+  for (int i = 0; i < 5 * 784; ++i) batch.images.push_back(static_cast<uint8_t>(rng.below(256)));
+  batch.labels = {1, 0, 9, 3, 3};
+  const bool profiling = op_profiling();
+  set_op_profiling(true);
+  reset_op_times();
+  model->compute_gradients(batch);
+  Gradients g;
+  for (const OpTime& t : op_times())
+    if (t.op == "_FusedConv2DMaxPool" || t.op == "_FusedConv2DMaxPoolGrad") g.fused_calls += t.calls;
+  set_op_profiling(profiling);
+  g.values.push_back(model->per_sample_loss(5).to_vector<float>());
+  for (Parameter* p : model->parameters()) g.values.push_back(p->grad.to_vector<float>());
+  return g;
+}
+
+}  // namespace
+
+// Sequential runs each Conv2D + MaxPooling2D pair as _FusedConv2DMaxPool /
+// _FusedConv2DMaxPoolGrad where the device has them. The CPU plugin's pair
+// rounds exactly like its separate ops, so fusion never changes a training
+// run there; the reference device's separate ops agree within 1e-5.
+TEST_CASE("the CNN's fused conv+pool pairs match the separate ops", "[layers][fused][pool]") {
+  Runtime& rt = test::test_runtime();
+  Device* cpu = rt.find_device("cpu:0");
+  Device* ref = rt.find_device("ref:0");
+  REQUIRE(cpu != nullptr);
+  REQUIRE(ref != nullptr);
+  const Gradients fused = cnn_gradients(*cpu, true);
+  const Gradients separate = cnn_gradients(*cpu, false);
+  CHECK(fused.fused_calls == 4);  // two pairs, forward and backward
+  CHECK(separate.fused_calls == 0);
+  INFO("CPU fused vs CPU separate ops");
+  check_close(fused.values, separate.values, 0.0);
+  INFO("CPU fused vs reference separate ops");
+  check_close(fused.values, cnn_gradients(*ref, false).values, 1e-5);
 }

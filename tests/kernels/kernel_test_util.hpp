@@ -88,6 +88,57 @@ inline std::vector<std::vector<float>> run_host(TestDevice& dev, const char* op,
   return result;
 }
 
+// A float32 or uint8 tensor by shape and host values, for ops that mix the
+// two (the argmax of _FusedConv2DMaxPool): `values` or `bytes` by dtype.
+struct MixedTensor {
+  axon_dtype dtype = AXON_FLOAT32;
+  std::vector<int64_t> dims;
+  std::vector<float> values;
+  std::vector<uint8_t> bytes;
+};
+
+inline MixedTensor mixed(const HostTensor& h) { return {AXON_FLOAT32, h.dims, h.values, {}}; }
+inline MixedTensor mixed_u8(const std::vector<int64_t>& dims, const std::vector<uint8_t>& bytes) {
+  return {AXON_UINT8, dims, {}, bytes};
+}
+
+// run_host for float32 and uint8 tensors; outputs are given as (dtype, dims).
+// Outputs are poisoned (NaN, 0xEE) so unwritten elements show.
+inline std::vector<MixedTensor> run_host_mixed(TestDevice& dev, const char* op, const std::vector<MixedTensor>& inputs,
+                                               const std::vector<std::pair<axon_dtype, std::vector<int64_t>>>& outputs,
+                                               const void* attrs = nullptr) {
+  std::vector<std::unique_ptr<DeviceTensor>> in, out;
+  std::vector<const DeviceTensor*> in_ptrs;
+  std::vector<DeviceTensor*> out_ptrs;
+  for (const auto& h : inputs) {
+    in.push_back(std::make_unique<DeviceTensor>(dev, h.dtype, h.dims));
+    if (h.dtype == AXON_UINT8)
+      in.back()->upload(h.bytes);
+    else
+      in.back()->upload(h.values);
+    in_ptrs.push_back(in.back().get());
+  }
+  for (const auto& [dt, d] : outputs) {
+    out.push_back(std::make_unique<DeviceTensor>(dev, dt, d));
+    if (dt == AXON_UINT8)
+      out.back()->upload(std::vector<uint8_t>(numel(d), 0xEE));
+    else
+      out.back()->upload(std::vector<float>(numel(d), std::nanf("")));
+    out_ptrs.push_back(out.back().get());
+  }
+  run_op(dev, op, in_ptrs, out_ptrs, attrs);
+  std::vector<MixedTensor> result;
+  for (size_t i = 0; i < out.size(); ++i) {
+    MixedTensor m{outputs[i].first, outputs[i].second, {}, {}};
+    if (m.dtype == AXON_UINT8)
+      m.bytes = out[i]->download<uint8_t>();
+    else
+      m.values = out[i]->download<float>();
+    result.push_back(std::move(m));
+  }
+  return result;
+}
+
 // Result of comparing a backend's output with the reference's.
 struct Comparison {
   bool ok = true;

@@ -204,7 +204,10 @@ Pool pool_geometry(const KernelCall& c, const TensorRef& x) {
 
 // Index into x of the first maximum (row-major scan) of the window of y[n,oh,ow,ch];
 // padded positions take no part. A window always holds at least one real pixel.
-int64_t argmax_in_window(const Pool& p, const float* x, int64_t n, int64_t oh, int64_t ow, int64_t ch) {
+// `tap`, when given, receives that maximum's place in the window, kh * window_w
+// + kw, counted from the window's unclipped top-left corner.
+int64_t argmax_in_window(const Pool& p, const float* x, int64_t n, int64_t oh, int64_t ow, int64_t ch,
+                         int64_t* tap = nullptr) {
   int64_t best = -1;
   for (int64_t kh = 0; kh < p.kh; ++kh) {
     int64_t ih = oh * p.sh - p.pad_h + kh;
@@ -213,7 +216,10 @@ int64_t argmax_in_window(const Pool& p, const float* x, int64_t n, int64_t oh, i
       int64_t iw = ow * p.sw - p.pad_w + kw;
       if (iw < 0 || iw >= p.w) continue;
       int64_t i = ((n * p.h + ih) * p.w + iw) * p.c + ch;
-      if (best < 0 || x[i] > x[best]) best = i;
+      if (best < 0 || x[i] > x[best]) {
+        best = i;
+        if (tap != nullptr) *tap = kh * p.kw + kw;
+      }
     }
   }
   return best;
@@ -457,6 +463,151 @@ void fused_relu_grad_bias_add_grad(Device& d, const KernelCall& c) {
   run_step<bias_add_grad>(d, c, {dx.c()}, c.output(1).c(), nullptr);
 }
 
+// ------------------------------------------------------------------ convolution + max pooling (ABI 1.2)
+// The forward is _FusedConv2D into a full-size z, then MaxPool; the argmax is
+// the tap MaxPool's (and MaxPoolGrad's) first-maximum scan picks. The backward
+// routes dy to those taps and runs the three gradient kernels above on dz.
+
+// A call of the same op carrying only `attrs`: the geometry helpers read their
+// conv or pool attrs from the call they are given.
+struct AttrsCall {
+  axon_kernel_call s{};
+  AttrsCall(const KernelCall& c, const void* attrs) {
+    s.struct_size = sizeof s;
+    s.op = c.op();
+    s.attrs = attrs;
+  }
+  KernelCall call() const { return KernelCall(s); }
+};
+
+axon_tensor float_tensor(std::vector<float>& buf, const std::vector<int64_t>& dims) {
+  axon_tensor t{};
+  t.data = buf.empty() ? nullptr : buf.data();
+  t.dtype = AXON_FLOAT32;
+  t.rank = static_cast<int32_t>(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
+  return t;
+}
+
+const axon_fused_conv2d_max_pool_attrs& conv_pool_attrs(const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_conv2d_max_pool_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_max_pool_attrs, pool));
+  activation(c, a.activation);
+  // The argmax is one byte and 255 means "none": at most 255 taps.
+  const int64_t taps = int64_t(a.pool.window_h) * a.pool.window_w;
+  require(taps <= AXON_ARGMAX_NONE, format("%s: pool window %dx%d has %lld taps, more than the %d a uint8 argmax can name",
+                                           c.op(), a.pool.window_h, a.pool.window_w, static_cast<long long>(taps),
+                                           AXON_ARGMAX_NONE));
+  return a;
+}
+
+struct ConvPool {
+  Conv conv;  // x -> z
+  Pool pool;  // z -> y
+};
+
+ConvPool conv_pool_geometry(const KernelCall& c, const axon_fused_conv2d_max_pool_attrs& a, const TensorRef& x,
+                            const TensorRef& f) {
+  ConvPool g{};
+  AttrsCall cc(c, &a.conv);
+  g.conv = conv_geometry(cc.call(), x, f);
+  axon_tensor z{};
+  z.dtype = AXON_FLOAT32;
+  z.rank = 4;
+  z.dims[0] = g.conv.n, z.dims[1] = g.conv.oh, z.dims[2] = g.conv.ow, z.dims[3] = g.conv.oc;
+  AttrsCall pc(c, &a.pool);
+  g.pool = pool_geometry(pc.call(), TensorRef(z));
+  return g;
+}
+
+void fused_conv2d_max_pool(Device& d, const KernelCall& c) {
+  c.expect_arity(3, 2);
+  const auto& a = conv_pool_attrs(c);
+  TensorRef x = c.input(0), f = c.input(1), b = c.input(2), y = c.output(0), am = c.output(1);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, b, "bias", AXON_FLOAT32, 1);
+  want(c, y, "output", AXON_FLOAT32, 4);
+  want(c, am, "argmax", AXON_UINT8, 4);
+  const ConvPool g = conv_pool_geometry(c, a, x, f);
+  const Pool& p = g.pool;
+  want_shape(c, b, "bias", {g.conv.oc});
+  want_shape(c, y, "output", {p.n, p.oh, p.ow, p.c});
+  want_shape(c, am, "argmax", {p.n, p.oh, p.ow, p.c});
+
+  // z lives in ordinary host memory, which is what this device's memory is.
+  std::vector<float> zbuf(static_cast<size_t>(p.n * p.h * p.w * p.c));
+  const axon_tensor z = float_tensor(zbuf, {p.n, p.h, p.w, p.c});
+  const axon_fused_conv2d_attrs fa{sizeof(axon_fused_conv2d_attrs), a.conv, a.activation};
+  run_step<fused_conv2d>(d, c, {x.c(), f.c(), b.c()}, z, &fa);
+  run_step<max_pool>(d, c, {z}, y.c(), &a.pool);
+
+  const bool relu = a.activation == AXON_ACTIVATION_RELU;
+  const float* yp = y.data<float>();
+  uint8_t* ap = am.data<uint8_t>();
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t oh = 0; oh < p.oh; ++oh)
+      for (int64_t ow = 0; ow < p.ow; ++ow)
+        for (int64_t ch = 0; ch < p.c; ++ch) {
+          const int64_t i = ((n * p.oh + oh) * p.ow + ow) * p.c + ch;
+          int64_t tap = 0;
+          argmax_in_window(p, zbuf.data(), n, oh, ow, ch, &tap);
+          // Under relu a maximum <= 0 is a clamped zero: relu passes no gradient there.
+          ap[i] = relu && yp[i] <= 0.0f ? uint8_t{AXON_ARGMAX_NONE} : static_cast<uint8_t>(tap);
+        }
+}
+
+void fused_conv2d_max_pool_grad(Device& d, const KernelCall& c) {
+  require(c.num_inputs() == 4 && (c.num_outputs() == 2 || c.num_outputs() == 3),
+          format("%s: expected 4 inputs (x, filter, dy, argmax) and 2 or 3 outputs (dfilter, dbias[, dx]), got %d and %d",
+                 c.op(), c.num_inputs(), c.num_outputs()));
+  const auto& a = conv_pool_attrs(c);
+  TensorRef x = c.input(0), f = c.input(1), dy = c.input(2), am = c.input(3);
+  TensorRef df = c.output(0), db = c.output(1);
+  want(c, x, "input", AXON_FLOAT32, 4);
+  want(c, f, "filter", AXON_FLOAT32, 4);
+  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
+  want(c, am, "argmax", AXON_UINT8, 4);
+  want(c, df, "filter gradient", AXON_FLOAT32, 4);
+  want(c, db, "bias gradient", AXON_FLOAT32, 1);
+  const ConvPool g = conv_pool_geometry(c, a, x, f);
+  const Pool& p = g.pool;
+  want_shape(c, dy, "out_backprop", {p.n, p.oh, p.ow, p.c});
+  want_shape(c, am, "argmax", {p.n, p.oh, p.ow, p.c});
+  want_same_shape(c, df, "filter gradient", f);
+  want_shape(c, db, "bias gradient", {p.c});
+  if (c.num_outputs() == 3) {
+    TensorRef dx = c.output(2);
+    want(c, dx, "input gradient", AXON_FLOAT32, 4);
+    want_same_shape(c, dx, "input gradient", x);
+  }
+
+  // dz: each window's dy added at its argmax tap, windows in row-major order
+  // (float adds, so that a backend routing the same way matches bit for bit).
+  std::vector<float> zbuf(static_cast<size_t>(p.n * p.h * p.w * p.c), 0.0f);
+  const uint8_t* ap = am.data<uint8_t>();
+  const float* dyp = dy.data<float>();
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t oh = 0; oh < p.oh; ++oh)
+      for (int64_t ow = 0; ow < p.ow; ++ow)
+        for (int64_t ch = 0; ch < p.c; ++ch) {
+          const int64_t i = ((n * p.oh + oh) * p.ow + ow) * p.c + ch;
+          if (ap[i] == AXON_ARGMAX_NONE) continue;
+          require(ap[i] < p.kh * p.kw, format("%s: argmax %d at index %lld is neither a tap of the %lldx%lld pool window nor %d",
+                                              c.op(), ap[i], static_cast<long long>(i), static_cast<long long>(p.kh),
+                                              static_cast<long long>(p.kw), AXON_ARGMAX_NONE));
+          const int64_t ih = oh * p.sh - p.pad_h + ap[i] / p.kw, iw = ow * p.sw - p.pad_w + ap[i] % p.kw;
+          // A forward never picks padding; writing there would leave z.
+          require(ih >= 0 && ih < p.h && iw >= 0 && iw < p.w,
+                  format("%s: argmax %d at index %lld points into the pool window's padding", c.op(), ap[i],
+                         static_cast<long long>(i)));
+          zbuf[static_cast<size_t>(((n * p.h + ih) * p.w + iw) * p.c + ch)] += dyp[i];
+        }
+  const axon_tensor dz = float_tensor(zbuf, {p.n, p.h, p.w, p.c});
+  run_step<bias_add_grad>(d, c, {dz}, db.c(), nullptr);
+  run_step<conv2d_backprop_filter>(d, c, {x.c(), dz}, df.c(), &a.conv);
+  if (c.num_outputs() == 3) run_step<conv2d_backprop_input>(d, c, {dz, f.c()}, c.output(2).c(), &a.conv);
+}
+
 // ------------------------------------------------------------------ loss, metrics, reductions
 
 // Checks logits [N,C] and int32 labels [N]; returns N and C.
@@ -589,7 +740,9 @@ const KernelTable& kernel_table() {
         .add("Identity", AXON_INT64, k<identity>)
         .add("_FusedConv2D", AXON_FLOAT32, k<fused_conv2d>)
         .add("_FusedMatMul", AXON_FLOAT32, k<fused_mat_mul>)
-        .add("_FusedReluGradBiasAddGrad", AXON_FLOAT32, k<fused_relu_grad_bias_add_grad>);
+        .add("_FusedReluGradBiasAddGrad", AXON_FLOAT32, k<fused_relu_grad_bias_add_grad>)
+        .add("_FusedConv2DMaxPool", AXON_FLOAT32, k<fused_conv2d_max_pool>)
+        .add("_FusedConv2DMaxPoolGrad", AXON_FLOAT32, k<fused_conv2d_max_pool_grad>);
     return t;
   }();
   return table;

@@ -47,6 +47,15 @@ struct Env {
     keep.back()->upload(v);
     return keep.back().get();
   }
+  // A 2x2 pool's argmax (_FusedConv2DMaxPool): taps 0-3, a quarter of them
+  // AXON_ARGMAX_NONE (ReLU stopped the gradient).
+  DeviceTensor* argmax(std::vector<int64_t> dims) {
+    keep.push_back(std::make_unique<DeviceTensor>(dev, AXON_UINT8, std::move(dims)));
+    std::vector<uint8_t> v(static_cast<size_t>(keep.back()->numel()));
+    for (auto& x : v) x = rng() % 4 == 0 ? uint8_t{AXON_ARGMAX_NONE} : static_cast<uint8_t>(rng() % 4);
+    keep.back()->upload(v);
+    return keep.back().get();
+  }
   DeviceTensor* images(std::vector<int64_t> dims) {
     keep.push_back(std::make_unique<DeviceTensor>(dev, AXON_UINT8, std::move(dims)));
     std::vector<uint8_t> v(static_cast<size_t>(keep.back()->numel()));
@@ -76,9 +85,10 @@ void report(benchmark::State& state, double flops) {
 
 // ------------------------------------------------------------------ single ops
 
+enum class Kind { f32, labels, argmax };
 struct Shape {
   std::vector<int64_t> dims;
-  bool labels = false;
+  Kind kind = Kind::f32;
 };
 
 void op_bench(benchmark::State& state, const char* op, std::vector<Shape> ins, std::vector<Shape> outs, const void* attrs,
@@ -86,8 +96,11 @@ void op_bench(benchmark::State& state, const char* op, std::vector<Shape> ins, s
   Env& e = env();
   std::vector<const DeviceTensor*> in;
   std::vector<DeviceTensor*> out;
-  for (auto& s : ins) in.push_back(s.labels ? e.labels(s.dims[0], 10) : e.f32(s.dims));
-  for (auto& s : outs) out.push_back(e.f32(s.dims));
+  auto make = [&](const Shape& s) {
+    return s.kind == Kind::labels ? e.labels(s.dims[0], 10) : s.kind == Kind::argmax ? e.argmax(s.dims) : e.f32(s.dims);
+  };
+  for (auto& s : ins) in.push_back(make(s));
+  for (auto& s : outs) out.push_back(make(s));
   for (auto _ : state) run_op(e.dev, op, in, out, attrs);
   report(state, flops);
 }
@@ -120,6 +133,20 @@ void register_ops() {
       conv_flops(3, 3, 576, 64));
   add("Conv2DBackpropInput/conv3", "Conv2DBackpropInput", {{{n, 3, 3, 64}}, {{3, 3, 64, 64}}}, {{{n, 5, 5, 64}}}, &kValid,
       conv_flops(3, 3, 576, 64));
+  // each conv layer and the pool after it as one op pair (conv1 is the first
+  // layer: no input gradient)
+  static const axon_fused_conv2d_max_pool_attrs conv_pool{sizeof(axon_fused_conv2d_max_pool_attrs), kValid,
+                                                           AXON_ACTIVATION_RELU, kPool2};
+  add("_FusedConv2DMaxPool/conv1", "_FusedConv2DMaxPool", {{{n, 28, 28, 1}}, {{3, 3, 1, 32}}, {{32}}},
+      {{{n, 13, 13, 32}}, {{n, 13, 13, 32}, Kind::argmax}}, &conv_pool, conv_flops(26, 26, 9, 32));
+  add("_FusedConv2DMaxPoolGrad/conv1", "_FusedConv2DMaxPoolGrad",
+      {{{n, 28, 28, 1}}, {{3, 3, 1, 32}}, {{n, 13, 13, 32}}, {{n, 13, 13, 32}, Kind::argmax}}, {{{3, 3, 1, 32}}, {{32}}},
+      &conv_pool, conv_flops(26, 26, 9, 32));
+  add("_FusedConv2DMaxPool/conv2", "_FusedConv2DMaxPool", {{{n, 13, 13, 32}}, {{3, 3, 32, 64}}, {{64}}},
+      {{{n, 5, 5, 64}}, {{n, 5, 5, 64}, Kind::argmax}}, &conv_pool, conv_flops(11, 11, 288, 64));
+  add("_FusedConv2DMaxPoolGrad/conv2", "_FusedConv2DMaxPoolGrad",
+      {{{n, 13, 13, 32}}, {{3, 3, 32, 64}}, {{n, 5, 5, 64}}, {{n, 5, 5, 64}, Kind::argmax}},
+      {{{3, 3, 32, 64}}, {{64}}, {{n, 13, 13, 32}}}, &conv_pool, 2 * conv_flops(11, 11, 288, 64));
   // dense layers
   add("MatMul/dense1", "MatMul", {{{n, 576}}, {{576, 64}}}, {{{n, 64}}}, &kNN, 2.0 * n * 576 * 64);
   add("MatMul/dense1_dW", "MatMul", {{{n, 576}}, {{n, 64}}}, {{{576, 64}}}, &kTN, 2.0 * n * 576 * 64);
@@ -134,7 +161,7 @@ void register_ops() {
   add("ReluGrad/conv1", "ReluGrad", {{{n, 26, 26, 32}}, {{n, 26, 26, 32}}}, {{{n, 26, 26, 32}}}, nullptr, 0);
   add("BiasAdd/conv1", "BiasAdd", {{{n, 26, 26, 32}}, {{32}}}, {{{n, 26, 26, 32}}}, nullptr, 0);
   add("BiasAddGrad/conv1", "BiasAddGrad", {{{n, 26, 26, 32}}}, {{{32}}}, nullptr, 0);
-  add("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", {{{n, 10}}, {{n}, true}},
+  add("SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", {{{n, 10}}, {{n}, Kind::labels}},
       {{{n}}, {{n, 10}}}, nullptr, 0);
   static const axon_adam_attrs adam{sizeof(axon_adam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, 1};
   add("ApplyAdam/dense1", "ApplyAdam", {{{576, 64}}, {{576, 64}}, {{576, 64}}, {{576, 64}}}, {}, &adam, 0);

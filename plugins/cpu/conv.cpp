@@ -141,15 +141,20 @@ const int32_t* tap_offsets(CpuDevice& d, const ConvGeom& g) {
   return off;
 }
 bool row_bases(const ConvGeom& g, int64_t r0, int64_t r1, int64_t* base) {
-  int64_t ow = r0 % g.ow, oh = (r0 / g.ow) % g.oh, n = r0 / (g.ow * g.oh);
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t ih0 = oh * g.sh - g.pad_h, iw0 = ow * g.sw - g.pad_w;
-    if (ih0 < 0 || iw0 < 0 || ih0 + (g.kh - 1) * g.dh >= g.h || iw0 + (g.kw - 1) * g.dw >= g.w) return false;
-    base[r - r0] = ((n * g.h + ih0) * g.w + iw0) * g.c;
-    if (++ow == g.ow) {
-      ow = 0;
-      if (++oh == g.oh) oh = 0, ++n;
-    }
+  // One output row (oh) at a time: the bounds test on its height taps, then
+  // the columns of the row without padding (a test per pixel only at the
+  // edges): this runs for every tile of the gathered kernels.
+  const int64_t col_step = g.sw * g.c, last_tap_w = (g.kw - 1) * g.dw;
+  const int64_t first_in = (g.pad_w + g.sw - 1) / g.sw;  // first ow whose taps start inside
+  for (int64_t r = r0; r < r1;) {
+    const int64_t ow0 = r % g.ow, oh = r / g.ow % g.oh, n = r / (g.ow * g.oh);
+    const int64_t ow1 = std::min(g.ow, ow0 + (r1 - r));
+    const int64_t ih0 = oh * g.sh - g.pad_h;
+    if (ih0 < 0 || ih0 + (g.kh - 1) * g.dh >= g.h) return false;
+    if (ow0 < first_in || (ow1 - 1) * g.sw - g.pad_w + last_tap_w >= g.w) return false;
+    int64_t b = ((n * g.h + ih0) * g.w + ow0 * g.sw - g.pad_w) * g.c;
+    for (int64_t ow = ow0; ow < ow1; ++ow, b += col_step) base[r - r0 + (ow - ow0)] = b;
+    r += ow1 - ow0;
   }
   return true;
 }
@@ -174,6 +179,31 @@ int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::m
 
 const int32_t* conv_taps(CpuDevice& d, const ConvGeom& g) { return pointwise(g) ? nullptr : tap_offsets(d, g); }
 
+// y = ep(conv(x, f)): the epilogue (bias, relu) runs on each tile as it
+// leaves the registers (gathered / small-K kernels) or while it is still in
+// cache after sgemm, so _FusedConv2D costs no extra pass over y.
+void conv2d_into(CpuDevice& d, const ConvGeom& g, const float* xp, const float* w, float* yp, const Epilogue& ep) {
+  const int64_t m = g.rows(), k = g.k(), oc = g.oc;
+  if (m * oc == 0) return;
+  if (k == 0) {
+    zero(yp, m * oc);
+    return apply_epilogue(yp, m, oc, ep);
+  }
+  const bool parallel = m * k * oc >= kSerialMacs;
+  const int64_t tile = tile_rows(k);
+  const int32_t* taps = conv_taps(d, g);
+  d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t, int64_t b, int64_t e) {
+    conv_rows(d, t, g, taps, xp, w, b, e, yp + b * oc, ep);
+  });
+}
+
+bool conv_rows_independent(const ConvGeom& g, const int32_t* taps) {
+  if (g.k() < kSmallK) return true;  // gathered or im2col'd, the same register-blocked kernel
+  const bool inside = g.pad_h == 0 && g.pad_w == 0 && (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h &&
+                      (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
+  return taps != nullptr && inside;  // every tile gathered
+}
+
 void conv_rows(CpuDevice& d, int t, const ConvGeom& g, const int32_t* taps, const float* x, const float* w, int64_t b,
                int64_t e, float* y, const Epilogue& ep) {
   const int64_t k = g.k(), oc = g.oc;
@@ -193,29 +223,6 @@ namespace {
 
 // ------------------------------------------------------------------ Conv2D
 
-// y = ep(conv(x, f)): the epilogue (bias, relu) runs on each tile as it
-// leaves the registers (gathered / small-K kernels) or while it is still in
-// cache after sgemm, so _FusedConv2D costs no extra pass over y.
-void conv2d_into(CpuDevice& d, const KernelCall& c, const TensorRef& x, const TensorRef& f, const TensorRef& y,
-                 const Epilogue& ep, const ConvGeom& g) {
-  const float* xp = x.data<float>();
-  const float* w = f.data<float>();
-  float* yp = y.data<float>();
-  (void)c;
-  const int64_t m = g.rows(), k = g.k(), oc = g.oc;
-  if (y.numel() == 0) return;
-  if (k == 0) {
-    zero(yp, y.numel());
-    return apply_epilogue(yp, m, oc, ep);
-  }
-  const bool parallel = m * k * oc >= kSerialMacs;
-  const int64_t tile = tile_rows(k);
-  const int32_t* taps = conv_taps(d, g);
-  d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t, int64_t b, int64_t e) {
-    conv_rows(d, t, g, taps, xp, w, b, e, yp + b * oc, ep);
-  });
-}
-
 void conv2d(CpuDevice& d, const KernelCall& c) {
   c.expect_arity(2, 1);
   TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
@@ -224,7 +231,7 @@ void conv2d(CpuDevice& d, const KernelCall& c) {
   want(c, y, "output", AXON_FLOAT32, 4);
   ConvGeom g = conv_geometry(c, x, f);
   want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
-  conv2d_into(d, c, x, f, y, Epilogue{}, g);
+  conv2d_into(d, g, x.data<float>(), f.data<float>(), y.data<float>(), Epilogue{});
 }
 
 // ------------------------------------------------------------------ _FusedConv2D
@@ -253,7 +260,7 @@ void fused_conv2d(CpuDevice& d, const KernelCall& c) {
   Epilogue ep;
   ep.bias = g.oc > 0 ? bias.data<float>() : nullptr;
   ep.relu = a.activation == AXON_ACTIVATION_RELU;
-  conv2d_into(d, c, x, f, y, ep, g);
+  conv2d_into(d, g, x.data<float>(), f.data<float>(), y.data<float>(), ep);
 }
 
 // ------------------------------------------------------------------ Conv2DBackpropFilter

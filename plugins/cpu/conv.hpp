@@ -22,11 +22,17 @@ int64_t tile_rows(int64_t k);
 const int32_t* conv_taps(CpuDevice& d, const ConvGeom& g);
 
 // y[0 .. e-b) = ep(conv rows [b, e)) on pool thread t (uses its scratch).
-// A row's value does not depend on [b, e) unless the convolution pads and
-// K >= kSmallK: then rows whose tile touches padding go through im2col and
-// sgemm, the others through the gathered kernel (equal within rounding).
 void conv_rows(CpuDevice& d, int t, const ConvGeom& g, const int32_t* taps, const float* x, const float* w, int64_t b,
                int64_t e, float* y, const Epilogue& ep);
+
+// Whether conv_rows gives every row the same bits whatever [b, e) it is
+// computed in. Not when some products go to sgemm (K >= kSmallK with padding,
+// a 1x1 convolution, or no AVX2): sgemm rounds a row differently depending
+// on the rows around it.
+bool conv_rows_independent(const ConvGeom& g, const int32_t* taps);
+
+// Conv2D / _FusedConv2D on raw buffers, in conv.cpp's own tiles.
+void conv2d_into(CpuDevice& d, const ConvGeom& g, const float* x, const float* w, float* y, const Epilogue& ep);
 
 // Conv2DBackpropFilter and Conv2DBackpropInput on raw buffers (shapes checked
 // by the caller). Both use the device's partials() scratch.

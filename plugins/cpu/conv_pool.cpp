@@ -59,50 +59,75 @@ ConvPoolGeom geometry(const KernelCall& c, const TensorRef& x, const TensorRef& 
 
 // ------------------------------------------------------------------ forward
 
+// Channels [c0, c0 + NV*W) of one pool window whose first tap is at
+// `first`: a row-major scan keeping a value only when strictly larger (the
+// first maximum wins, as MaxPool and MaxPoolGrad decide). NV independent
+// vectors, so the compare/select chains overlap.
+template <int W, int NV, class Tap>
+__attribute__((always_inline)) inline void pool_window(const ConvPoolGeom& cp, int64_t h0, int64_t h1, int64_t w0,
+                                                        int64_t w1, const Tap& tap, int64_t c0, float* y,
+                                                        uint8_t* argmax) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  F best[NV];
+  I won[NV];
+  const I first = simd::splat<I>(tap.index(h0, w0));
+  for (int j = 0; j < NV; ++j) {
+    best[j] = simd::load<F>(tap.at(h0, w0) + c0 + j * W);
+    won[j] = first;
+  }
+  for (int64_t ih = h0; ih < h1; ++ih)
+    for (int64_t iw = ih == h0 ? w0 + 1 : w0; iw < w1; ++iw) {
+      const float* in = tap.at(ih, iw) + c0;
+      const int32_t t = tap.index(ih, iw);
+      for (int j = 0; j < NV; ++j) {
+        const F v = simd::load<F>(in + j * W);
+        const I more = v > best[j];
+        best[j] = more ? v : best[j];
+        won[j] = more ? I{} + t : won[j];
+      }
+    }
+  for (int j = 0; j < NV; ++j) {
+    if (cp.relu) won[j] = best[j] > F{} ? won[j] : I{} + AXON_ARGMAX_NONE;  // ReLU passes no gradient there
+    simd::store<F>(y + c0 + j * W, best[j]);
+    simd::narrow_to_bytes(argmax + c0 + j * W, won[j]);
+  }
+}
+
 // Pools pooled rows [ph0, ph1) of one image from z, which holds that image's
-// conv output rows from `lo` on (all columns). Per window and channel: a
-// row-major scan keeping a value only when strictly larger (the first
-// maximum wins, as MaxPool and MaxPoolGrad decide), W channels at a time.
+// conv output rows from `lo` on (all columns).
 template <int W>
 __attribute__((always_inline)) inline void pool_tile_body(const ConvPoolGeom& cp, const float* z, int64_t lo,
                                                            int64_t ph0, int64_t ph1, float* y, uint8_t* argmax) {
-  using F = typename simd::Vec<W>::f;
-  using I = typename simd::Vec<W>::i;
-  typedef uint8_t B __attribute__((vector_size(W)));
   const PoolGeom& p = cp.p;
-  const int64_t ch = p.c, vec_end = ch / W * W;
+  const int64_t ch = p.c;
+  struct Tap {
+    const PoolGeom& p;
+    const float* z;
+    int64_t lo, hs, ws;  // hs, ws: the window's unclipped corner
+    const float* at(int64_t ih, int64_t iw) const { return z + ((ih - lo) * p.w + iw) * p.c; }
+    int32_t index(int64_t ih, int64_t iw) const { return static_cast<int32_t>((ih - hs) * p.kw + (iw - ws)); }
+  };
   for (int64_t ph = ph0; ph < ph1; ++ph)
     for (int64_t pw = 0; pw < p.ow; ++pw) {
-      const int64_t hs = ph * p.sh - p.pad_h, ws = pw * p.sw - p.pad_w;  // unclipped window corner
-      const int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + p.kh, p.h);
-      const int64_t w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + p.kw, p.w);
-      const int64_t out = (ph * p.ow + pw) * ch;
-      auto at = [&](int64_t ih, int64_t iw) { return z + ((ih - lo) * p.w + iw) * ch; };
-      auto tap = [&](int64_t ih, int64_t iw) { return static_cast<int32_t>((ih - hs) * p.kw + (iw - ws)); };
-      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
-        F best = simd::load<F>(at(h0, w0) + c0);
-        I won = I{} + tap(h0, w0);
-        for (int64_t ih = h0; ih < h1; ++ih)
-          for (int64_t iw = w0; iw < w1; ++iw) {
-            const F v = simd::load<F>(at(ih, iw) + c0);
-            const I more = v > best;
-            best = more ? v : best;
-            won = more ? I{} + tap(ih, iw) : won;
-          }
-        if (cp.relu) won = best > F{} ? won : I{} + AXON_ARGMAX_NONE;  // ReLU passes no gradient there
-        simd::store<F>(y + out + c0, best);
-        const B bytes = __builtin_convertvector(won, B);
-        std::memcpy(argmax + out + c0, &bytes, sizeof bytes);
-      }
-      for (int64_t c = vec_end; c < ch; ++c) {
-        float best = at(h0, w0)[c];
-        int32_t won = tap(h0, w0);
+      const Tap tap{p, z, lo, ph * p.sh - p.pad_h, pw * p.sw - p.pad_w};
+      const int64_t h0 = std::max<int64_t>(tap.hs, 0), h1 = std::min(tap.hs + p.kh, p.h);
+      const int64_t w0 = std::max<int64_t>(tap.ws, 0), w1 = std::min(tap.ws + p.kw, p.w);
+      float* yo = y + (ph * p.ow + pw) * ch;
+      uint8_t* ao = argmax + (ph * p.ow + pw) * ch;
+      int64_t c0 = 0;
+      for (; c0 + 4 * W <= ch; c0 += 4 * W) pool_window<W, 4>(cp, h0, h1, w0, w1, tap, c0, yo, ao);
+      if (c0 + 2 * W <= ch) pool_window<W, 2>(cp, h0, h1, w0, w1, tap, c0, yo, ao), c0 += 2 * W;
+      if (c0 + W <= ch) pool_window<W, 1>(cp, h0, h1, w0, w1, tap, c0, yo, ao), c0 += W;
+      for (int64_t c = c0; c < ch; ++c) {  // the last ch % W channels
+        float best = tap.at(h0, w0)[c];
+        int32_t won = tap.index(h0, w0);
         for (int64_t ih = h0; ih < h1; ++ih)
           for (int64_t iw = w0; iw < w1; ++iw)
-            if (at(ih, iw)[c] > best) best = at(ih, iw)[c], won = tap(ih, iw);
+            if (tap.at(ih, iw)[c] > best) best = tap.at(ih, iw)[c], won = tap.index(ih, iw);
         if (cp.relu && !(best > 0.0f)) won = AXON_ARGMAX_NONE;
-        y[out + c] = best;
-        argmax[out + c] = static_cast<uint8_t>(won);
+        yo[c] = best;
+        ao[c] = static_cast<uint8_t>(won);
       }
     }
 }
@@ -143,6 +168,19 @@ void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
   const int64_t groups = (p.oh + group - 1) / group, tasks = p.n * groups;
   const bool parallel = g.rows() * g.k() * g.oc >= kSerialMacs;
   const int32_t* taps = conv_taps(d, g);
+  if (!conv_rows_independent(g, taps)) {
+    // Products that go to sgemm round differently in other tiles: compute the
+    // whole convolution in conv.cpp's own tiles, then pool it (exactly the
+    // separate ops, without the memory saving).
+    float* z = d.intermediate(static_cast<size_t>(g.rows() * g.oc));
+    conv2d_into(d, g, xp, w, z, ep);
+    const int64_t image_out = p.oh * p.ow * p.c;
+    d.pool().for_ranges(p.n, 1, parallel, [&](int, int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n)
+        pool_tile(cp, z + n * g.oh * g.ow * g.oc, 0, 0, p.oh, yp + n * image_out, ap + n * image_out);
+    });
+    return;
+  }
   d.pool().for_ranges(tasks, 1, parallel, [&](int t, int64_t b, int64_t e) {
     for (int64_t task = b; task < e; ++task) {
       const int64_t n = task / groups, ph0 = task % groups * group, ph1 = std::min(p.oh, ph0 + group);
@@ -162,25 +200,29 @@ void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
 // acc[ch] (double, row order: exactly BiasAddGrad's sums over the same rows).
 // A conv output pixel takes dy from every window whose argmax is its tap, in
 // window order (as MaxPoolGrad adds them); ReLU's zeros are already in the
-// argmax (AXON_ARGMAX_NONE matches no tap).
+// argmax (AXON_ARGMAX_NONE matches no tap). The windows covering a pixel are
+// found with counters, not divisions (a division per row cost more than the
+// rest of the pass).
 template <int W>
 __attribute__((always_inline)) inline void route_rows_body(const ConvPoolGeom& cp, const float* dy,
                                                             const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
                                                             double* acc) {
   using F = typename simd::Vec<W>::f;
   using I = typename simd::Vec<W>::i;
-  typedef uint8_t B __attribute__((vector_size(W)));
-  typedef double D __attribute__((vector_size(8 * W)));
   const PoolGeom& p = cp.p;
   const int64_t ch = p.c, vec_end = ch / W * W;
+  // Windows [first, last) along one axis covering position o: those v with
+  // v*s - pad <= o < v*s - pad + k.
+  auto windows = [](int64_t o, int64_t k, int64_t s, int64_t pad, int64_t count, int64_t& first, int64_t& last) {
+    first = std::max<int64_t>(0, (o + pad - k + s) / s);
+    last = std::min(count, (o + pad) / s + 1);
+  };
   for (int64_t c0 = 0; c0 < ch; ++c0) acc[c0] = 0.0;
+  int64_t ow = r0 % p.w, oh = r0 / p.w % p.h, n = r0 / (p.w * p.h);
+  int64_t ph0, ph1, pw0, pw1;
+  windows(oh, p.kh, p.sh, p.pad_h, p.oh, ph0, ph1);
+  windows(ow, p.kw, p.sw, p.pad_w, p.ow, pw0, pw1);
   for (int64_t r = r0; r < r1; ++r) {
-    const int64_t ow = r % p.w, oh = r / p.w % p.h, n = r / (p.w * p.h);
-    // Windows covering (oh, ow): ph with ph*sh - pad_h <= oh < ph*sh - pad_h + kh.
-    const int64_t ph0 = std::max<int64_t>(0, (oh + p.pad_h - p.kh + p.sh) / p.sh);
-    const int64_t ph1 = std::min(p.oh, (oh + p.pad_h) / p.sh + 1);
-    const int64_t pw0 = std::max<int64_t>(0, (ow + p.pad_w - p.kw + p.sw) / p.sw);
-    const int64_t pw1 = std::min(p.ow, (ow + p.pad_w) / p.sw + 1);
     float* out = dz + r * ch;
     for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
       F v{};
@@ -188,16 +230,12 @@ __attribute__((always_inline)) inline void route_rows_body(const ConvPoolGeom& c
         for (int64_t pw = pw0; pw < pw1; ++pw) {
           const int32_t t = static_cast<int32_t>((oh - (ph * p.sh - p.pad_h)) * p.kw + (ow - (pw * p.sw - p.pad_w)));
           const int64_t i = ((n * p.oh + ph) * p.ow + pw) * ch + c0;
-          B bytes;
-          std::memcpy(&bytes, argmax + i, sizeof bytes);
-          const I won = __builtin_convertvector(bytes, I);
-          v += won == t ? simd::load<F>(dy + i) : F{};
+          v += simd::widen_bytes<I>(argmax + i) == t ? simd::load<F>(dy + i) : F{};
         }
       simd::store<F>(out + c0, v);
-      D s;
-      std::memcpy(&s, acc + c0, sizeof s);
-      s += __builtin_convertvector(v, D);
-      std::memcpy(acc + c0, &s, sizeof s);
+      simd::DoubleSum<W> s(acc + c0);
+      s.add(v);
+      s.store(acc + c0);
     }
     for (int64_t c = vec_end; c < ch; ++c) {
       float v = 0.0f;
@@ -210,13 +248,105 @@ __attribute__((always_inline)) inline void route_rows_body(const ConvPoolGeom& c
       out[c] = v;
       acc[c] += v;
     }
+    // Next pixel: the window range moves by one when a window starts or ends.
+    if (++ow == p.w) {
+      ow = 0;
+      if (++oh == p.h) oh = 0, ++n;
+      windows(oh, p.kh, p.sh, p.pad_h, p.oh, ph0, ph1);
+      windows(ow, p.kw, p.sw, p.pad_w, p.ow, pw0, pw1);
+    } else {
+      if (pw0 < p.ow && pw0 * p.sw - p.pad_w + p.kw == ow) ++pw0;  // window pw0 ended at ow - 1
+      if (pw1 < p.ow && pw1 * p.sw - p.pad_w == ow) ++pw1;         // window pw1 starts at ow
+    }
   }
 }
+
+// route_rows for pools whose windows tile the image (stride = window, no
+// padding; a ragged edge gets no gradient): pixel (oh, ow) lies in window
+// (oh / kh, ow / kw) alone. One pass over the rows per W channels, the sums
+// in registers, positions tracked by counters.
+struct TiledWalk {
+  const PoolGeom& p;
+  int64_t ow, oh, n, qx, pw, qy, ph;
+  TiledWalk(const PoolGeom& g, int64_t r)
+      : p(g), ow(r % g.w), oh(r / g.w % g.h), n(r / (g.w * g.h)), qx(ow % g.kw), pw(ow / g.kw), qy(oh % g.kh),
+        ph(oh / g.kh) {}
+  // Offset of the pixel's pooled value (times channels), or -1 off the windows.
+  int64_t pooled() const { return ph < p.oh && pw < p.ow ? ((n * p.oh + ph) * p.ow + pw) * p.c : -1; }
+  int32_t tap() const { return static_cast<int32_t>(qy * p.kw + qx); }
+  void next() {
+    if (++qx == p.kw) qx = 0, ++pw;
+    if (++ow == p.w) {
+      ow = qx = pw = 0;
+      if (++qy == p.kh) qy = 0, ++ph;
+      if (++oh == p.h) oh = qy = ph = 0, ++n;
+    }
+  }
+};
+
+template <int W>
+__attribute__((always_inline)) inline void route_tiled_body(const ConvPoolGeom& cp, const float* dy,
+                                                             const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
+                                                             double* acc) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  const PoolGeom& p = cp.p;
+  const int64_t ch = p.c, vec_end = ch / W * W;
+  for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+    simd::DoubleSum<W> s;
+    TiledWalk at(p, r0);
+    for (int64_t r = r0; r < r1; ++r, at.next()) {
+      const int64_t i = at.pooled() + c0;
+      F v{};
+      if (i >= c0) v = simd::widen_bytes<I>(argmax + i) == at.tap() ? simd::load<F>(dy + i) : F{};
+      simd::store<F>(dz + r * ch + c0, v);
+      s.add(v);
+    }
+    s.store(acc + c0);
+  }
+  for (int64_t c = vec_end; c < ch; ++c) {
+    double s1 = 0.0;
+    TiledWalk at(p, r0);
+    for (int64_t r = r0; r < r1; ++r, at.next()) {
+      const int64_t i = at.pooled() + c;
+      const float v = i >= c && argmax[i] == at.tap() ? dy[i] : 0.0f;
+      dz[r * ch + c] = v;
+      s1 += v;
+    }
+    acc[c] = s1;
+  }
+}
+
+AXON_CPU_DISPATCH(route_tiled,
+                  (const ConvPoolGeom& cp, const float* dy, const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
+                   double* acc),
+                  (cp, dy, argmax, r0, r1, dz, acc))
 
 AXON_CPU_DISPATCH(route_rows,
                   (const ConvPoolGeom& cp, const float* dy, const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
                    double* acc),
                   (cp, dy, argmax, r0, r1, dz, acc))
+
+// An argmax that is no tap of its window (or a tap in the pool's padding)
+// can only come from a caller's bug and would silently drop gradient: an
+// error. One vectorised pass over the bytes; the window-by-window check only
+// where windows are clipped by padding.
+void check_argmax(const KernelCall& c, const ConvPoolGeom& cp, const uint8_t* a, int64_t count) {
+  const PoolGeom& p = cp.p;
+  const auto taps = static_cast<uint8_t>(p.kh * p.kw), span = static_cast<uint8_t>(AXON_ARGMAX_NONE - taps);
+  uint8_t bad = 0;
+  for (int64_t i = 0; i < count; ++i) bad |= static_cast<uint8_t>(static_cast<uint8_t>(a[i] - taps) < span);
+  const bool clipped = p.pad_h > 0 || p.pad_w > 0 || (p.oh - 1) * p.sh + p.kh > p.h || (p.ow - 1) * p.sw + p.kw > p.w;
+  if (bad == 0 && !clipped) return;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t pw = i / p.c % p.ow, ph = i / (p.c * p.ow) % p.oh;
+    const int64_t ih = ph * p.sh - p.pad_h + a[i] / p.kw, iw = pw * p.sw - p.pad_w + a[i] % p.kw;
+    AXON_CHECK(a[i] == AXON_ARGMAX_NONE || (a[i] < taps && ih >= 0 && ih < p.h && iw >= 0 && iw < p.w),
+               "%s: argmax[%lld] = %d is not a tap of its %lldx%lld pool window inside the %lldx%lld input", c.op(),
+               static_cast<long long>(i), static_cast<int>(a[i]), static_cast<long long>(p.kh),
+               static_cast<long long>(p.kw), static_cast<long long>(p.h), static_cast<long long>(p.w));
+  }
+}
 
 void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
   AXON_CHECK(c.num_inputs() == 4 && (c.num_outputs() == 2 || c.num_outputs() == 3),
@@ -242,25 +372,21 @@ void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
     want(c, c.output(2), "input gradient", AXON_FLOAT32, 4);
     want_same_shape(c, c.output(2), "input gradient", x);
   }
-  // An argmax that is no tap of the window could only come from a caller's
-  // bug and would silently drop gradient: an error. (One vectorised pass.)
+  check_argmax(c, cp, am.data<uint8_t>(), am.numel());
   const uint8_t* ap = am.data<uint8_t>();
-  const auto taps = static_cast<uint8_t>(p.kh * p.kw);
-  uint8_t bad = 0;
-  for (int64_t i = 0; i < am.numel(); ++i) bad |= static_cast<uint8_t>((ap[i] >= taps) & (ap[i] != AXON_ARGMAX_NONE));
-  if (bad != 0)
-    for (int64_t i = 0; i < am.numel(); ++i)
-      AXON_CHECK(ap[i] < taps || ap[i] == AXON_ARGMAX_NONE, "%s: argmax[%lld] = %d is not a tap of a %lldx%lld window",
-                 c.op(), static_cast<long long>(i), static_cast<int>(ap[i]), static_cast<long long>(p.kh),
-                 static_cast<long long>(p.kw));
 
   const int64_t ch = g.oc, rows = g.rows();
   float* dz = d.intermediate(static_cast<size_t>(rows * ch));
   if (ch > 0) {
     const int64_t rows_per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, rows_per_chunk);
     double* acc = d.partials_f64(static_cast<size_t>(chunks * ch));
+    const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0;
     d.pool().for_ranges(rows, rows_per_chunk, rows * ch >= kSerialElements, [&](int, int64_t b, int64_t e) {
-      route_rows(cp, dy.data<float>(), ap, b, e, dz, acc + (b / rows_per_chunk) * ch);
+      double* a = acc + (b / rows_per_chunk) * ch;
+      if (tiles)
+        route_tiled(cp, dy.data<float>(), ap, b, e, dz, a);
+      else
+        route_rows(cp, dy.data<float>(), ap, b, e, dz, a);
     });
     float* bias_out = db.data<float>();
     for (int64_t i = 0; i < ch; ++i) {

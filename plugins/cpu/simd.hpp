@@ -50,6 +50,82 @@ __attribute__((always_inline)) inline V broadcast(const float* p) {
   return V{} + *p;
 }
 
+// All lanes = x, for integer vectors (I{} + x trips GCC 12's
+// -Wmaybe-uninitialized when the result lands in an array).
+template <class V, class T>
+__attribute__((always_inline)) inline V splat(T x) {
+  V v;
+  for (size_t i = 0; i < sizeof(V) / sizeof(x); ++i) v[i] = x;
+  return v;
+}
+
+// Lanes = the bytes p[0 .. lanes), zero-extended (vpmovzxbd). asm for the
+// same reason as broadcast, and because GCC 12 compiles
+// __builtin_convertvector from bytes to ints into a byte-by-byte shuffle
+// through general registers; baseline SSE2 has no such instruction.
+template <class V>
+__attribute__((always_inline)) inline V widen_bytes(const uint8_t* p) {
+  constexpr int lanes = sizeof(V) / 4;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if constexpr (sizeof(V) == 64) {
+    V v;
+    asm("vpmovzxbd %1, %0" : "=v"(v) : "m"(*reinterpret_cast<const uint8_t(*)[lanes]>(p)));
+    return v;
+  } else if constexpr (sizeof(V) == 32) {
+    V v;
+    asm("vpmovzxbd %1, %0" : "=x"(v) : "m"(*reinterpret_cast<const uint8_t(*)[lanes]>(p)));
+    return v;
+  }
+#endif
+  V v;
+  for (int i = 0; i < lanes; ++i) v[i] = p[i];
+  return v;
+}
+
+// p[0 .. lanes) = the low byte of each lane (vpmovdb; the inverse of
+// widen_bytes for values < 256). AVX2 has no such instruction: a plain loop.
+template <class V>
+__attribute__((always_inline)) inline void narrow_to_bytes(uint8_t* p, V v) {
+  constexpr int lanes = sizeof(V) / 4;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if constexpr (sizeof(V) == 64) {
+    asm("vpmovdb %1, %0" : "=m"(*reinterpret_cast<uint8_t(*)[lanes]>(p)) : "v"(v));
+    return;
+  }
+#endif
+  for (int i = 0; i < lanes; ++i) p[i] = static_cast<uint8_t>(v[i]);
+}
+
+// W lanes of double sums of floats, as two native-width halves: GCC keeps a
+// single 2W-wide double vector on the stack instead of in registers.
+template <int W>
+struct DoubleVec {
+  typedef double d __attribute__((vector_size(8 * W)));
+};
+template <int W>
+struct DoubleSum {
+  using Half = typename Vec<W / 2>::f;
+  using D = typename DoubleVec<W / 2>::d;
+  D lo{}, hi{};
+  DoubleSum() = default;
+  explicit DoubleSum(const double* p) {
+    std::memcpy(&lo, p, sizeof lo);
+    std::memcpy(&hi, p + W / 2, sizeof hi);
+  }
+  template <class F>
+  __attribute__((always_inline)) void add(F v) {
+    Half a, b;
+    std::memcpy(&a, &v, sizeof a);
+    std::memcpy(&b, reinterpret_cast<const char*>(&v) + sizeof a, sizeof b);
+    lo += __builtin_convertvector(a, D);
+    hi += __builtin_convertvector(b, D);
+  }
+  void store(double* p) const {
+    std::memcpy(p, &lo, sizeof lo);
+    std::memcpy(p + W / 2, &hi, sizeof hi);
+  }
+};
+
 // Vector accumulators a register-blocked loop keeps: 24 of AVX-512's 32
 // registers, 12 of the 16 AVX2/SSE have (the rest hold operands).
 template <int W>

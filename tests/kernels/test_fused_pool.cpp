@@ -534,24 +534,34 @@ TEST_CASE("_FusedConv2DMaxPool and its Grad reject bad input with INVALID_ARGUME
     }
 }
 
-TEST_CASE("_FusedConv2DMaxPoolGrad (reference) rejects an argmax that is no tap of the window", "[fused][pool][errors][ref]") {
+TEST_CASE("_FusedConv2DMaxPoolGrad rejects an argmax that is no tap of the window", "[fused][pool][errors][ref][cpu]") {
   // 2x2 windows: taps 0..3 or 255. 4 is past the window; with pool SAME on
   // an odd z, tap 3 of the last window lies in the padding.
   const Case k{"hand-made", 1, 5, 5, 1, 3, 3, 1, 1, V, 2, 2, 2, S, kRelu};
   const Geo g = geometry(k);  // z 3x3 -> y 2x2, padding after
   const HostTensor x{g.xd, std::vector<float>(numel(g.xd), 1.0f)}, w{g.wd, std::vector<float>(9, 1.0f)};
   const HostTensor dy{g.yd, std::vector<float>(4, 1.0f)};
-  const std::vector<std::pair<std::vector<uint8_t>, const char*>> cases{
-      {{0, 0, 4, 0}, "argmax 4"}, {{0, 0, 0, 3}, "padding"}, {{0, 0, 0, 254}, "argmax 254"}};
-  for (const auto& [argmax, expect] : cases) {
-    INFO("argmax " << int(argmax[2]) << "," << int(argmax[3]));
-    try {
-      backward(ref(), g, x, w, dy, argmax, true);
-      FAIL("accepted");
-    } catch (const std::runtime_error& e) {
-      INFO("message: " << e.what());
-      CHECK(std::string(e.what()).find("_FusedConv2DMaxPoolGrad") != std::string::npos);
-      CHECK(std::string(e.what()).find(expect) != std::string::npos);
+  // What each plugin's message says about the bad value.
+  struct Expect {
+    std::vector<uint8_t> argmax;
+    const char* ref;
+    const char* cpu;
+  };
+  const std::vector<Expect> cases{{{0, 0, 4, 0}, "argmax 4", "argmax[2] = 4"},
+                                  {{0, 0, 0, 3}, "padding", "argmax[3] = 3"},
+                                  {{0, 0, 0, 254}, "argmax 254", "argmax[3] = 254"}};
+  for (const Expect& c : cases) {
+    for (TestDevice* dev : {&ref(), &cpu()}) {
+      const char* expect = dev == &ref() ? c.ref : c.cpu;
+      INFO((dev == &ref() ? "reference" : "CPU") << ", argmax " << int(c.argmax[2]) << "," << int(c.argmax[3]));
+      try {
+        backward(*dev, g, x, w, dy, c.argmax, true);
+        FAIL("accepted");
+      } catch (const std::runtime_error& e) {
+        INFO("message: " << e.what());
+        CHECK(std::string(e.what()).find("_FusedConv2DMaxPoolGrad") != std::string::npos);
+        CHECK(std::string(e.what()).find(expect) != std::string::npos);
+      }
     }
   }
 }

@@ -1,8 +1,8 @@
 // _FusedConv2DMaxPool and _FusedConv2DMaxPoolGrad: a convolution layer and the
 // max pooling after it, without the layer's full-size activations going
 // through memory. For the CNN's first layer those are 64x26x26x32 floats
-// (5.5 MB, beyond L2), which the separate ops write or read seven times a
-// step at ~25 GB/s per core: a fifth of the whole step.
+// (5.5 MB, beyond L2), which the separate ops write or read eight times a
+// step at ~25 GB/s per core; here it crosses memory twice (dz, below).
 //  - Forward: a thread computes the conv rows one group of pooled rows needs
 //    into its own tile (in L2), with bias and activation applied as the rows
 //    leave the registers, and pools the tile into y and a one-byte argmax.
@@ -51,7 +51,7 @@ ConvPoolGeom geometry(const KernelCall& c, const TensorRef& x, const TensorRef& 
   ConvPoolGeom cp;
   cp.g = conv_geometry(KernelCall(inner), x, filter);
   cp.p = pool_geometry(c, a.pool, cp.g.n, cp.g.oh, cp.g.ow, cp.g.oc);
-  AXON_CHECK(cp.p.kh * cp.p.kw < AXON_ARGMAX_NONE, "%s: a pool window of %lldx%lld has more taps than a uint8 argmax holds (254)",
+  AXON_CHECK(cp.p.kh * cp.p.kw <= AXON_ARGMAX_NONE, "%s: a pool window of %lldx%lld has more taps than a uint8 argmax holds (255)",
              c.op(), static_cast<long long>(cp.p.kh), static_cast<long long>(cp.p.kw));
   cp.relu = a.activation == AXON_ACTIVATION_RELU;
   return cp;
@@ -59,10 +59,10 @@ ConvPoolGeom geometry(const KernelCall& c, const TensorRef& x, const TensorRef& 
 
 // ------------------------------------------------------------------ forward
 
-// Channels [c0, c0 + NV*W) of one pool window whose first tap is at
-// `first`: a row-major scan keeping a value only when strictly larger (the
-// first maximum wins, as MaxPool and MaxPoolGrad decide). NV independent
-// vectors, so the compare/select chains overlap.
+// Channels [c0, c0 + NV*W) of one pool window, its taps clipped to rows
+// [h0, h1) and columns [w0, w1): a row-major scan keeping a value only when
+// strictly larger (the first maximum wins, as MaxPool and MaxPoolGrad
+// decide). NV independent vectors, so the compare/select chains overlap.
 template <int W, int NV, class Tap>
 __attribute__((always_inline)) inline void pool_window(const ConvPoolGeom& cp, int64_t h0, int64_t h1, int64_t w0,
                                                         int64_t w1, const Tap& tap, int64_t c0, float* y,

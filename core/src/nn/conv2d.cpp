@@ -96,11 +96,11 @@ const Tensor* Conv2D::forward_pooled(const Tensor& x, const MaxPooling2D& pool) 
 }
 
 const Tensor& Conv2D::backward_pooled(const Tensor& x, const Tensor& dy, const MaxPooling2D& pool, bool need_dx) {
+  if (pooled_on_ == nullptr) throw RuntimeError("Conv2D " + name() + ": backward_pooled without forward_pooled");
+  DeviceScope scope(*pooled_on_);
   const int64_t n = x.dim(0);
   const Tensor& argmax = buffer(kArgmax, n, pool.output_shape(), AXON_UINT8);
   Tensor* dx = need_dx ? &buffer(kDx, n, input_shape()) : nullptr;
-  if (pooled_on_ == nullptr) throw RuntimeError("Conv2D " + name() + ": backward_pooled without forward_pooled");
-  DeviceScope scope(*pooled_on_);
   ops::fused_conv2d_max_pool_grad(x, kernel_.value, dy, argmax, kernel_.grad, bias_.grad, dx, attrs_,
                                   activation_ == Activation::relu, pool.attrs(), name());
   return need_dx ? *dx : none();

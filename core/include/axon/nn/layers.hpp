@@ -7,6 +7,8 @@
 
 namespace axon::nn {
 
+class MaxPooling2D;
+
 // Conv2D(filters, kernel_size, activation): y = act(conv(x, kernel) + bias),
 // kernel glorot_uniform, bias zeros. Stride 1 and "valid" padding by default.
 class Conv2D : public Layer {
@@ -27,10 +29,10 @@ class Conv2D : public Layer {
   // full-size output never exists, only the pooled one and a byte of argmax
   // per pooled value. Returns the pool's output, or nullptr when the two
   // layers must run apart. Sequential calls it for each such pair.
-  const Tensor* forward_pooled(const Tensor& x, const class MaxPooling2D& pool);
+  const Tensor* forward_pooled(const Tensor& x, const MaxPooling2D& pool);
   // After forward_pooled returned a tensor: dy is the gradient of the pool's
   // output; returns dLoss/dx when need_dx.
-  const Tensor& backward_pooled(const Tensor& x, const Tensor& dy, const class MaxPooling2D& pool, bool need_dx);
+  const Tensor& backward_pooled(const Tensor& x, const Tensor& dy, const MaxPooling2D& pool, bool need_dx);
 
  protected:
   Shape do_build(const Shape& input_shape, Device& device, Rng& rng) override;

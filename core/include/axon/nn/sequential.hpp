@@ -23,7 +23,6 @@ namespace axon::nn {
 
 class MaxPooling2D;
 
-
 struct FitOptions {
   int epochs = 1;
   int64_t batch_size = 32;

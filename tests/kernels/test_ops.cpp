@@ -9,6 +9,8 @@
 //  |cpu - ref| <= 1e-6 (1 + |ref|): SparseSoftmaxCrossEntropyWithLogits, ApplyAdam
 #include "kernel_test_util.hpp"
 
+#include <limits>
+
 #include <algorithm>
 #include <numeric>
 
@@ -226,5 +228,45 @@ TEST_CASE("ApplyAdam matches the reference over several steps", "[adam][cpu]") {
     const float moved = std::fabs(state[1][0][0] - var0[0]);
     CHECK(moved > 0.0f);
     CHECK(moved < 3.1e-3f);
+  }
+}
+
+// The CPU plugin's ApplyAdam flushes denormals (a decaying moment of a weight
+// whose gradient is zero would otherwise cost ~100 cycles per multiply for
+// ~100 steps): a moment that decays into the denormal range becomes 0, the
+// weight stays exactly where the reference puts it, and the calling thread's
+// floating-point mode is left as it was.
+TEST_CASE("ApplyAdam flushes a decaying moment to zero, weights unchanged, caller's FP mode kept", "[adam][cpu]") {
+  const int64_t size = 40000;  // several chunks, so worker threads run too
+  const float smallest_normal = std::numeric_limits<float>::min();
+  std::vector<float> state[2][2];
+  TestDevice* devs[2] = {&cpu(), &ref()};
+  for (int d = 0; d < 2; ++d) {
+    DeviceTensor var(*devs[d], AXON_FLOAT32, {size}), m(*devs[d], AXON_FLOAT32, {size}),
+        v(*devs[d], AXON_FLOAT32, {size}), g(*devs[d], AXON_FLOAT32, {size});
+    var.upload(std::vector<float>(static_cast<size_t>(size), 0.25f));
+    // m just above the smallest normal: 0.9 m is a denormal. v normal and
+    // g zero: the dead-unit case.
+    m.upload(std::vector<float>(static_cast<size_t>(size), 1.05f * smallest_normal));
+    v.upload(std::vector<float>(static_cast<size_t>(size), 1e-6f));
+    g.upload(std::vector<float>(static_cast<size_t>(size), 0.0f));
+#if defined(__x86_64__) && defined(__GNUC__)
+    const unsigned before = __builtin_ia32_stmxcsr();
+#endif
+    axon_adam_attrs a{sizeof(axon_adam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, 5};
+    run_op(*devs[d], "ApplyAdam", {&var, &m, &v, &g}, {}, &a);
+#if defined(__x86_64__) && defined(__GNUC__)
+    const unsigned mode = ~0x3Fu;  // control bits: FTZ, DAZ, rounding, masks (not the sticky status flags)
+    CHECK((__builtin_ia32_stmxcsr() & mode) == (before & mode));
+#endif
+    state[d][0] = var.download<float>();
+    state[d][1] = m.download<float>();
+  }
+  REQUIRE(state[1][1][0] > 0.0f);  // the reference keeps the denormal...
+  REQUIRE(state[1][1][0] < smallest_normal);
+  for (int64_t i = 0; i < size; ++i) {
+    INFO("element " << i);
+    REQUIRE(state[0][1][static_cast<size_t>(i)] == 0.0f);                          // ...the CPU flushes it
+    REQUIRE(state[0][0][static_cast<size_t>(i)] == state[1][0][static_cast<size_t>(i)]);  // the weight is the same
   }
 }

@@ -54,7 +54,13 @@ void check_padding(const KernelCall& c, axon_padding p) {
 }  // namespace
 
 ConvGeom conv_geometry(const KernelCall& c, const TensorRef& x, const TensorRef& f) {
-  const auto& a = c.attrs<axon_conv2d_attrs>(AXON_STRUCT_SIZE(axon_conv2d_attrs, padding));
+  return conv_geometry(c, c.attrs<axon_conv2d_attrs>(AXON_STRUCT_SIZE(axon_conv2d_attrs, padding)), x, f);
+}
+
+ConvGeom conv_geometry(const KernelCall& c, const axon_conv2d_attrs& a, const TensorRef& x, const TensorRef& f) {
+  AXON_CHECK(a.struct_size >= AXON_STRUCT_SIZE(axon_conv2d_attrs, padding),
+             "%s: attribute struct too small (conv attributes: %zu < %zu bytes)", c.op(), a.struct_size,
+             AXON_STRUCT_SIZE(axon_conv2d_attrs, padding));
   AXON_CHECK(a.stride_h >= 1 && a.stride_w >= 1, "%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w);
   AXON_CHECK(a.dilation_h >= 1 && a.dilation_w >= 1, "%s: dilations must be >= 1, got %d,%d", c.op(), a.dilation_h, a.dilation_w);
   check_padding(c, a.padding);

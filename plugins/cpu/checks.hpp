@@ -37,6 +37,8 @@ struct ConvGeom {
 };
 // `image` is x (or dx), `filter` is the filter (or dfilter).
 ConvGeom conv_geometry(const KernelCall& c, const TensorRef& image, const TensorRef& filter);
+// The same with conv attributes embedded in a fused op's attributes.
+ConvGeom conv_geometry(const KernelCall& c, const axon_conv2d_attrs& a, const TensorRef& image, const TensorRef& filter);
 
 struct PoolGeom {
   int64_t n, h, w, c, kh, kw, oh, ow, pad_h, pad_w, sh, sw;

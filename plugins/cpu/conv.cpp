@@ -246,14 +246,7 @@ void fused_conv2d(CpuDevice& d, const KernelCall& c) {
   const auto& a = c.attrs<axon_fused_conv2d_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_attrs, activation));
   AXON_CHECK(a.activation == AXON_ACTIVATION_NONE || a.activation == AXON_ACTIVATION_RELU,
              "%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a.activation));
-  // conv_geometry reads the conv attrs from the call: hand it a view whose
-  // attrs are the embedded axon_conv2d_attrs.
-  axon_kernel_call inner{};
-  inner.struct_size = sizeof inner;
-  inner.op = c.op();
-  inner.attrs = &a.conv;
-  const KernelCall conv_call(inner);
-  ConvGeom g = conv_geometry(conv_call, x, f);
+  ConvGeom g = conv_geometry(c, a.conv, x, f);
   want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
   AXON_CHECK(bias.dim(0) == g.oc, "%s: bias %s does not match the filter's %lld output channels", c.op(),
              bias.shape_string().c_str(), static_cast<long long>(g.oc));

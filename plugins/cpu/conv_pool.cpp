@@ -42,14 +42,8 @@ ConvPoolGeom geometry(const KernelCall& c, const TensorRef& x, const TensorRef& 
   const auto& a = c.attrs<axon_fused_conv2d_max_pool_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_max_pool_attrs, pool));
   AXON_CHECK(a.activation == AXON_ACTIVATION_NONE || a.activation == AXON_ACTIVATION_RELU,
              "%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a.activation));
-  // conv_geometry reads the conv attrs from the call: a view of the call with
-  // the embedded axon_conv2d_attrs.
-  axon_kernel_call inner{};
-  inner.struct_size = sizeof inner;
-  inner.op = c.op();
-  inner.attrs = &a.conv;
   ConvPoolGeom cp;
-  cp.g = conv_geometry(KernelCall(inner), x, filter);
+  cp.g = conv_geometry(c, a.conv, x, filter);
   cp.p = pool_geometry(c, a.pool, cp.g.n, cp.g.oh, cp.g.ow, cp.g.oc);
   AXON_CHECK(cp.p.kh * cp.p.kw <= AXON_ARGMAX_NONE, "%s: a pool window of %lldx%lld has more taps than a uint8 argmax holds (255)",
              c.op(), static_cast<long long>(cp.p.kh), static_cast<long long>(cp.p.kw));

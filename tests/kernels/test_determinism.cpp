@@ -17,8 +17,9 @@ struct ConfigGuard {
   ~ConfigGuard() { unsetenv(name.c_str()); }
 };
 
-// Runs conv2 of the CNN at batch 64 (forward and both backprops), a Dense
-// layer's MatMuls, BiasAddGrad and Sum on `dev`; returns all outputs.
+// Runs conv2 of the CNN at batch 64 (forward and both backprops, separate and
+// fused with its pool), a Dense layer's MatMuls, BiasAddGrad and Sum on `dev`;
+// returns all outputs.
 std::vector<std::vector<float>> workload(TestDevice& dev) {
   std::mt19937 rng(5);
   axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_VALID};
@@ -35,6 +36,19 @@ std::vector<std::vector<float>> workload(TestDevice& dev) {
   r.push_back(run_host(dev, "MatMul", {h, HostTensor{{64, 64}, random_floats(rng, 64 * 64)}}, {{576, 64}}, &tn)[0]);
   r.push_back(run_host(dev, "BiasAddGrad", {dy}, {{64}})[0]);
   r.push_back(run_host(dev, "Sum", {x}, {{1}})[0]);
+  // conv2 with its pool as the fused pair, forward then backward with dx.
+  const axon_pool_attrs pool{sizeof(axon_pool_attrs), 2, 2, 2, 2, AXON_PADDING_VALID};
+  const axon_fused_conv2d_max_pool_attrs cp{sizeof(axon_fused_conv2d_max_pool_attrs), a, AXON_ACTIVATION_RELU, pool};
+  const HostTensor bias{{64}, random_floats(rng, 64)};
+  const std::vector<int64_t> yd{64, 5, 5, 64};
+  auto fwd = run_host_mixed(dev, "_FusedConv2DMaxPool", {mixed(x), mixed(w), mixed(bias)},
+                            {{AXON_FLOAT32, yd}, {AXON_UINT8, yd}}, &cp);
+  r.push_back(fwd[0].values);
+  r.push_back(std::vector<float>(fwd[1].bytes.begin(), fwd[1].bytes.end()));
+  const HostTensor dpool{yd, random_floats(rng, 64 * 5 * 5 * 64)};
+  auto bwd = run_host_mixed(dev, "_FusedConv2DMaxPoolGrad", {mixed(x), mixed(w), mixed(dpool), fwd[1]},
+                            {{AXON_FLOAT32, w.dims}, {AXON_FLOAT32, {64}}, {AXON_FLOAT32, x.dims}}, &cp);
+  for (const MixedTensor& t : bwd) r.push_back(t.values);
   return r;
 }
 

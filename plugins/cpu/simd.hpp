@@ -50,10 +50,22 @@ __attribute__((always_inline)) inline V broadcast(const float* p) {
   return V{} + *p;
 }
 
-// All lanes = x, for integer vectors (I{} + x trips GCC 12's
-// -Wmaybe-uninitialized when the result lands in an array).
-template <class V, class T>
-__attribute__((always_inline)) inline V splat(T x) {
+// All lanes = x, for int32 vectors: one vpbroadcastd from memory. (I{} + x
+// trips GCC 12's -Wmaybe-uninitialized when the result lands in an array,
+// and a lane-by-lane loop compiles to one masked broadcast per lane.)
+template <class V>
+__attribute__((always_inline)) inline V splat(int32_t x) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if constexpr (sizeof(V) == 64) {
+    V v;
+    asm("vpbroadcastd %1, %0" : "=v"(v) : "m"(x));
+    return v;
+  } else if constexpr (sizeof(V) == 32) {
+    V v;
+    asm("vpbroadcastd %1, %0" : "=x"(v) : "m"(x));
+    return v;
+  }
+#endif
   V v;
   for (size_t i = 0; i < sizeof(V) / sizeof(x); ++i) v[i] = x;
   return v;

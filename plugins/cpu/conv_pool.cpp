@@ -12,8 +12,9 @@
 //    Conv2DBackpropInput then run on dz exactly as they run alone.
 // So the results equal MaxPool(_FusedConv2D) and MaxPoolGrad, ReluGrad,
 // BiasAddGrad, Conv2DBackpropFilter, Conv2DBackpropInput run apart, bit for
-// bit (same products, every sum in the same order), with conv_rows' one
-// caveat (conv.hpp).
+// bit (same products, every sum in the same order; where sgemm would make a
+// row's rounding depend on its tile, the forward computes the convolution in
+// Conv2D's own tiles first, see conv_rows_independent).
 #include "checks.hpp"
 #include "conv.hpp"
 #include "device.hpp"

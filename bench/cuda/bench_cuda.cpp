@@ -12,8 +12,11 @@
 // between two synchronize() calls and the host's enqueue time per call are
 // printed beside it; when enqueue time is as large as GPU time the op is bound
 // by launch overhead. Without the hook (another build) only wall times are shown.
-// Exit: 0, 2 bad usage, 77 no GPU ("no GPU: <reason>").
+// Exit: 0, 1 failure (also: a GPU the plugin cannot use, "FAIL: unusable CUDA
+// device: <reason>"), 2 bad usage, 77 the driver reports no GPU ("SKIP: no CUDA
+// device: <reason>").
 #include "axon_cuda_kernels.h"
+#include "device_presence.hpp"
 #include "plugin_harness.hpp"
 
 #include <dlfcn.h>
@@ -214,11 +217,7 @@ int main(int argc, char** argv) {
   }
   try {
     LoadedPlugin cuda(plugin_path);
-    if (cuda.device_count() == 0) {
-      const char* why = cuda.api.unavailable_reason ? cuda.api.unavailable_reason(cuda.api.plugin_ctx) : nullptr;
-      std::printf("no GPU: %s\n", why ? why : "(no reason given)");
-      return 77;
-    }
+    if (auto code = exit_without_device(cuda, "CUDA device")) return *code;
     axon_device_props props{};
     axon_error err{};
     check(cuda.api.get_device_props(cuda.api.plugin_ctx, 0, &props, &err), err, "props");

@@ -6,7 +6,9 @@
 //
 //   cuda_collectives_test <libaxon-plugin-cuda.so>
 //
-// Exit: 0 pass, 1 fail, 77 no CUDA device. Plain C++ (no Catch2).
+// Exit: 0 pass, 1 fail (also: a GPU the plugin cannot use), 77 the driver
+// reports no CUDA device. Plain C++ (no Catch2).
+#include "device_presence.hpp"
 #include "plugin_harness.hpp"
 
 #include <chrono>
@@ -36,12 +38,8 @@ int main(int argc, char** argv) {
   }
   try {
     LoadedPlugin cuda(argv[1]);
+    if (auto code = exit_without_device(cuda, "CUDA device")) return *code;
     const int n = cuda.device_count();
-    if (n == 0) {
-      const char* why = cuda.api.unavailable_reason ? cuda.api.unavailable_reason(cuda.api.plugin_ctx) : nullptr;
-      std::printf("SKIP: no CUDA device: %s\n", why ? why : "(no reason given)");
-      return 77;
-    }
     const axon_collective_api* coll = cuda.api.collectives;
     expect(coll != nullptr && coll->all_reduce && coll->comm_get_id && coll->comm_create && coll->comm_all_reduce,
            "the plugin offers collectives");

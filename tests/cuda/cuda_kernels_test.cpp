@@ -5,9 +5,11 @@
 //
 //   cuda_kernels_test <libaxon-plugin-cuda.so> <libaxon-plugin-reference.so>
 //
-// Exit: 0 all pass, 1 a failure, 77 no CUDA device (the reason is printed).
+// Exit: 0 all pass, 1 a failure (also: the driver shows a GPU the plugin
+// cannot use, e.g. cuDNN missing), 77 the driver reports no CUDA device.
 // Plain C++ (no Catch2) so that it builds on the GPU machine.
 #include "compare.hpp"
+#include "device_presence.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -275,11 +277,7 @@ int main(int argc, char** argv) {
   }
   try {
     LoadedPlugin cuda(argv[1]);
-    if (cuda.device_count() == 0) {
-      const char* why = cuda.api.unavailable_reason ? cuda.api.unavailable_reason(cuda.api.plugin_ctx) : nullptr;
-      std::printf("SKIP: no CUDA device: %s\n", why ? why : "(no reason given)");
-      return 77;
-    }
+    if (auto code = exit_without_device(cuda, "CUDA device")) return *code;
     LoadedPlugin reference(argv[2]);
     if (reference.device_count() == 0) {
       std::printf("FAIL: the reference plugin has no device\n");

@@ -5,7 +5,9 @@
 //
 //   cuda_memory_test <libaxon-plugin-cuda.so> reserve|growth|limit
 //
-// Exit: 0 pass, 1 fail, 77 no CUDA device. Plain C++ (no Catch2).
+// Exit: 0 pass, 1 fail (also: a GPU the plugin cannot use), 77 the driver
+// reports no CUDA device. Plain C++ (no Catch2).
+#include "device_presence.hpp"
 #include "plugin_harness.hpp"
 
 #include <cstdio>
@@ -120,11 +122,7 @@ int main(int argc, char** argv) {
   }
   try {
     LoadedPlugin cuda(argv[1]);
-    if (cuda.device_count() == 0) {
-      const char* why = cuda.api.unavailable_reason ? cuda.api.unavailable_reason(cuda.api.plugin_ctx) : nullptr;
-      std::printf("SKIP: no CUDA device: %s\n", why ? why : "(no reason given)");
-      return 77;
-    }
+    if (auto code = exit_without_device(cuda, "CUDA device")) return *code;
     axon_device_props props{};
     axon_error perr{};
     check(cuda.api.get_device_props(cuda.api.plugin_ctx, 0, &props, &perr), perr, "get_device_props");

@@ -4,7 +4,7 @@
 # Expects: targets axon-plugin-cuda and axon-plugin-reference, and
 # AXON_HARNESS_DIR (the folder of plugin_harness.hpp).
 
-foreach(_t cuda_kernels_test cuda_memory_test cuda_collectives_test)
+foreach(_t cuda_probe cuda_kernels_test cuda_memory_test cuda_collectives_test)
   add_executable(${_t} ${CMAKE_CURRENT_LIST_DIR}/${_t}.cpp)
   target_include_directories(${_t} PRIVATE ${AXON_HARNESS_DIR} ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(${_t} PRIVATE axon::sdk ${CMAKE_DL_LIBS})
@@ -14,13 +14,14 @@ foreach(_t cuda_kernels_test cuda_memory_test cuda_collectives_test)
 endforeach()
 add_dependencies(cuda_kernels_test axon-plugin-reference)
 
+add_test(NAME cuda_probe COMMAND cuda_probe $<TARGET_FILE:axon-plugin-cuda>)
 add_test(NAME cuda_kernels
   COMMAND cuda_kernels_test $<TARGET_FILE:axon-plugin-cuda> $<TARGET_FILE:axon-plugin-reference>)
 foreach(_mode reserve growth limit)
   add_test(NAME cuda_memory_${_mode} COMMAND cuda_memory_test $<TARGET_FILE:axon-plugin-cuda> ${_mode})
 endforeach()
 add_test(NAME cuda_collectives COMMAND cuda_collectives_test $<TARGET_FILE:axon-plugin-cuda>)
-set_tests_properties(cuda_kernels cuda_memory_reserve cuda_memory_growth cuda_memory_limit cuda_collectives PROPERTIES
+set_tests_properties(cuda_probe cuda_kernels cuda_memory_reserve cuda_memory_growth cuda_memory_limit cuda_collectives PROPERTIES
   LABELS gpu
   SKIP_RETURN_CODE 77
   TIMEOUT 300

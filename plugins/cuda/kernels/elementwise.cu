@@ -2,6 +2,8 @@
 // are two-pass with a fixed order, so results are deterministic.
 #include "elementwise.hpp"
 
+#include "launch_geometry.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -177,19 +179,24 @@ __global__ void normalize_kernel(const uint8_t* x, float* y, int64_t n) {
 
 constexpr int kTile = 32;
 
-__global__ void transpose_kernel(const float* x, float* y, int64_t rows, int64_t cols) {
+// Block y handles row tiles y, y + gridDim.y, ...: grid.y is capped at 65535
+// (launch_geometry.hpp), so tall matrices take several tiles per block.
+__global__ void transpose_kernel(const float* x, float* y, int64_t rows, int64_t cols, int64_t row_tiles) {
   __shared__ float tile[kTile][kTile + 1];
   const int64_t c = blockIdx.x * (int64_t)kTile + threadIdx.x;
-  for (int k = threadIdx.y; k < kTile; k += blockDim.y) {
-    const int64_t r = blockIdx.y * (int64_t)kTile + k;
-    if (r < rows && c < cols) tile[k][threadIdx.x] = x[r * cols + c];
-  }
-  __syncthreads();
   const int64_t r_out = blockIdx.x * (int64_t)kTile;  // output row block = input column block
-  for (int k = threadIdx.y; k < kTile; k += blockDim.y) {
-    const int64_t orow = r_out + k;                                  // input column
-    const int64_t ocol = blockIdx.y * (int64_t)kTile + threadIdx.x;  // input row
-    if (orow < cols && ocol < rows) y[orow * rows + ocol] = tile[threadIdx.x][k];
+  for (int64_t rt = blockIdx.y; rt < row_tiles; rt += gridDim.y) {  // same trip count for the whole block
+    for (int k = threadIdx.y; k < kTile; k += blockDim.y) {
+      const int64_t r = rt * kTile + k;
+      if (r < rows && c < cols) tile[k][threadIdx.x] = x[r * cols + c];
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < kTile; k += blockDim.y) {
+      const int64_t orow = r_out + k;                 // input column
+      const int64_t ocol = rt * kTile + threadIdx.x;  // input row
+      if (orow < cols && ocol < rows) y[orow * rows + ocol] = tile[threadIdx.x][k];
+    }
+    __syncthreads();  // the tile is refilled for the next row tile
   }
 }
 
@@ -292,8 +299,10 @@ void normalize_image(cudaStream_t s, const uint8_t* x, float* y, int64_t n) {
 
 void transpose(cudaStream_t s, const float* x, float* y, int64_t rows, int64_t cols) {
   if (rows == 0 || cols == 0) return;
-  dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
-  transpose_kernel<<<grid, dim3(kTile, 8), 0, s>>>(x, y, rows, cols);
+  const TileGrid g = tile_grid(rows, cols, kTile);
+  if (g.x > kMaxGridX) throw std::runtime_error("transpose: " + std::to_string(cols) + " columns exceed the grid");
+  dim3 grid(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y));
+  transpose_kernel<<<grid, dim3(kTile, 8), 0, s>>>(x, y, rows, cols, g.row_tiles);
   check_launch("transpose");
 }
 

@@ -1,7 +1,7 @@
-// Kernel-level GPU benchmark at the MNIST CNN's shapes (batch 64), through the
+// Kernel-level GPU benchmark at the trainer's CNN shapes (batch 64), through the
 // plugin's C ABI: time per op, enqueue time per op (host cost of a launch),
-// achieved GFLOP/s, and a whole training step (forward, backward, Adam; about
-// 35 kernel calls) timed as kernels queued back to back versus the sum of the
+// achieved GFLOP/s, and a whole training step (forward, backward, Adam; 50
+// kernel calls) timed as kernels queued back to back versus the sum of the
 // single-op times. Prints figures, asserts nothing.
 //
 //   axon-bench-cuda [--plugin PATH] [--iters N]
@@ -85,7 +85,10 @@ struct Bench {
     return t;
   }
 
+  long calls = 0;  // kernel calls made, to count a training step's
+
   void call(const char* op, std::vector<axon_tensor> in, std::vector<axon_tensor> out, const void* attrs = nullptr) {
+    ++calls;
     axon_dtype dt = in.empty() ? out[0].dtype : in[0].dtype;
     axon_kernel_fn fn = api.get_kernel(api.device_ctx, op, dt);
     if (!fn) throw std::runtime_error(std::string("no kernel for ") + op);
@@ -231,24 +234,30 @@ int main(int argc, char** argv) {
                                             : "wall and enqueue time only (kernel library has no timing hook)");
     const int64_t N = 64;
 
-    // The CNN: conv 3x3x32 -> relu -> pool 2 -> conv 3x3x64 -> relu -> pool 2 -> dense 10.
+    // The trainer's CNN (apps/axon-train): conv 3x3x32 on 28x28 -> relu -> pool 2
+    // -> conv 3x3x64 on 13x13 -> relu -> pool 2 -> conv 3x3x64 on 5x5 -> relu ->
+    // flatten 576 -> dense 64 -> relu -> dense 10.
     axon_tensor img = b.make({N, 28, 28, 1}, AXON_UINT8), labels = b.make({N}, AXON_INT32);
     axon_tensor x = b.make({N, 28, 28, 1});
     axon_tensor w1 = b.make({3, 3, 1, 32}), b1 = b.make({32}), w2 = b.make({3, 3, 32, 64}), b2 = b.make({64}),
-                w3 = b.make({1600, 10}), b3 = b.make({10});
+                w3 = b.make({3, 3, 64, 64}), b3 = b.make({64}), w4 = b.make({576, 64}), b4 = b.make({64}),
+                w5 = b.make({64, 10}), b5 = b.make({10});
     axon_tensor c1 = b.make({N, 26, 26, 32}), p1 = b.make({N, 13, 13, 32}), c2 = b.make({N, 11, 11, 64}),
-                p2 = b.make({N, 5, 5, 64}), logits = b.make({N, 10}), loss = b.make({N}), dlogits = b.make({N, 10}),
-                correct = b.make({N}), scalar = b.make({1});
+                p2 = b.make({N, 5, 5, 64}), c3 = b.make({N, 3, 3, 64}), h = b.make({N, 64}), logits = b.make({N, 10}),
+                loss = b.make({N}), dlogits = b.make({N, 10}), correct = b.make({N}), scalar = b.make({1});
     axon_tensor dw1 = b.make({3, 3, 1, 32}), db1 = b.make({32}), dw2 = b.make({3, 3, 32, 64}), db2 = b.make({64}),
-                dw3 = b.make({1600, 10}), db3 = b.make({10}), dp2 = b.make({N, 1600}), dc2 = b.make({N, 11, 11, 64}),
-                dp1 = b.make({N, 13, 13, 32}), dc1 = b.make({N, 26, 26, 32});
-    std::vector<axon_tensor> params = {w1, b1, w2, b2, w3, b3}, grads = {dw1, db1, dw2, db2, dw3, db3}, ms, vs;
+                dw3 = b.make({3, 3, 64, 64}), db3 = b.make({64}), dw4 = b.make({576, 64}), db4 = b.make({64}),
+                dw5 = b.make({64, 10}), db5 = b.make({10}), dh = b.make({N, 64}), dc3 = b.make({N, 3, 3, 64}),
+                dp2 = b.make({N, 5, 5, 64}), dc2 = b.make({N, 11, 11, 64}), dp1 = b.make({N, 13, 13, 32}),
+                dc1 = b.make({N, 26, 26, 32});
+    std::vector<axon_tensor> params = {w1, b1, w2, b2, w3, b3, w4, b4, w5, b5},
+                             grads = {dw1, db1, dw2, db2, dw3, db3, dw4, db4, dw5, db5}, ms, vs;
     for (auto& p : params) {
       std::vector<int64_t> d(p.dims, p.dims + p.rank);
       ms.push_back(b.make(d, AXON_FLOAT32, -0.01f, 0.01f));
       vs.push_back(b.make(d, AXON_FLOAT32, 0.f, 0.001f));
     }
-    const axon_tensor p2f = Bench::view(p2, {N, 1600});
+    const axon_tensor c3f = Bench::view(c3, {N, 576}), dc3f = Bench::view(dc3, {N, 576});
     auto ca = conv_attrs();
     auto pa = pool_attrs();
     auto m_nn = mm(false, false), m_tn = mm(true, false), m_nt = mm(false, true);
@@ -266,11 +275,15 @@ int main(int argc, char** argv) {
       double flops;  // per call, 0 if not meaningful
       std::function<void()> f;
     };
-    const double conv1 = 2.0 * N * 26 * 26 * 32 * 9 * 1, conv2 = 2.0 * N * 11 * 11 * 64 * 9 * 32, dense = 2.0 * N * 1600 * 10;
+    const double conv1 = 2.0 * N * 26 * 26 * 32 * 9 * 1, conv2 = 2.0 * N * 11 * 11 * 64 * 9 * 32,
+                 conv3 = 2.0 * N * 3 * 3 * 64 * 9 * 64, dense1 = 2.0 * N * 576 * 64, dense2 = 2.0 * N * 64 * 10;
     std::vector<Op> ops = {
         {"NormalizeImage", "[64,28,28,1] u8", 0, [&] { b.call("NormalizeImage", {img}, {x}); }},
         {"Conv2D", "x[64,28,28,1] f[3,3,1,32]", conv1, [&] { b.call("Conv2D", {x, w1}, {c1}, &ca); }},
         {"Conv2D", "x[64,13,13,32] f[3,3,32,64]", conv2, [&] { b.call("Conv2D", {p1, w2}, {c2}, &ca); }},
+        {"Conv2D", "x[64,5,5,64] f[3,3,64,64]", conv3, [&] { b.call("Conv2D", {p2, w3}, {c3}, &ca); }},
+        {"Conv2DBackpropInput", "dy[64,3,3,64] f[3,3,64,64]", conv3, [&] { b.call("Conv2DBackpropInput", {dc3, w3}, {dp2}, &ca); }},
+        {"Conv2DBackpropFilter", "x[64,5,5,64] dy[64,3,3,64]", conv3, [&] { b.call("Conv2DBackpropFilter", {p2, dc3}, {dw3}, &ca); }},
         {"Conv2DBackpropInput", "dy[64,11,11,64] f[3,3,32,64]", conv2, [&] { b.call("Conv2DBackpropInput", {dc2, w2}, {dp1}, &ca); }},
         {"Conv2DBackpropFilter", "x[64,13,13,32] dy[64,11,11,64]", conv2, [&] { b.call("Conv2DBackpropFilter", {p1, dc2}, {dw2}, &ca); }},
         {"Conv2DBackpropFilter", "x[64,28,28,1] dy[64,26,26,32]", conv1, [&] { b.call("Conv2DBackpropFilter", {x, dc1}, {dw1}, &ca); }},
@@ -280,13 +293,16 @@ int main(int argc, char** argv) {
         {"MaxPoolGrad", "[64,26,26,32] 2x2", 0, [&] { b.call("MaxPoolGrad", {c1, p1, dp1}, {dc1}, &pa); }},
         {"ReluGrad", "[64,26,26,32]", 0, [&] { b.call("ReluGrad", {dc1, c1}, {dc1}); }},
         {"BiasAddGrad", "[64,26,26,32]", 0, [&] { b.call("BiasAddGrad", {dc1}, {db1}); }},
-        {"MatMul", "[64,1600] x [1600,10]", dense, [&] { b.call("MatMul", {p2f, w3}, {logits}, &m_nn); }},
-        {"MatMul", "x^T [64,1600]^T x dy [64,10]", dense, [&] { b.call("MatMul", {p2f, dlogits}, {dw3}, &m_tn); }},
-        {"MatMul", "dy [64,10] x W^T", dense, [&] { b.call("MatMul", {dlogits, w3}, {dp2}, &m_nt); }},
+        {"MatMul", "[64,576] x [576,64]", dense1, [&] { b.call("MatMul", {c3f, w4}, {h}, &m_nn); }},
+        {"MatMul", "x^T [64,576]^T x dy [64,64]", dense1, [&] { b.call("MatMul", {c3f, dh}, {dw4}, &m_tn); }},
+        {"MatMul", "dy [64,64] x W^T [576,64]^T", dense1, [&] { b.call("MatMul", {dh, w4}, {dc3f}, &m_nt); }},
+        {"MatMul", "[64,64] x [64,10]", dense2, [&] { b.call("MatMul", {h, w5}, {logits}, &m_nn); }},
+        {"MatMul", "x^T [64,64]^T x dy [64,10]", dense2, [&] { b.call("MatMul", {h, dlogits}, {dw5}, &m_tn); }},
+        {"MatMul", "dy [64,10] x W^T [64,10]^T", dense2, [&] { b.call("MatMul", {dlogits, w5}, {dh}, &m_nt); }},
         {"SparseSoftmaxXent", "[64,10]", 0, [&] { b.call("SparseSoftmaxCrossEntropyWithLogits", {logits, labels}, {loss, dlogits}); }},
         {"InTopK", "[64,10]", 0, [&] { b.call("InTopK", {logits, labels}, {correct}); }},
         {"Sum", "[64]", 0, [&] { b.call("Sum", {loss}, {scalar}); }},
-        {"ApplyAdam", "[1600,10]", 0, [&] { b.call("ApplyAdam", {w3, ms[4], vs[4], dw3}, {}, &adam); }},
+        {"ApplyAdam", "[576,64]", 0, [&] { b.call("ApplyAdam", {w4, ms[6], vs[6], dw4}, {}, &adam); }},
     };
 
     std::printf("\n%-22s %-34s %10s %10s %10s %10s\n", "op", "shape (batch 64)", "gpu us", "wall us", "enqueue us",
@@ -314,15 +330,29 @@ int main(int argc, char** argv) {
       b.call("BiasAdd", {c2, b2}, {c2});
       b.call("Relu", {c2}, {c2});
       b.call("MaxPool", {c2}, {p2}, &pa);
-      b.call("MatMul", {p2f, w3}, {logits}, &m_nn);
-      b.call("BiasAdd", {logits, b3}, {logits});
+      b.call("Conv2D", {p2, w3}, {c3}, &ca);
+      b.call("BiasAdd", {c3, b3}, {c3});
+      b.call("Relu", {c3}, {c3});
+      b.call("MatMul", {c3f, w4}, {h}, &m_nn);
+      b.call("BiasAdd", {h, b4}, {h});
+      b.call("Relu", {h}, {h});
+      b.call("MatMul", {h, w5}, {logits}, &m_nn);
+      b.call("BiasAdd", {logits, b5}, {logits});
       b.call("SparseSoftmaxCrossEntropyWithLogits", {logits, labels}, {loss, dlogits});
       b.call("Sum", {loss}, {scalar});
       b.call("InTopK", {logits, labels}, {correct});
-      b.call("BiasAddGrad", {dlogits}, {db3});
-      b.call("MatMul", {p2f, dlogits}, {dw3}, &m_tn);
-      b.call("MatMul", {dlogits, w3}, {dp2}, &m_nt);
-      b.call("MaxPoolGrad", {c2, p2, Bench::view(dp2, {N, 5, 5, 64})}, {dc2}, &pa);
+      b.call("BiasAddGrad", {dlogits}, {db5});
+      b.call("MatMul", {h, dlogits}, {dw5}, &m_tn);
+      b.call("MatMul", {dlogits, w5}, {dh}, &m_nt);
+      b.call("ReluGrad", {dh, h}, {dh});
+      b.call("BiasAddGrad", {dh}, {db4});
+      b.call("MatMul", {c3f, dh}, {dw4}, &m_tn);
+      b.call("MatMul", {dh, w4}, {dc3f}, &m_nt);
+      b.call("ReluGrad", {dc3, c3}, {dc3});
+      b.call("BiasAddGrad", {dc3}, {db3});
+      b.call("Conv2DBackpropFilter", {p2, dc3}, {dw3}, &ca);
+      b.call("Conv2DBackpropInput", {dc3, w3}, {dp2}, &ca);
+      b.call("MaxPoolGrad", {c2, p2, dp2}, {dc2}, &pa);
       b.call("ReluGrad", {dc2, c2}, {dc2});
       b.call("BiasAddGrad", {dc2}, {db2});
       b.call("Conv2DBackpropFilter", {p1, dc2}, {dw2}, &ca);
@@ -334,10 +364,13 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < params.size(); ++i) b.call("ApplyAdam", {params[i], ms[i], vs[i], grads[i]}, {}, &adam);
       ++adam.step;
     };
+    b.calls = 0;
+    step();
+    const long calls_per_step = b.calls;
     Bench::Times st = b.time(step, std::max(10, iters / 4));
-    std::printf("\nSTEP (forward + backward + Adam, batch 64, 32 kernel calls): wall %.1f us, enqueue %.1f us per step, "
+    std::printf("\nSTEP (forward + backward + Adam, batch 64, %ld kernel calls): wall %.1f us, enqueue %.1f us per step, "
                 "%.0f samples/s\n",
-                st.wall * 1e6, st.enqueue * 1e6, N / st.wall);
+                calls_per_step, st.wall * 1e6, st.enqueue * 1e6, N / st.wall);
     if (st.gpu >= 0)
       std::printf("STEP: GPU (kernel) time %.1f us per step = %.0f%% of the wall time\n", st.gpu * 1e6,
                   100.0 * st.gpu / st.wall);

@@ -111,12 +111,16 @@ void conv_cases(Runner& r, std::mt19937& rng) {
   const std::vector<Case> cases = {
       {{64, 28, 28, 1}, {3, 3, 1, 32}, 1, 1, AXON_PADDING_VALID},   // the CNN's first layer
       {{64, 13, 13, 32}, {3, 3, 32, 64}, 1, 1, AXON_PADDING_VALID}, // the CNN's second layer
+      {{64, 5, 5, 64}, {3, 3, 64, 64}, 1, 1, AXON_PADDING_VALID},   // the CNN's third layer
       {{1, 7, 9, 3}, {3, 2, 3, 5}, 1, 1, AXON_PADDING_SAME},        // batch 1, odd sizes, even filter width
       {{2, 11, 8, 4}, {3, 3, 4, 6}, 2, 1, AXON_PADDING_SAME},       // stride 2, asymmetric SAME padding
       {{3, 10, 7, 2}, {4, 4, 2, 3}, 2, 1, AXON_PADDING_SAME},
       {{1, 9, 9, 3}, {3, 3, 3, 4}, 2, 1, AXON_PADDING_VALID},
       {{2, 12, 11, 3}, {3, 3, 3, 4}, 1, 2, AXON_PADDING_SAME},      // dilation 2
       {{5, 6, 5, 7}, {1, 1, 7, 3}, 1, 1, AXON_PADDING_VALID},       // 1x1
+      // A filter of 2,100,000 rows (R*S*C): its HWIO -> KRSC transpose needs
+      // more than 65535 row tiles, past the old single-pass grid's limit.
+      {{1, 1, 1, 2100000}, {1, 1, 2100000, 1}, 1, 1, AXON_PADDING_VALID},
   };
   for (const auto& c : cases) {
     axon_conv2d_attrs a{};
@@ -215,9 +219,15 @@ void matmul_cases(Runner& r, std::mt19937& rng) {
     bool ta, tb;
   };
   const std::vector<Case> cases = {
-      {64, 1600, 10, false, false},  // the CNN's dense layer
-      {1600, 64, 10, true, false},   // its weight gradient, x^T dy
-      {64, 10, 1600, false, true},   // its input gradient, dy W^T
+      {64, 576, 64, false, false},   // the CNN's first dense layer (576 -> 64)
+      {576, 64, 64, true, false},    // its weight gradient, x^T dy
+      {64, 64, 576, false, true},    // its input gradient, dy W^T
+      {64, 64, 10, false, false},    // the CNN's second dense layer (64 -> 10)
+      {64, 64, 10, true, false},     // its weight gradient
+      {64, 10, 64, false, true},     // its input gradient
+      {64, 1600, 10, false, false},  // a wider dense layer
+      {1600, 64, 10, true, false},
+      {64, 10, 1600, false, true},
       {7, 13, 5, false, false}, {1, 3, 1, true, true}, {9, 1, 6, false, true}, {33, 65, 17, true, true},
   };
   for (const auto& c : cases) {
@@ -261,10 +271,11 @@ void adam_cases(Runner& r, std::mt19937& rng) {
     a.beta_2 = 0.999f;
     a.epsilon = 1e-7f;
     a.step = step;
-    const std::vector<int64_t> s = {1600, 10};
-    HostTensor var = uniform(rng, s), m = uniform(rng, s, -0.1f, 0.1f), v = uniform(rng, s, 0.f, 0.01f),
-               g = uniform(rng, s);
-    r.run("[1600,10] step " + std::to_string(step), "ApplyAdam", {var, m, v, g}, {}, &a, {1e-6, 1e-5}, 3);
+    for (const std::vector<int64_t>& s : {std::vector<int64_t>{576, 64}, std::vector<int64_t>{1600, 10}}) {
+      HostTensor var = uniform(rng, s), m = uniform(rng, s, -0.1f, 0.1f), v = uniform(rng, s, 0.f, 0.01f),
+                 g = uniform(rng, s);
+      r.run(var.shape() + " step " + std::to_string(step), "ApplyAdam", {var, m, v, g}, {}, &a, {1e-6, 1e-5}, 3);
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <axon/error.hpp>
 
 #include <cstdio>
+#include <memory>
 
 namespace axon::train_app {
 
@@ -33,7 +34,8 @@ int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset
   for (Device* d : devices) {
     if (!opts.quiet) std::printf("\n== %s (%s) ==\n", d->name().c_str(), d->props().name);
     std::fflush(stdout);
-    runs.push_back(train_on(*d, opts, ds, false));
+    std::unique_ptr<Strategy> one = make_one_device_strategy(*d);
+    runs.push_back(train_on(*one, opts, ds, false));
   }
   print_compare_table(stdout, runs);
   if (opts.verbose) print_peak_rss(stdout);

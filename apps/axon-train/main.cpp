@@ -1,5 +1,6 @@
 // axon-train: trains the trainer's CNN (nn::make_cnn) on an MNIST-format data
-// set and prints Keras-style progress. See docs/training.md.
+// set and prints Keras-style progress. See docs/training.md and, for the
+// strategies, docs/distributed.md.
 #include "compare.hpp"
 #include "device_choice.hpp"
 #include "options.hpp"
@@ -9,17 +10,61 @@
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/runtime.hpp>
+#include <axon/strategy.hpp>
+#include <axon/workers.hpp>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 using namespace axon;
 
+namespace {
+
+// What errors are prefixed with: "axon-train", or "axon-train (rank 1)" in a
+// multi-worker job. run_main keeps the pointer, so the text is set in place.
+char g_program[64] = "axon-train";
+
+// The strategy --strategy names, over the devices it uses.
+std::unique_ptr<Strategy> make_strategy(const Runtime& rt, const train_app::Options& opts, Workers* workers) {
+  if (opts.strategy == "mirrored") return make_mirrored_strategy(mirrored_devices(rt));
+  if (opts.strategy == "multi-worker")
+    return make_multi_worker_strategy(mirrored_devices(rt), *workers, opts.collective_timeout_s);
+  const train_app::DeviceChoice choice = train_app::choose_device(rt, opts.device);
+  if (!opts.quiet) {
+    std::printf("Training on %s (%s): %s\n", choice.device->name().c_str(), choice.device->props().name,
+                choice.reason.c_str());
+    std::fflush(stdout);
+  }
+  return make_one_device_strategy(*choice.device);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  return cli::run_main("axon-train", [&] {
-    const std::optional<train_app::Options> parsed = train_app::parse_options(argc, argv);
+  std::unique_ptr<Workers> workers;
+  const int code = cli::run_main(g_program, [&] {
+    std::optional<train_app::Options> parsed = train_app::parse_options(argc, argv);
     if (!parsed) return 0;
-    const train_app::Options& opts = *parsed;
+    train_app::Options& opts = *parsed;
+
+    // A worker joins its job first: only rank 0 prints progress and writes
+    // files; the others print errors alone, prefixed with their rank.
+    if (opts.strategy == "multi-worker") {
+      // mpirun's rank is known before MPI is: even a failure to join is prefixed.
+      if (const char* rank = std::getenv("OMPI_COMM_WORLD_RANK"))
+        std::snprintf(g_program, sizeof g_program, "axon-train (rank %s)", rank);
+      workers = Workers::join();
+      if (workers->rank() != 0) {
+        std::snprintf(g_program, sizeof g_program, "axon-train (rank %d)", workers->rank());
+        opts.quiet = true;
+        opts.verbose = false;
+        opts.config.log_level = "error";
+      }
+    }
+    const bool chief = workers == nullptr || workers->rank() == 0;
+    if (chief) train_app::check_output_folders(opts);
 
     // Data first: a missing or corrupt data set is reported before any plugin loads.
     const auto t0 = std::chrono::steady_clock::now();
@@ -36,14 +81,17 @@ int main(int argc, char** argv) {
 
     if (!opts.compare.empty()) return train_app::run_compare(rt, opts, ds);
 
-    const train_app::DeviceChoice choice = train_app::choose_device(rt, opts.device);
-    if (!opts.quiet) {
-      std::printf("Training on %s (%s): %s\n", choice.device->name().c_str(), choice.device->props().name,
-                  choice.reason.c_str());
-      std::fflush(stdout);
-    }
-    train_app::train_on(*choice.device, opts, ds, true);
+    if (workers != nullptr && !workers->launched() && !opts.quiet)
+      std::printf("multi-worker: not started by mpirun (no OMPI_COMM_WORLD_SIZE or PMIX_RANK in the "
+                  "environment), so this process is the only worker; start several with "
+                  "mpirun -np N axon-train --strategy multi-worker\n");
+    std::unique_ptr<Strategy> strategy = make_strategy(rt, opts, workers.get());
+    train_app::train_on(*strategy, opts, ds, chief);
     if (opts.verbose) train_app::print_peak_rss(stdout);
     return 0;
   });
+  // After a failure on one worker, end the whole job: the others would
+  // otherwise wait for this one in their next collective.
+  if (code != 0 && workers != nullptr && workers->launched()) workers->abort(code);
+  return code;
 }

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -22,6 +23,8 @@ Examples:
   axon-train --device cpu:0 --threads 2 --seed 7
   axon-train --data ~/mnist --train-limit 6000 --test-limit 1000 --quiet --metrics-csv m.csv
   axon-train --compare cpu:0,gpu:0 --epochs 1   CPU vs GPU from the same initial weights
+  axon-train --strategy mirrored --cpu-devices 2 --threads 2   2 replicas, gradients all-reduced
+  mpirun -np 2 axon-train --strategy multi-worker              2 workers, one replica each
   AXON_VISIBLE_DEVICES=cpu:0 axon-train --verbose
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad input.
@@ -41,7 +44,37 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// --collective-timeout, else AXON_COLLECTIVE_TIMEOUT, else 300 s.
+double collective_timeout(const po::variables_map& vm) {
+  if (vm.count("collective-timeout")) {
+    const double s = vm["collective-timeout"].as<double>();
+    if (!(s >= 0) || !std::isfinite(s))
+      throw UsageError("--collective-timeout must be 0 (no limit) or a positive number of seconds, got " +
+                       std::to_string(s));
+    return s;
+  }
+  const char* v = std::getenv("AXON_COLLECTIVE_TIMEOUT");
+  if (v == nullptr || *v == '\0') return 300;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(s >= 0) || !std::isfinite(s))
+    throw UsageError(std::string("AXON_COLLECTIVE_TIMEOUT='") + v +
+                     "' is not 0 (no limit) or a positive number of seconds");
+  return s;
+}
+
 }  // namespace
+
+void check_output_folders(const Options& o) {
+  for (const auto& [flag, file] : {std::pair{"--metrics-csv", o.metrics_csv}, std::pair{"--save", o.save}}) {
+    if (!file) continue;
+    std::filesystem::path folder = std::filesystem::path(*file).parent_path();
+    if (folder.empty()) folder = ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec))
+      throw UsageError(std::string(flag) + " " + *file + ": folder " + folder.string() + " does not exist");
+  }
+}
 
 std::optional<Options> parse_options(int argc, char** argv) {
   po::options_description training("Training");
@@ -57,7 +90,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("device", po::value<std::string>()->value_name("DEV"),
      "train on DEV (cpu:0, gpu:0, /device:GPU:1); default: the highest-priority visible device")
     ("strategy", po::value<std::string>()->value_name("NAME")->default_value("default"),
-     "distribution strategy: default (one device)")
+     "distribution strategy: default (one device); mirrored (a replica on every visible device of the "
+     "best type, or on each device of --visible-devices); multi-worker (one worker per process started "
+     "by mpirun, each mirroring over its devices). --batch-size is the global batch")
+    ("collective-timeout", po::value<double>()->value_name("S"),
+     "seconds a collective may take before the job fails (default 300, or AXON_COLLECTIVE_TIMEOUT; 0: no limit)")
     ("compare", po::value<std::string>()->value_name("LIST"),
      "train the same model from the same initial weights on each device of LIST (cpu:0,gpu:0) and "
      "print a table of time per epoch, samples/s, final accuracy and speedup")
@@ -96,23 +133,22 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.seed = static_cast<uint64_t>(seed);
   if (vm.count("device")) o.device = vm["device"].as<std::string>();
   o.strategy = vm["strategy"].as<std::string>();
+  if (o.strategy != "default" && o.strategy != "mirrored" && o.strategy != "multi-worker")
+    throw UsageError("unknown strategy '" + o.strategy + "'; expected default, mirrored or multi-worker");
+  if (o.strategy != "default" && o.device)
+    throw UsageError("--device and --strategy " + o.strategy + " do not go together: the strategy uses every "
+                     "visible device of the best type; choose them with --visible-devices");
+  o.collective_timeout_s = collective_timeout(vm);
   if (vm.count("compare")) {
     if (o.device) throw UsageError("--compare and --device do not go together: --compare names its devices");
+    if (o.strategy != "default")
+      throw UsageError("--compare trains on one device at a time: it does not go with --strategy " + o.strategy);
     o.compare = split_list(vm["compare"].as<std::string>());
     if (vm.count("metrics-csv") || vm.count("save"))
       throw UsageError("--compare trains several models: it writes neither --metrics-csv nor --save");
   }
   if (vm.count("metrics-csv")) o.metrics_csv = vm["metrics-csv"].as<std::string>();
   if (vm.count("save")) o.save = vm["save"].as<std::string>();
-  // Checked now rather than after the first epoch's minutes of work.
-  for (const auto& [flag, file] : {std::pair{"--metrics-csv", o.metrics_csv}, std::pair{"--save", o.save}}) {
-    if (!file) continue;
-    std::filesystem::path folder = std::filesystem::path(*file).parent_path();
-    if (folder.empty()) folder = ".";
-    std::error_code ec;
-    if (!std::filesystem::is_directory(folder, ec))
-      throw UsageError(std::string(flag) + " " + *file + ": folder " + folder.string() + " does not exist");
-  }
   o.train_limit = vm["train-limit"].as<int64_t>();
   o.test_limit = vm["test-limit"].as<int64_t>();
   if (o.train_limit < 0) throw UsageError("--train-limit must be 0 (all) or more, got " + std::to_string(o.train_limit));

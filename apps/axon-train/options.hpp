@@ -17,7 +17,8 @@ struct Options {
   float learning_rate = 1e-3f;
   uint64_t seed = 42;
   std::optional<std::string> device;
-  std::string strategy = "default";
+  std::string strategy = "default";       // default, mirrored, multi-worker
+  double collective_timeout_s = 300;      // --collective-timeout, AXON_COLLECTIVE_TIMEOUT; 0: no limit
   std::vector<std::string> compare;  // device names, in order
   std::optional<std::string> metrics_csv, save;
   int64_t train_limit = 0, test_limit = 0;  // 0: all
@@ -28,5 +29,10 @@ struct Options {
 // Parses argv. Returns nullopt after printing --help. Throws UsageError (or a
 // program_options error) for bad flags or values.
 std::optional<Options> parse_options(int argc, char** argv);
+
+// UsageError unless the folders of --save and --metrics-csv exist: checked
+// before training rather than after its minutes of work (by the one worker
+// that writes them).
+void check_output_folders(const Options& o);
 
 }  // namespace axon::train_app

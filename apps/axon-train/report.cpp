@@ -46,6 +46,27 @@ void print_run_summary(std::FILE* out, const RunResult& r) {
                train > 0 ? 100.0 * wait / train : 0.0);
 }
 
+std::string replicas_label(const Strategy& strategy) {
+  if (strategy.num_replicas_in_sync() == 1) return strategy.replica_devices().front()->name();
+  std::string s = std::to_string(strategy.num_replicas_in_sync()) + " replicas";
+  if (strategy.num_workers() > 1) return s + " on " + std::to_string(strategy.num_workers()) + " workers";
+  std::string names;
+  for (const Device* d : strategy.replica_devices()) names += (names.empty() ? "" : ", ") + d->name();
+  return s + " (" + names + ")";
+}
+
+void ReplicaTimesReport::on_epoch_end(const nn::EpochLogs& logs) {
+  const std::string title = "Epoch " + std::to_string(logs.epoch) + " time by replica (s)";
+  std::fprintf(out_, "%-36s %9s %9s %11s %11s\n", title.c_str(), "compute", "waiting", "all-reduce", "input wait");
+  for (const nn::ReplicaTimes& t : logs.replicas)
+    std::fprintf(out_, "  %-34s %9.3f %9.3f %11.3f %11.3f\n", t.device.c_str(), t.compute, t.wait,
+                 logs.all_reduce_seconds, logs.input_wait_seconds);
+  std::fprintf(out_, "  all-reduce: %.3f ms per step, %.1f%% of the epoch\n",
+               logs.steps > 0 ? 1e3 * logs.all_reduce_seconds / static_cast<double>(logs.steps) : 0.0,
+               logs.seconds > 0 ? 100 * logs.all_reduce_seconds / logs.seconds : 0.0);
+  std::fflush(out_);
+}
+
 void print_memory(std::FILE* out, Device& device) {
   const axon_memory_info m = device.memory_info();
   if (m.in_use == 0 && m.peak_in_use == 0 && m.reserved == 0) {

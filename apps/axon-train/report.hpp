@@ -4,6 +4,7 @@
 
 #include <axon/device.hpp>
 #include <axon/nn/callback.hpp>
+#include <axon/strategy.hpp>
 
 #include <cstdio>
 #include <string>
@@ -12,7 +13,7 @@
 namespace axon::train_app {
 
 struct RunResult {
-  std::string device;
+  std::string device;  // "/device:CPU:0", or "2 replicas (/device:CPU:0, /device:CPU:1)"
   nn::History history;
   double seconds_per_epoch() const;   // training time, validation excluded
   double samples_per_second() const;  // training samples / training time
@@ -21,6 +22,18 @@ struct RunResult {
 };
 
 void print_run_summary(std::FILE* out, const RunResult& r);
+// What a run trained on: the device, or the replicas and workers.
+std::string replicas_label(const Strategy& strategy);
+
+// With --verbose: after each epoch, where each replica's time went.
+class ReplicaTimesReport : public nn::Callback {
+ public:
+  explicit ReplicaTimesReport(std::FILE* out) : out_(out) {}
+  void on_epoch_end(const nn::EpochLogs& logs) override;
+
+ private:
+  std::FILE* out_;
+};
 void print_memory(std::FILE* out, Device& device);
 // "Peak resident memory: 118.9 MiB"
 void print_peak_rss(std::FILE* out);

@@ -15,28 +15,30 @@
 
 namespace axon::train_app {
 
-RunResult train_on(Device& device, const Options& opts, const data::ImageDataset& ds, bool write_files) {
-  std::unique_ptr<Strategy> strategy = make_strategy(opts.strategy, device);
+RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files) {
+  strategy.check_global_batch(opts.batch_size);
   std::unique_ptr<nn::Sequential> model = nn::make_cnn(10);
-  model->build({ds.train.rows, ds.train.cols, 1}, *strategy, opts.seed);
+  model->build({ds.train.rows, ds.train.cols, 1}, strategy, opts.seed);
   nn::AdamOptions adam;
   adam.learning_rate = opts.learning_rate;
   model->compile(adam);
   if (!opts.quiet) {
-    std::printf("Strategy %s: %s\n", strategy->name().c_str(), strategy->describe_batch(opts.batch_size).c_str());
+    std::printf("%s\n", strategy.describe(opts.batch_size).c_str());
     if (opts.verbose) std::fputs(model->summary().c_str(), stdout);
     std::fflush(stdout);
   }
 
   nn::FitOptions fit;
   fit.epochs = opts.epochs;
-  fit.batch_size = strategy->per_replica_batch(opts.batch_size);
+  fit.batch_size = opts.batch_size;
   fit.seed = opts.seed;
   fit.validation_data = &ds.test;
   fit.prefetch = opts.prefetch;
   train::ProgressBar progress(stdout, ::isatty(::fileno(stdout)) != 0);
+  ReplicaTimesReport times(stdout);
   std::unique_ptr<train::MetricsCsvLogger> csv;
   if (!opts.quiet) fit.callbacks.push_back(&progress);
+  if (opts.verbose) fit.callbacks.push_back(&times);
   if (write_files && opts.metrics_csv) {
     csv = std::make_unique<train::MetricsCsvLogger>(*opts.metrics_csv);
     fit.callbacks.push_back(csv.get());
@@ -47,7 +49,7 @@ RunResult train_on(Device& device, const Options& opts, const data::ImageDataset
     set_op_profiling(true);
   }
   RunResult r;
-  r.device = device.name();
+  r.device = replicas_label(strategy);
   r.history = model->fit(ds.train, fit);
   if (opts.profile) set_op_profiling(false);
 
@@ -66,7 +68,8 @@ RunResult train_on(Device& device, const Options& opts, const data::ImageDataset
                     static_cast<long long>(t.calls), t.seconds, total > 0 ? 100 * t.seconds / total : 0.0);
     }
     // While the model still holds its buffers.
-    if (opts.verbose) print_memory(stdout, device);
+    if (opts.verbose)
+      for (Device* d : strategy.replica_devices()) print_memory(stdout, *d);
     std::fflush(stdout);
   }
   return r;

@@ -65,12 +65,28 @@ Device& Tensor::device() const {
 
 int64_t Tensor::numel() const { return buffer_ ? axon::numel(shape_) : 0; }
 size_t Tensor::bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
-void* Tensor::data() const { return buffer_ ? buffer_->data : nullptr; }
+void* Tensor::data() const { return buffer_ && buffer_->data ? static_cast<char*>(buffer_->data) + offset_ : nullptr; }
 
 Tensor Tensor::reshaped(Shape shape) const {
   if (axon::numel(shape) != numel())
     throw UsageError("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
   Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::view(int64_t offset, Shape shape) const {
+  const int64_t n = numel();
+  for (int64_t d : shape)
+    if (d < 0) throw UsageError("negative dimension in view shape " + shape_string(shape));
+  if (shape.size() > AXON_MAX_RANK) throw UsageError("view rank " + std::to_string(shape.size()) + " exceeds " +
+                                                    std::to_string(AXON_MAX_RANK));
+  const int64_t m = axon::numel(shape);
+  if (offset < 0 || offset > n || m > n - offset)
+    throw UsageError("view of " + std::to_string(m) + " elements at offset " + std::to_string(offset) +
+                     " does not fit a tensor of " + std::to_string(n) + " elements " + shape_string(shape_));
+  Tensor t = *this;
+  t.offset_ = offset_ + static_cast<size_t>(offset) * dtype_size(dtype_);
   t.shape_ = std::move(shape);
   return t;
 }

@@ -1,9 +1,14 @@
-// Distribution strategies (DESIGN.md "Distribution strategies"). A strategy
-// says which devices hold a replica of the model, how the global batch is
-// split among them, and how gradients are combined. Only the one-device
-// strategy exists now; `mirrored` (one replica per local device, gradients
-// summed by the backend's all-reduce) and `multi-worker` (one process per
-// worker under mpirun) implement this same interface in a later issue.
+// Distribution strategies, with tf.distribute's semantics. A strategy says
+// which devices of this process hold a replica of the model, how many
+// processes (workers) take part, how each global batch is split over all
+// replicas, and how buffers are summed over them (the all-reduce):
+//   default       one device, one replica (OneDeviceStrategy)
+//   mirrored      one replica per device of this process (MirroredStrategy)
+//   multi-worker  processes started by mpirun, each mirroring over its own
+//                 devices (MultiWorkerMirroredStrategy)
+// Every replica divides its loss by the global batch and the gradients are
+// summed, so a step equals a one-device step at the same global batch; the
+// scaling is decided here and in the training loop, never in layers.
 #pragma once
 
 #include <axon/device.hpp>
@@ -12,9 +17,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace axon {
+
+class Runtime;
+class Workers;
 
 class Strategy {
  public:
@@ -22,45 +31,72 @@ class Strategy {
 
   // "default", "mirrored", "multi-worker"
   virtual std::string name() const = 0;
-  // One device per replica, in replica order (replica 0 first).
-  virtual const std::vector<Device*>& replica_devices() const = 0;
-  int num_replicas() const { return static_cast<int>(replica_devices().size()); }
+  // This process's replica devices, in local replica order.
+  const std::vector<Device*>& replica_devices() const { return devices_; }
+  int num_local_replicas() const { return static_cast<int>(devices_.size()); }
 
-  // Processes taking part; 1 and rank 0 for strategies inside one process.
+  // Processes taking part; 1 and rank 0 inside one process.
   virtual int num_workers() const { return 1; }
   virtual int worker_rank() const { return 0; }
   // Only the chief prints progress and writes files.
   bool is_chief() const { return worker_rank() == 0; }
+  // Replicas over all workers (tf.distribute's num_replicas_in_sync).
+  virtual int num_replicas_in_sync() const { return num_local_replicas(); }
+  // The index of local replica r among all replicas (rank 0's come first).
+  virtual int global_replica_index(int local) const { return local; }
 
-  // The per-replica batch for a global batch; UsageError unless the global
-  // batch splits evenly over all replicas of all workers.
-  int64_t per_replica_batch(int64_t global_batch) const;
-  // "global batch 64 = 32 per replica x 2 replicas"; with one replica
-  // "batch 64 on /device:CPU:0".
-  std::string describe_batch(int64_t global_batch) const;
+  // The samples [begin, end) that local replica r takes of a global batch of
+  // n: consecutive parts by global replica index, as even as they go (the
+  // first n % R replicas take one more), so a short last batch is split,
+  // never dropped, and a replica may get none.
+  std::pair<int64_t, int64_t> replica_slice(int64_t n, int local) const;
+  // UsageError unless global_batch divides by num_replicas_in_sync(),
+  // naming the nearest sizes that would.
+  void check_global_batch(int64_t global_batch) const;
+  // "Using MirroredStrategy with 2 replicas in sync (/device:CPU:0,
+  // /device:CPU:1): global batch 64 = 32 per replica"
+  virtual std::string describe(int64_t global_batch) const = 0;
 
-  // Sums each parameter's gradient over all replicas, in place, so every
-  // replica applies the same update. grads[r][i] is parameter i's gradient on
-  // replica r. A no-op with a single replica.
-  virtual void all_reduce_gradients(const std::vector<std::vector<Tensor*>>& grads) = 0;
-};
+  // Sums buffers (float32, one per local replica on its device, equal sizes)
+  // over every replica of every worker, in place and in a fixed order: each
+  // ends with the same bits, run after run. `what` and `step` name the
+  // collective in errors.
+  virtual void all_reduce(const std::vector<Tensor*>& buffers, const std::string& what, int64_t step) = 0;
+  // Copies global replica 0's buffer into every other replica's.
+  virtual void broadcast(const std::vector<Tensor*>& buffers, const std::string& what) = 0;
 
-// Everything on one device.
-class OneDeviceStrategy final : public Strategy {
- public:
-  explicit OneDeviceStrategy(Device& device) : devices_{&device} {}
-  std::string name() const override { return "default"; }
-  const std::vector<Device*>& replica_devices() const override { return devices_; }
-  void all_reduce_gradients(const std::vector<std::vector<Tensor*>>& grads) override;
+ protected:
+  explicit Strategy(std::vector<Device*> devices);
+  void check_buffers(const std::vector<Tensor*>& buffers) const;
+  // Copies local replica 0's buffer to the other local replicas.
+  void copy_to_local_replicas(const std::vector<Tensor*>& buffers) const;
 
  private:
   std::vector<Device*> devices_;
 };
 
+// Everything on one device.
+std::unique_ptr<Strategy> make_one_device_strategy(Device& device);
+
+// One replica per device of `devices`, gradients summed by the devices'
+// plugin (CPU: in process; CUDA: NCCL). UsageError when the devices come from
+// different plugins (naming them) or their plugin has no all-reduce.
+std::unique_ptr<Strategy> make_mirrored_strategy(std::vector<Device*> devices);
+
+// One worker of an mpirun job, mirroring over `devices`. Gradients are summed
+// over local replicas by their plugin, then over workers by NCCL where the
+// plugin offers a cross-process communicator (GPUs), else by MPI on the host
+// in rank order. Collectives fail after collective_timeout_s (0: never).
+std::unique_ptr<Strategy> make_multi_worker_strategy(std::vector<Device*> devices, Workers& workers,
+                                                     double collective_timeout_s);
+
+// The devices mirrored and multi-worker replicate over: every visible device
+// named by --visible-devices / AXON_VISIBLE_DEVICES when set, else every
+// visible device of the highest-priority type (all GPUs; without one, the
+// logical CPU devices of --cpu-devices).
+std::vector<Device*> mirrored_devices(const Runtime& runtime);
+
 // The strategy names accepted by --strategy.
 std::vector<std::string> strategy_names();
-// Builds a strategy by name on `device` (for the one-device strategy). Names
-// that are planned but not built yet, and unknown names, are a UsageError.
-std::unique_ptr<Strategy> make_strategy(const std::string& name, Device& device);
 
 }  // namespace axon

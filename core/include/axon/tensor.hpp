@@ -1,5 +1,8 @@
 // A dense tensor in one device's memory. Copies share the buffer (like a
 // TensorFlow tensor handle); clone() copies data. Shapes are NHWC for images.
+// A view is a tensor over part of another's buffer (an element offset and a
+// shape): the model keeps all its parameters in one buffer per device and
+// hands each layer a view, so one collective or one optimizer op covers them.
 #pragma once
 
 #include <axon/device.hpp>
@@ -37,6 +40,9 @@ class Tensor {
 
   // Same buffer, new shape with equal numel (Flatten). Throws on mismatch.
   Tensor reshaped(Shape shape) const;
+  // The elements [offset, offset + numel(shape)) of this tensor as a tensor of
+  // `shape`, sharing the buffer. Throws UsageError when they do not fit.
+  Tensor view(int64_t offset, Shape shape) const;
   // A new tensor with the same contents on `device` (or this device).
   Tensor to(Device& device) const;
   Tensor clone() const;
@@ -62,6 +68,7 @@ class Tensor {
  private:
   struct Buffer;
   std::shared_ptr<Buffer> buffer_;
+  size_t offset_ = 0;  // bytes into the buffer (views)
   axon_dtype dtype_ = AXON_FLOAT32;
   Shape shape_;
 };

@@ -15,15 +15,16 @@ Adam::Adam(AdamOptions options) : options_(options) {
   if (!(options.epsilon > 0)) throw UsageError("Adam: epsilon must be positive");
 }
 
-void Adam::build(const std::vector<Parameter*>& params) {
-  slots_.clear();
-  for (Parameter* p : params)
-    slots_.push_back({zeros(p->value.device(), p->value.shape()), zeros(p->value.device(), p->value.shape())});
+void Adam::build(ParameterBuffers& params) {
+  if (!params.bound()) throw RuntimeError("Adam::build: the parameters are not bound to buffers");
+  m_ = zeros(params.values().device(), params.values().shape());
+  v_ = zeros(params.values().device(), params.values().shape());
   iterations_ = 0;
 }
 
-void Adam::apply(const std::vector<Parameter*>& params) {
-  if (params.size() != slots_.size()) throw RuntimeError("Adam::apply: the optimizer was built for other parameters");
+void Adam::apply(ParameterBuffers& params) {
+  if (!m_.defined() || m_.numel() != params.values().numel())
+    throw RuntimeError("Adam::apply: the optimizer was built for other parameters");
   ++iterations_;
   axon_adam_attrs a{};
   a.struct_size = sizeof a;
@@ -32,8 +33,7 @@ void Adam::apply(const std::vector<Parameter*>& params) {
   a.beta_2 = options_.beta_2;
   a.epsilon = options_.epsilon;
   a.step = iterations_;
-  for (size_t i = 0; i < params.size(); ++i)
-    ops::apply_adam(params[i]->value, slots_[i].m, slots_[i].v, params[i]->grad, a, params[i]->name);
+  ops::apply_adam(params.values(), m_, v_, params.parameter_gradients(), a, "adam");
 }
 
 }  // namespace axon::nn

@@ -26,6 +26,10 @@ Conv2D::Conv2D(int filters, int kernel_size, Activation activation, int stride, 
     throw UsageError("Conv2D: filters, kernel size and stride must be positive");
 }
 
+std::unique_ptr<Layer> Conv2D::clone() const {
+  return std::make_unique<Conv2D>(filters_, kernel_size_, activation_, attrs_.stride_h, attrs_.padding, name());
+}
+
 Shape Conv2D::do_build(const Shape& in, Device& device, Rng& rng) {
   if (in.size() != 3)
     throw UsageError("Conv2D " + name() + " needs a [height, width, channels] input, got " + shape_string(in));

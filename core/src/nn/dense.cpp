@@ -18,6 +18,8 @@ Dense::Dense(int units, Activation activation, std::string name)
   if (units <= 0) throw UsageError("Dense: units must be positive");
 }
 
+std::unique_ptr<Layer> Dense::clone() const { return std::make_unique<Dense>(units_, activation_, name()); }
+
 Shape Dense::do_build(const Shape& in, Device& device, Rng& rng) {
   if (in.size() != 1)
     throw UsageError("Dense " + name() + " needs a flat [features] input (add a Flatten), got " + shape_string(in));

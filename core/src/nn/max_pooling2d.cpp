@@ -12,6 +12,8 @@ MaxPooling2D::MaxPooling2D(int pool_size, std::string name)
   if (pool_size <= 0) throw UsageError("MaxPooling2D: pool size must be positive");
 }
 
+std::unique_ptr<Layer> MaxPooling2D::clone() const { return std::make_unique<MaxPooling2D>(pool_size_, name()); }
+
 Shape MaxPooling2D::do_build(const Shape& in, Device&, Rng&) {
   if (in.size() != 3)
     throw UsageError("MaxPooling2D " + name() + " needs a [height, width, channels] input, got " + shape_string(in));

@@ -7,44 +7,43 @@ namespace axon::nn {
 
 void DeviceMetrics::build(Device& device) {
   device_ = &device;
-  loss_ = {zeros(device, {1}), zeros(device, {1}), true};
-  correct_ = {zeros(device, {1}), zeros(device, {1}), true};
-  batch_sum_ = zeros(device, {1});
+  totals_ = {zeros(device, {2}), zeros(device, {2}), true};
   samples_ = 0;
 }
 
 void DeviceMetrics::reset() {
   if (device_ == nullptr) throw RuntimeError("DeviceMetrics used before build()");
-  ops::fill(loss_.current(), 0.0f, "metrics");
-  ops::fill(correct_.current(), 0.0f, "metrics");
+  ops::fill(totals_.current(), 0.0f, "metrics");
   samples_ = 0;
 }
 
-void DeviceMetrics::add(Sums& sums, const Tensor& values) {
-  ops::sum(values, batch_sum_, "metrics");
-  ops::add_n({&sums.current(), &batch_sum_}, sums.other(), "metrics");
-  sums.current_is_a = !sums.current_is_a;
-}
-
-void DeviceMetrics::update(const Tensor& per_sample_loss, const Tensor& logits, const Tensor& labels) {
+void DeviceMetrics::batch_sums(const Tensor& per_sample_loss, const Tensor& logits, const Tensor& labels, Tensor& sums) {
+  if (device_ == nullptr) throw RuntimeError("DeviceMetrics used before build()");
+  if (sums.numel() != 2) throw RuntimeError("DeviceMetrics::batch_sums: the sums tensor must hold 2 floats");
   const int64_t n = logits.dim(0);
   auto it = correct_buf_.find(n);
   if (it == correct_buf_.end()) it = correct_buf_.emplace(n, Tensor(*device_, AXON_FLOAT32, {n})).first;
-  add(loss_, per_sample_loss);
+  Tensor loss_sum = sums.view(0, {1}), correct_sum = sums.view(1, {1});
+  ops::sum(per_sample_loss, loss_sum, "metrics");
   ops::in_top_k(logits, labels, it->second, "metrics");
-  add(correct_, it->second);
-  samples_ += n;
+  ops::sum(it->second, correct_sum, "metrics");
+}
+
+void DeviceMetrics::accumulate(const Tensor& sums, int64_t samples) {
+  if (device_ == nullptr) throw RuntimeError("DeviceMetrics used before build()");
+  ops::add_n({&totals_.current(), &sums}, totals_.other(), "metrics");
+  totals_.current_is_a = !totals_.current_is_a;
+  samples_ += samples;
 }
 
 MetricValues DeviceMetrics::read() const {
   MetricValues v;
   v.samples = samples_;
   if (samples_ == 0) return v;
-  float loss = 0, correct = 0;
-  loss_.current().copy_to_host(&loss, sizeof loss);
-  correct_.current().copy_to_host(&correct, sizeof correct);
-  v.loss = static_cast<double>(loss) / static_cast<double>(samples_);
-  v.accuracy = static_cast<double>(correct) / static_cast<double>(samples_);
+  float sums[2] = {0, 0};
+  totals_.current().copy_to_host(sums, sizeof sums);
+  v.loss = static_cast<double>(sums[0]) / static_cast<double>(samples_);
+  v.accuracy = static_cast<double>(sums[1]) / static_cast<double>(samples_);
   return v;
 }
 

@@ -1,8 +1,11 @@
-// Sequential: the training loop. Per step: upload the uint8 batch and its
-// labels, NormalizeImage, each layer's forward, the loss and its gradient,
-// device-side metric sums, each layer's backward in reverse, one Adam update.
-// Nothing is allocated after the first step of each batch size, and nothing
-// is read back to the host unless a callback asks for the metrics.
+// Sequential: the model's layers, its replicas, and the training loop. Per
+// step: each replica computes the gradients of its part of the global batch
+// (at once, a host thread each), the strategy sums the flat gradient buffers
+// (with the batch's loss and accuracy sums riding along), then every replica
+// adds those sums to its totals and applies one Adam update. Nothing is read
+// back to the host unless a callback asks for the metrics.
+#include "replica_threads.hpp"
+
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/layers.hpp>
@@ -15,9 +18,9 @@
 namespace axon::nn {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string with_commas(int64_t v) {
   // Built forwards: string::insert trips GCC 12's -Wrestrict false positive.
@@ -32,6 +35,9 @@ std::string with_commas(int64_t v) {
 
 }  // namespace
 
+Sequential::Sequential(std::string name) : name_(std::move(name)) {}
+Sequential::~Sequential() = default;
+
 Sequential& Sequential::add(std::unique_ptr<Layer> layer) {
   if (built()) throw UsageError("Sequential::add: the model " + name_ + " is already built");
   int& count = name_counts_[layer->name()];
@@ -41,54 +47,73 @@ Sequential& Sequential::add(std::unique_ptr<Layer> layer) {
   return *this;
 }
 
-void Sequential::build(const Shape& input_shape, const Strategy& strategy, uint64_t seed) {
-  if (strategy.num_replicas() != 1 || strategy.num_workers() != 1)
-    throw UsageError("strategy " + strategy.name() + " has " + std::to_string(strategy.num_replicas()) +
-                     " replicas; this model supports one replica for now");
-  build(input_shape, *strategy.replica_devices().front(), seed);
+void Sequential::build(const Shape& input_shape, Device& device, uint64_t seed) {
+  if (built()) throw UsageError("Sequential::build: the model " + name_ + " is already built");
+  own_strategy_ = make_one_device_strategy(device);
+  build(input_shape, *own_strategy_, seed);
 }
 
-void Sequential::build(const Shape& input_shape, Device& device, uint64_t seed) {
+void Sequential::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
   if (built()) throw UsageError("Sequential::build: the model " + name_ + " is already built");
   if (layers_.empty()) throw UsageError("Sequential::build: the model " + name_ + " has no layers");
   if (input_shape.size() != 3) throw UsageError("Sequential: the input shape must be [height, width, channels]");
-  DeviceScope scope(device);
+  const std::vector<Device*>& devices = strategy.replica_devices();
   Rng rng(seed);
-  Shape s = input_shape;
-  for (auto& l : layers_) s = l->build(s, device, rng);
-  if (s.size() != 1) throw UsageError("Sequential: the last layer must output [classes], got " + shape_string(s));
+  replicas_.push_back(std::make_unique<Replica>(std::move(layers_), input_shape, *devices[0], rng));
+  for (size_t r = 1; r < devices.size(); ++r) {
+    std::vector<std::unique_ptr<Layer>> copies;
+    for (Layer* l : replicas_[0]->layers()) {
+      copies.push_back(l->clone());
+      copies.back()->set_fused_ops(l->fused_ops());
+    }
+    // Drawn from another stream on purpose: the broadcast below must set them.
+    Rng other = Rng::derive(seed, r);
+    replicas_.push_back(std::make_unique<Replica>(std::move(copies), input_shape, *devices[r], other));
+  }
+  strategy_ = &strategy;
   input_shape_ = input_shape;
-  device_ = &device;
-  layer_inputs_.assign(layers_.size(), nullptr);
-  pool_after_.assign(layers_.size(), nullptr);
-  pooled_.assign(layers_.size(), 0);
-  for (size_t i = 0; i + 1 < layers_.size(); ++i)
-    if (dynamic_cast<Conv2D*>(layers_[i].get()) != nullptr)
-      pool_after_[i] = dynamic_cast<MaxPooling2D*>(layers_[i + 1].get());
-  train_metrics_.build(device);
-  eval_metrics_.build(device);
+  // The same initial weights everywhere: global replica 0's.
+  std::vector<Tensor*> values;
+  for (auto& r : replicas_) values.push_back(&r->buffers().values());
+  strategy.broadcast(values, "initial weights");
+  if (replicas_.size() > 1) threads_ = std::make_unique<ReplicaThreads>(num_replicas());
+  times_.assign(replicas_.size(), {});
+  for (size_t r = 0; r < replicas_.size(); ++r) times_[r].device = devices[r]->name();
 }
 
 void Sequential::compile(const AdamOptions& optimizer, SparseCategoricalCrossentropy loss) {
   if (!built()) throw UsageError("Sequential::compile: build the model first");
-  DeviceScope scope(*device_);
-  optimizer_.emplace(optimizer);
-  params_ = parameters();
-  optimizer_->build(params_);
-  loss_.emplace(std::move(loss));
+  for (auto& r : replicas_) r->compile(optimizer, loss);
+}
+
+Replica& Sequential::replica(int r) {
+  if (r < 0 || r >= num_replicas())
+    throw RuntimeError("the model " + name_ + " has no replica " + std::to_string(r));
+  return *replicas_[static_cast<size_t>(r)];
 }
 
 Device& Sequential::device() const {
-  if (device_ == nullptr) throw RuntimeError("the model " + name_ + " is not built");
-  return *device_;
+  if (!built()) throw RuntimeError("the model " + name_ + " is not built");
+  return replicas_[0]->device();
+}
+
+const Strategy& Sequential::strategy() const {
+  if (!built()) throw RuntimeError("the model " + name_ + " is not built");
+  return *strategy_;
+}
+
+DeviceMetrics& Sequential::metrics() {
+  if (!built()) throw RuntimeError("the model " + name_ + " is not built");
+  return replicas_[0]->train_metrics();
 }
 
 const Adam& Sequential::optimizer() const {
-  if (!optimizer_) throw RuntimeError("the model " + name_ + " is not compiled");
-  return *optimizer_;
+  if (!built() || !replicas_[0]->compiled()) throw RuntimeError("the model " + name_ + " is not compiled");
+  return replicas_[0]->optimizer();
 }
 
 std::vector<Layer*> Sequential::layers() {
+  if (built()) return replicas_[0]->layers();
   std::vector<Layer*> v;
   for (auto& l : layers_) v.push_back(l.get());
   return v;
@@ -96,26 +121,27 @@ std::vector<Layer*> Sequential::layers() {
 
 std::vector<Parameter*> Sequential::parameters() {
   std::vector<Parameter*> v;
-  for (auto& l : layers_)
+  for (Layer* l : layers())
     for (Parameter* p : l->parameters()) v.push_back(p);
   return v;
 }
 
 int64_t Sequential::parameter_count() {
   int64_t n = 0;
-  for (auto& l : layers_) n += l->parameter_count();
+  for (Layer* l : layers()) n += l->parameter_count();
   return n;
 }
 
-int64_t Sequential::training_flops_per_sample() const {
+int64_t Sequential::training_flops_per_sample() {
+  const std::vector<Layer*> ls = layers();
   int64_t f = 0;
-  for (size_t i = 0; i < layers_.size(); ++i) f += layers_[i]->forward_flops() + layers_[i]->backward_flops(i > 0);
+  for (size_t i = 0; i < ls.size(); ++i) f += ls[i]->forward_flops() + ls[i]->backward_flops(i > 0);
   return f;
 }
 
-int64_t Sequential::inference_flops_per_sample() const {
+int64_t Sequential::inference_flops_per_sample() {
   int64_t f = 0;
-  for (const auto& l : layers_) f += l->forward_flops();
+  for (Layer* l : layers()) f += l->forward_flops();
   return f;
 }
 
@@ -135,98 +161,90 @@ void Sequential::check_set(const data::ImageSet& set, const char* what) const {
                      " but the model expects " + shape_string(input_shape_));
 }
 
-Sequential::Inputs& Sequential::upload(const data::HostBatch& batch) {
-  check_batch(batch);
-  const int64_t n = batch.size;
-  auto it = inputs_.find(n);
-  if (it == inputs_.end()) {
-    Shape s{n};
-    s.insert(s.end(), input_shape_.begin(), input_shape_.end());
-    it = inputs_.emplace(n, Inputs{Tensor(*device_, AXON_UINT8, s), Tensor(*device_, AXON_FLOAT32, s),
-                                   Tensor(*device_, AXON_INT32, {n})}).first;
-  }
-  Inputs& in = it->second;
-  in.pixels.copy_from_host(batch.images.data(), batch.images.size());
-  in.labels.copy_from_host(batch.labels.data(), batch.labels.size() * sizeof(int32_t));
-  ops::normalize_image(in.pixels, in.images, "input");
-  return in;
+Samples Sequential::slice(const data::HostBatch& batch, int replica) const {
+  const auto [begin, end] = strategy_->replica_slice(batch.size, replica);
+  const int64_t per = numel(input_shape_);
+  return {batch.images.data() + begin * per, batch.labels.data() + begin, end - begin};
 }
 
-const Tensor& Sequential::forward(const data::HostBatch& batch) {
-  DeviceScope scope(device());
-  Inputs& in = upload(batch);
-  const Tensor* h = &in.images;
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    layer_inputs_[i] = h;
-    pooled_[i] = 0;
-    if (MaxPooling2D* pool = pool_after_[i]) {
-      if (const Tensor* y = static_cast<Conv2D&>(*layers_[i]).forward_pooled(*h, *pool)) {
-        pooled_[i] = 1;
-        layer_inputs_[++i] = nullptr;  // the conv output never exists
-        h = y;
-        continue;
-      }
-    }
-    h = &layers_[i]->forward(*h);
+void Sequential::on_replicas(const std::function<void(int)>& f) {
+  if (!threads_) {
+    const auto t0 = Clock::now();
+    f(0);
+    times_[0].compute += seconds_since(t0);
+    return;
   }
-  return *h;
+  threads_->run(f);
+  for (size_t r = 0; r < replicas_.size(); ++r) {
+    times_[r].compute += threads_->busy_seconds()[r];
+    times_[r].wait += threads_->wall_seconds() - threads_->busy_seconds()[r];
+  }
+}
+
+void Sequential::step(const data::HostBatch& batch, bool update) {
+  if (!replicas_[0]->compiled()) throw UsageError("Sequential: compile the model first");
+  check_batch(batch);
+  const int64_t n = batch.size;
+  on_replicas([&](int r) { replicas_[static_cast<size_t>(r)]->compute_gradients(slice(batch, r), n); });
+  const auto t0 = Clock::now();
+  std::vector<Tensor*> grads;
+  for (auto& r : replicas_) grads.push_back(&r->buffers().gradients());
+  strategy_->all_reduce(grads, "gradients", steps_ + 1);
+  all_reduce_seconds_ += seconds_since(t0);
+  on_replicas([&](int r) { replicas_[static_cast<size_t>(r)]->apply_gradients(n, update); });
+  if (update) ++steps_;
 }
 
 void Sequential::compute_gradients(const data::HostBatch& batch) {
-  if (!optimizer_) throw UsageError("Sequential: compile the model first");
-  DeviceScope scope(device());
-  const Tensor& logits = forward(batch);
-  const Inputs& in = inputs_.at(batch.size);
-  loss_->forward_backward(logits, in.labels);
-  train_metrics_.update(loss_->per_sample_loss(batch.size), logits, in.labels);
-  const Tensor* g = &loss_->gradient(batch.size);
-  for (size_t i = layers_.size(); i-- > 0;) {
-    if (i > 0 && pooled_[i - 1]) {  // layer i is the pool of a fused pair
-      --i;
-      g = &static_cast<Conv2D&>(*layers_[i]).backward_pooled(*layer_inputs_[i], *g, *pool_after_[i], i > 0);
-      continue;
-    }
-    g = &layers_[i]->backward(*layer_inputs_[i], *g, i > 0);
-  }
+  if (!built()) throw UsageError("Sequential: build the model first");
+  step(batch, false);
 }
 
 void Sequential::train_step(const data::HostBatch& batch) {
-  compute_gradients(batch);
-  DeviceScope scope(device());
-  optimizer_->apply(params_);
+  if (!built()) throw UsageError("Sequential: build the model first");
+  step(batch, true);
 }
 
 const Tensor& Sequential::per_sample_loss(int64_t batch_size) const {
-  if (!loss_) throw RuntimeError("the model " + name_ + " is not compiled");
-  return loss_->per_sample_loss(batch_size);
+  if (!built()) throw RuntimeError("the model " + name_ + " is not built");
+  return replicas_[0]->per_sample_loss(batch_size);
+}
+
+const Tensor& Sequential::forward(const data::HostBatch& batch) {
+  if (!built()) throw UsageError("Sequential: build the model first");
+  check_batch(batch);
+  return replicas_[0]->forward({batch.images.data(), batch.labels.data(), batch.size});
 }
 
 History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
-  if (!optimizer_) throw UsageError("Sequential::fit: compile the model first");
+  if (!built() || !replicas_[0]->compiled()) throw UsageError("Sequential::fit: compile the model first");
   if (o.epochs <= 0) throw UsageError("epochs must be positive, got " + std::to_string(o.epochs));
-  if (o.batch_size <= 0) throw UsageError("batch size must be positive, got " + std::to_string(o.batch_size));
+  strategy_->check_global_batch(o.batch_size);
   check_set(train, "training");
   if (o.validation_data != nullptr) check_set(*o.validation_data, "validation");
-  DeviceScope scope(device());
   data::BatchPipeline pipeline(train, o.batch_size, o.shuffle, o.seed, o.prefetch);
   const int64_t steps = o.steps_per_epoch > 0 ? std::min(o.steps_per_epoch, pipeline.steps()) : pipeline.steps();
-  const std::function<MetricValues()> read = [this] { return train_metrics_.read(); };
+  const std::function<MetricValues()> read = [this] { return metrics().read(); };
 
   History history;
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     for (Callback* cb : o.callbacks) cb->on_epoch_begin(epoch, o.epochs, steps);
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     const double wait0 = pipeline.wait_seconds();
-    train_metrics_.reset();
+    for (ReplicaTimes& t : times_) t.compute = t.wait = 0;
+    all_reduce_seconds_ = 0;
+    for (auto& r : replicas_) r->train_metrics().reset();
     pipeline.begin_epoch(epoch - 1);
-    for (int64_t step = 0; step < steps; ++step) {
-      train_step(pipeline.next());
-      for (Callback* cb : o.callbacks) cb->on_batch_end(step, read);
+    for (int64_t s = 0; s < steps; ++s) {
+      step(pipeline.next(), true);
+      for (Callback* cb : o.callbacks) cb->on_batch_end(s, read);
     }
     EpochLogs logs;
-    const MetricValues m = train_metrics_.read();  // the epoch's one unconditional sync
+    const MetricValues m = metrics().read();  // the epoch's one unconditional sync
     logs.seconds = seconds_since(t0);
     logs.input_wait_seconds = pipeline.wait_seconds() - wait0;
+    logs.all_reduce_seconds = all_reduce_seconds_;
+    logs.replicas = times_;
     logs.epoch = epoch;
     logs.epochs = o.epochs;
     logs.steps = steps;
@@ -234,7 +252,7 @@ History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
     logs.loss = m.loss;
     logs.accuracy = m.accuracy;
     if (o.validation_data != nullptr) {
-      const auto t1 = std::chrono::steady_clock::now();
+      const auto t1 = Clock::now();
       const MetricValues v = evaluate(*o.validation_data, o.batch_size);
       logs.validation_seconds = seconds_since(t1);
       logs.has_validation = true;
@@ -248,34 +266,37 @@ History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
 }
 
 MetricValues Sequential::evaluate(const data::ImageSet& set, int64_t batch_size) {
-  if (!loss_) throw UsageError("Sequential::evaluate: compile the model first");
+  if (!built() || !replicas_[0]->compiled()) throw UsageError("Sequential::evaluate: compile the model first");
   check_set(set, "evaluation");
-  DeviceScope scope(device());
   data::BatchPipeline pipeline(set, batch_size, false, 0, true);
   pipeline.begin_epoch(0);
-  eval_metrics_.reset();
-  for (int64_t step = 0; step < pipeline.steps(); ++step) {
+  for (auto& r : replicas_) r->eval_metrics().reset();
+  for (int64_t s = 0; s < pipeline.steps(); ++s) {
     const data::HostBatch& batch = pipeline.next();
-    const Tensor& logits = forward(batch);
-    const Inputs& in = inputs_.at(batch.size);
-    // The loss kernel also writes dlogits; harmless, and keeps one op set.
-    loss_->forward_backward(logits, in.labels);
-    eval_metrics_.update(loss_->per_sample_loss(batch.size), logits, in.labels);
+    check_batch(batch);
+    on_replicas([&](int r) {
+      const Samples part = slice(batch, r);
+      if (part.count > 0) replicas_[static_cast<size_t>(r)]->evaluate(part);
+    });
   }
-  return eval_metrics_.read();
+  // Each replica holds the sums of its own samples; add them up.
+  std::vector<Tensor*> totals;
+  for (auto& r : replicas_) totals.push_back(&r->eval_metrics().totals());
+  strategy_->all_reduce(totals, "validation metrics", steps_);
+  DeviceMetrics& m = replicas_[0]->eval_metrics();
+  m.set_samples(set.count);
+  return m.read();
 }
 
 std::vector<float> Sequential::predict(const data::ImageSet& set, int64_t batch_size) {
   check_set(set, "prediction");
-  DeviceScope scope(device());
   data::BatchPipeline pipeline(set, batch_size, false, 0, true);
   pipeline.begin_epoch(0);
-  const int64_t classes = layers_.back()->output_shape()[0];
+  const int64_t classes = layers().back()->output_shape()[0];
   std::vector<float> out(static_cast<size_t>(set.count * classes));
-  for (int64_t step = 0; step < pipeline.steps(); ++step) {
-    const data::HostBatch& batch = pipeline.next();
-    const Tensor& logits = forward(batch);
-    logits.copy_to_host(out.data() + step * batch_size * classes, logits.bytes());
+  for (int64_t s = 0; s < pipeline.steps(); ++s) {
+    const Tensor& logits = forward(pipeline.next());
+    logits.copy_to_host(out.data() + s * batch_size * classes, logits.bytes());
   }
   return out;
 }
@@ -287,15 +308,16 @@ std::string Sequential::summary() {
   s += "Model: \"" + name_ + "\"\n" + rule + "\n";
   std::snprintf(line, sizeof line, " %-27s %-25s %s\n", "Layer (type)", "Output Shape", "Param #");
   s += line + thick + "\n";
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    Layer& l = *layers_[i];
+  const std::vector<Layer*> ls = layers();
+  for (size_t i = 0; i < ls.size(); ++i) {
+    Layer& l = *ls[i];
     std::string shape = "(None";
     for (int64_t d : l.output_shape()) shape += ", " + std::to_string(d);
     shape += ")";
     std::snprintf(line, sizeof line, " %-27s %-25s %s\n", (l.name() + " (" + l.type() + ")").c_str(), shape.c_str(),
                   with_commas(l.parameter_count()).c_str());
     s += line;
-    if (i + 1 < layers_.size()) s += "\n";
+    if (i + 1 < ls.size()) s += "\n";
   }
   const int64_t total = parameter_count();
   s += thick + "\nTotal params: " + with_commas(total) + "\nTrainable params: " + with_commas(total) +

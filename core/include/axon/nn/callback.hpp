@@ -5,9 +5,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace axon::nn {
+
+// Where one replica's time went during an epoch (host time: on a GPU,
+// kernels run after they are queued, so waits move into the all-reduce).
+struct ReplicaTimes {
+  std::string device;        // "/device:CPU:1"
+  double compute = 0;        // its forward, backward and optimizer work
+  double wait = 0;           // waiting for slower replicas of this process
+};
 
 // One epoch's results.
 struct EpochLogs {
@@ -20,6 +29,8 @@ struct EpochLogs {
   double seconds = 0;             // training steps of the epoch, metrics read included
   double validation_seconds = 0;  // the evaluation on the validation data
   double input_wait_seconds = 0;  // time the device loop waited for the next batch
+  double all_reduce_seconds = 0;  // the strategy's all-reduce (with other workers' lag)
+  std::vector<ReplicaTimes> replicas;  // this process's replicas
 };
 
 struct History {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,8 @@ class Layer {
   void set_name(std::string name) { name_ = std::move(name); }
   // Keras class name: "Conv2D", "Dense", ...
   virtual const char* type() const = 0;
+  // An unbuilt layer of the same kind, settings and name: a replica's copy.
+  virtual std::unique_ptr<Layer> clone() const = 0;
 
   // Creates the parameters for a per-sample input shape (no batch dimension)
   // on `device`, initialised from `rng`; returns the per-sample output shape.

@@ -16,6 +16,7 @@ class Conv2D : public Layer {
   Conv2D(int filters, int kernel_size, Activation activation = Activation::linear, int stride = 1,
          axon_padding padding = AXON_PADDING_VALID, std::string name = "conv2d");
   const char* type() const override { return "Conv2D"; }
+  std::unique_ptr<Layer> clone() const override;
   std::vector<Parameter*> parameters() override { return {&kernel_, &bias_}; }
   const Tensor& forward(const Tensor& x) override;
   const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;
@@ -50,6 +51,7 @@ class MaxPooling2D : public Layer {
  public:
   explicit MaxPooling2D(int pool_size = 2, std::string name = "max_pooling2d");
   const char* type() const override { return "MaxPooling2D"; }
+  std::unique_ptr<Layer> clone() const override;
   const Tensor& forward(const Tensor& x) override;
   const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;
   const axon_pool_attrs& attrs() const { return attrs_; }
@@ -68,6 +70,7 @@ class Flatten : public Layer {
  public:
   explicit Flatten(std::string name = "flatten") : Layer(std::move(name)) {}
   const char* type() const override { return "Flatten"; }
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<Flatten>(name()); }
   const Tensor& forward(const Tensor& x) override;
   const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;
 
@@ -84,6 +87,7 @@ class Dense : public Layer {
  public:
   explicit Dense(int units, Activation activation = Activation::linear, std::string name = "dense");
   const char* type() const override { return "Dense"; }
+  std::unique_ptr<Layer> clone() const override;
   std::vector<Parameter*> parameters() override { return {&kernel_, &bias_}; }
   const Tensor& forward(const Tensor& x) override;
   const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) override;

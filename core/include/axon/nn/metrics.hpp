@@ -1,6 +1,9 @@
-// Loss and accuracy accumulated on the device: each step adds Sum(per-sample
-// loss) and Sum(InTopK(logits, labels)) into device scalars, so the host only
-// syncs when it reads them (at progress updates and epoch ends).
+// Loss and accuracy accumulated on the device. Each batch writes its loss sum
+// and its count of correct top-1 predictions into two floats (which the
+// training loop places in the gradient buffer, so that the strategy's
+// all-reduce sums them over every replica with the gradients); accumulate()
+// adds them to running totals on the device. The host syncs only when it
+// reads the totals (at progress updates and epoch ends).
 #pragma once
 
 #include <axon/tensor.hpp>
@@ -18,28 +21,33 @@ struct MetricValues {
 
 class DeviceMetrics {
  public:
-  // Allocates the accumulators on `device`.
+  // Allocates the totals on `device`.
   void build(Device& device);
   void reset();
-  // Adds one batch: per-sample loss [N], logits [N, C], labels [N] int32.
-  void update(const Tensor& per_sample_loss, const Tensor& logits, const Tensor& labels);
+  // Writes one batch's sums into `sums` (float32 [2]: loss sum, correct
+  // count): per-sample loss [N], logits [N, C], labels [N] int32.
+  void batch_sums(const Tensor& per_sample_loss, const Tensor& logits, const Tensor& labels, Tensor& sums);
+  // Adds batch sums covering `samples` samples to the totals.
+  void accumulate(const Tensor& sums, int64_t samples);
+  // The totals (float32 [2]), e.g. for a strategy to sum over replicas.
+  Tensor& totals() { return totals_.current(); }
+  // Sets the sample count behind totals() (after they were summed elsewhere).
+  void set_samples(int64_t samples) { samples_ = samples; }
   // Reads the running means (synchronises with the device).
   MetricValues read() const;
   int64_t samples() const { return samples_; }
 
  private:
-  struct Sums {
+  struct Totals {
     Tensor a, b;  // ping-pong: AddN writes a fresh output rather than in place
     bool current_is_a = true;
     Tensor& current() { return current_is_a ? a : b; }
     const Tensor& current() const { return current_is_a ? a : b; }
     Tensor& other() { return current_is_a ? b : a; }
   };
-  void add(Sums& sums, const Tensor& values);
 
   Device* device_ = nullptr;
-  Sums loss_, correct_;
-  Tensor batch_sum_;                    // [1] scratch
+  Totals totals_;
   std::map<int64_t, Tensor> correct_buf_;  // [N] per batch size
   int64_t samples_ = 0;
 };

@@ -1,11 +1,11 @@
 // Adam with Keras' defaults and update rule (ApplyAdam: epsilon added to
-// sqrt(v_hat), bias correction folded into the step size).
+// sqrt(v_hat), bias correction folded into the step size). It works on a
+// model copy's flat buffers: one ApplyAdam per step over every parameter.
 #pragma once
 
-#include <axon/nn/layer.hpp>
+#include <axon/nn/parameter_buffers.hpp>
 
 #include <cstdint>
-#include <vector>
 
 namespace axon::nn {
 
@@ -20,18 +20,15 @@ class Adam {
  public:
   explicit Adam(AdamOptions options = {});
   const AdamOptions& options() const { return options_; }
-  // Creates the zeroed m and v slots for `params` (on their devices).
-  void build(const std::vector<Parameter*>& params);
+  // Creates the zeroed m and v buffers for `params` (on their device).
+  void build(ParameterBuffers& params);
   // One update of every parameter from its gradient.
-  void apply(const std::vector<Parameter*>& params);
+  void apply(ParameterBuffers& params);
   int64_t iterations() const { return iterations_; }
 
  private:
-  struct Slots {
-    Tensor m, v;
-  };
   AdamOptions options_;
-  std::vector<Slots> slots_;
+  Tensor m_, v_;
   int64_t iterations_ = 0;
 };
 

@@ -1,7 +1,10 @@
 // A Keras-like Sequential model for image classification: layers in order,
 // uint8 NHWC images in (scaled to [0, 1] on the device), logits out.
 // compile() picks the optimizer, fit() trains, evaluate() and predict() run
-// inference. All work runs on the device the model was built on.
+// inference. Built under a distribution strategy, the model is one Replica
+// per device of the strategy; a step splits the global batch over all
+// replicas, runs them at once (a host thread each), sums their gradients
+// with the strategy's all-reduce and applies the same update everywhere.
 #pragma once
 
 #include <axon/data/batches.hpp>
@@ -11,8 +14,10 @@
 #include <axon/nn/loss.hpp>
 #include <axon/nn/metrics.hpp>
 #include <axon/nn/optimizer.hpp>
+#include <axon/nn/replica.hpp>
 #include <axon/strategy.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,11 +26,11 @@
 
 namespace axon::nn {
 
-class MaxPooling2D;
+class ReplicaThreads;
 
 struct FitOptions {
   int epochs = 1;
-  int64_t batch_size = 32;
+  int64_t batch_size = 32;                            // the global batch, over all replicas
   bool shuffle = true;
   uint64_t seed = 0;                                  // the shuffle order of each epoch
   const data::ImageSet* validation_data = nullptr;    // evaluated after each epoch
@@ -36,7 +41,8 @@ struct FitOptions {
 
 class Sequential {
  public:
-  explicit Sequential(std::string name = "sequential") : name_(std::move(name)) {}
+  explicit Sequential(std::string name = "sequential");
+  ~Sequential();
   Sequential(const Sequential&) = delete;
   Sequential& operator=(const Sequential&) = delete;
 
@@ -48,72 +54,77 @@ class Sequential {
     return add(std::make_unique<L>(std::forward<Args>(args)...));
   }
 
-  // Creates every parameter on the strategy's device for per-sample input
-  // shape [H, W, C]; initial weights depend only on `seed`.
-  void build(const Shape& input_shape, const Strategy& strategy, uint64_t seed);
+  // Builds one replica per device of `strategy` (which must outlive the
+  // model) for per-sample input shape [H, W, C]. Replica 0's initial weights
+  // depend only on `seed`; the strategy broadcasts them to every replica.
+  void build(const Shape& input_shape, Strategy& strategy, uint64_t seed);
+  // On one device (a default strategy of the model's own).
   void build(const Shape& input_shape, Device& device, uint64_t seed);
-  bool built() const { return device_ != nullptr; }
+  bool built() const { return !replicas_.empty(); }
 
   void compile(const AdamOptions& optimizer = {}, SparseCategoricalCrossentropy loss = SparseCategoricalCrossentropy(true));
 
   History fit(const data::ImageSet& train, const FitOptions& options);
+  // batch_size is the global batch, split over the replicas.
   MetricValues evaluate(const data::ImageSet& set, int64_t batch_size = 32);
-  // Logits [count, classes], row-major.
+  // Logits [count, classes], row-major (on replica 0).
   std::vector<float> predict(const data::ImageSet& set, int64_t batch_size = 32);
 
-  // One optimisation step on a host batch (fit's inner loop):
-  // compute_gradients then one Adam update.
+  // One optimisation step on a host batch, the global batch (fit's inner
+  // loop): compute_gradients then one Adam update on every replica.
   void train_step(const data::HostBatch& batch);
-  // Forward, loss, backward: fills every Parameter::grad with the gradient of
-  // the batch's mean loss, without updating the weights. The loss and
-  // accuracy also accumulate into metrics().
+  // Forward, loss, backward on every replica's part of the batch, then the
+  // all-reduce: every Parameter::grad holds the gradient of the batch's mean
+  // loss, without updating the weights. The loss and accuracy also
+  // accumulate into metrics().
   void compute_gradients(const data::HostBatch& batch);
-  // The per-sample losses of the last compute_gradients/evaluate batch of that size.
+  // Replica 0's per-sample losses of its last batch of that size.
   const Tensor& per_sample_loss(int64_t batch_size) const;
-  // Forward pass only; returns the logits buffer for the batch size.
+  // Forward pass of the whole batch on replica 0; returns its logits.
   const Tensor& forward(const data::HostBatch& batch);
 
   const std::string& name() const { return name_; }
+  // Replica 0's layers and parameters (the model's, before build()).
   std::vector<Layer*> layers();
   std::vector<Parameter*> parameters();
   int64_t parameter_count();
-  Device& device() const;
+  int num_replicas() const { return static_cast<int>(replicas_.size()); }
+  Replica& replica(int r);
+  Device& device() const;  // replica 0's
+  const Strategy& strategy() const;
   const Shape& input_shape() const { return input_shape_; }
-  DeviceMetrics& metrics() { return train_metrics_; }
+  // The training loss and accuracy totals, over every replica.
+  DeviceMetrics& metrics();
   const Adam& optimizer() const;
   // Keras-style model.summary() text.
   std::string summary();
   // FLOPs of one training sample, forward and backward (no input gradient
   // for the first layer): what "effective GFLOP/s" is measured against.
-  int64_t training_flops_per_sample() const;
-  int64_t inference_flops_per_sample() const;
+  int64_t training_flops_per_sample();
+  int64_t inference_flops_per_sample();
 
  private:
-  struct Inputs {
-    Tensor pixels;  // uint8 [N, H, W, C]
-    Tensor images;  // float32 [N, H, W, C]
-    Tensor labels;  // int32 [N]
-  };
-  Inputs& upload(const data::HostBatch& batch);
+  Samples slice(const data::HostBatch& batch, int replica) const;
   void check_batch(const data::HostBatch& batch) const;
   void check_set(const data::ImageSet& set, const char* what) const;
+  // Calls f(r) for every replica at once; adds the time to the epoch's figures.
+  void on_replicas(const std::function<void(int)>& f);
+  // compute_gradients, the all-reduce, then the metric totals and (when
+  // `update`) the Adam step on every replica.
+  void step(const data::HostBatch& batch, bool update);
 
   std::string name_;
-  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<std::unique_ptr<Layer>> layers_;  // until build() hands them to replica 0
   std::map<std::string, int> name_counts_;
-  Device* device_ = nullptr;
+  std::unique_ptr<Strategy> own_strategy_;  // build(shape, device, seed)
+  Strategy* strategy_ = nullptr;
   Shape input_shape_;
-  std::optional<Adam> optimizer_;
-  std::vector<Parameter*> params_;  // cached by compile()
-  std::optional<SparseCategoricalCrossentropy> loss_;
-  DeviceMetrics train_metrics_, eval_metrics_;
-  std::map<int64_t, Inputs> inputs_;
-  std::vector<const Tensor*> layer_inputs_;  // the input of each layer in the last forward
-  // pool_after_[i]: the MaxPooling2D right after layer i when layer i is a
-  // Conv2D (the pair may run fused), else nullptr; pooled_[i]: whether the
-  // last forward ran layers i and i + 1 as that fused pair.
-  std::vector<MaxPooling2D*> pool_after_;
-  std::vector<char> pooled_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::unique_ptr<ReplicaThreads> threads_;  // with more than one replica
+  int64_t steps_ = 0;                         // optimisation steps so far (for messages)
+  // This epoch's time per replica (compute, wait) and in the all-reduce.
+  std::vector<ReplicaTimes> times_;
+  double all_reduce_seconds_ = 0;
 };
 
 // The trainer's model (TensorFlow's CNN tutorial, 16.4 MFLOP per training

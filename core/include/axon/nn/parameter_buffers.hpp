@@ -1,0 +1,44 @@
+// A model copy's trainable state on one device as flat buffers: one for all
+// parameter values, one for all gradients (plus a few extra floats the
+// training loop reduces with them), and Adam's m and v likewise. Each
+// Parameter's value and grad become views into them. So a step needs one
+// all-reduce and one ApplyAdam whatever the number of layers, and a replica
+// is copied to another device with one transfer.
+#pragma once
+
+#include <axon/nn/layer.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace axon::nn {
+
+class ParameterBuffers {
+ public:
+  // Parameters start at multiples of this many floats (256 bytes): every
+  // backend's vector loads and cuDNN/cuBLAS alignment hints hold for a view.
+  static constexpr int64_t kAlignFloats = 64;
+
+  // Moves `params` (float32, all on `device`) into new flat buffers, keeping
+  // their current values; gradients start at zero. `extra_grad_floats` more
+  // floats follow the parameters in the gradient buffer (extra()).
+  void bind(const std::vector<Parameter*>& params, Device& device, int64_t extra_grad_floats = 0);
+  bool bound() const { return values_.defined(); }
+
+  // Padded length of the parameter part; the padding is zero in every buffer
+  // and stays zero (its gradient is zero, so Adam leaves it there).
+  int64_t parameter_floats() const { return parameter_floats_; }
+  Tensor& values() { return values_; }
+  // The whole gradient buffer: parameters, then the extra floats.
+  Tensor& gradients() { return gradients_; }
+  // The parameter part of the gradient buffer (what the optimizer reads).
+  const Tensor& parameter_gradients() const { return parameter_gradients_; }
+  // The extra floats of the gradient buffer.
+  Tensor& extra() { return extra_; }
+
+ private:
+  int64_t parameter_floats_ = 0;
+  Tensor values_, gradients_, parameter_gradients_, extra_;
+};
+
+}  // namespace axon::nn

@@ -1,0 +1,57 @@
+#include "plugin_collectives.hpp"
+
+#include <axon/error.hpp>
+
+namespace axon::distribute {
+
+std::string byte_count(size_t bytes) {
+  const std::string digits = std::to_string(bytes);
+  std::string s;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+    s += digits[i];
+  }
+  return s + " bytes";
+}
+
+void check_one_plugin(const std::vector<Device*>& devices, const std::string& strategy) {
+  for (Device* d : devices) {
+    if (d->plugin_name() == devices.front()->plugin_name()) continue;
+    std::string list;
+    for (Device* e : devices) list += (list.empty() ? "" : ", ") + e->name() + " (plugin " + e->plugin_name() + ")";
+    throw UsageError(strategy + ": the replicas' devices come from different plugins, which cannot all-reduce "
+                     "together: " + list + "; choose devices of one plugin with --visible-devices");
+  }
+  if (devices.size() < 2) return;
+  const axon_collective_api* c = devices.front()->collectives();
+  if (c == nullptr || c->all_reduce == nullptr)
+    throw UsageError(strategy + ": plugin " + devices.front()->plugin_name() +
+                     " has no all-reduce for its devices, so it cannot hold several replicas");
+}
+
+void plugin_all_reduce(const std::vector<Device*>& devices, const std::vector<Tensor*>& buffers,
+                       const std::string& what, int64_t step) {
+  const axon_collective_api* c = devices.front()->collectives();
+  if (c == nullptr || c->all_reduce == nullptr) {
+    if (devices.size() == 1) return;
+    throw RuntimeError("plugin " + devices.front()->plugin_name() + " has no all-reduce");
+  }
+  std::vector<void*> contexts, data;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    contexts.push_back(devices[i]->api().device_ctx);
+    data.push_back(buffers[i]->data());
+  }
+  axon_error err{};
+  err.struct_size = sizeof err;
+  const axon_status s = c->all_reduce(devices.front()->plugin_api().plugin_ctx, static_cast<int32_t>(devices.size()),
+                                      contexts.data(), data.data(), buffers.front()->numel(), AXON_FLOAT32,
+                                      AXON_REDUCE_SUM, &err);
+  if (s != AXON_OK) {
+    std::string names;
+    for (Device* d : devices) names += (names.empty() ? "" : ", ") + d->name();
+    throw RuntimeError("all-reduce of " + what + " (" + byte_count(buffers.front()->bytes()) + ") at step " +
+                       std::to_string(step) + " over " + names + ": " + err.message);
+  }
+}
+
+}  // namespace axon::distribute

@@ -1,0 +1,89 @@
+#include "replica_threads.hpp"
+
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define AXON_RELAX() _mm_pause()
+#else
+#define AXON_RELAX() std::this_thread::yield()
+#endif
+
+namespace axon::nn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// How long a thread spins for the next hand-over before it sleeps.
+constexpr auto kSpin = std::chrono::microseconds(500);
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Waits until `value` differs from `old`: spins for kSpin, then sleeps.
+template <class T>
+T await_change(const std::atomic<T>& value, T old) {
+  const auto until = Clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    T now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+    AXON_RELAX();
+    if (i % 64 == 63 && Clock::now() > until) break;
+  }
+  for (;;) {
+    value.wait(old, std::memory_order_acquire);
+    T now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+  }
+}
+
+}  // namespace
+
+ReplicaThreads::ReplicaThreads(int replicas)
+    : replicas_(replicas < 1 ? 1 : replicas), busy_(static_cast<size_t>(replicas_)), errors_(busy_.size()) {
+  threads_.reserve(static_cast<size_t>(replicas_ - 1));
+  for (int r = 1; r < replicas_; ++r) threads_.emplace_back([this, r] { worker(r); });
+}
+
+ReplicaThreads::~ReplicaThreads() {
+  stop_.store(true, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void ReplicaThreads::call(int r) {
+  const auto t0 = Clock::now();
+  try {
+    (*job_)(r);
+  } catch (...) {
+    errors_[static_cast<size_t>(r)] = std::current_exception();
+  }
+  busy_[static_cast<size_t>(r)] = since(t0);
+}
+
+void ReplicaThreads::worker(int r) {
+  uint64_t seen = 0;
+  for (;;) {
+    seen = await_change(generation_, seen);
+    if (stop_.load(std::memory_order_acquire)) return;
+    call(r);
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) running_.notify_one();
+  }
+}
+
+void ReplicaThreads::run(const std::function<void(int)>& f) {
+  const auto t0 = Clock::now();
+  job_ = &f;
+  for (auto& e : errors_) e = nullptr;
+  if (replicas_ > 1) {
+    running_.store(replicas_ - 1, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    generation_.notify_all();
+  }
+  call(0);
+  for (int left = running_.load(std::memory_order_acquire); left != 0;) left = await_change(running_, left);
+  wall_ = since(t0);
+  for (auto& e : errors_)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace axon::nn

@@ -1,0 +1,49 @@
+// Runs one function per replica at once, each on a host thread of its own
+// (replica 0 on the caller's), so every replica's device stays busy. The
+// threads start once and wait between calls; they spin briefly first,
+// because a training step hands work over twice and waking a sleeping
+// thread costs more than the spin.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace axon::nn {
+
+class ReplicaThreads {
+ public:
+  explicit ReplicaThreads(int replicas);
+  ~ReplicaThreads();
+  ReplicaThreads(const ReplicaThreads&) = delete;
+  ReplicaThreads& operator=(const ReplicaThreads&) = delete;
+
+  int size() const { return replicas_; }
+  // Calls f(r) for every replica r concurrently and returns when all have
+  // returned; then rethrows the exception of the lowest replica that threw.
+  void run(const std::function<void(int)>& f);
+  // Seconds each replica spent in f during the last run, and the run's wall
+  // time (the difference is time spent waiting for the slowest replica).
+  const std::vector<double>& busy_seconds() const { return busy_; }
+  double wall_seconds() const { return wall_; }
+
+ private:
+  void call(int r);
+  void worker(int r);
+
+  int replicas_;
+  std::vector<std::thread> threads_;
+  const std::function<void(int)>* job_ = nullptr;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> running_{0};
+  std::atomic<bool> stop_{false};
+  std::vector<double> busy_;
+  std::vector<std::exception_ptr> errors_;
+  double wall_ = 0;
+};
+
+}  // namespace axon::nn

@@ -58,6 +58,7 @@ Config Config::from_environment() {
   if (const char* v = env("AXON_GPU_MEMORY_GROWTH")) c.gpu_memory_growth = parse_bool("AXON_GPU_MEMORY_GROWTH", v);
   if (const char* v = env("AXON_GPU_MEMORY_LIMIT_MB")) c.gpu_memory_limit_mb = parse_int("AXON_GPU_MEMORY_LIMIT_MB", v, 1);
   if (const char* v = env("AXON_ALLOW_TF32")) c.allow_tf32 = parse_bool("AXON_ALLOW_TF32", v);
+  if (const char* v = env("AXON_DETERMINISTIC")) c.deterministic = parse_bool("AXON_DETERMINISTIC", v);
   if (const char* v = env("AXON_LOG_LEVEL")) {
     try {
       log::parse_level(v);
@@ -79,6 +80,7 @@ std::optional<std::string> Config::lookup(const std::string& key) const {
     return std::to_string(*gpu_memory_limit_mb);
   }
   if (key == "allow-tf32") return flag(allow_tf32);
+  if (key == "deterministic") return flag(deterministic);
   if (key == "log-level") return log_level;
   if (key == "log-device-placement") return flag(log_device_placement);
   if (key == "strict-placement") return flag(strict_placement);

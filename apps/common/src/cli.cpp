@@ -28,6 +28,8 @@ void add_device_options(po::options_description& options) {
     ("gpu-memory-limit", po::value<int64_t>()->value_name("MB"),
      "cap GPU memory per device at MB mebibytes (implies growth) [AXON_GPU_MEMORY_LIMIT_MB]")
     ("allow-tf32", po::bool_switch(), "let GPU matrix products use TF32 [AXON_ALLOW_TF32=1]")
+    ("deterministic", po::bool_switch(),
+     "GPU convolutions use only algorithms that give the same bits on every run [AXON_DETERMINISTIC=1]")
     ("log-level", po::value<std::string>()->value_name("LEVEL"),
      "debug, info, warning or error [AXON_LOG_LEVEL, default warning]");
 }
@@ -58,6 +60,7 @@ Config make_config(const po::variables_map& vm) {
   if (on("strict-placement")) c.strict_placement = true;
   if (on("gpu-memory-growth")) c.gpu_memory_growth = true;
   if (on("allow-tf32")) c.allow_tf32 = true;
+  if (on("deterministic")) c.deterministic = true;
   if (vm.count("gpu-memory-limit")) {
     int64_t mb = vm["gpu-memory-limit"].as<int64_t>();
     if (mb < 1) throw UsageError("--gpu-memory-limit must be at least 1 MB, got " + std::to_string(mb));

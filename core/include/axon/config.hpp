@@ -20,6 +20,7 @@ struct Config {
   bool gpu_memory_growth = false;           // --gpu-memory-growth, AXON_GPU_MEMORY_GROWTH=1
   std::optional<int64_t> gpu_memory_limit_mb; // --gpu-memory-limit MB, AXON_GPU_MEMORY_LIMIT_MB
   bool allow_tf32 = false;                  // --allow-tf32, AXON_ALLOW_TF32=1
+  bool deterministic = false;               // --deterministic, AXON_DETERMINISTIC=1
   std::string log_level = "warning";        // --log-level, AXON_LOG_LEVEL
 
   // Where visible_devices came from, for messages ("filtered by
@@ -35,7 +36,7 @@ struct Config {
 
   // The value of a key as plugins see it through axon_host_api::get_config
   // ("cpu-devices", "threads", "gpu-memory-growth", "gpu-memory-limit",
-  // "allow-tf32", ...); nullopt when unset.
+  // "allow-tf32", "deterministic", ...); nullopt when unset.
   std::optional<std::string> lookup(const std::string& key) const;
 };
 

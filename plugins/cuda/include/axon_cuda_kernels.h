@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-#define AXON_CUDA_KERNELS_VERSION 1
+#define AXON_CUDA_KERNELS_VERSION 2
 #define AXON_CUDA_KERNELS_ENTRY "axon_cuda_kernels_init"
 #define AXON_CUDA_KERNELS_FILE "libaxon-cuda-kernels.so"
 
@@ -25,6 +25,7 @@ typedef struct axon_cuda_open_args {
   const char* label;           /* "/device:GPU:0 (NVIDIA H200)" for messages */
   int32_t allow_tf32;          /* config "allow-tf32" */
   axon_device_config config;   /* memory mode and limit from the host */
+  int32_t deterministic;       /* config "deterministic": only deterministic cuDNN algorithms */
 } axon_cuda_open_args;
 
 typedef struct axon_cuda_kernels_api {

@@ -5,6 +5,7 @@
 
 #include "cuda_device.hpp"
 #include "elementwise.hpp"
+#include "math_policy.hpp"
 #include "windows.hpp"
 
 #include <optional>
@@ -63,8 +64,7 @@ int as_int(int64_t v, const char* op) {
   return static_cast<int>(v);
 }
 
-// Whether a cuDNN result's math type is allowed (TF32 only when enabled).
-bool math_ok(cudnnMathType_t m, bool tf32) { return tf32 || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH; }
+MathPolicy math_policy(const CudaDevice& d) { return {d.allow_tf32(), d.deterministic(), kMaxWorkspace}; }
 
 constexpr const char* kKindNames[] = {"forward", "backward-data", "backward-filter"};
 
@@ -72,8 +72,7 @@ constexpr const char* kKindNames[] = {"forward", "backward-data", "backward-filt
 void choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t index, const Geometry& g, const char* op) {
   p.chosen = index;
   p.algo = p.candidates[index].first;
-  cudnnMathType_t math = p.candidates[index].second;
-  if (!d.allow_tf32() && math == CUDNN_DEFAULT_MATH) math = CUDNN_FMA_MATH;  // default math would allow TF32
+  const cudnnMathType_t math = p.candidates[index].second;  // run_math(): never down-converting, TF32 only if allowed
   CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, math));
   if (kind == kForward)
     CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p.x, p.w, p.conv, p.y,
@@ -111,9 +110,10 @@ void execute(CudaDevice& d, ConvPlan& p, Kind kind, const Geometry& g, const cha
 }
 
 ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
-  const bool tf32 = d.allow_tf32();
+  const MathPolicy policy = math_policy(d);
+  const bool tf32 = policy.allow_tf32;
   ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.k, g.r, g.s, g.wh.pad_before, g.ww.pad_before,
-              g.stride_h, g.stride_w, g.dil_h, g.dil_w, tf32 ? 1 : 0, 0};
+              g.stride_h, g.stride_w, g.dil_h, g.dil_w, tf32 ? 1 : 0, policy.deterministic ? 1 : 0};
   auto& slot = d.conv_plans().plans[key];
   if (slot) return *slot;
 
@@ -131,7 +131,7 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.wh.pad_before, op), as_int(g.ww.pad_before, op),
                                               as_int(g.stride_h, op), as_int(g.stride_w, op), as_int(g.dil_h, op),
                                               as_int(g.dil_w, op), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+  CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, descriptor_math(policy)));
 
   // cuDNN's own output size must agree with TensorFlow's (it does, given the
   // explicit extra row/column); a mismatch would be a bug here.
@@ -142,11 +142,9 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
                                          (long long)g.wh.out, (long long)g.ww.out));
 
   // Heuristics only (no timing runs): they allocate nothing and need no data.
-  auto collect = [&](const auto* perf, int n) {
-    for (int i = 0; i < n; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && math_ok(perf[i].mathType, tf32) && perf[i].memory <= kMaxWorkspace)
-        p->candidates.emplace_back(static_cast<int>(perf[i].algo), perf[i].mathType);
-  };
+  // The policy drops what may not run (down-conversion, TF32 when off, too
+  // much workspace, non-deterministic algorithms when determinism is asked).
+  auto collect = [&](const auto* perf, int n) { p->candidates = usable_algorithms(perf, n, policy); };
   if (kind == kForward) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int n = 0;
@@ -168,9 +166,10 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
   }
   if (p->candidates.empty())
     sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s algorithm for N=%lld H=%lld W=%lld C=%lld K=%lld "
-                                              "R=%lld S=%lld (TF32 %s)", op, kKindNames[kind], (long long)g.n,
-                                              (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.k,
-                                              (long long)g.r, (long long)g.s, tf32 ? "allowed" : "off"));
+                                              "R=%lld S=%lld (TF32 %s, deterministic %s)", op, kKindNames[kind],
+                                              (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c,
+                                              (long long)g.k, (long long)g.r, (long long)g.s, tf32 ? "allowed" : "off",
+                                              policy.deterministic ? "on" : "off"));
   choose(d, *p, kind, 0, g, op);
   slot = std::move(p);
   return *slot;

@@ -32,7 +32,7 @@ struct ConvPlan {
 
 // kind (0 forward, 1 backward data, 2 backward filter), N, H, W, C (input as
 // given to cuDNN, i.e. after the asymmetric padding), K, R, S, pad h/w,
-// stride h/w, dilation h/w, tf32.
+// stride h/w, dilation h/w, tf32, deterministic.
 using ConvKey = std::array<int64_t, 16>;
 
 struct ConvPlans {

@@ -2,6 +2,7 @@
 
 #include "conv.hpp"
 #include "elementwise.hpp"
+#include "math_policy.hpp"
 
 #include <algorithm>
 
@@ -51,7 +52,8 @@ CudaDevice::CudaDevice(const axon_cuda_open_args& a)
       plugin_name_(a.plugin_name ? a.plugin_name : "cuda"),
       ordinal_(a.cuda_ordinal),
       label_(a.label ? a.label : "GPU"),
-      allow_tf32_(a.allow_tf32 != 0) {
+      allow_tf32_(a.allow_tf32 != 0),
+      deterministic_(a.struct_size >= AXON_STRUCT_SIZE(axon_cuda_open_args, deterministic) && a.deterministic != 0) {
   try {
     init(a);
   } catch (...) {
@@ -74,8 +76,13 @@ void CudaDevice::init(const axon_cuda_open_args& a) {
   CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
   CUBLAS_CHECK(cublasCreate(&cublas_));
   CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-  // TF32 changes float32 results; it is off unless asked for.
-  CUBLAS_CHECK(cublasSetMathMode(cublas_, allow_tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  // TF32 changes float32 results; it is off unless asked for, and FP16 never.
+  CUBLAS_CHECK(cublasSetMathMode(cublas_, cublas_math({allow_tf32_, deterministic_, 0})));
+  // cuBLAS is deterministic on one stream with its own workspace unless atomics
+  // are allowed; say so explicitly when determinism is asked for.
+  if (deterministic_) CUBLAS_CHECK(cublasSetAtomicsMode(cublas_, CUBLAS_ATOMICS_NOT_ALLOWED));
+  log(AXON_LOG_INFO, sdk::format("%s: float32 math: TF32 %s, deterministic algorithms %s", label_.c_str(),
+                                 allow_tf32_ ? "allowed" : "off", deterministic_ ? "only" : "not required"));
   conv_plans_ = std::make_unique<ConvPlans>();
 
   size_t free = 0, total = 0;

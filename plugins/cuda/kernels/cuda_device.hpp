@@ -41,6 +41,7 @@ class CudaDevice final : public sdk::Device {
   cudnnHandle_t cudnn() const { return cudnn_; }
   cublasHandle_t cublas() const { return cublas_; }
   bool allow_tf32() const { return allow_tf32_; }
+  bool deterministic() const { return deterministic_; }
   ConvPlans& conv_plans() { return *conv_plans_; }
 
   // Device memory for the duration of one kernel call (workspaces, padded
@@ -68,6 +69,7 @@ class CudaDevice final : public sdk::Device {
   int ordinal_;
   std::string label_;
   bool allow_tf32_;
+  bool deterministic_;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

@@ -104,8 +104,8 @@ class CudaPlugin : public sdk::Plugin {
     a.cuda_ordinal = g.ordinal;
     std::string label = sdk::format("/device:GPU:%d (%s)", config.logical_index, g.name.c_str());
     a.label = label.c_str();
-    const char* tf32 = config_value("allow-tf32");
-    a.allow_tf32 = tf32 != nullptr && (std::string(tf32) == "1" || std::string(tf32) == "true");
+    a.allow_tf32 = config_flag("allow-tf32");
+    a.deterministic = config_flag("deterministic");
     a.config = config;
     axon_error err{};
     axon_status st = kernels_->open_device(&a, out, &err);
@@ -132,7 +132,11 @@ class CudaPlugin : public sdk::Plugin {
   }
 
  private:
-  const char* config_value(const char* key) const { return config(key); }
+  // The host hands booleans over as "1"/"0".
+  bool config_flag(const char* key) const {
+    const char* v = config(key);
+    return v != nullptr && (std::string(v) == "1" || std::string(v) == "true");
+  }
 
   const GpuInfo& gpu(int id) {
     const auto& usable = state().usable;

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -48,9 +49,12 @@ std::vector<std::string> split_list(const std::string& s) {
 double collective_timeout(const po::variables_map& vm) {
   if (vm.count("collective-timeout")) {
     const double s = vm["collective-timeout"].as<double>();
-    if (!(s >= 0) || !std::isfinite(s))
-      throw UsageError("--collective-timeout must be 0 (no limit) or a positive number of seconds, got " +
-                       std::to_string(s));
+    if (!(s >= 0) || !std::isfinite(s)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", s);
+      throw UsageError(std::string("--collective-timeout must be 0 (no limit) or a positive number of seconds, got ") +
+                       text);
+    }
     return s;
   }
   const char* v = std::getenv("AXON_COLLECTIVE_TIMEOUT");

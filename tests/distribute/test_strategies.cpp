@@ -1,0 +1,223 @@
+// Strategies inside one process, on two logical CPU devices (one thread
+// each): a mirrored step equals a one-device step at the same global batch
+// (gradients and weights within 1e-6 relative, norm per tensor), replicas
+// hold the same bits after every step, reruns repeat, a short batch is split
+// and never dropped, metrics are summed over replicas, and what cannot work
+// is refused with one clear message. Each case runs in its own process
+// (the runtime is set up once per process).
+#include "../train/synthetic.hpp"
+
+#include <axon/error.hpp>
+#include <axon/nn/sequential.hpp>
+#include <axon/runtime.hpp>
+#include <axon/strategy.hpp>
+#include <axon/train/weights.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+using namespace axon;
+using namespace axon::nn;
+
+namespace {
+
+// Two logical CPU devices with one thread each, plus the reference plugin.
+Runtime& runtime() {
+  if (!Runtime::initialised()) {
+    Config c;
+    c.cpu_devices = 2;
+    c.threads = 2;
+    Runtime::init(c);
+  }
+  return Runtime::get();
+}
+
+std::vector<Device*> cpus() {
+  Runtime& rt = runtime();
+  std::vector<Device*> d{rt.find_device("cpu:0"), rt.find_device("cpu:1")};
+  REQUIRE(d[0] != nullptr);
+  REQUIRE(d[1] != nullptr);
+  return d;
+}
+
+std::unique_ptr<Sequential> cnn(Strategy& s, uint64_t seed) {
+  auto m = make_cnn(10);
+  m->build({28, 28, 1}, s, seed);
+  m->compile();
+  return m;
+}
+
+data::HostBatch batch_of(const data::ImageSet& s, int64_t first, int64_t n) {
+  data::HostBatch b;
+  b.size = n;
+  b.images.assign(s.images.begin() + first * 784, s.images.begin() + (first + n) * 784);
+  for (int64_t i = 0; i < n; ++i) b.labels.push_back(s.labels[static_cast<size_t>(first + i)]);
+  return b;
+}
+
+std::vector<float> host(const Tensor& t) { return t.to_vector<float>(); }
+
+// ||a - b|| / ||b|| (0 when both are zero).
+double relative(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double d = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
+    n += double{b[i]} * b[i];
+  }
+  return n > 0 ? std::sqrt(d / n) : std::sqrt(d);
+}
+
+// The largest relative difference, parameter by parameter, of values (or gradients).
+double worst(Sequential& a, Sequential& b, bool grads) {
+  auto pa = a.parameters(), pb = b.parameters();
+  REQUIRE(pa.size() == pb.size());
+  double w = 0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    const double r = relative(host(grads ? pa[i]->grad : pa[i]->value), host(grads ? pb[i]->grad : pb[i]->value));
+    INFO(pa[i]->name << (grads ? " gradient" : " value") << ": " << r);
+    w = std::max(w, r);
+  }
+  return w;
+}
+
+// Whether every replica's flat parameter buffer has replica 0's bits.
+bool replicas_identical(Sequential& m) {
+  const std::vector<float> first = host(m.replica(0).buffers().values());
+  for (int r = 1; r < m.num_replicas(); ++r) {
+    const std::vector<float> other = host(m.replica(r).buffers().values());
+    if (std::memcmp(first.data(), other.data(), first.size() * sizeof(float)) != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("mirrored: 10 steps at global batch 64 equal one device within 1e-6, replicas identical after each",
+          "[mirrored]") {
+  const std::vector<Device*> d = cpus();
+  std::unique_ptr<Strategy> one = make_one_device_strategy(*d[0]);
+  std::unique_ptr<Strategy> mirrored = make_mirrored_strategy(d);
+  REQUIRE(mirrored->num_replicas_in_sync() == 2);
+  auto a = cnn(*one, 3), b = cnn(*mirrored, 3);
+  REQUIRE(b->num_replicas() == 2);
+  CHECK(replicas_identical(*b));  // replica 1 was built from another stream: the broadcast set it
+  CHECK(worst(*a, *b, false) == 0);
+
+  const data::ImageSet set = test::synthetic_set(640, 11);
+  for (int step = 0; step < 10; ++step) {
+    const data::HostBatch batch = batch_of(set, step * 64, 64);
+    a->compute_gradients(batch);
+    b->compute_gradients(batch);
+    INFO("step " << step);
+    // The gradient of the global batch's mean loss: the two halves summed.
+    CHECK(worst(*a, *b, true) <= 1e-6);
+    a->train_step(batch);
+    b->train_step(batch);
+    CHECK(worst(*a, *b, false) <= 1e-6);
+    REQUIRE(replicas_identical(*b));
+  }
+  // A check that can fail: one step on one side only moves the weights far apart.
+  a->train_step(batch_of(set, 0, 64));
+  CHECK(worst(*a, *b, false) > 1e-4);
+}
+
+TEST_CASE("mirrored: reruns give bit-identical weights, and loss and accuracy are over both replicas",
+          "[mirrored]") {
+  const std::vector<Device*> d = cpus();
+  const data::ImageSet train = test::synthetic_set(600, 12), val = test::synthetic_set(130, 13);
+  auto run = [&](Strategy& s) {
+    auto m = cnn(s, 5);
+    FitOptions o;
+    o.epochs = 2;
+    o.batch_size = 64;  // 600 = 9 x 64 + 24: the short last batch is split 12 + 12
+    o.seed = 4;
+    o.validation_data = &val;
+    const History h = m->fit(train, o);
+    return std::make_pair(h, train::serialize_weights(*m));
+  };
+  std::unique_ptr<Strategy> m1 = make_mirrored_strategy(d), m2 = make_mirrored_strategy(d);
+  std::unique_ptr<Strategy> one = make_one_device_strategy(*d[0]);
+  const auto x = run(*m1), y = run(*m2), z = run(*one);
+  CHECK(x.second == y.second);
+  REQUIRE(x.first.epochs.size() == 2);
+  for (size_t e = 0; e < 2; ++e) {
+    const EpochLogs &a = x.first.epochs[e], &b = y.first.epochs[e], &c = z.first.epochs[e];
+    CHECK(a.loss == b.loss);
+    CHECK(a.val_accuracy == b.val_accuracy);
+    CHECK(a.samples == 600);  // every sample, the short batch's too
+    // Over both replicas, as one device counts them.
+    CHECK(a.loss == Approx(c.loss).epsilon(1e-4));
+    CHECK(a.accuracy == Approx(c.accuracy).margin(2.0 / 600));
+    CHECK(a.val_loss == Approx(c.val_loss).epsilon(1e-4));
+    CHECK(a.val_accuracy == Approx(c.val_accuracy).margin(2.0 / 130));
+    REQUIRE(a.replicas.size() == 2);
+    CHECK(a.replicas[1].device == "/device:CPU:1");
+    CHECK(a.replicas[1].compute > 0);
+  }
+  CHECK(x.second != z.second);  // summed in another order: close, not the same bits
+}
+
+TEST_CASE("mirrored: a batch smaller than the replica count leaves a replica nothing, and still counts",
+          "[mirrored]") {
+  const std::vector<Device*> d = cpus();
+  std::unique_ptr<Strategy> one = make_one_device_strategy(*d[0]);
+  std::unique_ptr<Strategy> mirrored = make_mirrored_strategy(d);
+  CHECK(mirrored->replica_slice(1, 0) == std::pair<int64_t, int64_t>{0, 1});
+  CHECK(mirrored->replica_slice(1, 1) == std::pair<int64_t, int64_t>{1, 1});
+  CHECK(mirrored->replica_slice(33, 0) == std::pair<int64_t, int64_t>{0, 17});
+  CHECK(mirrored->replica_slice(33, 1) == std::pair<int64_t, int64_t>{17, 33});
+  auto a = cnn(*one, 8), b = cnn(*mirrored, 8);
+  const data::ImageSet set = test::synthetic_set(1, 14);
+  const data::HostBatch batch = batch_of(set, 0, 1);
+  a->train_step(batch);
+  b->train_step(batch);
+  // Replica 1 contributed zeros: the sum is replica 0's gradient, exactly.
+  CHECK(worst(*a, *b, true) == 0);
+  CHECK(worst(*a, *b, false) == 0);
+  CHECK(replicas_identical(*b));
+  CHECK(b->metrics().read().samples == 1);
+  CHECK(b->metrics().read().loss == a->metrics().read().loss);
+}
+
+TEST_CASE("strategies: the global batch must divide by the replica count, and mixed plugins are refused",
+          "[mirrored][errors]") {
+  Runtime& rt = runtime();
+  const std::vector<Device*> d = cpus();
+  std::unique_ptr<Strategy> mirrored = make_mirrored_strategy(d);
+  CHECK_NOTHROW(mirrored->check_global_batch(64));
+  CHECK_THROWS_WITH(mirrored->check_global_batch(63),
+                    Catch::Contains("--batch-size 63") && Catch::Contains("2 replicas") &&
+                        Catch::Contains("(62 or 64)"));
+  CHECK_THROWS_WITH(mirrored->check_global_batch(1), Catch::Contains("use a multiple of 2 (2)"));
+  CHECK_THROWS_AS(mirrored->check_global_batch(0), UsageError);
+  auto m = cnn(*mirrored, 1);
+  FitOptions o;
+  o.batch_size = 63;
+  CHECK_THROWS_AS(m->fit(test::synthetic_set(64, 1), o), UsageError);
+
+  Device* ref = rt.find_device("ref:0");
+  REQUIRE(ref != nullptr);  // the build tree's reference plugin
+  CHECK_THROWS_WITH(make_mirrored_strategy({d[0], ref}),
+                    Catch::Contains("different plugins") && Catch::Contains("/device:CPU:0 (plugin cpu)") &&
+                        Catch::Contains("/device:REF:0 (plugin reference)"));
+  // Without a visible-devices list, mirrored takes every device of the best type.
+  const std::vector<Device*> chosen = mirrored_devices(rt);
+  REQUIRE(chosen.size() == 2);
+  CHECK(chosen[0]->name() == "/device:CPU:0");
+  CHECK(chosen[1]->name() == "/device:CPU:1");
+  CHECK(mirrored->describe(64) ==
+        "Using MirroredStrategy with 2 replicas in sync (/device:CPU:0, /device:CPU:1): global batch 64 = 32 per "
+        "replica");
+}
+
+TEST_CASE("mirrored: an error on one replica's thread reaches the caller", "[mirrored][errors]") {
+  const std::vector<Device*> d = cpus();
+  std::unique_ptr<Strategy> mirrored = make_mirrored_strategy(d);
+  auto m = cnn(*mirrored, 2);
+  data::HostBatch bad = batch_of(test::synthetic_set(64, 2), 0, 64);
+  bad.labels[40] = 99;  // replica 1's part: a label out of range
+  CHECK_THROWS_WITH(m->train_step(bad), Catch::Contains("/device:CPU:1"));
+}

@@ -280,11 +280,15 @@ def gpu_count(exe):
 
 
 def gpu_case(exe, tmp, cmd, what, marker):
+    # --deterministic: cuDNN's algorithms with atomics would add run-to-run noise of their own.
     default = os.path.join(tmp, "default-gpu.axw")
-    train([exe, "--device", "gpu:0", "--strict-placement", "-q", "--save", default] + SHORT, "default on gpu:0")
+    train([exe, "--device", "gpu:0", "--strict-placement", "--deterministic", "-q", "--save", default] + SHORT,
+          "default on gpu:0")
     saved = os.path.join(tmp, what + ".axw")
-    out, _ = train(cmd + ["--strict-placement", "--visible-devices", "gpu:0", "--save", saved] + SHORT, what)
+    out, _ = train(cmd + ["--strict-placement", "--deterministic", "--visible-devices", "gpu:0", "--save", saved] + SHORT,
+                   what)
     check(marker in out, "%r not in the output:\n%s" % (marker, out))
+    # One replica: an all-reduce over one rank leaves the sums as they are.
     w = worst_relative(saved, default)
     print("%s vs default on gpu:0 after 10 steps: %.3e" % (what, w))
     check(w <= TOLERANCE, "%s is %.3e from default on the GPU" % (what, w))

@@ -1,4 +1,4 @@
-// Op dispatch with placement (DESIGN.md "Devices, visibility, placement"):
+// Op dispatch with placement (docs/architecture.md, "How an op flows"):
 //  1. an explicit DeviceScope on this thread wins;
 //  2. otherwise the highest-priority visible device that has a kernel;
 //  3. if the chosen device has no kernel for (op, dtype): soft placement runs

@@ -96,11 +96,10 @@ class MultiWorkerStrategy final : public Strategy {
     for (size_t r = 0; r < workers_info_.size(); ++r)
       s += (r ? "; rank " : ": rank ") + std::to_string(r) + " on " + workers_info_[r].host + ": " +
            workers_info_[r].devices;
-    s += "): global batch " + std::to_string(global_batch) + " = " + std::to_string(global_batch / n) +
-         " per replica; gradients summed over workers by ";
-    if (comm_ != nullptr) return s + "NCCL";
-    if (w == 1) return s + "nothing (one worker)";
-    return s + "MPI (" + workers_.mpi_version() + ") in rank order";
+    s += "): global batch " + std::to_string(global_batch) + " = " + std::to_string(global_batch / n) + " per replica; ";
+    if (comm_ != nullptr) return s + "gradients summed over workers by NCCL";
+    if (w == 1) return s + "one worker: nothing to sum across workers";
+    return s + "gradients summed over workers by MPI (" + workers_.mpi_version() + ") in rank order";
   }
 
   void all_reduce(const std::vector<Tensor*>& buffers, const std::string& what, int64_t step) override {

@@ -2,31 +2,26 @@
 
 #include <chrono>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define AXON_RELAX() _mm_pause()
-#else
-#define AXON_RELAX() std::this_thread::yield()
-#endif
-
 namespace axon::nn {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// How long a thread spins for the next hand-over before it sleeps.
+// How long a thread polls for the next hand-over before it sleeps.
 constexpr auto kSpin = std::chrono::microseconds(500);
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Waits until `value` differs from `old`: spins for kSpin, then sleeps.
+// Waits until `value` differs from `old`: polls for kSpin, then sleeps. The
+// poll yields: on an idle core that returns at once, and on a busy machine
+// it hands the core to the replica being waited for rather than burning it.
 template <class T>
 T await_change(const std::atomic<T>& value, T old) {
   const auto until = Clock::now() + kSpin;
   for (int i = 0;; ++i) {
     T now = value.load(std::memory_order_acquire);
     if (now != old) return now;
-    AXON_RELAX();
-    if (i % 64 == 63 && Clock::now() > until) break;
+    std::this_thread::yield();
+    if (i % 16 == 15 && Clock::now() > until) break;
   }
   for (;;) {
     value.wait(old, std::memory_order_acquire);

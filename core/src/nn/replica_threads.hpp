@@ -1,8 +1,8 @@
 // Runs one function per replica at once, each on a host thread of its own
 // (replica 0 on the caller's), so every replica's device stays busy. The
-// threads start once and wait between calls; they spin briefly first,
+// threads start once and wait between calls; they poll briefly first,
 // because a training step hands work over twice and waking a sleeping
-// thread costs more than the spin.
+// thread costs more than the poll.
 #pragma once
 
 #include <atomic>

@@ -1,8 +1,9 @@
 # tools/gpu-check tested without a GPU (label gpucheck): its usage errors, the
 # device preset's exports, and, in a simulated device machine
 # (tools/gpucheck/simulate-device, needs root; skipped with the reason
-# otherwise), the bundle and the device run: no GPU, a GPU that is there but
-# unusable, a run killed midway, a run out of budget, a wheel-only toolkit.
+# otherwise), the bundle and the device run: no GPU, no GPU and no wheels, a
+# GPU that is there but unusable, a run killed midway, a run out of budget, a
+# wheel-only toolkit.
 # Included by tests/cuda/CMakeLists.txt.
 
 set(_gpu_check ${PROJECT_SOURCE_DIR}/tools/gpu-check)
@@ -27,14 +28,14 @@ set(_scratch ${CMAKE_CURRENT_BINARY_DIR}/gpucheck-scratch)
 set(_run bash ${CMAKE_CURRENT_SOURCE_DIR}/gpucheck_test.sh)
 add_test(NAME gpucheck_pack COMMAND ${_run} pack ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_scratch})
 set_tests_properties(gpucheck_pack PROPERTIES FIXTURES_SETUP gpucheck_bundle)
-foreach(_scenario no-gpu unusable-gpu killed budget)
+foreach(_scenario no-gpu no-wheels unusable-gpu killed budget)
   add_test(NAME gpucheck_${_scenario} COMMAND ${_run} ${_scenario} ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_scratch})
   set_tests_properties(gpucheck_${_scenario} PROPERTIES FIXTURES_REQUIRED gpucheck_bundle)
 endforeach()
 add_test(NAME gpucheck_toolchain COMMAND ${_run} toolchain ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${_scratch}-toolchain)
 add_test(NAME gpucheck_cleanup COMMAND ${CMAKE_COMMAND} -E rm -rf ${_scratch})
 set_tests_properties(gpucheck_cleanup PROPERTIES FIXTURES_CLEANUP gpucheck_bundle)
-set_tests_properties(gpucheck_pack gpucheck_no-gpu gpucheck_unusable-gpu gpucheck_killed gpucheck_budget
+set_tests_properties(gpucheck_pack gpucheck_no-gpu gpucheck_no-wheels gpucheck_unusable-gpu gpucheck_killed gpucheck_budget
   gpucheck_toolchain gpucheck_cleanup PROPERTIES LABELS "cuda;gpucheck" SKIP_RETURN_CODE 77 TIMEOUT 180
   # They mount namespaces and run the trainer: one at a time.
   RUN_SERIAL TRUE)

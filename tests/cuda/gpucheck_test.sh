@@ -8,6 +8,8 @@
 #   pack          packs BUILD_DIR into SCRATCH_DIR/.device (a copy of tools/ there
 #                 stands for the checkout); OpenBLAS, libgfortran, libquadmath in it
 #   no-gpu        no driver: GPU stages SKIP, the bundle's CPU epoch passes, exit 77
+#   no-wheels     no driver and no wheels: the CUDA libraries FAIL, named, while
+#                 the GPU stages SKIP
 #   unusable-gpu  the fake driver shows an H200 but the wheels are gone: the probe,
 #                 the GPU tests and the benchmark FAIL naming the missing library
 #   killed        SIGKILL in the middle: summary.txt holds the lines so far
@@ -19,7 +21,7 @@
 # Exit: 0 pass, 1 fail, 77 the simulation or the data set is not available here.
 set -uo pipefail
 
-[ $# = 4 ] || { echo "usage: $0 pack|no-gpu|unusable-gpu|killed|budget|toolchain SOURCE_DIR BUILD_DIR SCRATCH_DIR" >&2; exit 2; }
+[ $# = 4 ] || { echo "usage: $0 pack|no-gpu|no-wheels|unusable-gpu|killed|budget|toolchain SOURCE_DIR BUILD_DIR SCRATCH_DIR" >&2; exit 2; }
 scenario=$1
 src=$2
 build=$3
@@ -100,9 +102,19 @@ case "$scenario" in
     done
     check "the bundle's OpenBLAS is the one loaded" has "blas=OpenBLAS" "$s"
     check "the CPU epoch runs from the bundle" has "PASS  trainer CPU epoch .*Trained 1 epoch on /device:CPU:0" "$s"
+    check "the CUDA libraries come from the wheels" has "PASS  CUDA libraries: .*libcudnn\.so\.9 /mnt/axon-sim/site/nvidia/cudnn/lib/" "$s"
     check "nothing fails" lacks "FAIL" "$s"
     check "a result line" has "^result: SKIPPED \(no GPU\) after [0-9]+ s of 90 s" "$s"
     check "inside the budget" [ "$elapsed" -le 90 ]
+    ;;
+  no-wheels)
+    need_simulation
+    device_run "$scratch/no-wheels" --no-wheels -- --no-build --budget 90
+    s=$scratch/no-wheels/summary.txt
+    check "exit 1" [ $rc = 1 ]
+    check "the missing libraries are named" has "FAIL  CUDA libraries: libaxon-cuda-kernels.so needs .*libcudnn\.so\.9.*: not found" "$s"
+    check "the probe still says: no GPU" has "SKIP  GPU probe: no CUDA device: CUDA driver not found" "$s"
+    check "a result line" has "^result: FAIL" "$s"
     ;;
   unusable-gpu)
     need_simulation
@@ -110,6 +122,7 @@ case "$scenario" in
     s=$scratch/unusable/summary.txt
     missing="lib(cudnn\.so\.9|cublas\.so\.13|cublasLt\.so\.13|nccl\.so\.2): cannot open shared object file"
     check "exit 1" [ $rc = 1 ]
+    check "the missing libraries are named" has "FAIL  CUDA libraries: libaxon-cuda-kernels.so needs .*libcublas\.so\.13" "$s"
     check "the probe fails naming the missing library" has "FAIL  GPU probe \(exit 1\): FAIL: unusable CUDA device: .*$missing" "$s"
     for t in "GPU test cuda_kernels" "GPU test cuda_memory reserve" "GPU test cuda_collectives" "benchmark FP32"; do
       check "$t: FAIL naming the missing library" has "FAIL  $t \(exit 1\): .*$missing" "$s"

@@ -45,7 +45,9 @@ axon_device_config device_config(const Config& c, int logical_index) {
   axon_device_config d{};
   d.struct_size = sizeof d;
   d.logical_index = logical_index;
-  d.threads = c.threads;
+  // 0: the plugin divides the configured total (get_config "threads") among
+  // its devices; passing the total here would give every device all of it.
+  d.threads = 0;
   if (c.gpu_memory_limit_mb) {
     d.memory_mode = AXON_MEMORY_LIMIT;
     d.memory_limit_bytes = static_cast<uint64_t>(*c.gpu_memory_limit_mb) * 1024 * 1024;

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 using namespace axon;
 using namespace axon::nn;
@@ -94,6 +95,26 @@ bool replicas_identical(Sequential& m) {
 }
 
 }  // namespace
+
+TEST_CASE("two logical CPU devices sharing --threads 2 run one thread each", "[mirrored][threads]") {
+  // Threads of this process now, then after both devices have opened.
+  auto tasks = [] {
+    int n = 0;
+    for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+  };
+  const std::vector<Device*> d = cpus();  // plugins loaded (OpenBLAS starts its own threads), devices not open
+  REQUIRE_FALSE(d[0]->is_open());
+  const int before = tasks();
+  Tensor a(*d[0], AXON_FLOAT32, {4}), b(*d[1], AXON_FLOAT32, {4});  // opens both
+  REQUIRE(d[0]->is_open());
+  REQUIRE(d[1]->is_open());
+  // A pool of one thread is its caller: no thread of its own. (Each device
+  // once got all of --threads, and two replicas ran four threads on two cores.)
+  CHECK(tasks() == before);
+  CHECK(d[0]->props().threads == 1);
+  CHECK(d[1]->props().threads == 1);
+}
 
 TEST_CASE("mirrored: 10 steps at global batch 64 equal one device within 1e-6, replicas identical after each",
           "[mirrored]") {

@@ -10,6 +10,7 @@
 #include <axon/strategy.hpp>
 #include <axon/workers.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -109,7 +110,7 @@ class MultiWorkerStrategy final : public Strategy {
     if (comm_ != nullptr) {
       axon_error err{};
       err.struct_size = sizeof err;
-      const int32_t timeout_ms = static_cast<int32_t>(timeout_s_ * 1000);
+      const int32_t timeout_ms = static_cast<int32_t>(std::min(timeout_s_ * 1000, 2147483647.0));
       const axon_status s = replica_devices().front()->collectives()->comm_all_reduce(
           comm_, first.data(), first.numel(), AXON_FLOAT32, AXON_REDUCE_SUM, timeout_ms, &err);
       if (s != AXON_OK) {

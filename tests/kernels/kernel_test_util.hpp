@@ -3,6 +3,7 @@
 #pragma once
 
 #include "plugin_harness.hpp"
+#include "tolerance.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -181,14 +182,12 @@ inline Comparison compare_exact(const std::vector<float>& got, const std::vector
   return compare(got, want, [](size_t) { return 0.0; });
 }
 
-// Tolerance for a float32 sum of `terms` products: the worst-case bound of
-// recursive summation, terms * 2^-24 * sum|products| (times a safety factor
-// of 2), where sum|products| is the same op run by the reference on |inputs|.
-// Plus one rounding of the result (2^-24 |want|).
+// A float32 sum of products against the oracle: tol::sum_allowed per element
+// (tests/common/tolerance.hpp says the bound and its power), where abs_sum is
+// the same op run by the reference on |inputs|.
 inline Comparison compare_sum(const std::vector<float>& got, const std::vector<float>& want,
-                              const std::vector<float>& abs_sum, double terms) {
-  const double u = std::ldexp(1.0, -24);
-  return compare(got, want, [&](size_t i) { return 2.0 * terms * u * abs_sum[i] + u * std::fabs(want[i]) + 1e-30; });
+                              const std::vector<float>& abs_sum) {
+  return compare(got, want, [&](size_t i) { return tol::sum_allowed(want[i], abs_sum[i]); });
 }
 
 // |got - want| <= rel * (1 + |want|).

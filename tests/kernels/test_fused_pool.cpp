@@ -263,8 +263,6 @@ void check_cpu(const Case& k, std::mt19937& rng) {
   INFO(describe(k));
   const Geo g = geometry(k);
   const Data d = make_data(k, g, rng);
-  const double u = std::ldexp(1.0, -24);
-  const double conv_terms = double(k.kh * k.kw * k.c + 1);
 
   // Forward vs the reference. y is a max of z values, each within the conv's
   // bound; |max a - max b| <= max |a - b|, so the window's largest bound holds.
@@ -276,7 +274,7 @@ void check_cpu(const Case& k, std::mt19937& rng) {
                                  HostTensor{g.bd, abs_of(d.b.values)}},
                                 {g.zd}, &g.fused_conv)[0];
   const auto y_bound = run_host(ref(), "MaxPool", {HostTensor{g.zd, z_bound}}, {g.yd}, &g.pool)[0];
-  auto ry = compare_sum(got.y, want.y, y_bound, conv_terms);
+  auto ry = compare_sum(got.y, want.y, y_bound);
   INFO("y vs reference: " << ry.report);
   CHECK(ry.ok);
 
@@ -284,9 +282,9 @@ void check_cpu(const Case& k, std::mt19937& rng) {
   // taps' reference z differ by no more than both taps' bounds together; a
   // different 255 only under relu (y above then bounds how far from 0).
   const auto at_ref = tap_index(k, g, want.argmax), at_cpu = tap_index(k, g, got.argmax);
-  auto tol = [&](int64_t zi) {
+  auto allowed_at = [&](int64_t zi) {
     const size_t i = static_cast<size_t>(zi);
-    return 2.0 * conv_terms * u * z_bound[i] + u * std::fabs(z_ref[i]);
+    return tol::sum_allowed(z_ref[i], z_bound[i]);
   };
   size_t differ = 0;
   std::string tie_problem;
@@ -305,7 +303,7 @@ void check_cpu(const Case& k, std::mt19937& rng) {
       continue;
     }
     const float zr = z_ref[static_cast<size_t>(at_ref[i])], zc = z_ref[static_cast<size_t>(at_cpu[i])];
-    const double gap = double(zr) - zc, allowed = tol(at_ref[i]) + tol(at_cpu[i]);
+    const double gap = double(zr) - zc, allowed = allowed_at(at_ref[i]) + allowed_at(at_cpu[i]);
     if (gap > allowed && tie_problem.empty()) {
       s << ": reference z at the taps " << zr << " vs " << zc << ", gap " << gap << " > allowed " << allowed;
       tie_problem = s.str();
@@ -329,10 +327,9 @@ void check_cpu(const Case& k, std::mt19937& rng) {
   const Backward rb = backward(ref(), g, d.x, d.w, d.dy, got.argmax, true);
   const Backward bound = backward(ref(), g, HostTensor{g.xd, abs_of(d.x.values)}, HostTensor{g.wd, abs_of(d.w.values)},
                                   HostTensor{g.yd, abs_of(d.dy.values)}, got.argmax, true);
-  const double pixels = double(k.n * g.zd[1] * g.zd[2]);
-  auto cw = compare_sum(gb.dw, rb.dw, bound.dw, pixels);
-  auto cb = compare_sum(gb.db, rb.db, bound.db, pixels);
-  auto cx = compare_sum(gb.dx, rb.dx, bound.dx, double(k.kh * k.kw * k.oc));
+  auto cw = compare_sum(gb.dw, rb.dw, bound.dw);
+  auto cb = compare_sum(gb.db, rb.db, bound.db);
+  auto cx = compare_sum(gb.dx, rb.dx, bound.dx);
   INFO("vs reference: dfilter " << cw.report << "; dbias " << cb.report << "; dx " << cx.report);
   CHECK(cw.ok);
   CHECK(cb.ok);

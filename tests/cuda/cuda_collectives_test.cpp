@@ -1,8 +1,12 @@
 // NCCL collectives through the ABI on the devices this machine has: the
-// in-process all_reduce over every visible GPU (SUM and MEAN), and the
+// in-process all_reduce over every visible GPU (SUM and MEAN, each from
+// different values on every GPU, every GPU's buffer checked), and the
 // cross-process communicator path with a world of one (comm_get_id,
 // comm_create, comm_all_reduce with a timeout, comm_destroy), and a set-up
-// that times out because its second rank never comes.
+// that times out because its second rank never comes. With one GPU, the
+// value checks are reported SKIP: a world of one cannot tell a reduction
+// from doing nothing (NCCL takes each GPU once, so one GPU cannot be two
+// ranks); the calls and their status are still checked.
 //
 //   cuda_collectives_test <libaxon-plugin-cuda.so>
 //
@@ -51,25 +55,37 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) {
       devs.push_back(std::make_unique<TestDevice>(cuda, i));
       bufs.push_back(std::make_unique<DeviceTensor>(*devs.back(), AXON_FLOAT32, std::vector<int64_t>{count}));
-      std::vector<float> v(count);
-      for (int64_t k = 0; k < count; ++k) v[k] = float(i + 1) * float(k % 7);
-      bufs.back()->upload(v);
       ctxs.push_back(devs.back()->api.device_ctx);
       ptrs.push_back(bufs.back()->t.data);
     }
+    // GPU i starts from (i+1) * (k%7): the sum is n(n+1)/2 * (k%7), the mean
+    // (n+1)/2 * (k%7); both exact in float for these sizes.
+    auto fill = [&] {
+      for (int i = 0; i < n; ++i) {
+        std::vector<float> v(count);
+        for (int64_t k = 0; k < count; ++k) v[k] = float(i + 1) * float(k % 7);
+        bufs[i]->upload(v);
+      }
+    };
     for (axon_reduce_op op : {AXON_REDUCE_SUM, AXON_REDUCE_MEAN}) {
+      const char* name = op == AXON_REDUCE_SUM ? "SUM" : "MEAN";
+      fill();
       axon_error err{};
       axon_status st = coll->all_reduce(cuda.api.plugin_ctx, n, ctxs.data(), ptrs.data(), count, AXON_FLOAT32, op, &err);
-      expect(st == AXON_OK, std::string("all_reduce over ") + std::to_string(n) + " GPU(s): " + (st ? err.message : "ok"));
-      // Sum over replicas i of (i+1)*(k%7) = n(n+1)/2 * (k%7); the mean divides by n.
-      // After SUM every buffer holds the sum; MEAN of equal buffers leaves it.
-      bool ok = true;
+      expect(st == AXON_OK, std::string("all_reduce ") + name + " over " + std::to_string(n) + " GPU(s): " +
+                                (st ? err.message : "ok"));
+      if (n < 2) {
+        std::printf("SKIP  all_reduce %s values: one GPU (a world of one cannot tell a reduction from doing nothing)\n", name);
+        continue;
+      }
+      const float factor = op == AXON_REDUCE_SUM ? float(n * (n + 1) / 2) : float(n + 1) / 2;
       for (int i = 0; i < n; ++i) {
         devs[i]->sync();
         auto v = bufs[i]->download<float>();
-        for (int64_t k = 0; k < count; ++k) ok = ok && v[k] == float(n * (n + 1) / 2) * float(k % 7);
+        bool ok = true;
+        for (int64_t k = 0; k < count; ++k) ok = ok && v[k] == factor * float(k % 7);
+        expect(ok, std::string("all_reduce ") + name + " values on GPU " + std::to_string(i));
       }
-      expect(ok, std::string("all_reduce ") + (op == AXON_REDUCE_SUM ? "SUM" : "MEAN") + " values");
     }
     // Cross-process path with a world of one.
     char id[AXON_COMM_ID_CAPACITY];
@@ -80,10 +96,7 @@ int main(int argc, char** argv) {
     check(coll->comm_create(ctxs[0], id, id_size, 0, 1, &comm, &err), err, "comm_create");
     axon_status st = coll->comm_all_reduce(comm, ptrs[0], count, AXON_FLOAT32, AXON_REDUCE_SUM, 10000, &err);
     expect(st == AXON_OK, std::string("comm_all_reduce (world 1, timeout 10 s): ") + (st ? err.message : "ok"));
-    auto v = bufs[0]->download<float>();
-    bool ok = true;
-    for (int64_t k = 0; k < count; ++k) ok = ok && v[k] == float(n * (n + 1) / 2) * float(k % 7);
-    expect(ok, "comm_all_reduce leaves a world of one unchanged");
+    std::printf("SKIP  comm_all_reduce values: a world of one (this check runs on one machine)\n");
     coll->comm_destroy(comm);
     // A world of two with no second rank: set-up must end with
     // AXON_DEADLINE_EXCEEDED after AXON_NCCL_INIT_TIMEOUT, not hang.

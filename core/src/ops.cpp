@@ -149,4 +149,8 @@ void fused_conv2d_max_pool_grad(const Tensor& x, const Tensor& filter, const Ten
     call("_FusedConv2DMaxPoolGrad", layer, {&x, &filter, &dy, &argmax}, {&dfilter, &dbias}, &f);
 }
 
+void sparse_categorical_accuracy(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer) {
+  call("_SparseCategoricalAccuracy", layer, {&logits, &labels}, {&correct});
+}
+
 }  // namespace axon::ops

@@ -1,6 +1,6 @@
 // Everything but convolution and pooling: MatMul on sgemm, the elementwise
 // ops, reductions (accumulated in double, per thread, added in thread order),
-// the loss, the metric and the Adam update.
+// the loss, InTopK and the accuracy metric, and the Adam update.
 #include "blas.hpp"
 #include "checks.hpp"
 #include "device.hpp"
@@ -392,13 +392,43 @@ void sparse_softmax_xent(CpuDevice&, const KernelCall& c) {
   }
 }
 
-// 1 where the first maximum logit is at the label; out-of-range labels give 0.
+// TensorFlow's InTopK with k = 1: 1 where the label's logit is finite and
+// none of the row is greater (ties count); a NaN or infinity anywhere in the
+// row, or a label outside [0, C), gives 0.
 void in_top_k(CpuDevice&, const KernelCall& c) {
   c.expect_arity(2, 1);
   TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
   auto [n, k] = logits_and_labels(c, logits, labels);
   want(c, out, "precision", AXON_FLOAT32);
   want_shape(c, out, "precision", {n});
+  const float* lg = logits.data<float>();
+  const int32_t* lb = labels.data<int32_t>();
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = lg + i * k;
+    if (lb[i] < 0 || lb[i] >= k) {
+      o[i] = 0.0f;
+      continue;
+    }
+    const float target = row[lb[i]];
+    bool finite = true;
+    int64_t greater = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      finite = finite && std::isfinite(row[j]);
+      greater += row[j] > target;
+    }
+    o[i] = finite && greater == 0 ? 1.0f : 0.0f;
+  }
+}
+
+// Keras' accuracy: 1 where the label is the first index of the row's
+// largest logit (tf.argmax's tie rule); out-of-range labels give 0.
+void sparse_categorical_accuracy(CpuDevice&, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
+  auto [n, k] = logits_and_labels(c, logits, labels);
+  want(c, out, "accuracy", AXON_FLOAT32);
+  want_shape(c, out, "accuracy", {n});
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   float* o = out.data<float>();
@@ -497,6 +527,7 @@ void add_math_kernels(sdk::KernelTable& t) {
       .add("SparseSoftmaxCrossEntropyWithLogits", AXON_FLOAT32, k<sparse_softmax_xent>)
       .add("ApplyAdam", AXON_FLOAT32, k<apply_adam>)
       .add("InTopK", AXON_FLOAT32, k<in_top_k>)
+      .add("_SparseCategoricalAccuracy", AXON_FLOAT32, k<sparse_categorical_accuracy>)
       .add("Sum", AXON_FLOAT32, k<sum>)
       .add("Fill", AXON_FLOAT32, k<fill>)
       .add("Scale", AXON_FLOAT32, k<scale>)

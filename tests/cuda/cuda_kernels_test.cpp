@@ -248,17 +248,22 @@ void loss_cases(Runner& r, std::mt19937& rng) {
     std::string label = logits.shape();
     r.run(label, "SparseSoftmaxCrossEntropyWithLogits", {logits, lab},
           {empty_like(AXON_FLOAT32, {n}), empty_like(AXON_FLOAT32, {n, c})}, nullptr, {1e-5, 1e-5});
-    // Ties: copy the row's max to another column so the lower index must win.
+    // Ties: copy the row's max to another column and label alternately the
+    // lower and the higher of the two (InTopK counts both, the accuracy op
+    // only the lower); every third row also holds an infinity (InTopK: 0).
     HostTensor tied = logits;
-    for (int64_t i = 0; i < n; i += 2) {
+    for (int64_t i = 0; i < n; ++i) {
       float* row = tied.f.data() + i * c;
       int64_t arg = 0;
       for (int64_t j = 1; j < c; ++j)
         if (row[j] > row[arg]) arg = j;
       row[(arg + 1) % c] = row[arg];
-      lab.i32[i] = static_cast<int32_t>(std::min<int64_t>(arg, (arg + 1) % c));
+      const int64_t lo = std::min<int64_t>(arg, (arg + 1) % c), hi = std::max<int64_t>(arg, (arg + 1) % c);
+      lab.i32[i] = static_cast<int32_t>(i % 2 ? hi : lo);
+      if (i % 3 == 2 && c > 2) row[(arg + 2) % c] = -INFINITY;
     }
-    r.run(label + " with ties", "InTopK", {tied, lab}, {empty_like(AXON_FLOAT32, {n})}, nullptr, {0, 0});
+    for (const char* op : {"InTopK", "_SparseCategoricalAccuracy"})
+      r.run(label + " with ties", op, {tied, lab}, {empty_like(AXON_FLOAT32, {n})}, nullptr, {0, 0});
   }
 }
 

@@ -55,6 +55,8 @@ const std::vector<Bad> kBad{
     {"labels float", "SparseSoftmaxCrossEntropyWithLogits", {{F, {2, 3}}, {F, {2}}}, {{F, {2}}, {F, {2, 3}}}, nullptr, "int32"},
     {"labels length", "SparseSoftmaxCrossEntropyWithLogits", {{F, {2, 3}}, {I, {3}}}, {{F, {2}}, {F, {2, 3}}}, nullptr, "[3]"},
     {"labels length", "InTopK", {{F, {2, 3}}, {I, {1}}}, {{F, {2}}}, nullptr, "[1]"},
+    {"labels length", "_SparseCategoricalAccuracy", {{F, {2, 3}}, {I, {1}}}, {{F, {2}}}, nullptr, "[1]"},
+    {"output length", "_SparseCategoricalAccuracy", {{F, {2, 3}}, {I, {2}}}, {{F, {3}}}, nullptr, "[3]"},
     {"m shape differs", "ApplyAdam", {{F, {4}}, {F, {5}}, {F, {4}}, {F, {4}}}, {}, &kAdam, "[5]"},
     {"step 0", "ApplyAdam", {{F, {4}}, {F, {4}}, {F, {4}}, {F, {4}}}, {}, &kAdamStep0, "step"},
     {"output not scalar", "Sum", {{F, {4, 3}}}, {{F, {2}}}, nullptr, "[2]"},

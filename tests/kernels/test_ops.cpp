@@ -1,7 +1,8 @@
 // Every non-convolution op of the CPU plugin against the reference plugin.
 // Tolerances, per op:
 //  exact (bit-identical): MaxPool, MaxPoolGrad with non-overlapping windows,
-//    Relu, ReluGrad, BiasAdd, Scale, Fill, Identity, NormalizeImage, InTopK
+//    Relu, ReluGrad, BiasAdd, Scale, Fill, Identity, NormalizeImage, InTopK,
+//    _SparseCategoricalAccuracy
 //  compare_sum (a float sum of products, tests/common/tolerance.hpp):
 //    MatMul, AddN, MaxPoolGrad with overlapping windows
 //  one float rounding of a double sum: BiasAddGrad, Sum:
@@ -169,7 +170,7 @@ std::vector<std::vector<float>> run_labels(TestDevice& dev, const char* op, cons
 }
 }  // namespace
 
-TEST_CASE("SparseSoftmaxCrossEntropyWithLogits and InTopK match the reference", "[loss][cpu]") {
+TEST_CASE("SparseSoftmaxCrossEntropyWithLogits, InTopK and the accuracy op match the reference", "[loss][cpu]") {
   std::mt19937 rng(41);
   for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {64, 10}, {5, 3}, {7, 1000}}) {
     INFO("logits [" << n << "," << k << "]");
@@ -183,16 +184,33 @@ TEST_CASE("SparseSoftmaxCrossEntropyWithLogits and InTopK match the reference", 
     CHECK(compare_rel(got[1], want[1], 1e-6).ok);
     for (float v : got[0]) CHECK(std::isfinite(v));
 
-    if (k > 1) {  // a tie for the maximum goes to the lower index
+    if (k > 1) {  // row 0: a tie for the maximum, the label on the higher index
       logits[1] = logits[0];
       labels[0] = 1;
     }
+    if (n > 2 && k > 1) {  // row 1: an infinity beside the label's maximum
+      logits[static_cast<size_t>(k)] = 1e4f;
+      logits[static_cast<size_t>(k + 1)] = -INFINITY;
+      labels[1] = 0;
+    }
     labels.back() = static_cast<int32_t>(k);  // out of range: never correct
-    auto top_want = run_labels(ref(), "InTopK", logits, n, k, labels, 1)[0];
-    auto top_got = run_labels(cpu(), "InTopK", logits, n, k, labels, 1)[0];
-    CHECK(compare_exact(top_got, top_want).ok);
-    CHECK(top_got.back() == 0.0f);
-    if (k > 1) CHECK(top_got[0] == 0.0f);
+    for (const char* op : {"InTopK", "_SparseCategoricalAccuracy"}) {
+      INFO(op);
+      auto top_want = run_labels(ref(), op, logits, n, k, labels, 1)[0];
+      auto top_got = run_labels(cpu(), op, logits, n, k, labels, 1)[0];
+      CHECK(compare_exact(top_got, top_want).ok);
+      CHECK(top_got.back() == 0.0f);
+    }
+    auto top = run_labels(cpu(), "InTopK", logits, n, k, labels, 1)[0];
+    auto acc = run_labels(cpu(), "_SparseCategoricalAccuracy", logits, n, k, labels, 1)[0];
+    if (k > 1) {
+      CHECK(top[0] == 1.0f);  // InTopK: a tie counts
+      CHECK(acc[0] == 0.0f);  // Keras: the tie goes to the lower index
+    }
+    if (n > 2 && k > 1) {
+      CHECK(top[1] == 0.0f);  // InTopK: a non-finite logit in the row
+      CHECK(acc[1] == 1.0f);
+    }
   }
 }
 

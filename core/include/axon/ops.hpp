@@ -30,6 +30,7 @@ void sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Te
                                   const std::string& layer = {});
 void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const axon_adam_attrs& a,
                 const std::string& layer = {});
+// TensorFlow's InTopK, k = 1: a tie for the largest logit counts as correct.
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer = {});
 void sum(const Tensor& x, Tensor& y, const std::string& layer = {});
 void fill(Tensor& y, float value, const std::string& layer = {});
@@ -54,5 +55,10 @@ void fused_conv2d_max_pool(const Tensor& x, const Tensor& filter, const Tensor& 
 void fused_conv2d_max_pool_grad(const Tensor& x, const Tensor& filter, const Tensor& dy, const Tensor& argmax,
                                 Tensor& dfilter, Tensor& dbias, Tensor* dx, const axon_conv2d_attrs& conv, bool relu,
                                 const axon_pool_attrs& pool, const std::string& layer = {});
+
+// Keras' accuracy (ABI 1.3, optional): argmax(logits) == label, ties to the
+// lower index.
+void sparse_categorical_accuracy(const Tensor& logits, const Tensor& labels, Tensor& correct,
+                                 const std::string& layer = {});
 
 }  // namespace axon::ops

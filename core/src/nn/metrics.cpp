@@ -1,9 +1,25 @@
+#include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/metrics.hpp>
 #include <axon/ops.hpp>
 
 namespace axon::nn {
+
+namespace {
+// Keras' accuracy where the device the metric runs on has the op (ABI 1.3);
+// InTopK on a device without it, which also counts a tie for the largest
+// logit as correct (the two differ only there).
+void count_correct(const Tensor& logits, const Tensor& labels, Tensor& correct) {
+  OpCall c;
+  c.op = "InTopK";
+  c.inputs = {&logits, &labels};
+  if (place(c).has_kernel("_SparseCategoricalAccuracy", logits.dtype()))
+    ops::sparse_categorical_accuracy(logits, labels, correct, "metrics");
+  else
+    ops::in_top_k(logits, labels, correct, "metrics");
+}
+}  // namespace
 
 void DeviceMetrics::build(Device& device) {
   device_ = &device;
@@ -25,7 +41,7 @@ void DeviceMetrics::batch_sums(const Tensor& per_sample_loss, const Tensor& logi
   if (it == correct_buf_.end()) it = correct_buf_.emplace(n, Tensor(*device_, AXON_FLOAT32, {n})).first;
   Tensor loss_sum = sums.view(0, {1}), correct_sum = sums.view(1, {1});
   ops::sum(per_sample_loss, loss_sum, "metrics");
-  ops::in_top_k(logits, labels, it->second, "metrics");
+  count_correct(logits, labels, it->second);
   ops::sum(it->second, correct_sum, "metrics");
 }
 

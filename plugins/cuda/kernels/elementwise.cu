@@ -132,8 +132,28 @@ __global__ void adam_kernel(float* var, float* m, float* v, const float* g, int6
   }
 }
 
-// One warp per row; ties go to the lower index.
+// TensorFlow's InTopK with k = 1, one warp per row: 1 unless the label is out
+// of range, a logit of the row is greater than the label's, or one is not finite.
 __global__ void in_top_1_kernel(const float* logits, const int32_t* labels, int64_t rows, int64_t classes, float* out) {
+  const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
+  const int lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const float* x = logits + row * classes;
+  const int32_t label = labels[row];
+  if (label < 0 || label >= classes) {  // the same for the whole warp
+    if (lane == 0) out[row] = 0.f;
+    return;
+  }
+  const float target = x[label];
+  int beaten = 0;
+  for (int64_t c = lane; c < classes; c += 32) beaten |= !isfinite(x[c]) || x[c] > target;
+  beaten = __any_sync(0xffffffffu, beaten);
+  if (lane == 0) out[row] = beaten ? 0.f : 1.f;
+}
+
+// Keras' accuracy, one warp per row: the argmax with ties to the lower index.
+__global__ void argmax_accuracy_kernel(const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
+                                       float* out) {
   const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
   const int lane = threadIdx.x & 31;
   if (row >= rows) return;
@@ -268,6 +288,15 @@ void in_top_1(cudaStream_t s, const float* logits, const int32_t* labels, int64_
   in_top_1_kernel<<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, s>>>(
       logits, labels, rows, classes, correct);
   check_launch("in_top_k");
+}
+
+void argmax_accuracy(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
+                     float* correct) {
+  if (rows == 0) return;
+  constexpr int rows_per_block = kThreads / 32;
+  argmax_accuracy_kernel<<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, s>>>(
+      logits, labels, rows, classes, correct);
+  check_launch("sparse_categorical_accuracy");
 }
 
 void fill(cudaStream_t s, float* y, int64_t n, float value) {

@@ -21,7 +21,11 @@ void softmax_cross_entropy(cudaStream_t s, const float* logits, const int32_t* l
                            float* loss, float* dlogits);
 void adam(cudaStream_t s, float* var, float* m, float* v, const float* grad, int64_t n, float lr_t, float beta_1,
           float beta_2, float epsilon);
+// TensorFlow's InTopK with k = 1 (ties count; a non-finite logit in the row gives 0).
 void in_top_1(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes, float* correct);
+// Keras' accuracy: argmax(logits) == label, ties to the lower index.
+void argmax_accuracy(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
+                     float* correct);
 void fill(cudaStream_t s, float* y, int64_t n, float value);
 void scale(cudaStream_t s, const float* x, float* y, int64_t n, float alpha);
 // y = x[0] + ... + x[count-1]; `accumulate` adds to y instead. count <= kAddNMax.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace axon::cuda {
@@ -82,7 +83,8 @@ void apply_adam(CudaDevice& d, const sdk::KernelCall& c) {
                static_cast<float>(lr_t), a.beta_1, a.beta_2, a.epsilon);
 }
 
-void in_top_k(CudaDevice& d, const sdk::KernelCall& c) {
+// Logits [N,C] float32, labels [N] int32 and a float32 [N] output, checked; N and C.
+std::pair<int64_t, int64_t> check_logits_labels(const sdk::KernelCall& c) {
   c.expect_arity(2, 1);
   auto logits = c.input(0), labels = c.input(1), out = c.output(0);
   expect_dtype(c, logits, AXON_FLOAT32, "logits");
@@ -93,9 +95,19 @@ void in_top_k(CudaDevice& d, const sdk::KernelCall& c) {
   sdk::require(labels.rank() == 1 && labels.dim(0) == n && out.rank() == 1 && out.dim(0) == n,
                sdk::format("%s: labels %s and output %s must be [%lld]", c.op(), labels.shape_string().c_str(),
                            out.shape_string().c_str(), (long long)n));
-  if (n == 0) return;
-  sdk::require(logits.dim(1) > 0, sdk::format("%s: logits have no classes", c.op()));
-  launch::in_top_1(d.stream(), logits.data<float>(), labels.data<int32_t>(), n, logits.dim(1), out.data<float>());
+  sdk::require(n == 0 || logits.dim(1) > 0, sdk::format("%s: logits have no classes", c.op()));
+  return {n, logits.dim(1)};
+}
+
+void in_top_k(CudaDevice& d, const sdk::KernelCall& c) {
+  const auto [n, classes] = check_logits_labels(c);
+  launch::in_top_1(d.stream(), c.input(0).data<float>(), c.input(1).data<int32_t>(), n, classes, c.output(0).data<float>());
+}
+
+void sparse_categorical_accuracy(CudaDevice& d, const sdk::KernelCall& c) {
+  const auto [n, classes] = check_logits_labels(c);
+  launch::argmax_accuracy(d.stream(), c.input(0).data<float>(), c.input(1).data<int32_t>(), n, classes,
+                          c.output(0).data<float>());
 }
 
 void sum(CudaDevice& d, const sdk::KernelCall& c) {
@@ -182,6 +194,7 @@ void register_own_kernels(sdk::KernelTable& t) {
   t.add("SparseSoftmaxCrossEntropyWithLogits", AXON_FLOAT32, cuda_kernel<softmax_xent>);
   t.add("ApplyAdam", AXON_FLOAT32, cuda_kernel<apply_adam>);
   t.add("InTopK", AXON_FLOAT32, cuda_kernel<in_top_k>);
+  t.add("_SparseCategoricalAccuracy", AXON_FLOAT32, cuda_kernel<sparse_categorical_accuracy>);
   t.add("Sum", AXON_FLOAT32, cuda_kernel<sum>);
   t.add("Fill", AXON_FLOAT32, cuda_kernel<fill>);
   t.add("Scale", AXON_FLOAT32, cuda_kernel<scale>);

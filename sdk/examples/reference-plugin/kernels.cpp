@@ -648,14 +648,34 @@ void sparse_softmax_xent(Device&, const KernelCall& c) {
   }
 }
 
-// 1 where the first index of the maximum logit equals the label; an
-// out-of-range label is never "in the top 1" (TensorFlow's rule).
+// TensorFlow's InTopK with k = 1: the label's logit is finite and no logit
+// of the row is greater (a tie counts); any NaN or infinity in the row, or a
+// label outside [0, C), gives 0.
 void in_top_k(Device&, const KernelCall& c) {
   c.expect_arity(2, 1);
   TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
   auto [n, k] = logits_and_labels(c, logits, labels);
   want(c, out, "precision", AXON_FLOAT32);
   want_shape(c, out, "precision", {n});
+  const float* lg = logits.data<float>();
+  const int32_t* lb = labels.data<int32_t>();
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = lg + i * k;
+    bool in_top = lb[i] >= 0 && lb[i] < k;
+    for (int64_t j = 0; in_top && j < k; ++j) in_top = std::isfinite(row[j]) && !(row[j] > row[lb[i]]);
+    o[i] = in_top ? 1.0f : 0.0f;
+  }
+}
+
+// Keras' sparse_categorical_accuracy: 1 where the label is the lowest index
+// holding the row's largest logit (tf.argmax's tie rule).
+void sparse_categorical_accuracy(Device&, const KernelCall& c) {
+  c.expect_arity(2, 1);
+  TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
+  auto [n, k] = logits_and_labels(c, logits, labels);
+  want(c, out, "accuracy", AXON_FLOAT32);
+  want_shape(c, out, "accuracy", {n});
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   float* o = out.data<float>();
@@ -729,6 +749,7 @@ const KernelTable& kernel_table() {
         .add("SparseSoftmaxCrossEntropyWithLogits", AXON_FLOAT32, k<sparse_softmax_xent>)
         .add("ApplyAdam", AXON_FLOAT32, k<apply_adam>)
         .add("InTopK", AXON_FLOAT32, k<in_top_k>)
+        .add("_SparseCategoricalAccuracy", AXON_FLOAT32, k<sparse_categorical_accuracy>)
         .add("Sum", AXON_FLOAT32, k<sum>)
         .add("Fill", AXON_FLOAT32, k<fill>)
         .add("Scale", AXON_FLOAT32, k<scale>)

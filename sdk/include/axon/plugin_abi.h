@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 2
+#define AXON_ABI_MINOR 3
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -203,7 +203,10 @@ typedef struct axon_fused_conv2d_max_pool_attrs {
  *  ApplyAdam              var, m, v, grad -> (var, m, v updated in place;
  *                         outputs empty)                      axon_adam_attrs
  *  InTopK                 logits [N,C], labels [N] int32 -> correct [N] float32
- *                         (1 where argmax(logits) == label, ties to the lower index)
+ *                         (TensorFlow's InTopK with k = 1: 1 where no logit of
+ *                         the row is greater than logits[label], so a tie for
+ *                         the largest counts; 0 where the label is outside
+ *                         [0, C) or any logit of the row is NaN or infinite)
  *  Sum                    x -> y (scalar [1] or [], the sum of all elements)
  *  Fill                   -> y (every element = value)         axon_fill_attrs
  *  Scale                  x -> y                              axon_scale_attrs
@@ -239,6 +242,17 @@ typedef struct axon_fused_conv2d_max_pool_attrs {
  *                         Conv2DBackpropFilter(x, dz), dx =
  *                         Conv2DBackpropInput(dz, filter) when a third output
  *                         is passed)
+ *
+ * ABI 1.3 adds Keras' accuracy metric as an op of its own (axon's, not
+ * TensorFlow's): unlike InTopK, a tie for the largest logit goes to the
+ * lower index, as tf.argmax does. Optional: where a device has no kernel
+ * for it, axon's metric uses InTopK, which differs only at such ties.
+ *  _SparseCategoricalAccuracy
+ *                         logits [N,C], labels [N] int32 -> correct [N] float32
+ *                         (1 where label is the lowest index holding the row's
+ *                         largest logit: Keras' sparse_categorical_accuracy;
+ *                         0 for a label outside [0, C); rows holding NaN are
+ *                         not specified)
  *
  * A device "supports" an op exactly when get_kernel returns a function for it.
  * Kernels are enqueued on the device's stream and may return before the work

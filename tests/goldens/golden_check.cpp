@@ -1,0 +1,262 @@
+// Runs every case of TensorFlow golden files (tests/goldens/tf) on device 0 of
+// one plugin, through the C ABI alone, and compares each output with
+// TensorFlow's:
+//  - outputs with a bound tensor: sums of products within
+//    tol::sum_allowed(want, S), the loss and Adam within tol::ops_allowed
+//    (tests/common/tolerance.hpp states both and their power);
+//  - the others (MaxPool, Relu, BiasAdd, InTopK, ...) exactly: equal as
+//    floats (-0 == +0), bytes and integers bit for bit.
+// Outputs start as NaN (0xEE for bytes), so an element left unwritten fails.
+//
+//   axon-golden-check [--all-ops] <libaxon-plugin-NAME.so> <file.axg>...
+//
+// --all-ops: an op the plugin has no kernel for fails (else it is skipped).
+// Exit: 0 all passed, 1 a failure (also: a device the plugin cannot use),
+// 2 bad usage or an unreadable golden file, 77 the driver reports no device.
+// Plain C++ (no Catch2) so that it builds on the GPU machine.
+#include "device_presence.hpp"
+#include "golden_file.hpp"
+#include "plugin_harness.hpp"
+#include "tolerance.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace axon::test;
+namespace golden = axon::golden;
+
+namespace {
+
+// Every attribute struct an op of the ABI takes; attrs() points at the one
+// the op uses.
+struct Attrs {
+  axon_conv2d_attrs conv{};
+  axon_pool_attrs pool{};
+  axon_matmul_attrs matmul{};
+  axon_adam_attrs adam{};
+  axon_fill_attrs fill{};
+  axon_scale_attrs scale{};
+  axon_fused_conv2d_attrs fused_conv{};
+  axon_fused_matmul_attrs fused_matmul{};
+  axon_fused_conv2d_max_pool_attrs conv_pool{};
+  const void* chosen = nullptr;
+};
+
+int to_int(const golden::Case& c, const char* key) { return std::atoi(c.attr(key).c_str()); }
+float to_float(const golden::Case& c, const char* key) { return std::strtof(c.attr(key).c_str(), nullptr); }
+axon_padding padding(const golden::Case& c, const char* key) {
+  return c.attr(key) == "SAME" ? AXON_PADDING_SAME : AXON_PADDING_VALID;
+}
+int32_t activation(const golden::Case& c) {
+  return c.attr("activation") == "relu" ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
+}
+
+axon_conv2d_attrs conv_attrs(const golden::Case& c) {
+  return {sizeof(axon_conv2d_attrs), to_int(c, "stride_h"), to_int(c, "stride_w"), to_int(c, "dilation_h"),
+          to_int(c, "dilation_w"), padding(c, "padding")};
+}
+
+void make_attrs(const golden::Case& c, Attrs& a) {
+  const std::string& op = c.op;
+  if (op == "Conv2D" || op == "Conv2DBackpropInput" || op == "Conv2DBackpropFilter") {
+    a.conv = conv_attrs(c);
+    a.chosen = &a.conv;
+  } else if (op == "MaxPool" || op == "MaxPoolGrad") {
+    a.pool = {sizeof(axon_pool_attrs), to_int(c, "window_h"), to_int(c, "window_w"), to_int(c, "stride_h"),
+              to_int(c, "stride_w"), padding(c, "padding")};
+    a.chosen = &a.pool;
+  } else if (op == "MatMul") {
+    a.matmul = {sizeof(axon_matmul_attrs), to_int(c, "transpose_a"), to_int(c, "transpose_b")};
+    a.chosen = &a.matmul;
+  } else if (op == "ApplyAdam") {
+    a.adam = {sizeof(axon_adam_attrs), to_float(c, "learning_rate"), to_float(c, "beta_1"), to_float(c, "beta_2"),
+              to_float(c, "epsilon"), static_cast<int64_t>(to_int(c, "step"))};
+    a.chosen = &a.adam;
+  } else if (op == "Fill") {
+    a.fill = {sizeof(axon_fill_attrs), to_float(c, "value")};
+    a.chosen = &a.fill;
+  } else if (op == "Scale") {
+    a.scale = {sizeof(axon_scale_attrs), to_float(c, "alpha")};
+    a.chosen = &a.scale;
+  } else if (op == "_FusedConv2D") {
+    a.fused_conv = {sizeof(axon_fused_conv2d_attrs), conv_attrs(c), activation(c)};
+    a.chosen = &a.fused_conv;
+  } else if (op == "_FusedMatMul") {
+    a.fused_matmul = {sizeof(axon_fused_matmul_attrs),
+                      {sizeof(axon_matmul_attrs), to_int(c, "transpose_a"), to_int(c, "transpose_b")}, activation(c)};
+    a.chosen = &a.fused_matmul;
+  } else if (op == "_FusedConv2DMaxPool" || op == "_FusedConv2DMaxPoolGrad") {
+    a.conv_pool = {sizeof(axon_fused_conv2d_max_pool_attrs), conv_attrs(c), activation(c),
+                   {sizeof(axon_pool_attrs), to_int(c, "pool_window_h"), to_int(c, "pool_window_w"),
+                    to_int(c, "pool_stride_h"), to_int(c, "pool_stride_w"), padding(c, "pool_padding")}};
+    a.chosen = &a.conv_pool;
+  }
+}
+
+std::unique_ptr<DeviceTensor> upload(TestDevice& dev, const golden::Tensor& t) {
+  auto d = std::make_unique<DeviceTensor>(dev, t.dtype, t.dims);
+  d->upload(t.bytes);
+  return d;
+}
+
+// An output buffer shaped like `t`, filled with NaN (0xEE for integers).
+std::unique_ptr<DeviceTensor> poisoned(TestDevice& dev, const golden::Tensor& t) {
+  auto d = std::make_unique<DeviceTensor>(dev, t.dtype, t.dims);
+  if (t.dtype == AXON_FLOAT32)
+    d->upload(std::vector<float>(static_cast<size_t>(t.numel()), std::nanf("")));
+  else
+    d->upload(std::vector<unsigned char>(t.bytes.size(), 0xEE));
+  return d;
+}
+
+struct Outcome {
+  bool ok = true;
+  double worst = 0;  // |got - want| / allowed at the worst element (exact outputs: 0 or infinity)
+  std::string detail;
+};
+
+// One output against TensorFlow's; bound is null for an exact comparison.
+void compare(const std::string& op, size_t index, const std::vector<unsigned char>& got_bytes, const golden::Tensor& want,
+             const golden::Tensor* bound, Outcome& o) {
+  char b[256];
+  if (want.dtype == AXON_FLOAT32 && bound == nullptr) {  // equal as floats: -0 == +0 (TensorFlow's ReluGrad gives -0)
+    const std::vector<float> w = want.values<float>();
+    for (size_t i = 0; i < w.size(); ++i) {
+      float g;
+      std::memcpy(&g, &got_bytes[i * sizeof(float)], sizeof g);
+      if (!(g == w[i])) {
+        std::snprintf(b, sizeof b, " [output %zu: not equal, first at element %zu: got %.9g, TensorFlow %.9g]", index, i,
+                      double(g), double(w[i]));
+        o.detail += b;
+        o.ok = false;
+        o.worst = INFINITY;
+        return;
+      }
+    }
+    return;
+  }
+  if (want.dtype != AXON_FLOAT32) {
+    if (got_bytes != want.bytes) {
+      size_t i = 0;
+      const size_t width = golden::dtype_bytes(want.dtype);
+      while (i < got_bytes.size() && std::memcmp(&got_bytes[i], &want.bytes[i], width) == 0) i += width;
+      std::snprintf(b, sizeof b, " [output %zu: not bit-identical, first at element %zu]", index, i / width);
+      o.detail += b;
+      o.ok = false;
+      o.worst = INFINITY;
+    }
+    return;
+  }
+  const std::vector<float> w = want.values<float>(), s = bound->values<float>();
+  std::vector<float> g(w.size());
+  std::memcpy(g.data(), got_bytes.data(), g.size() * sizeof(float));
+  const bool ops_rule = op == "SparseSoftmaxCrossEntropyWithLogits" || op == "ApplyAdam";
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double allowed = ops_rule ? axon::test::tol::ops_allowed(s[i]) : axon::test::tol::sum_allowed(w[i], s[i]);
+    const double err = std::fabs(double(g[i]) - double(w[i]));
+    const double excess = std::isnan(err) ? INFINITY : err / allowed;
+    if (excess > o.worst) o.worst = excess;
+    if (excess > 1 && bad++ == 0) first = i;
+  }
+  if (bad > 0) {
+    const double allowed = ops_rule ? axon::test::tol::ops_allowed(s[first]) : axon::test::tol::sum_allowed(w[first], s[first]);
+    std::snprintf(b, sizeof b, " [output %zu: %zu of %zu outside the bound, first at %zu: got %.9g, TensorFlow %.9g, allowed %.3g]",
+                  index, bad, w.size(), first, double(g[first]), double(w[first]), allowed);
+    o.detail += b;
+    o.ok = false;
+  }
+}
+
+Outcome run_case(TestDevice& dev, const golden::Case& c) {
+  Attrs attrs;
+  make_attrs(c, attrs);
+  std::vector<std::unique_ptr<DeviceTensor>> in, out;
+  std::vector<const DeviceTensor*> in_p;
+  std::vector<DeviceTensor*> out_p;
+  // Outputs in file order, each with the bound that follows it (if any).
+  std::vector<std::pair<const golden::Tensor*, const golden::Tensor*>> wanted;
+  for (const golden::Tensor& t : c.tensors) {
+    if (t.role() == "in") {
+      in.push_back(upload(dev, t));
+      in_p.push_back(in.back().get());
+    } else if (t.role() == "out") {
+      wanted.emplace_back(&t, nullptr);
+    } else if (t.role() == "bound" && !wanted.empty()) {
+      wanted.back().second = &t;
+    }
+  }
+  // ApplyAdam updates var, m and v in place and has no outputs.
+  const bool in_place = c.op == "ApplyAdam";
+  if (!in_place)
+    for (auto& [t, bound] : wanted) {
+      out.push_back(poisoned(dev, *t));
+      out_p.push_back(out.back().get());
+    }
+  run_op(dev, c.op.c_str(), in_p, out_p, attrs.chosen);
+  dev.sync();
+  Outcome o;
+  for (size_t k = 0; k < wanted.size(); ++k) {
+    const DeviceTensor& result = in_place ? *in[k] : *out[k];
+    compare(c.op, k, result.download<unsigned char>(), *wanted[k].first, wanted[k].second, o);
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool all_ops = false;
+  int arg = 1;
+  if (arg < argc && std::strcmp(argv[arg], "--all-ops") == 0) all_ops = true, ++arg;
+  if (argc - arg < 2) {
+    std::fprintf(stderr, "usage: %s [--all-ops] <libaxon-plugin-NAME.so> <file.axg>...\n", argv[0]);
+    return 2;
+  }
+  std::vector<golden::Case> cases;
+  try {
+    for (int i = arg + 1; i < argc; ++i)
+      for (golden::Case& c : golden::read_file(argv[i])) cases.push_back(std::move(c));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 2;
+  }
+  try {
+    LoadedPlugin plugin(argv[arg]);
+    std::string what = plugin.api.name;  // "CUDA device", as the other GPU drivers say
+    for (char& ch : what) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (auto code = exit_without_device(plugin, (what + " device").c_str())) return *code;
+    TestDevice dev(plugin, 0);
+    std::printf("plugin %s (%s), %zu golden cases from TensorFlow\n", plugin.api.name, argv[arg], cases.size());
+    int pass = 0, fail = 0, skip = 0;
+    for (const golden::Case& c : cases) {
+      const axon_dtype dt = !c.with_role("in").empty() ? c.with_role("in")[0]->dtype : c.with_role("out").at(0)->dtype;
+      if (!dev.has(c.op.c_str(), dt)) {
+        std::printf("%s  %-36s %-44s no kernel\n", all_ops ? "FAIL" : "SKIP", c.op.c_str(), c.name.c_str());
+        all_ops ? ++fail : ++skip;
+        continue;
+      }
+      Outcome o;
+      try {
+        o = run_case(dev, c);
+      } catch (const std::exception& e) {
+        o.ok = false;
+        o.detail = std::string(" ") + e.what();
+      }
+      std::printf("%s  %-36s %-44s worst %.3g of the bound%s\n", o.ok ? "PASS" : "FAIL", c.op.c_str(), c.name.c_str(),
+                  o.worst, o.detail.c_str());
+      o.ok ? ++pass : ++fail;
+    }
+    std::printf("SUMMARY: %s: %d passed, %d failed, %d skipped\n", fail ? "FAIL" : "PASS", pass, fail, skip);
+    return fail ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
+  }
+}

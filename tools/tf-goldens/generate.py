@@ -1,0 +1,574 @@
+#!/usr/bin/env python3
+"""Writes tests/goldens/tf/: inputs and TensorFlow's outputs for every op of
+axon's plugin ABI, and the guide's CNN trained by Keras for three Adam steps.
+Needs TensorFlow from PyPI (pip install tensorflow-cpu); nothing in axon's
+build or CI runs it. Usage:
+
+    python3 tools/tf-goldens/generate.py [--out tests/goldens/tf] [--data DIR]
+
+The file format, the cases and the bounds are described in
+tests/goldens/tf/README.md. Ops whose TensorFlow name matches axon's are run
+through tf.raw_ops; the others are compositions of TensorFlow ops (or, for
+Keras' accuracy, Keras' own metric) as the README lists.
+"""
+import argparse
+import gzip
+import os
+import struct
+import sys
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf  # noqa: E402
+import keras  # noqa: E402
+
+U = 2.0 ** -24
+DTYPES = {np.dtype(np.float32): 0, np.dtype(np.int32): 1, np.dtype(np.uint8): 2, np.dtype(np.int64): 3}
+rng = np.random.default_rng(20261201)
+
+# The largest error of TensorFlow's float32 result seen so far, in units of
+# u * S (S the sum of magnitudes), per op: README.md quotes it.
+tf_error = {}
+
+
+# ---------------------------------------------------------------- file writing
+
+class Golden:
+    def __init__(self):
+        self.cases = []
+
+    def add(self, name, op, attrs, tensors):
+        """tensors: list of (name, ndarray); names are in, out or bound, with an
+        optional ':label'."""
+        self.cases.append((name, op, attrs, tensors))
+
+    def write(self, path):
+        out = bytearray(b"AXONGLD1")
+        out += struct.pack("<I", len(self.cases))
+        for name, op, attrs, tensors in self.cases:
+            for s in (name, op, " ".join(f"{k}={v}" for k, v in attrs.items())):
+                b = s.encode()
+                out += struct.pack("<I", len(b)) + b
+            out += struct.pack("<I", len(tensors))
+            for tname, a in tensors:
+                a = np.ascontiguousarray(a)
+                b = tname.encode()
+                out += struct.pack("<I", len(b)) + b
+                out += struct.pack("<II", DTYPES[a.dtype], a.ndim)
+                out += struct.pack(f"<{a.ndim}q", *a.shape)
+                out += a.astype(a.dtype.newbyteorder("<")).tobytes()
+        with open(path, "wb") as f:
+            f.write(out)
+        print(f"{path}: {len(self.cases)} cases, {len(out)} bytes")
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def uniform(shape, lo=-1.0, hi=1.0):
+    return f32(rng.uniform(lo, hi, size=shape))
+
+
+def note_error(op, got32, exact64, abs_sum):
+    """Records TF's float32 error against float64, in units of u * S."""
+    err = np.abs(np.float64(got32) - exact64) - U * np.abs(exact64)
+    ratio = float(np.max(err / (U * np.maximum(abs_sum, 1e-300)))) if err.size else 0.0
+    tf_error[op] = max(tf_error.get(op, 0.0), ratio)
+
+
+def run64(fn, *arrays):
+    """fn in float64, or None where TensorFlow's CPU kernel has no float64
+    version (Conv2DBackpropInput with dilation)."""
+    try:
+        return fn(*[np.float64(a) for a in arrays]).numpy()
+    except tf.errors.InvalidArgumentError:
+        return None
+
+
+def bound_of(fn, *arrays):
+    """fn on |arrays|, the S of a bound: float64, else float32 (a bound needs
+    no more than a few correct digits)."""
+    s = run64(fn, *[np.abs(a) for a in arrays])
+    return s if s is not None else np.float64(fn(*[np.abs(a) for a in arrays]).numpy())
+
+
+# ---------------------------------------------------------------- convolutions
+
+def conv_out(n, k, s, d, pad):
+    eff = (k - 1) * d + 1
+    return -(-n // s) if pad == "SAME" else (n - eff) // s + 1
+
+
+def conv_cases(g, gf):
+    # (name, x shape, filter shape, strides (h, w), dilations (h, w), padding, x >= 0)
+    cases = [
+        ("valid_3x3", (2, 7, 6, 3), (3, 3, 3, 4), (1, 1), (1, 1), "VALID", False),
+        ("same_2x2_pad_after", (1, 2, 2, 1), (2, 2, 1, 1), (1, 1), (1, 1), "SAME", False),
+        ("same_2x2_asym", (1, 6, 5, 2), (2, 2, 2, 3), (1, 1), (1, 1), "SAME", False),
+        ("same_s2_asym", (2, 7, 8, 3), (3, 3, 3, 4), (2, 2), (1, 1), "SAME", False),
+        ("same_s2_even_kernel", (1, 9, 10, 2), (4, 4, 2, 3), (2, 2), (1, 1), "SAME", False),
+        ("same_kernel_over_input", (1, 3, 3, 1), (4, 4, 1, 2), (1, 1), (1, 1), "SAME", False),
+        ("same_strides_2_1_kernel_3x2", (2, 9, 8, 3), (3, 2, 3, 4), (2, 1), (1, 1), "SAME", False),
+        ("valid_strides_1_3_kernel_2x3", (1, 8, 11, 2), (2, 3, 2, 3), (1, 3), (1, 1), "VALID", False),
+        ("same_dilation_2", (1, 9, 9, 2), (3, 3, 2, 3), (1, 1), (2, 2), "SAME", False),
+        ("valid_dilation_2_1", (2, 9, 7, 2), (3, 2, 2, 3), (1, 1), (2, 1), "VALID", False),
+        ("same_stride_2_dilation_2", (1, 10, 9, 2), (3, 3, 2, 2), (2, 2), (2, 2), "SAME", False),
+        ("pointwise", (3, 5, 4, 7), (1, 1, 7, 5), (1, 1), (1, 1), "VALID", False),
+        ("batch1_cnn_conv2_k288", (1, 13, 13, 32), (3, 3, 32, 16), (1, 1), (1, 1), "VALID", True),
+        ("batch64_valid", (64, 6, 6, 3), (3, 3, 3, 4), (1, 1), (1, 1), "VALID", True),
+        ("batch64_same_s2", (64, 5, 6, 2), (3, 3, 2, 3), (2, 2), (1, 1), "SAME", False),
+    ]
+    for name, xs, ws, st, dil, pad, nonneg in cases:
+        x = uniform(xs, 0.0 if nonneg else -1.0, 1.0)
+        w = uniform(ws)
+        if name == "same_2x2_pad_after":  # taps that tell where the padding went
+            x = f32([1, 10, 100, 1000]).reshape(xs)
+            w = f32([1, 2, 3, 4]).reshape(ws)
+        ys = (xs[0], conv_out(xs[1], ws[0], st[0], dil[0], pad), conv_out(xs[2], ws[1], st[1], dil[1], pad), ws[3])
+        dy = uniform(ys)
+        attrs = {"stride_h": st[0], "stride_w": st[1], "dilation_h": dil[0], "dilation_w": dil[1], "padding": pad}
+        kw = dict(strides=[1, st[0], st[1], 1], padding=pad, dilations=[1, dil[0], dil[1], 1])
+
+        def fwd(a, b):
+            return tf.raw_ops.Conv2D(input=a, filter=b, **kw)
+
+        def bwd_in(d, b):
+            return tf.raw_ops.Conv2DBackpropInput(input_sizes=list(xs), filter=b, out_backprop=d, **kw)
+
+        def bwd_f(a, d):
+            return tf.raw_ops.Conv2DBackpropFilter(input=a, filter_sizes=list(ws), out_backprop=d, **kw)
+
+        for op, fn, ins in (("Conv2D", fwd, (x, w)), ("Conv2DBackpropInput", bwd_in, (dy, w)),
+                            ("Conv2DBackpropFilter", bwd_f, (x, dy))):
+            got = fn(*ins).numpy()
+            bound = bound_of(fn, *ins)
+            exact = run64(fn, *ins)
+            if exact is not None:
+                note_error(op, got, exact, bound)
+            assert got.dtype == np.float32
+            g.add(f"{op}/{name}", op, attrs, [("in", i) for i in ins] + [("out", got), ("bound", f32(bound))])
+
+    # The fused forward: Conv2D, BiasAdd, then relu or nothing (TensorFlow's
+    # _FusedConv2D is not in tf.raw_ops; these are the ops it fuses).
+    for name, xs, ws, st, pad, act in [("valid_relu", (2, 8, 7, 3), (3, 3, 3, 5), 1, "VALID", "relu"),
+                                       ("same_s2_none", (1, 9, 8, 2), (3, 3, 2, 4), 2, "SAME", "none"),
+                                       ("batch64_relu", (64, 5, 5, 4), (3, 3, 4, 6), 1, "VALID", "relu")]:
+        x, w, b = uniform(xs), uniform(ws), uniform((ws[3],), -0.5, 0.5)
+        kw = dict(strides=[1, st, st, 1], padding=pad)
+
+        def fused(a, f, bias):
+            z = tf.raw_ops.BiasAdd(value=tf.raw_ops.Conv2D(input=a, filter=f, **kw), bias=bias)
+            return tf.raw_ops.Relu(features=z) if act == "relu" else z
+
+        got = fused(x, w, b).numpy()
+        bound = run64(lambda a, f, bias: tf.raw_ops.BiasAdd(value=tf.raw_ops.Conv2D(input=a, filter=f, **kw), bias=bias),
+                      np.abs(x), np.abs(w), np.abs(b))
+        attrs = {"stride_h": st, "stride_w": st, "dilation_h": 1, "dilation_w": 1, "padding": pad, "activation": act}
+        gf.add(f"_FusedConv2D/{name}", "_FusedConv2D", attrs,
+               [("in", x), ("in", w), ("in", b), ("out", got), ("bound", f32(bound))])
+
+
+# ---------------------------------------------------------------- pooling
+
+def pool_cases(g):
+    # (name, x shape, window (h, w), strides (h, w), padding, values)
+    cases = [
+        ("2x2_s2_valid", (2, 6, 6, 3), (2, 2), (2, 2), "VALID", "random"),
+        ("2x2_s2_valid_odd", (1, 5, 5, 2), (2, 2), (2, 2), "VALID", "random"),
+        ("3x3_s2_same_asym", (1, 7, 9, 3), (3, 3), (2, 2), "SAME", "random"),
+        ("3x3_s1_same_overlap", (2, 6, 5, 2), (3, 3), (1, 1), "SAME", "random"),
+        ("2x2_s2_valid_ties", (2, 6, 6, 4), (2, 2), (2, 2), "VALID", "ties"),
+        ("3x3_s1_same_ties", (1, 6, 6, 3), (3, 3), (1, 1), "SAME", "ties"),
+        ("2x3_s1x2_valid_ties", (2, 7, 9, 2), (2, 3), (1, 2), "VALID", "ties"),
+        ("2x2_s2_same_negative", (1, 5, 5, 2), (2, 2), (2, 2), "SAME", "negative"),
+        ("batch64_2x2_s2", (64, 4, 4, 2), (2, 2), (2, 2), "VALID", "random"),
+    ]
+    for name, xs, win, st, pad, values in cases:
+        if values == "ties":  # small integers: many equal maxima in a window
+            x = f32(rng.integers(-2, 3, size=xs))
+        elif values == "negative":  # the padding must never win
+            x = uniform(xs, -2.0, -1.0)
+        else:
+            x = uniform(xs)
+        kw = dict(ksize=[1, win[0], win[1], 1], strides=[1, st[0], st[1], 1], padding=pad)
+        y = tf.raw_ops.MaxPool(input=x, **kw).numpy()
+        attrs = {"window_h": win[0], "window_w": win[1], "stride_h": st[0], "stride_w": st[1], "padding": pad}
+        g.add(f"MaxPool/{name}", "MaxPool", attrs, [("in", x), ("out", y)])
+        dy = uniform(y.shape)
+        dx = tf.raw_ops.MaxPoolGrad(orig_input=x, orig_output=y, grad=dy, **kw).numpy()
+        tensors = [("in", x), ("in", y), ("in", dy), ("out", dx)]
+        if win[0] > st[0] or win[1] > st[1]:  # overlapping windows add at a shared maximum
+            bound = tf.raw_ops.MaxPoolGrad(orig_input=np.float64(x), orig_output=np.float64(y), grad=np.abs(np.float64(dy)),
+                                           **kw).numpy()
+            tensors.append(("bound", f32(bound)))
+        g.add(f"MaxPoolGrad/{name}", "MaxPoolGrad", attrs, tensors)
+
+
+def pool_windows(z, win, st, pad):
+    """Yields (n, i, j, c, [(tap, value), ...]) for every pooled element, the
+    window's real (not padded) taps in row-major order, counted from the
+    window's unclipped top-left corner (TensorFlow's SAME: smaller half of
+    the padding before)."""
+    n, h, w, c = z.shape
+    oh, ow = conv_out(h, win, st, 1, pad), conv_out(w, win, st, 1, pad)
+    ph = max((oh - 1) * st + win - h, 0) // 2 if pad == "SAME" else 0
+    pw = max((ow - 1) * st + win - w, 0) // 2 if pad == "SAME" else 0
+    for b in range(n):
+        for i in range(oh):
+            for j in range(ow):
+                for ch in range(c):
+                    taps = [(th * win + tw, z[b, i * st - ph + th, j * st - pw + tw, ch])
+                            for th in range(win) for tw in range(win)
+                            if 0 <= i * st - ph + th < h and 0 <= j * st - pw + tw < w]
+                    yield b, i, j, ch, taps
+
+
+def first_max_taps(z, win, st, pad, relu):
+    """axon's argmax of _FusedConv2DMaxPool (plugin_abi.h): the tap of each
+    window's first maximum; 255 where relu left the maximum <= 0."""
+    oh, ow = conv_out(z.shape[1], win, st, 1, pad), conv_out(z.shape[2], win, st, 1, pad)
+    out = np.zeros((z.shape[0], oh, ow, z.shape[3]), np.uint8)
+    for b, i, j, ch, taps in pool_windows(z, win, st, pad):
+        tap, best = taps[0]
+        for t, v in taps[1:]:
+            if v > best:
+                tap, best = t, v
+        out[b, i, j, ch] = 255 if relu and best <= 0 else tap
+    return out
+
+
+def clear_maxima(z, win, st, pad, relu):
+    """True when every window's largest value beats the next by more than
+    1e-3 (or, under relu, is 0): an argmax no float rounding can move."""
+    for _, _, _, _, taps in pool_windows(z, win, st, pad):
+        vals = sorted((v for _, v in taps), reverse=True)
+        if len(vals) > 1 and not (relu and vals[0] <= 0) and vals[0] - vals[1] <= 1e-3:
+            return False
+    return True
+
+
+def conv_pool_cases(gf):
+    # axon's own op pair: a conv layer (bias, relu) and the max pool after it.
+    # Values from TensorFlow's Conv2D, BiasAdd, Relu, MaxPool and, backward,
+    # MaxPoolGrad, ReluGrad, BiasAddGrad, Conv2DBackpropFilter/Input.
+    for name, xs, ws, cst, cpad, win, pst, ppad, act in [
+            ("cnn_like_relu", (2, 8, 8, 3), (3, 3, 3, 5), 1, "VALID", 2, 2, "VALID", "relu"),
+            ("same_pool_3_s2_none", (1, 9, 7, 2), (3, 3, 2, 4), 1, "SAME", 3, 2, "SAME", "none"),
+            ("conv_s2_relu", (3, 10, 9, 2), (3, 3, 2, 3), 2, "SAME", 2, 2, "VALID", "relu")]:
+        for attempt in range(100):  # inputs without near-ties in any window (the argmax is compared exactly)
+            x, w, b = uniform(xs), uniform(ws), uniform((ws[3],), -0.3, 0.3)
+            ckw = dict(strides=[1, cst, cst, 1], padding=cpad)
+            pkw = dict(ksize=[1, win, win, 1], strides=[1, pst, pst, 1], padding=ppad)
+            pre = tf.raw_ops.BiasAdd(value=tf.raw_ops.Conv2D(input=x, filter=w, **ckw), bias=b)
+            z = tf.raw_ops.Relu(features=pre) if act == "relu" else pre
+            z = z.numpy()
+            if clear_maxima(z, win, pst, ppad, act == "relu") and np.min(np.abs(pre.numpy())) > 1e-4:
+                break
+        else:
+            sys.exit(f"generate.py: no inputs without near-ties found for {name}")
+        y = tf.raw_ops.MaxPool(input=z, **pkw).numpy()
+        taps = first_max_taps(z, win, pst, ppad, act == "relu")
+        zbound = run64(lambda a, f, bias: tf.raw_ops.BiasAdd(value=tf.raw_ops.Conv2D(input=a, filter=f, **ckw), bias=bias),
+                       np.abs(x), np.abs(w), np.abs(b))
+        ybound = tf.raw_ops.MaxPool(input=zbound, **pkw).numpy()
+        attrs = {"stride_h": cst, "stride_w": cst, "dilation_h": 1, "dilation_w": 1, "padding": cpad, "activation": act,
+                 "pool_window_h": win, "pool_window_w": win, "pool_stride_h": pst, "pool_stride_w": pst,
+                 "pool_padding": ppad}
+        gf.add(f"_FusedConv2DMaxPool/{name}", "_FusedConv2DMaxPool", attrs,
+               [("in", x), ("in", w), ("in", b), ("out", y), ("bound", f32(ybound)), ("out", taps)])
+
+        dy = uniform(y.shape)
+        dz = tf.raw_ops.MaxPoolGrad(orig_input=z, orig_output=y, grad=dy, **pkw)
+        dz_abs = tf.raw_ops.MaxPoolGrad(orig_input=np.float64(z), orig_output=np.float64(y), grad=np.abs(np.float64(dy)),
+                                        **pkw)
+        if act == "relu":
+            dz = tf.raw_ops.ReluGrad(gradients=dz, features=z)
+            dz_abs = tf.raw_ops.ReluGrad(gradients=dz_abs, features=np.float64(z))
+        dz, dz_abs = dz.numpy(), dz_abs.numpy()
+        dw = tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=list(ws), out_backprop=dz, **ckw).numpy()
+        db = tf.raw_ops.BiasAddGrad(out_backprop=dz).numpy()
+        dx = tf.raw_ops.Conv2DBackpropInput(input_sizes=list(xs), filter=w, out_backprop=dz, **ckw).numpy()
+        dw_b = tf.raw_ops.Conv2DBackpropFilter(input=np.abs(np.float64(x)), filter_sizes=list(ws), out_backprop=dz_abs,
+                                               **ckw).numpy()
+        db_b = tf.raw_ops.BiasAddGrad(out_backprop=dz_abs).numpy()
+        dx_b = tf.raw_ops.Conv2DBackpropInput(input_sizes=list(xs), filter=np.abs(np.float64(w)), out_backprop=dz_abs,
+                                              **ckw).numpy()
+        gf.add(f"_FusedConv2DMaxPoolGrad/{name}", "_FusedConv2DMaxPoolGrad", attrs,
+               [("in", x), ("in", w), ("in", dy), ("in", taps), ("out", dw), ("bound", f32(dw_b)), ("out", db),
+                ("bound", f32(db_b)), ("out", dx), ("bound", f32(dx_b))])
+
+
+# ---------------------------------------------------------------- dense, bias, relu
+
+def dense_cases(g, gf):
+    for m, k, n in [(3, 5, 4), (64, 96, 10), (1, 7, 1), (17, 33, 9), (5, 1, 6)]:
+        for ta in (0, 1):
+            for tb in (0, 1):
+                a = uniform((k, m) if ta else (m, k))
+                b = uniform((n, k) if tb else (k, n))
+
+                def mm(p, q):
+                    return tf.raw_ops.MatMul(a=p, b=q, transpose_a=bool(ta), transpose_b=bool(tb))
+
+                got = mm(a, b).numpy()
+                bound = bound_of(mm, a, b)
+                note_error("MatMul", got, run64(mm, a, b), bound)
+                g.add(f"MatMul/{m}x{k}x{n}_t{ta}{tb}", "MatMul", {"transpose_a": ta, "transpose_b": tb},
+                      [("in", a), ("in", b), ("out", got), ("bound", f32(bound))])
+    # MatMul, BiasAdd, then relu or nothing (TensorFlow's _FusedMatMul fuses these).
+    for m, k, n, ta, tb, act in [(64, 96, 10, 0, 0, "relu"), (9, 13, 7, 1, 0, "none"), (5, 8, 6, 0, 1, "relu")]:
+        a, b = uniform((k, m) if ta else (m, k)), uniform((n, k) if tb else (k, n))
+        bias = uniform((n,), -0.5, 0.5)
+
+        def fmm(p, q, r):
+            z = tf.raw_ops.BiasAdd(value=tf.raw_ops.MatMul(a=p, b=q, transpose_a=bool(ta), transpose_b=bool(tb)), bias=r)
+            return tf.raw_ops.Relu(features=z) if act == "relu" else z
+
+        got = fmm(a, b, bias).numpy()
+        bound = run64(lambda p, q, r: tf.raw_ops.BiasAdd(value=tf.raw_ops.MatMul(a=p, b=q, transpose_a=bool(ta),
+                                                                                  transpose_b=bool(tb)), bias=r),
+                      np.abs(a), np.abs(b), np.abs(bias))
+        gf.add(f"_FusedMatMul/{m}x{k}x{n}_t{ta}{tb}_{act}", "_FusedMatMul",
+               {"transpose_a": ta, "transpose_b": tb, "activation": act},
+               [("in", a), ("in", b), ("in", bias), ("out", got), ("bound", f32(bound))])
+
+    for shape in [(4, 3, 5, 6), (64, 10), (2, 1)]:
+        x, b = uniform(shape), uniform((shape[-1],))
+        g.add(f"BiasAdd/{'x'.join(map(str, shape))}", "BiasAdd", {},
+              [("in", x), ("in", b), ("out", tf.raw_ops.BiasAdd(value=x, bias=b).numpy())])
+    for shape in [(4, 3, 5, 6), (64, 10), (16, 5, 5, 64)]:
+        dy = uniform(shape)
+        got = tf.raw_ops.BiasAddGrad(out_backprop=dy).numpy()
+        bound = tf.raw_ops.BiasAddGrad(out_backprop=np.abs(np.float64(dy))).numpy()
+        g.add(f"BiasAddGrad/{'x'.join(map(str, shape))}", "BiasAddGrad", {}, [("in", dy), ("out", got), ("bound", f32(bound))])
+
+    for shape in [(3, 4, 5), (16, 13, 13, 2)]:
+        x = uniform(shape)
+        x.ravel()[::7] = 0.0  # relu's kink: relu(0) = 0, no gradient through it
+        y = tf.raw_ops.Relu(features=x).numpy()
+        g.add(f"Relu/{'x'.join(map(str, shape))}", "Relu", {}, [("in", x), ("out", y)])
+        dy = uniform(shape)
+        g.add(f"ReluGrad/{'x'.join(map(str, shape))}", "ReluGrad", {},
+              [("in", dy), ("in", y), ("out", tf.raw_ops.ReluGrad(gradients=dy, features=y).numpy())])
+        # dx = ReluGrad(dy, y), dbias = BiasAddGrad(dx), in one op.
+        dx = tf.raw_ops.ReluGrad(gradients=dy, features=y).numpy()
+        db = tf.raw_ops.BiasAddGrad(out_backprop=dx).numpy()
+        db_b = tf.raw_ops.BiasAddGrad(out_backprop=np.abs(np.float64(dx))).numpy()
+        gf.add(f"_FusedReluGradBiasAddGrad/{'x'.join(map(str, shape))}", "_FusedReluGradBiasAddGrad", {},
+               [("in", dy), ("in", y), ("out", dx), ("out", db), ("bound", f32(db_b))])
+
+
+# ---------------------------------------------------------------- loss, metric, optimizer
+
+def loss_cases(g):
+    for name, n, c, big in [("64x10", 64, 10, False), ("1x1", 1, 1, False), ("5x3_large_logits", 5, 3, True),
+                            ("7x1000", 7, 1000, False)]:
+        logits = uniform((n, c), -5.0, 5.0)
+        if big:
+            logits[0, 0], logits[1, 1], logits[2, 2] = 80.0, -80.0, 88.0
+        labels = rng.integers(0, c, size=n).astype(np.int32)
+        loss, back = (t.numpy() for t in tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=logits, labels=labels))
+        # The magnitudes involved, for an 8 u bound (tests/common/tolerance.hpp):
+        # the loss is log(sum exp(l - max)) + max - l[label], the softmax a
+        # quotient of exponentials summed over C terms.
+        l64 = np.float64(logits)
+        mx = l64.max(axis=1, keepdims=True)
+        p = np.exp(l64 - mx) / np.exp(l64 - mx).sum(axis=1, keepdims=True)
+        terms = np.log2(c) + 2
+        loss_scale = terms + np.abs(mx[:, 0]) + np.abs(l64[np.arange(n), labels])
+        back_scale = terms * p + (np.arange(c)[None, :] == labels[:, None])
+        g.add(f"SparseSoftmaxCrossEntropyWithLogits/{name}", "SparseSoftmaxCrossEntropyWithLogits", {},
+              [("in", logits), ("in", labels), ("out", loss), ("bound", f32(loss_scale)), ("out", back),
+               ("bound", f32(back_scale))])
+
+
+def in_top_k_cases(g):
+    rows = [
+        ([1, 5, 5], 2),  # a tie for the largest, label on the higher index: in the top 1
+        ([1, 5, 5], 1),  # ... on the lower
+        ([1, 5, 4], 2),  # below the largest
+        ([7, 0, 0], 0),  # a clear largest
+        ([0, np.nan, 5], 2),  # a NaN elsewhere in the row
+        ([0, np.inf, -1], 0),
+        ([np.inf, 0, 0], 0),  # the label's own logit infinite
+        ([2, -np.inf, 1], 0),  # minus infinity elsewhere
+        ([1, 2, 3], 3),  # label out of range
+        ([1, 2, 3], -1),
+        ([3, 3, 3], 1),  # all tied
+    ]
+    logits = f32([r[0] for r in rows])
+    labels = np.array([r[1] for r in rows], np.int32)
+    top = tf.raw_ops.InTopK(predictions=logits, targets=labels, k=1).numpy().astype(np.float32)
+    g.add("InTopK/ties_and_non_finite", "InTopK", {}, [("in", logits), ("in", labels), ("out", top)])
+    for n, c in [(64, 10), (9, 1000)]:
+        l = f32(rng.integers(-3, 4, size=(n, c)))  # small integers: ties are common
+        lab = rng.integers(0, c, size=n).astype(np.int32)
+        top = tf.raw_ops.InTopK(predictions=l, targets=lab, k=1).numpy().astype(np.float32)
+        g.add(f"InTopK/integers_{n}x{c}", "InTopK", {}, [("in", l), ("in", lab), ("out", top)])
+    # Keras' accuracy (argmax == label, a tie to the lower index), Keras' own
+    # metric function; rows with NaN are left out (plugin_abi.h).
+    finite = np.all(np.isfinite(logits), axis=1)
+    for name, l, lab in [("ties", logits[finite], labels[finite]),
+                         ("integers_64x10", f32(rng.integers(-3, 4, size=(64, 10))),
+                          rng.integers(0, 10, size=64).astype(np.int32))]:
+        acc = np.asarray(keras.metrics.sparse_categorical_accuracy(lab.astype(np.int64), l)).astype(np.float32)
+        g.add(f"_SparseCategoricalAccuracy/{name}", "_SparseCategoricalAccuracy", {},
+              [("in", l), ("in", lab), ("out", acc.reshape(-1))])
+
+
+def adam_cases(g):
+    # ResourceApplyAdam is ApplyAdam on a resource variable (the same kernel;
+    # ApplyAdam itself needs TF1 reference variables).
+    n = 2000
+    for name, step, lr, eps, fresh in [("step1", 1, 1e-3, 1e-7, True), ("step7", 7, 1e-3, 1e-7, False),
+                                       ("step7_eps_1e-4_lr_0.01", 7, 1e-2, 1e-4, False)]:
+        b1, b2 = np.float32(0.9), np.float32(0.999)
+        var = uniform((n,))
+        # Gradients from 1e-6 to 1 and some zeros: where v is near epsilon the
+        # update depends on where epsilon goes.
+        grad = f32(rng.choice([-1, 1], size=n) * 10.0 ** rng.uniform(-6, 0, size=n))
+        grad[::50] = 0.0
+        m = np.zeros(n, np.float32) if fresh else f32(grad * rng.uniform(0.0, 1.0, size=n))
+        v = np.zeros(n, np.float32) if fresh else f32(grad * grad * rng.uniform(0.5, 2.0, size=n))
+        tv, tm, tvv = tf.Variable(var), tf.Variable(m), tf.Variable(v)
+        b1p, b2p = np.float32(np.float64(b1) ** step), np.float32(np.float64(b2) ** step)
+        tf.raw_ops.ResourceApplyAdam(var=tv.handle, m=tm.handle, v=tvv.handle, beta1_power=b1p, beta2_power=b2p,
+                                     lr=np.float32(lr), beta1=b1, beta2=b2, epsilon=np.float32(eps), grad=grad)
+        # Bounds: 8 u times the magnitudes each result is made of; for var the
+        # update is scaled by 32 (its bias correction and division add a few
+        # roundings, and TensorFlow takes b^t as float32 inputs).
+        m1 = np.float64(b1) * m + (1 - np.float64(b1)) * grad
+        v1 = np.float64(b2) * v + (1 - np.float64(b2)) * np.float64(grad) ** 2
+        lr_t = lr * np.sqrt(1 - np.float64(b2) ** step) / (1 - np.float64(b1) ** step)
+        update = lr_t * m1 / (np.sqrt(v1) + eps)
+        m_scale = np.abs(np.float64(b1) * m) + np.abs((1 - np.float64(b1)) * grad)
+        v_scale = np.abs(np.float64(b2) * v) + (1 - np.float64(b2)) * np.float64(grad) ** 2
+        var_scale = np.abs(np.float64(var)) + 32 * np.abs(update)
+        attrs = {"learning_rate": repr(float(np.float32(lr))), "beta_1": repr(float(b1)), "beta_2": repr(float(b2)),
+                 "epsilon": repr(float(np.float32(eps))), "step": step}
+        g.add(f"ApplyAdam/{name}", "ApplyAdam", attrs,
+              [("in", var), ("in", m), ("in", v), ("in", grad), ("out", tv.numpy()), ("bound", f32(var_scale)),
+               ("out", tm.numpy()), ("bound", f32(m_scale)), ("out", tvv.numpy()), ("bound", f32(v_scale))])
+
+
+def misc_cases(g):
+    for shape in [(1000,), (64, 26, 3), (0,)]:
+        x = uniform(shape)
+        got = tf.raw_ops.Sum(input=x, axis=list(range(len(shape)))).numpy().reshape(1)
+        bound = np.array([np.abs(np.float64(x)).sum()])
+        g.add(f"Sum/{'x'.join(map(str, shape))}", "Sum", {}, [("in", x), ("out", got), ("bound", f32(bound))])
+    g.add("Fill/3x4", "Fill", {"value": "2.5"},
+          [("out", tf.raw_ops.Fill(dims=[3, 4], value=np.float32(2.5)).numpy())])
+    # Scale is Mul by a scalar in TensorFlow.
+    x = uniform((5, 7))
+    g.add("Scale/5x7", "Scale", {"alpha": repr(float(np.float32(-0.37)))},
+          [("in", x), ("out", tf.raw_ops.Mul(x=x, y=np.float32(-0.37)).numpy())])
+    for count in (1, 3, 5):
+        xs = [uniform((4, 9)) for _ in range(count)]
+        got = tf.raw_ops.AddN(inputs=xs).numpy()
+        bound = tf.raw_ops.AddN(inputs=[np.abs(np.float64(a)) for a in xs]).numpy()
+        g.add(f"AddN/{count}_inputs", "AddN", {}, [("in", a) for a in xs] + [("out", got), ("bound", f32(bound))])
+    # NormalizeImage is Cast then RealDiv by 255 (the guide's x / 255.0).
+    img = np.arange(256, dtype=np.uint8).reshape(4, 64)
+    norm = tf.raw_ops.RealDiv(x=tf.raw_ops.Cast(x=img, DstT=tf.float32), y=np.float32(255.0)).numpy()
+    g.add("NormalizeImage/all_bytes", "NormalizeImage", {}, [("in", img), ("out", norm)])
+    for dt in (np.float32, np.int32, np.uint8, np.int64):
+        x = rng.integers(0, 100, size=(3, 5)).astype(dt)
+        g.add(f"Identity/{np.dtype(dt).name}", "Identity", {}, [("in", x), ("out", tf.raw_ops.Identity(input=x).numpy())])
+
+
+# ---------------------------------------------------------------- the guide's CNN, three Adam steps
+
+def read_idx(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    dims = [struct.unpack(">I", data[4 + 4 * i:8 + 4 * i])[0] for i in range(data[3])]
+    return np.frombuffer(data, np.uint8, offset=4 + 4 * len(dims)).reshape(dims)
+
+
+def find(data_dir, stem):
+    for name in (stem, stem + ".gz"):
+        if os.path.exists(os.path.join(data_dir, name)):
+            return os.path.join(data_dir, name)
+    sys.exit(f"generate.py: {stem} not found in {data_dir} (apt-get install dataset-fashion-mnist)")
+
+
+def cnn_case(data_dir, path):
+    images = read_idx(find(data_dir, "train-images-idx3-ubyte"))[:192]
+    labels = read_idx(find(data_dir, "train-labels-idx1-ubyte"))[:192].astype(np.int32)
+    model = keras.Sequential([
+        keras.Input((28, 28, 1)),
+        keras.layers.Conv2D(32, 3, activation="relu", name="conv2d"),
+        keras.layers.MaxPooling2D(2, name="max_pooling2d"),
+        keras.layers.Conv2D(64, 3, activation="relu", name="conv2d_1"),
+        keras.layers.MaxPooling2D(2, name="max_pooling2d_1"),
+        keras.layers.Conv2D(64, 3, activation="relu", name="conv2d_2"),
+        keras.layers.Flatten(name="flatten"),
+        keras.layers.Dense(64, activation="relu", name="dense"),
+        keras.layers.Dense(10, name="dense_1"),
+    ])
+    # Initial weights: glorot_uniform kernels and small non-zero biases from
+    # this script's generator (non-zero so that a bias left out shows).
+    init = []
+    for w in model.weights:
+        shape = tuple(w.shape)
+        if len(shape) > 1:
+            fan_in = int(np.prod(shape[:-1]))
+            fan_out = shape[-1] * (int(np.prod(shape[:-2])) if len(shape) == 4 else 1)
+            limit = np.sqrt(6.0 / (fan_in + fan_out))
+            init.append(uniform(shape, -limit, limit))
+        else:
+            init.append(uniform(shape, -0.05, 0.05))
+    model.set_weights(init)
+    names = [f"{layer.name}/{w.name}" for layer in model.layers for w in layer.weights]
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    g = Golden()
+    g.add("cnn/data", "", {}, [("in:images", images.reshape(192, 28, 28, 1)), ("in:labels", labels)] +
+          [(f"in:{n}", a) for n, a in zip(names, init)])
+    x_all = (images.astype(np.float64) / 255.0).astype(np.float32).reshape(192, 28, 28, 1)
+    for step in range(3):
+        x, y = x_all[64 * step:64 * (step + 1)], labels[64 * step:64 * (step + 1)]
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_weights)
+        # The first step's gradients too: Adam's first update is nearly
+        # sign(g), so the weights after it hide most of a gradient's error.
+        grad_tensors = [(f"out:grad/{n}", np.asarray(gr.numpy(), np.float32)) for n, gr in zip(names, grads)] if step == 0 else []
+        optimizer.apply_gradients(zip(grads, model.trainable_weights))
+        g.add(f"cnn/step{step + 1}", "", {"batch_start": 64 * step, "batch_size": 64},
+              [("out:loss", f32([loss.numpy()]))] + grad_tensors +
+              [(f"out:{n}", np.asarray(w.numpy(), np.float32)) for n, w in zip(names, model.weights)])
+        print(f"  step {step + 1}: loss {float(loss):.7f}")
+    g.write(path)
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default=os.path.join(root, "tests", "goldens", "tf"))
+    p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}, NumPy {np.__version__}")
+    ops, fused = Golden(), Golden()
+    conv_cases(ops, fused)
+    pool_cases(ops)
+    conv_pool_cases(fused)
+    dense_cases(ops, fused)
+    loss_cases(ops)
+    in_top_k_cases(ops)
+    adam_cases(ops)
+    misc_cases(ops)
+    ops.write(os.path.join(a.out, "ops.axg"))
+    fused.write(os.path.join(a.out, "fused_ops.axg"))
+    cnn_case(a.data, os.path.join(a.out, "cnn_adam.axg"))
+    print("TensorFlow's float32 error, in units of 2^-24 * S:",
+          ", ".join(f"{k} {v:.2f}" for k, v in sorted(tf_error.items())))
+
+
+if __name__ == "__main__":
+    main()

@@ -75,13 +75,16 @@ case "$scenario" in
     rm -rf "$scratch"
     mkdir -p "$scratch"
     cp -r "$src/tools" "$scratch/tools"
+    mkdir -p "$scratch/tests/goldens"  # pack copies the goldens into the bundle; the device runs use those
+    cp -r "$src/tests/goldens/tf" "$scratch/tests/goldens/tf"
     bash "$scratch/tools/gpu-check" --pack --from "$build" >"$scratch/pack.log" 2>&1
     rc=$?
+    rm -rf "$scratch/tests"
     cat "$scratch/pack.log"
     check "pack exits 0" [ $rc = 0 ]
     tar -xzOf "$scratch/.device/bundle.tar.gz" bundle/MANIFEST >"$scratch/MANIFEST" 2>/dev/null
-    for f in bin/axon-train bin/cuda_probe lib/axon/plugins/libaxon-plugin-cpu.so lib/libopenblas.so.0 \
-             lib/libgfortran.so.5 lib/libquadmath.so.0; do
+    for f in bin/axon-train bin/cuda_probe bin/axon-golden-check share/goldens/ops.axg \
+             lib/axon/plugins/libaxon-plugin-cpu.so lib/libopenblas.so.0 lib/libgfortran.so.5 lib/libquadmath.so.0; do
       check "the bundle holds $f" has " \./$f\$" "$scratch/MANIFEST"
     done
     check "the MANIFEST states the minimum glibc" has "^needs glibc >= 2\.[0-9]+" "$scratch/MANIFEST"
@@ -96,8 +99,8 @@ case "$scenario" in
     check "exit 77 (no GPU, nothing failed)" [ $rc = 77 ]
     check "the environment line names the wheels" has "INFO  environment: .*wheel library folders: cu13,cudnn,nccl" "$s"
     check "the probe skips: no driver" has "SKIP  GPU probe: no CUDA device: CUDA driver not found" "$s"
-    for t in "GPU test cuda_kernels" "GPU test cuda_memory reserve" "GPU test cuda_collectives" "benchmark FP32" \
-             "benchmark TF32" "trainer GPU epoch" "trainer CPU vs GPU"; do
+    for t in "GPU test cuda_kernels" "GPU test cuda_memory reserve" "GPU test cuda_collectives" "GPU test goldens" \
+             "benchmark FP32" "benchmark TF32" "trainer GPU epoch" "trainer CPU vs GPU"; do
       check "$t: SKIP" has "SKIP  $t" "$s"
     done
     check "the bundle's OpenBLAS is the one loaded" has "blas=OpenBLAS" "$s"
@@ -124,7 +127,8 @@ case "$scenario" in
     check "exit 1" [ $rc = 1 ]
     check "the missing libraries are named" has "FAIL  CUDA libraries: libaxon-cuda-kernels.so needs .*libcublas\.so\.13" "$s"
     check "the probe fails naming the missing library" has "FAIL  GPU probe \(exit 1\): FAIL: unusable CUDA device: .*$missing" "$s"
-    for t in "GPU test cuda_kernels" "GPU test cuda_memory reserve" "GPU test cuda_collectives" "benchmark FP32"; do
+    for t in "GPU test cuda_kernels" "GPU test cuda_memory reserve" "GPU test cuda_collectives" "GPU test goldens" \
+             "benchmark FP32"; do
       check "$t: FAIL naming the missing library" has "FAIL  $t \(exit 1\): .*$missing" "$s"
     done
     check "no GPU stage reads as skipped" lacks "SKIP  (GPU|benchmark|trainer)" "$s"

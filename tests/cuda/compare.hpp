@@ -5,7 +5,9 @@
 #pragma once
 
 #include "plugin_harness.hpp"
+#include "tolerance.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -126,6 +128,28 @@ struct Diff {
   int64_t first_bad = -1;
   double got = 0, want = 0;
 };
+
+// A float32 sum of products: |got - want| <= tol::sum_allowed(want, S) per
+// element, S the same op's result on |inputs| (tests/common/tolerance.hpp).
+inline Diff compare_sum(const HostTensor& got, const HostTensor& want, const HostTensor& abs_sum) {
+  Diff d;
+  if (got.f.size() != want.f.size() || abs_sum.f.size() != want.f.size()) {
+    d.bad = 1;
+    d.max_abs = INFINITY;
+    return d;
+  }
+  for (size_t k = 0; k < want.f.size(); ++k) {
+    const double e = std::fabs(double(got.f[k]) - double(want.f[k]));
+    const double err = std::isnan(e) ? INFINITY : e;
+    d.max_abs = std::max(d.max_abs, err);
+    if (std::fabs(want.f[k]) >= 1e-3) d.max_rel = std::max(d.max_rel, err / std::fabs(want.f[k]));
+    if (!(err <= tol::sum_allowed(want.f[k], abs_sum.f[k]))) {
+      if (d.first_bad < 0) d.first_bad = static_cast<int64_t>(k), d.got = got.f[k], d.want = want.f[k];
+      ++d.bad;
+    }
+  }
+  return d;
+}
 
 inline Diff compare(const HostTensor& got, const HostTensor& want, double atol, double rtol) {
   Diff d;

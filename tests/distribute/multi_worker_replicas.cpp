@@ -68,11 +68,7 @@ int main() {
     bool ok = replicas_agree(*model, *workers, "after the broadcast");
     const data::ImageSet set = test::synthetic_set(640, 21);  // the same on every worker
     for (int step = 0; step < 10; ++step) {
-      data::HostBatch b;
-      b.size = 64;
-      b.images.assign(set.images.begin() + step * 64 * 784, set.images.begin() + (step + 1) * 64 * 784);
-      for (int i = 0; i < 64; ++i) b.labels.push_back(set.labels[static_cast<size_t>(step * 64 + i)]);
-      model->train_step(b);
+      model->train_step(test::batch_of(set, step * 64, 64));
       const std::string when = "after step " + std::to_string(step + 1);
       ok = replicas_agree(*model, *workers, when.c_str()) && ok;
     }

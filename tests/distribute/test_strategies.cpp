@@ -21,6 +21,7 @@
 
 using namespace axon;
 using namespace axon::nn;
+using axon::test::batch_of;
 
 namespace {
 
@@ -48,14 +49,6 @@ std::unique_ptr<Sequential> cnn(Strategy& s, uint64_t seed) {
   m->build({28, 28, 1}, s, seed);
   m->compile();
   return m;
-}
-
-data::HostBatch batch_of(const data::ImageSet& s, int64_t first, int64_t n) {
-  data::HostBatch b;
-  b.size = n;
-  b.images.assign(s.images.begin() + first * 784, s.images.begin() + (first + n) * 784);
-  for (int64_t i = 0; i < n; ++i) b.labels.push_back(s.labels[static_cast<size_t>(first + i)]);
-  return b;
 }
 
 std::vector<float> host(const Tensor& t) { return t.to_vector<float>(); }

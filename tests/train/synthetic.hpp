@@ -3,6 +3,7 @@
 // place on a noisy 28x28 background.
 #pragma once
 
+#include <axon/data/batches.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/nn/random.hpp>
 
@@ -27,6 +28,16 @@ inline data::ImageSet synthetic_set(int64_t n, uint64_t seed) {
       for (int c = left; c < left + 6 && c < 28; ++c) img[r * 28 + c] = static_cast<uint8_t>(200 + rng.below(56));
   }
   return s;
+}
+
+// Samples [first, first + n) of a set as a host batch, in order.
+inline data::HostBatch batch_of(const data::ImageSet& s, int64_t first, int64_t n) {
+  const int64_t per = s.image_bytes();
+  data::HostBatch b;
+  b.size = n;
+  b.images.assign(s.images.begin() + first * per, s.images.begin() + (first + n) * per);
+  for (int64_t i = 0; i < n; ++i) b.labels.push_back(s.labels[static_cast<size_t>(first + i)]);
+  return b;
 }
 
 }  // namespace axon::test

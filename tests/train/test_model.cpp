@@ -16,6 +16,7 @@
 
 using namespace axon;
 using namespace axon::nn;
+using axon::test::batch_of;
 
 namespace {
 
@@ -30,14 +31,6 @@ std::unique_ptr<Sequential> cnn(uint64_t seed) {
   m->build({28, 28, 1}, cpu(), seed);
   m->compile();
   return m;
-}
-
-data::HostBatch batch_of(const data::ImageSet& s, int64_t first, int64_t n) {
-  data::HostBatch b;
-  b.size = n;
-  b.images.assign(s.images.begin() + first * 784, s.images.begin() + (first + n) * 784);
-  for (int64_t i = 0; i < n; ++i) b.labels.push_back(s.labels[static_cast<size_t>(first + i)]);
-  return b;
 }
 
 // Records the running loss after every step (a sync per step: tests only).

@@ -129,9 +129,9 @@ struct Diff {
   double got = 0, want = 0;
 };
 
-// A float32 sum of products: |got - want| <= tol::sum_allowed(want, S) per
-// element, S the same op's result on |inputs| (tests/common/tolerance.hpp).
-inline Diff compare_sum(const HostTensor& got, const HostTensor& want, const HostTensor& abs_sum) {
+// A float32 sum of products: |got - want| <= tol::sum_allowed(want, S, ulps)
+// per element, S the same op's result on |inputs| (tests/common/tolerance.hpp).
+inline Diff compare_sum(const HostTensor& got, const HostTensor& want, const HostTensor& abs_sum, double ulps) {
   Diff d;
   if (got.f.size() != want.f.size() || abs_sum.f.size() != want.f.size()) {
     d.bad = 1;
@@ -143,7 +143,7 @@ inline Diff compare_sum(const HostTensor& got, const HostTensor& want, const Hos
     const double err = std::isnan(e) ? INFINITY : e;
     d.max_abs = std::max(d.max_abs, err);
     if (std::fabs(want.f[k]) >= 1e-3) d.max_rel = std::max(d.max_rel, err / std::fabs(want.f[k]));
-    if (!(err <= tol::sum_allowed(want.f[k], abs_sum.f[k]))) {
+    if (!(err <= tol::sum_allowed(want.f[k], abs_sum.f[k], ulps))) {
       if (d.first_bad < 0) d.first_bad = static_cast<int64_t>(k), d.got = got.f[k], d.want = want.f[k];
       ++d.bad;
     }

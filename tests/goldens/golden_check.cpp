@@ -8,9 +8,11 @@
 //    floats (-0 == +0), bytes and integers bit for bit.
 // Outputs start as NaN (0xEE for bytes), so an element left unwritten fails.
 //
-//   axon-golden-check [--all-ops] <libaxon-plugin-NAME.so> <file.axg>...
+//   axon-golden-check [--all-ops] [--gpu] <libaxon-plugin-NAME.so> <file.axg>...
 //
 // --all-ops: an op the plugin has no kernel for fails (else it is skipped).
+// --gpu: sums get tol::kGpuSumUlps instead of tol::kSumUlps (cuDNN's
+// Winograd and FFT convolutions; tests/common/tolerance.hpp).
 // Exit: 0 all passed, 1 a failure (also: a device the plugin cannot use),
 // 2 bad usage or an unreadable golden file, 77 the driver reports no device.
 // Plain C++ (no Catch2) so that it builds on the GPU machine.
@@ -122,6 +124,8 @@ struct Outcome {
 };
 
 // One output against TensorFlow's; bound is null for an exact comparison.
+double g_sum_ulps = axon::test::tol::kSumUlps;
+
 void compare(const std::string& op, size_t index, const std::vector<unsigned char>& got_bytes, const golden::Tensor& want,
              const golden::Tensor* bound, Outcome& o) {
   char b[256];
@@ -159,14 +163,14 @@ void compare(const std::string& op, size_t index, const std::vector<unsigned cha
   const bool ops_rule = op == "SparseSoftmaxCrossEntropyWithLogits" || op == "ApplyAdam";
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < w.size(); ++i) {
-    const double allowed = ops_rule ? axon::test::tol::ops_allowed(s[i]) : axon::test::tol::sum_allowed(w[i], s[i]);
+    const double allowed = ops_rule ? axon::test::tol::ops_allowed(s[i]) : axon::test::tol::sum_allowed(w[i], s[i], g_sum_ulps);
     const double err = std::fabs(double(g[i]) - double(w[i]));
     const double excess = std::isnan(err) ? INFINITY : err / allowed;
     if (excess > o.worst) o.worst = excess;
     if (excess > 1 && bad++ == 0) first = i;
   }
   if (bad > 0) {
-    const double allowed = ops_rule ? axon::test::tol::ops_allowed(s[first]) : axon::test::tol::sum_allowed(w[first], s[first]);
+    const double allowed = ops_rule ? axon::test::tol::ops_allowed(s[first]) : axon::test::tol::sum_allowed(w[first], s[first], g_sum_ulps);
     std::snprintf(b, sizeof b, " [output %zu: %zu of %zu outside the bound, first at %zu: got %.9g, TensorFlow %.9g, allowed %.3g]",
                   index, bad, w.size(), first, double(g[first]), double(w[first]), allowed);
     o.detail += b;
@@ -214,9 +218,18 @@ Outcome run_case(TestDevice& dev, const golden::Case& c) {
 int main(int argc, char** argv) {
   bool all_ops = false;
   int arg = 1;
-  if (arg < argc && std::strcmp(argv[arg], "--all-ops") == 0) all_ops = true, ++arg;
+  for (; arg < argc && argv[arg][0] == '-'; ++arg) {
+    if (std::strcmp(argv[arg], "--all-ops") == 0) {
+      all_ops = true;
+    } else if (std::strcmp(argv[arg], "--gpu") == 0) {
+      g_sum_ulps = axon::test::tol::kGpuSumUlps;
+    } else {
+      std::fprintf(stderr, "%s: unknown option '%s'\n", argv[0], argv[arg]);
+      return 2;
+    }
+  }
   if (argc - arg < 2) {
-    std::fprintf(stderr, "usage: %s [--all-ops] <libaxon-plugin-NAME.so> <file.axg>...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--all-ops] [--gpu] <libaxon-plugin-NAME.so> <file.axg>...\n", argv[0]);
     return 2;
   }
   std::vector<golden::Case> cases;

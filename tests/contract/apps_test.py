@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""What docs/cli.md and docs/training.md promise of axon-devices and
+axon-train, checked from the outside, one case per ctest entry:
+
+  apps_test.py CASE --bin BUILD_BIN --lib BUILD_LIB --test-plugins DIR [--fake-driver DIR]
+
+Cases: ops_json, open_error, search_order, openblas_coretype,
+visible_hides_fallback, quiet_verbose, profile, no_prefetch.
+Each failed check prints what was expected and the output, and exits 1;
+exit 77 (skipped) only where a case needs what the build lacks.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+a = argparse.ArgumentParser()
+a.add_argument("case")
+a.add_argument("--bin", required=True)
+a.add_argument("--lib", required=True)
+a.add_argument("--test-plugins", required=True)
+a.add_argument("--fake-driver")
+args = a.parse_args()
+
+BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("AXON_", "OPENBLAS_", "CUDA_", "FAKE_CUDA"))}
+DEVICES = os.path.join(args.bin, "axon-devices")
+TRAIN = os.path.join(args.bin, "axon-train")
+tmp = tempfile.mkdtemp(prefix="axon-contract-")
+
+# Every op of the ABI (sdk/include/axon/plugin_abi.h).
+ABI_OPS = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad", "Relu", "ReluGrad",
+           "MatMul", "BiasAdd", "BiasAddGrad", "SparseSoftmaxCrossEntropyWithLogits", "ApplyAdam", "InTopK", "Sum",
+           "Fill", "Scale", "AddN", "NormalizeImage", "Identity", "_FusedConv2D", "_FusedMatMul",
+           "_FusedReluGradBiasAddGrad", "_FusedConv2DMaxPool", "_FusedConv2DMaxPoolGrad", "_SparseCategoricalAccuracy"}
+
+
+def run(cmd, env=None, timeout=120):
+    e = dict(BASE_ENV)
+    e.update(env or {})
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what, out="", err=""):
+    if not cond:
+        print(f"FAILED: {what}\n--- stdout ---\n{out}\n--- stderr ---\n{err}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        sys.exit(1)
+    print(f"ok: {what}")
+
+
+def skip(why):
+    print(f"SKIP: {why}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(77)
+
+
+def write_dataset(folder, n_train=640, n_test=128):
+    """A small MNIST-format set (raw IDX files): class k is a bright square at
+    a class-specific place on a dim, varying background."""
+    os.makedirs(folder, exist_ok=True)
+    for split, n in (("train", n_train), ("t10k", n_test)):
+        images, labels = bytearray(), bytearray()
+        for i in range(n):
+            k = (i * 7) % 10
+            img = bytearray((i * 31 + p * 7) % 60 for p in range(784))
+            top, left = 2 + (k // 5) * 12, 1 + (k % 5) * 5
+            for r in range(top, top + 6):
+                for c in range(left, left + 6):
+                    img[r * 28 + c] = 220
+            images += img
+            labels.append(k)
+        with open(os.path.join(folder, f"{split}-images-idx3-ubyte"), "wb") as f:
+            f.write(bytes([0, 0, 8, 3]) + struct.pack(">III", n, 28, 28) + images)
+        with open(os.path.join(folder, f"{split}-labels-idx1-ubyte"), "wb") as f:
+            f.write(bytes([0, 0, 8, 1]) + struct.pack(">I", n) + labels)
+    return folder
+
+
+def devices_json(*extra, env=None):
+    rc, out, err = run([DEVICES, "--json", *extra], env=env)
+    check(rc == 0, f"axon-devices --json {' '.join(extra)} exits 0", out, err)
+    return json.loads(out), err
+
+
+case = args.case
+
+if case == "ops_json":
+    # docs/cli.md: with --ops each device has "ops": [...].
+    data, err = devices_json("--ops")
+    by_name = {d["name"]: d for d in data["devices"]}
+    for name in ("/device:CPU:0", "/device:REF:0"):
+        check(name in by_name, f"{name} is listed", json.dumps(data), err)
+        ops = by_name[name].get("ops")
+        check(isinstance(ops, list), f"{name} has an 'ops' list", json.dumps(by_name[name]), err)
+        check(ABI_OPS <= set(ops), f"{name} has a kernel for every op of the ABI (missing: {sorted(ABI_OPS - set(ops))})",
+              json.dumps(ops))
+        check("open_error" not in by_name[name], f"{name} opened without error", json.dumps(by_name[name]))
+    data, _ = devices_json()
+    check(all("ops" not in d for d in data["devices"]), "without --ops no device lists ops (none is opened)",
+          json.dumps(data))
+
+elif case == "open_error":
+    # docs/cli.md: a device that cannot be opened has "ops": null and "open_error". The
+    # fake CUDA driver shows an H200 that cudart cannot use.
+    if not args.fake_driver:
+        skip("the CUDA plugin is not built")
+    env = {"LD_LIBRARY_PATH": args.fake_driver, "FAKE_CUDA_DEVICES": "NVIDIA H200:9.0:150000000000"}
+    data, err = devices_json("--ops", env=env)
+    gpu = [d for d in data["devices"] if d["name"] == "/device:GPU:0"]
+    check(len(gpu) == 1, "the fake driver's GPU is listed", json.dumps(data), err)
+    check(gpu[0].get("ops", "absent") is None, "its 'ops' is null", json.dumps(gpu[0]))
+    check(isinstance(gpu[0].get("open_error"), str) and len(gpu[0]["open_error"]) > 10,
+          "its 'open_error' says why", json.dumps(gpu[0]))
+    cpu = [d for d in data["devices"] if d["name"] == "/device:CPU:0"]
+    check(len(cpu) == 1 and isinstance(cpu[0].get("ops"), list), "the CPU still lists its ops", json.dumps(data))
+
+elif case == "search_order":
+    # docs/cli.md, plugin search order: step 3 is <folder of libaxon-core.so>/axon/plugins,
+    # step 4 <folder of the program>/../lib/axon/plugins "when that is another folder"; a
+    # folder that does not exist is passed over (logged at debug). libaxon-core.so is copied
+    # to a folder of its own (found first through LD_LIBRARY_PATH), so step 3 names a folder
+    # that does not exist and only step 4 finds the build's plugins.
+    lib = os.path.join(tmp, "lib")
+    os.makedirs(lib)
+    for f in os.listdir(args.lib):
+        if f.startswith("libaxon-core.so"):
+            shutil.copy2(os.path.join(args.lib, f), lib, follow_symlinks=False)
+    env = {"LD_LIBRARY_PATH": lib}
+    missing_dir = os.path.join(tmp, "no-such-folder")
+    data, err = devices_json("--log-level", "debug", "--plugin-dir", missing_dir, env=env)
+    plugins = {p["name"]: p["path"] for p in data["plugins"]}
+    step4 = os.path.join(os.path.dirname(os.path.abspath(args.bin)), "lib", "axon", "plugins")
+    check("cpu" in plugins and os.path.realpath(os.path.dirname(plugins["cpu"])) == os.path.realpath(step4),
+          f"the CPU plugin comes from step 4, {step4}", json.dumps(data), err)
+    check("/device:CPU:0" in [d["name"] for d in data["devices"]], "the CPU device is there", json.dumps(data), err)
+    for folder in (missing_dir, os.path.join(lib, "axon", "plugins")):
+        check(f"plugin folder {folder} does not exist; skipped" in err, f"the missing folder {folder} is passed over",
+              "", err)
+    check(re.search(r"searching .*plugins: [0-9]+ plugin file\(s\)", err) is not None, "the searched folders are logged",
+          "", err)
+    # The same core without libaxon-mpi.so beside it: docs/distributed.md, "a build without
+    # Open MPI lacks the library, and multi-worker exits 2 saying so". Started as mpirun
+    # starts its ranks (OMPI_COMM_WORLD_SIZE set), so that it reaches for MPI.
+    data_dir = write_dataset(os.path.join(tmp, "data"), 64, 64)
+    rc, out, err = run([TRAIN, "--data", data_dir, "--strategy", "multi-worker", "--epochs", "1"],
+                       env=dict(env, OMPI_COMM_WORLD_SIZE="1"))
+    lines = err.strip().splitlines()
+    check(rc == 2 and len(lines) == 1 and "axon-train: error: --strategy multi-worker needs MPI" in lines[0] and
+          os.path.join(lib, "libaxon-mpi.so") in lines[0], "multi-worker without libaxon-mpi.so exits 2 saying so",
+          out, err)
+
+elif case == "openblas_coretype":
+    # docs/cli.md: unset, the CPU plugin picks SkylakeX on AVX-512 and Haswell on AVX2 CPUs;
+    # a value the user sets is kept. The CPU's features are read here from /proc/cpuinfo.
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    if {"avx512f", "avx512bw", "avx512dq", "avx512vl", "fma"} <= flags:
+        want = "SkylakeX"
+    elif {"avx2", "fma"} <= flags:
+        want = "Haswell"
+    else:
+        skip("this CPU has neither AVX-512 nor AVX2, where the plugin leaves OpenBLAS's choice alone")
+
+    def cpu_properties(env):
+        data, err = devices_json(env=env)
+        cpu = [d for d in data["devices"] if d["name"] == "/device:CPU:0"]
+        check(len(cpu) == 1, "the CPU device is listed", json.dumps(data), err)
+        return cpu[0]["properties"]
+
+    props = cpu_properties({})
+    check(f"OPENBLAS_CORETYPE={want} (set by axon" in props, f"unset, the plugin picks {want}", props)
+    check(re.search(rf"blas=OpenBLAS .*\b{want}\b", props) is not None, f"and OpenBLAS runs {want}'s kernels", props)
+    other = "Haswell" if want == "SkylakeX" else "Sandybridge"
+    props = cpu_properties({"OPENBLAS_CORETYPE": other})
+    check(f"OPENBLAS_CORETYPE={other} (set by the user)" in props, f"OPENBLAS_CORETYPE={other} is kept", props)
+    check(re.search(rf"blas=OpenBLAS .*\b{other}\b", props) is not None, f"and OpenBLAS runs {other}'s kernels", props)
+
+elif case == "visible_hides_fallback":
+    # docs/cli.md: "--visible-devices gpu:0 hides the CPU, and with it the soft placement
+    # fallback; write gpu:0,cpu:0 to keep it". A FAKE device with only Relu stands in for the GPU.
+    data_dir = write_dataset(os.path.join(tmp, "data"), 64, 64)
+    fake = os.path.join(args.test_plugins, "placement")
+    common = [TRAIN, "--data", data_dir, "--plugin-dir", fake, "--epochs", "1"]
+    rc, out, err = run(common + ["--visible-devices", "fake:0"])
+    check(rc == 1 and re.search(r"axon-train: error: op \w+ has no \w+ kernel on /device:FAKE:0 and no CPU device to fall "
+                                r"back to", err) is not None, "with only FAKE:0 visible, an op it lacks has no fallback",
+          out, err)
+    rc, out, err = run(common + ["--visible-devices", "fake:0,cpu:0"])
+    check(rc == 0, "with FAKE:0 and CPU:0 visible, training runs", out, err)
+    check(re.search(r"has no kernel on /device:FAKE:0 \(\w+\); running it on /device:CPU:0 instead", err) is not None,
+          "the ops FAKE:0 lacks fall back to the CPU, with the warning", out, err)
+
+elif case == "quiet_verbose":
+    data_dir = write_dataset(os.path.join(tmp, "data"))
+    common = [TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2"]
+    # -q: nothing on stdout; warnings and errors still on stderr (a --device that is not
+    # there falls back to the CPU with a warning).
+    rc, out, err = run(common + ["-q", "--device", "cpu:7"])
+    check(rc == 0 and out == "", "-q: nothing on stdout", out, err)
+    check("/device:CPU:7" in err or "cpu:7" in err, "-q: the fallback warning is still on stderr", out, err)
+    rc, out, err = run(common + ["--quiet", "--epochs", "0"])
+    check(rc == 2 and out == "" and err.startswith("axon-train: error: "), "--quiet: an error still on stderr", out, err)
+    # -v: the model summary, each replica's time per epoch, device memory and peak resident memory.
+    rc, out, err = run(common + ["-v"])
+    check(rc == 0, "-v runs", out, err)
+    check("93,322" in out and "conv2d_1 (Conv2D)" in out, "-v: the model summary", out, err)
+    check(re.search(r"Epoch 1 time by replica \(s\)", out) is not None and "/device:CPU:0" in out,
+          "-v: each replica's time per epoch", out, err)
+    check(re.search(r"Memory on /device:CPU:0: in use [0-9.]+ MiB, peak [0-9.]+ MiB", out) is not None,
+          "-v: the device's memory", out, err)
+    check(re.search(r"Peak resident memory: [0-9.]+ MiB", out) is not None, "-v: the peak resident memory", out, err)
+    rc, out2, err = run(common)
+    check(rc == 0 and "93,322" not in out2 and "Peak resident memory" not in out2,
+          "without -v none of that is printed", out2, err)
+
+elif case == "profile":
+    # docs/training.md: --profile prints a per-op time table at the end.
+    data_dir = write_dataset(os.path.join(tmp, "data"))
+    rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "--profile"])
+    check(rc == 0, "--profile runs", out, err)
+    lines = out.splitlines()
+    head = [i for i, l in enumerate(lines) if re.match(r"^op\s+device\s+calls\s+seconds\s+share$", l)]
+    check(len(head) == 1, "one table header: op, device, calls, seconds, share", out, err)
+    rows = []
+    for l in lines[head[0] + 1:]:
+        m = re.match(r"^(\S+)\s+(/device:\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)%$", l)
+        if not m:
+            break
+        rows.append((m.group(1), m.group(2), int(m.group(3)), float(m.group(4)), float(m.group(5))))
+    ops = {r[0]: r for r in rows}
+    check({"ApplyAdam", "NormalizeImage", "SparseSoftmaxCrossEntropyWithLogits"} <= set(ops),
+          "the table has a row per op the run used", out, err)
+    check(all(r[1] == "/device:CPU:0" for r in rows), "each on the device that ran it", out, err)
+    check(ops["ApplyAdam"][2] == 640 // 64, "ApplyAdam: one call per step (10)", out, err)
+    check(abs(sum(r[4] for r in rows) - 100) < 1, "the shares add up to 100%", out, err)
+    check([r[3] for r in rows] == sorted((r[3] for r in rows), reverse=True), "rows sorted by time, largest first",
+          out, err)
+    rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2"])
+    check(rc == 0 and not re.search(r"^op\s+device\s+calls", out, re.M), "without --profile no table", out, err)
+
+elif case == "no_prefetch":
+    # docs/training.md: batches prepared on the training thread give identical results.
+    data_dir = write_dataset(os.path.join(tmp, "data"))
+    results = []
+    for extra in ([], ["--no-prefetch"]):
+        csv, w = os.path.join(tmp, "m%d.csv" % len(results)), os.path.join(tmp, "w%d.axw" % len(results))
+        rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "2", "--threads", "2", "-q", "--metrics-csv", csv,
+                            "--save", w] + extra)
+        check(rc == 0, f"a run with {extra or 'prefetch'}", out, err)
+        rows = [l.split(",")[:5] for l in open(csv).read().splitlines()]
+        results.append((rows, open(w, "rb").read()))
+    check(results[0][0] == results[1][0], "--no-prefetch: the same loss and accuracy, epoch by epoch",
+          str(results[0][0]), str(results[1][0]))
+    check(results[0][1] == results[1][1], "--no-prefetch: the same weights, bit for bit")
+
+else:
+    print(f"unknown case {case}")
+    sys.exit(2)
+
+shutil.rmtree(tmp, ignore_errors=True)

@@ -5,6 +5,11 @@
 //   cuda_fake_driver_test <plugin.so> no-device      cuInit fails: the reason names the error
 //   cuda_fake_driver_test <plugin.so> no-kernels     plugin copied where its kernel library is
 //                                                    not: the devices are excluded, with reason
+//   cuda_fake_driver_test <plugin.so> visible-devices  CUDA_VISIBLE_DEVICES=2,0 over three GPUs:
+//                                                    axon numbers what the driver shows
+//   cuda_fake_driver_test <plugin.so> visible-none   CUDA_VISIBLE_DEVICES="": the reason names it
+//   cuda_fake_driver_test <plugin.so> min-compute    AXON_CUDA_MIN_COMPUTE=8.5 excludes an 8.0 GPU,
+//                                                    =5.0 (min-compute-low) keeps a 5.2 one
 // Runs without a GPU (label cuda). Exit 0 pass, 1 fail.
 #include "plugin_harness.hpp"
 
@@ -55,11 +60,17 @@ axon_status try_open(const LoadedPlugin& p, int id, std::string& message) {
   return s;
 }
 
+// Three GPUs for the visibility and minimum-capability scenarios.
+constexpr const char* kThree = "GPU A:9.0:80000000000;GPU B:8.0:40000000000;Old C:5.2:4000000000";
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s <libaxon-plugin-cuda.so> two-devices|no-device|no-kernels\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s <libaxon-plugin-cuda.so> two-devices|no-device|no-kernels|visible-devices|visible-none|"
+                 "min-compute|min-compute-low\n",
+                 argv[0]);
     return 2;
   }
   const std::string scenario = argv[2];
@@ -125,6 +136,43 @@ int main(int argc, char** argv) {
       std::string msg;
       expect(try_open(p, 0, msg) == AXON_UNAVAILABLE && contains(msg, "libaxon-cuda-kernels.so"), "open fails: " + msg);
       fs::remove_all(dir);
+    } else if (scenario == "visible-devices") {
+      // docs/cli.md: "honoured as the CUDA driver does, before axon's own
+      // filtering": the driver shows devices 2 and 0, in that order.
+      setenv("FAKE_CUDA_DEVICES", kThree, 1);
+      setenv("CUDA_VISIBLE_DEVICES", "2,0", 1);
+      LoadedPlugin p(argv[1]);
+      expect(p.device_count() == 1, "one usable device: GPU A (Old C is too old)");
+      axon_device_props props{};
+      axon_error err{};
+      check(p.api.get_device_props(p.api.plugin_ctx, 0, &props, &err), err, "get_device_props");
+      expect(std::string(props.name) == "GPU A", std::string("physical id 0 is GPU A: ") + props.name);
+      expect(contains(props.description, "cuda_ordinal=1"), std::string("at the driver's ordinal 1: ") + props.description);
+      auto ex = excluded(p);
+      expect(ex.size() == 1 && std::string(ex[0].name) == "Old C" && contains(ex[0].reason, "CUDA ordinal 0"),
+             "Old C, the driver's ordinal 0, is excluded; GPU B is not shown at all");
+    } else if (scenario == "visible-none") {
+      setenv("FAKE_CUDA_DEVICES", kThree, 1);
+      setenv("CUDA_VISIBLE_DEVICES", "", 1);
+      LoadedPlugin p(argv[1]);
+      expect(p.device_count() == 0 && excluded(p).empty(), "no device, none excluded");
+      std::printf("       reason: %s\n", reason_of(p).c_str());
+      expect(contains(reason_of(p), "CUDA_VISIBLE_DEVICES=\"\""), "the reason names CUDA_VISIBLE_DEVICES");
+    } else if (scenario == "min-compute" || scenario == "min-compute-low") {
+      const bool low = scenario == "min-compute-low";
+      setenv("FAKE_CUDA_DEVICES", kThree, 1);
+      setenv("AXON_CUDA_MIN_COMPUTE", low ? "5.0" : "8.5", 1);
+      LoadedPlugin p(argv[1]);
+      if (low) {
+        expect(p.device_count() == 3 && excluded(p).empty(), "with a minimum of 5.0 all three are offered");
+      } else {
+        expect(p.device_count() == 1, "with a minimum of 8.5 only GPU A (9.0) is offered");
+        auto ex = excluded(p);
+        bool b = false;
+        for (auto& x : ex)
+          b = b || (std::string(x.name) == "GPU B" && contains(x.reason, "compute capability 8.0 is below the minimum 8.5"));
+        expect(ex.size() == 2 && b, "GPU B (8.0) and Old C (5.2) are excluded, B with the minimum in its reason");
+      }
     } else {
       std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
       return 2;

@@ -2,6 +2,9 @@
 // so the CUDA plugin's probing, exclusion and kernel-library paths run on
 // machines without a GPU. Devices come from FAKE_CUDA_DEVICES:
 //   "NAME:MAJOR.MINOR:BYTES;NAME:MAJOR.MINOR:BYTES"   ("" = cuInit reports no device)
+// and CUDA_VISIBLE_DEVICES selects and orders them as NVIDIA's driver does
+// with indices: the listed ones in the order given, up to the first entry
+// that is not a valid index ("" or an invalid first entry: none).
 // Only the entry points the plugin's probe uses exist; cudart, which wants
 // many more, finds this driver unusable, which is itself a path under test.
 #include <cstdint>
@@ -38,7 +41,24 @@ const std::vector<FakeDevice>& devices() {
       d.bytes = std::strtoull(item.c_str() + b + 1, nullptr, 10);
       out.push_back(d);
     }
-    return out;
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (visible == nullptr) return out;
+    std::vector<FakeDevice> shown;
+    std::vector<bool> taken(out.size(), false);
+    const std::string v = visible;
+    for (size_t p = 0; p <= v.size();) {
+      size_t end = v.find(',', p);
+      if (end == std::string::npos) end = v.size();
+      const std::string entry = v.substr(p, end - p);
+      char* rest = nullptr;
+      const long i = std::strtol(entry.c_str(), &rest, 10);
+      if (entry.empty() || *rest != '\0' || i < 0 || i >= static_cast<long>(out.size()) || taken[static_cast<size_t>(i)])
+        break;
+      taken[static_cast<size_t>(i)] = true;
+      shown.push_back(out[static_cast<size_t>(i)]);
+      p = end + 1;
+    }
+    return shown;
   }();
   return list;
 }

@@ -226,7 +226,7 @@ TEST_CASE("an op no device has is an error, and the profiler counts calls per op
   CHECK(times[0].op == "Relu");
   CHECK(times[0].device == "/device:FAKE:0");
   CHECK(times[0].calls == 5);
-  CHECK(times[0].seconds >= 0);
+  CHECK(times[0].seconds > 0);  // five kernel calls take time
   reset_op_times();
   CHECK(op_times().empty());
 }

@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
         {"MatMul", "x^T [64,64]^T x dy [64,10]", dense2, [&] { b.call("MatMul", {h, dlogits}, {dw5}, &m_tn); }},
         {"MatMul", "dy [64,10] x W^T [64,10]^T", dense2, [&] { b.call("MatMul", {dlogits, w5}, {dh}, &m_nt); }},
         {"SparseSoftmaxXent", "[64,10]", 0, [&] { b.call("SparseSoftmaxCrossEntropyWithLogits", {logits, labels}, {loss, dlogits}); }},
-        {"InTopK", "[64,10]", 0, [&] { b.call("InTopK", {logits, labels}, {correct}); }},
+        {"_SparseCategoricalAccuracy", "[64,10]", 0, [&] { b.call("_SparseCategoricalAccuracy", {logits, labels}, {correct}); }},
         {"Sum", "[64]", 0, [&] { b.call("Sum", {loss}, {scalar}); }},
         {"ApplyAdam", "[576,64]", 0, [&] { b.call("ApplyAdam", {w4, ms[6], vs[6], dw4}, {}, &adam); }},
     };
@@ -340,7 +340,7 @@ int main(int argc, char** argv) {
       b.call("BiasAdd", {logits, b5}, {logits});
       b.call("SparseSoftmaxCrossEntropyWithLogits", {logits, labels}, {loss, dlogits});
       b.call("Sum", {loss}, {scalar});
-      b.call("InTopK", {logits, labels}, {correct});
+      b.call("_SparseCategoricalAccuracy", {logits, labels}, {correct});
       b.call("BiasAddGrad", {dlogits}, {db5});
       b.call("MatMul", {h, dlogits}, {dw5}, &m_tn);
       b.call("MatMul", {dlogits, w5}, {dh}, &m_nt);

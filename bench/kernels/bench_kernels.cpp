@@ -231,7 +231,7 @@ struct Net {
     run_op(d, "BiasAdd", {logits, bd2}, {logits});
     run_op(d, "SparseSoftmaxCrossEntropyWithLogits", {logits, labels}, {loss, dlogits});
     run_op(d, "Sum", {loss}, {total});
-    run_op(d, "InTopK", {logits, labels}, {correct});
+    run_op(d, "_SparseCategoricalAccuracy", {logits, labels}, {correct});
     axon_scale_attrs mean{sizeof(axon_scale_attrs), 1.0f / static_cast<float>(n)};
     run_op(d, "Scale", {dlogits}, {dlogits}, &mean);
     // backward

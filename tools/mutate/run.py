@@ -139,6 +139,37 @@ MUTATIONS = [
 ]
 
 
+# Subjects other than kernels, each made to do nothing or the wrong thing.
+MUTATIONS += [
+    {
+        "name": "AXON_CPU_ISA ignored",
+        "what": "the CPU plugin never lowers its SIMD level, so the kernels[base] and kernels[avx2] runs repeat the first",
+        "edits": [(f"{CPU}/simd.hpp", 'const char* cap = std::getenv("AXON_CPU_ISA");', "const char* cap = nullptr;")],
+        "tests": r"^(kernels|goldens\.cpu)\[",
+    },
+    {
+        "name": "training accuracy counts ties",
+        "what": "the metric looks for a misspelt op, so it always takes InTopK",
+        "edits": [("core/src/nn/metrics.cpp", 'has_kernel("_SparseCategoricalAccuracy", logits.dtype())',
+                   'has_kernel("_SparseCategoricalAcuracy", logits.dtype())')],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "OPENBLAS_CORETYPE not set",
+        "what": "the CPU plugin says it picked a core type but does not set it",
+        "edits": [(f"{CPU}/openblas.hpp", "    setenv(\"OPENBLAS_CORETYPE\", core, 0);  // read by OpenBLAS's constructor, below\n", "")],
+        "tests": r"^contract\.apps\.openblas",
+    },
+    {
+        "name": "CUDA_VISIBLE_DEVICES not named",
+        "what": "with no device after CUDA_VISIBLE_DEVICES, the reason leaves the variable out",
+        "edits": [("plugins/cuda/src/probe.cpp", 'r.reason = "cuInit failed: " + d.error_text(e) + visibility_note();',
+                   'r.reason = "cuInit failed: " + d.error_text(e);')],
+        "tests": r"^cuda_fake_driver",
+    },
+]
+
+
 def sh(cmd, cwd, log=None, timeout=None):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if log is not None:
@@ -173,7 +204,8 @@ def noop_mutations(tree):
             plugin = "reference" if rel == REF else "cpu"
             out.append({"name": f"no-op {plugin} {fn}", "what": f"the {plugin} plugin's {fn} returns at once",
                         "edits": [(rel, head, head + "  return;  // mutation: a no-op kernel\n")],
-                        "tests": r"^(kernels: |kernels\[base\]|goldens\.(cpu|reference)$|goldens\.cnn_adam|train\.model)"})
+                        # the kernel tests once (all of them, baseline SIMD), the goldens, the model tests
+                        "tests": r"^(kernels\[base\]|goldens\.(cpu|reference)$|goldens\.cnn_adam$|train\.model)"})
     return out
 
 

@@ -42,9 +42,11 @@ inline double sum_allowed(double want, double abs_sum, double ulps = kSumUlps) {
 constexpr double kGpuSumUlps = 64;
 
 // A few float32 operations on values of magnitude `scale` (the loss, Adam's
-// moments): |got - want| <= kOpsUlps * u * scale. Power: an error of more
-// than 8 u times the operands' magnitude (for Adam, a change to the update
-// of 1 part in 10^5, e.g. epsilon moved inside the square root).
+// results): |got - want| <= kOpsUlps * u * scale. Power: an error of more
+// than 8 u times the operands' magnitude; for Adam's var (scale |var| + 32
+// |update|, tests/goldens/tf/README.md) that is 8 u |var| plus 1.5e-5 of the
+// update, where epsilon moved inside the square root changes the update of
+// a small gradient by up to 5%.
 constexpr double kOpsUlps = 8;
 inline double ops_allowed(double scale) { return kOpsUlps * kUnit * scale + 1e-30; }
 

@@ -250,9 +250,10 @@ namespace {
 // over h and h/2, disagree by more than kCnnKink, a ReLU or max switch lies
 // within h and the coordinate is not judged; elsewhere the loss is linear
 // there, and the gradient must be within kCnnAtol + kCnnRtol * |gradient| of
-// the central difference (float32 losses of ~2.3 put ~5e-5 of noise on it). Draws go on until kCnnInformative coordinates per tensor
-// have a central difference of at least kCnnSignal (many units of this
-// untrained model are dead, their coordinates exactly 0), at most kCnnDraws.
+// the central difference (float32 losses of ~2.3 put ~5e-5 of noise on it).
+// Draws go on until kCnnInformative coordinates per tensor have a central
+// difference of at least kCnnSignal (many units of this untrained model are
+// dead, their coordinates exactly 0), at most kCnnDraws.
 // The draws depend on the loss alone, so every gradient checked against them
 // (the model's own, or a planted wrong one) meets the same coordinates.
 constexpr double kCnnH = 2e-3, kCnnKink = 5e-4, kCnnAtol = 2e-4, kCnnRtol = 1e-2, kCnnSignal = 1e-3;

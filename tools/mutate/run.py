@@ -161,6 +161,27 @@ MUTATIONS += [
         "tests": r"^contract\.apps\.openblas",
     },
     {
+        "name": "plugin search step 4 dropped",
+        "what": "the loader no longer looks in <program>/../lib/axon/plugins",
+        "edits": [("core/src/loader.cpp",
+                   '    if (!ec) dirs.push_back((exe.parent_path() / ".." / "lib" / "axon" / "plugins").string());\n', "")],
+        "tests": r"^contract\.apps\.search_order",
+    },
+    {
+        "name": ".gz preferred over raw",
+        "what": "the data reader takes a file's .gz when the raw file is there too",
+        "edits": [("core/src/data/mnist.cpp", 'for (const std::string& candidate : {name, name + ".gz"})',
+                   'for (const std::string& candidate : {name + ".gz", name})')],
+        "tests": r"^(contract\.files|train\.data)",
+    },
+    {
+        "name": "--profile prints no rows",
+        "what": "axon-train --profile prints the table's header only",
+        "edits": [("apps/axon-train/run.cpp", "      for (const OpTime& t : op_times())\n        std::printf(",
+                   "      for (const OpTime& t : std::vector<OpTime>{})\n        std::printf(")],
+        "tests": r"^contract\.apps\.profile",
+    },
+    {
         "name": "CUDA_VISIBLE_DEVICES not named",
         "what": "with no device after CUDA_VISIBLE_DEVICES, the reason leaves the variable out",
         "edits": [("plugins/cuda/src/probe.cpp", 'r.reason = "cuInit failed: " + d.error_text(e) + visibility_note();',

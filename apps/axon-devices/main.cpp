@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
     all.add(general).add(device);
 
     po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    // No positional words: a stray one is an error, not silently ignored.
+    po::store(po::command_line_parser(argc, argv).options(all).positional(po::positional_options_description()).run(),
+              vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "Usage: axon-devices [options]\n\nLists the devices axon can use, the devices it found but "
@@ -44,7 +46,6 @@ int main(int argc, char** argv) {
       axon::devices_app::write_json(std::cout, rt, opt);
     else
       axon::devices_app::write_text(std::cout, rt, opt);
-    std::cout.flush();
-    return std::cout ? 0 : 1;
+    return 0;  // run_main reports output that did not reach stdout
   });
 }

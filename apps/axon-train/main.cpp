@@ -6,6 +6,7 @@
 #include "options.hpp"
 #include "report.hpp"
 #include "run.hpp"
+#include "stop_signals.hpp"
 
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
@@ -43,7 +44,10 @@ std::unique_ptr<Strategy> make_strategy(const Runtime& rt, const train_app::Opti
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: a SIGINT or SIGTERM from here on stops at the next step boundary.
+  train_app::install_stop_handlers();
   std::unique_ptr<Workers> workers;
+  bool stopped_by_signal = false;
   const int code = cli::run_main(g_program, [&] {
     std::optional<train_app::Options> parsed = train_app::parse_options(argc, argv);
     if (!parsed) return 0;
@@ -64,7 +68,7 @@ int main(int argc, char** argv) {
       }
     }
     const bool chief = workers == nullptr || workers->rank() == 0;
-    if (chief) train_app::check_output_folders(opts);
+    if (chief) train_app::check_outputs(opts);
 
     // Data first: a missing or corrupt data set is reported before any plugin loads.
     const auto t0 = std::chrono::steady_clock::now();
@@ -79,19 +83,31 @@ int main(int argc, char** argv) {
                   ds.folder.c_str(), static_cast<long long>(ds.train.count), static_cast<long long>(ds.test.count),
                   static_cast<long long>(ds.train.rows), static_cast<long long>(ds.train.cols), load_s);
 
-    if (!opts.compare.empty()) return train_app::run_compare(rt, opts, ds);
+    // Before minutes of training: stdout must take what is printed.
+    cli::check_stdout();
 
-    if (workers != nullptr && !workers->launched() && !opts.quiet)
-      std::printf("multi-worker: not started by mpirun (no OMPI_COMM_WORLD_SIZE or PMIX_RANK in the "
-                  "environment), so this process is the only worker; start several with "
-                  "mpirun -np N axon-train --strategy multi-worker\n");
-    std::unique_ptr<Strategy> strategy = make_strategy(rt, opts, workers.get());
-    train_app::train_on(*strategy, opts, ds, chief);
+    try {
+      if (!opts.compare.empty()) return train_app::run_compare(rt, opts, ds);
+
+      if (workers != nullptr && !workers->launched() && !opts.quiet)
+        std::printf("multi-worker: not started by mpirun (no OMPI_COMM_WORLD_SIZE or PMIX_RANK in the "
+                    "environment), so this process is the only worker; start several with "
+                    "mpirun -np N axon-train --strategy multi-worker\n");
+      std::unique_ptr<Strategy> strategy = make_strategy(rt, opts, workers.get());
+      train_app::train_on(*strategy, opts, ds, chief);
+    } catch (const train_app::Stopped& stopped) {
+      // Not an error: one line saying where to resume from, exit 128 + signal.
+      if (chief) std::fprintf(stderr, "%s: %s\n", g_program, stopped.message.c_str());
+      stopped_by_signal = true;
+      return stopped.exit_code;
+    }
     if (opts.verbose) train_app::print_peak_rss(stdout);
     return 0;
   });
   // After a failure on one worker, end the whole job: the others would
   // otherwise wait for this one in their next collective.
-  if (code != 0 && workers != nullptr && workers->launched()) workers->abort(code);
+  // A stop is agreed by every worker (and the chief may still be writing
+  // its checkpoint): no abort then.
+  if (code != 0 && !stopped_by_signal && workers != nullptr && workers->launched()) workers->abort(code);
   return code;
 }

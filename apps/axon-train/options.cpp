@@ -3,6 +3,9 @@
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/error.hpp>
+#include <axon/limits.hpp>
+#include <axon/train/atomic_file.hpp>
+#include <axon/train/checkpoint.hpp>
 
 #include <boost/program_options.hpp>
 
@@ -21,6 +24,7 @@ const char* const kExamples = R"(
 Examples:
   axon-train                                   5 epochs of Fashion-MNIST on the best device
   axon-train --epochs 1 --batch-size 128 --metrics-csv run.csv --save model.axw
+  axon-train --checkpoint-dir ckpt --checkpoint-every 200      checkpoints; after a kill, rerun with --resume
   axon-train --device cpu:0 --threads 2 --seed 7
   axon-train --data ~/mnist --train-limit 6000 --test-limit 1000 --quiet --metrics-csv m.csv
   axon-train --compare cpu:0,gpu:0 --epochs 1   CPU vs GPU from the same initial weights
@@ -28,7 +32,8 @@ Examples:
   mpirun -np 2 axon-train --strategy multi-worker              2 workers, one replica each
   AXON_VISIBLE_DEVICES=cpu:0 axon-train --verbose
 
-Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad input.
+Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad input,
+130/143 stopped by SIGINT/SIGTERM (after writing a checkpoint with --checkpoint-dir).
 )";
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -69,15 +74,16 @@ double collective_timeout(const po::variables_map& vm) {
 
 }  // namespace
 
-void check_output_folders(const Options& o) {
-  for (const auto& [flag, file] : {std::pair{"--metrics-csv", o.metrics_csv}, std::pair{"--save", o.save}}) {
-    if (!file) continue;
-    std::filesystem::path folder = std::filesystem::path(*file).parent_path();
-    if (folder.empty()) folder = ".";
-    std::error_code ec;
-    if (!std::filesystem::is_directory(folder, ec))
-      throw UsageError(std::string(flag) + " " + *file + ": folder " + folder.string() + " does not exist");
-  }
+void check_outputs(const Options& o) {
+  if (o.save) train::check_output_file(*o.save, "--save");
+  if (o.metrics_csv) train::check_output_file(*o.metrics_csv, "--metrics-csv");
+  if (o.save && o.metrics_csv && train::same_file(*o.save, *o.metrics_csv))
+    throw UsageError("--save and --metrics-csv name the same file (" + *o.save + "): one would overwrite the other");
+  if (!o.checkpoint_dir) return;
+  for (const auto& [flag, file] : {std::pair{"--save", o.save}, std::pair{"--metrics-csv", o.metrics_csv}})
+    if (file && train::same_file(*file, *o.checkpoint_dir))
+      throw UsageError(std::string(flag) + " " + *file + " is the --checkpoint-dir folder");
+  train::prepare_checkpoint_dir(*o.checkpoint_dir);
 }
 
 std::optional<Options> parse_options(int argc, char** argv) {
@@ -104,6 +110,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
      "print a table of time per epoch, samples/s, final accuracy and speedup")
     ("metrics-csv", po::value<std::string>()->value_name("FILE"), "write one row per epoch (atomically) to FILE")
     ("save", po::value<std::string>()->value_name("FILE"), "save the trained weights (atomically) to FILE")
+    ("checkpoint-dir", po::value<std::string>()->value_name("DIR"),
+     "write a checkpoint (weights, optimizer state, epoch, step, data order) into DIR at the end of every epoch, "
+     "every --checkpoint-every steps and on SIGINT/SIGTERM, keeping the last --keep-checkpoints")
+    ("checkpoint-every", po::value<int64_t>()->value_name("N")->default_value(0),
+     "also write a checkpoint every N steps (0: at epoch ends only)")
+    ("keep-checkpoints", po::value<int>()->value_name("K")->default_value(3), "checkpoints kept in --checkpoint-dir")
+    ("resume", po::bool_switch(),
+     "continue from the newest valid checkpoint in --checkpoint-dir (from the start when there is none)")
     ("train-limit", po::value<int64_t>()->value_name("N")->default_value(0), "train on the first N samples only (0: all)")
     ("test-limit", po::value<int64_t>()->value_name("N")->default_value(0), "validate on the first N samples only (0: all)")
     ("no-prefetch", po::bool_switch(), "prepare each batch when it is needed instead of in the background")
@@ -116,7 +130,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   all.add(training).add(devices);
 
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+  // No positional words: a stray one is an error, not silently ignored.
+  po::store(po::command_line_parser(argc, argv).options(all).positional(po::positional_options_description()).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << all << kExamples;
@@ -129,6 +144,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (o.epochs < 1) throw UsageError("--epochs must be at least 1, got " + std::to_string(o.epochs));
   o.batch_size = vm["batch-size"].as<int64_t>();
   if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1, got " + std::to_string(o.batch_size));
+  if (o.batch_size > limits::kMaxBatchSize)
+    throw UsageError("--batch-size " + std::to_string(o.batch_size) + " is above the limit of " +
+                     std::to_string(limits::kMaxBatchSize));
   o.learning_rate = vm["learning-rate"].as<float>();
   if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate))
     throw UsageError("--learning-rate must be a positive number, got " + std::to_string(o.learning_rate));
@@ -148,11 +166,24 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (o.strategy != "default")
       throw UsageError("--compare trains on one device at a time: it does not go with --strategy " + o.strategy);
     o.compare = split_list(vm["compare"].as<std::string>());
-    if (vm.count("metrics-csv") || vm.count("save"))
-      throw UsageError("--compare trains several models: it writes neither --metrics-csv nor --save");
+    if (vm.count("metrics-csv") || vm.count("save") || vm.count("checkpoint-dir"))
+      throw UsageError("--compare trains several models: it writes neither --metrics-csv, --save nor checkpoints");
   }
   if (vm.count("metrics-csv")) o.metrics_csv = vm["metrics-csv"].as<std::string>();
   if (vm.count("save")) o.save = vm["save"].as<std::string>();
+  if (vm.count("checkpoint-dir")) o.checkpoint_dir = vm["checkpoint-dir"].as<std::string>();
+  o.checkpoint_every = vm["checkpoint-every"].as<int64_t>();
+  o.keep_checkpoints = vm["keep-checkpoints"].as<int>();
+  o.resume = vm["resume"].as<bool>();
+  if (o.checkpoint_every < 0)
+    throw UsageError("--checkpoint-every must be 0 (epoch ends only) or more steps, got " +
+                     std::to_string(o.checkpoint_every));
+  if (o.keep_checkpoints < 1 || o.keep_checkpoints > train::kMaxKeptCheckpoints)
+    throw UsageError("--keep-checkpoints must be from 1 to " + std::to_string(train::kMaxKeptCheckpoints) + ", got " +
+                     std::to_string(o.keep_checkpoints));
+  if (!o.checkpoint_dir)
+    for (const char* flag : {"resume", "checkpoint-every", "keep-checkpoints"})
+      if (!vm[flag].defaulted()) throw UsageError(std::string("--") + flag + " needs --checkpoint-dir DIR");
   o.train_limit = vm["train-limit"].as<int64_t>();
   o.test_limit = vm["test-limit"].as<int64_t>();
   if (o.train_limit < 0) throw UsageError("--train-limit must be 0 (all) or more, got " + std::to_string(o.train_limit));

@@ -21,6 +21,10 @@ struct Options {
   double collective_timeout_s = 300;      // --collective-timeout, AXON_COLLECTIVE_TIMEOUT; 0: no limit
   std::vector<std::string> compare;  // device names, in order
   std::optional<std::string> metrics_csv, save;
+  std::optional<std::string> checkpoint_dir;  // --checkpoint-dir
+  int64_t checkpoint_every = 0;               // steps; 0: at the end of each epoch only
+  int keep_checkpoints = 3;
+  bool resume = false;
   int64_t train_limit = 0, test_limit = 0;  // 0: all
   bool quiet = false, verbose = false, profile = false, prefetch = true;
   Config config;
@@ -30,9 +34,10 @@ struct Options {
 // program_options error) for bad flags or values.
 std::optional<Options> parse_options(int argc, char** argv);
 
-// UsageError unless the folders of --save and --metrics-csv exist: checked
-// before training rather than after its minutes of work (by the one worker
-// that writes them).
-void check_output_folders(const Options& o);
+// UsageError unless --save and --metrics-csv can be written (distinct
+// regular files in writable folders) and --checkpoint-dir is a writable
+// folder (made when only it is missing): checked before training rather than
+// after its minutes of work, by the one worker that writes them.
+void check_outputs(const Options& o);
 
 }  // namespace axon::train_app

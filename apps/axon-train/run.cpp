@@ -1,9 +1,15 @@
 #include "run.hpp"
 
+#include "stop_signals.hpp"
+
 #include <axon/dispatch.hpp>
+#include <axon/error.hpp>
+#include <axon/io/read_file.hpp>
+#include <axon/log.hpp>
 #include <axon/nn/sequential.hpp>
 #include <axon/profile.hpp>
 #include <axon/strategy.hpp>
+#include <axon/train/checkpoint.hpp>
 #include <axon/train/metrics_csv.hpp>
 #include <axon/train/progress.hpp>
 #include <axon/train/weights.hpp>
@@ -14,6 +20,73 @@
 #include <memory>
 
 namespace axon::train_app {
+namespace {
+
+std::string position(const train::TrainingPosition& at, int epochs, int64_t steps) {
+  if (at.step_in_epoch == 0)
+    return "the end of epoch " + std::to_string(at.epochs_done) + "/" + std::to_string(epochs) + " (global step " +
+           std::to_string(at.global_step) + ")";
+  return "epoch " + std::to_string(at.epochs_done + 1) + "/" + std::to_string(epochs) + ", step " +
+         std::to_string(at.step_in_epoch) + "/" + std::to_string(steps) + " (global step " +
+         std::to_string(at.global_step) + ")";
+}
+
+// --resume: the chief restores the newest checkpoint that reads back whole
+// (saying which damaged ones it passed over) and hands its bytes to the
+// other workers, which restore the same. No checkpoint at all: a fresh start.
+train::TrainingPosition resume(nn::Sequential& model, const train::RunIdentity& run, const train::CheckpointDir& dir,
+                               Strategy& strategy, const Options& opts) {
+  std::string bytes;
+  train::TrainingPosition at;
+  if (strategy.is_chief()) {
+    const std::vector<std::filesystem::path> files = dir.list();
+    std::vector<std::string> problems;
+    std::vector<std::filesystem::path> damaged;
+    for (const std::filesystem::path& file : files) {
+      // Unreadable (a folder, oversized, ...) or damaged: the next older one.
+      // A sound checkpoint of another run (UsageError) ends the run.
+      std::string b;
+      try {
+        b = io::read_regular_file(file, train::CheckpointDir::max_file_bytes(model), "checkpoint");
+        at = train::restore_checkpoint(model, run, b, file);
+      } catch (const train::CorruptCheckpoint& e) {
+        problems.push_back(e.what());
+        damaged.push_back(file);
+        continue;
+      } catch (const UsageError& e) {
+        if (!b.empty()) throw;
+        problems.push_back(e.what());
+        damaged.push_back(file);
+        continue;
+      }
+      bytes = std::move(b);
+      // The damaged ones (all newer) are kept for a look, out of the way of
+      // the checkpoints this run will write under the same names.
+      for (size_t i = 0; i < problems.size(); ++i) {
+        const std::filesystem::path aside = damaged[i].string() + ".damaged";
+        std::error_code ec;
+        std::filesystem::rename(damaged[i], aside, ec);
+        log::warning("checkpoint", problems[i] + "; used an older checkpoint" +
+                                       (ec ? std::string() : " (the damaged one is now " + aside.string() + ")"));
+      }
+      if (!opts.quiet)
+        std::printf("Resuming from %s: %s\n", file.c_str(), position(at, opts.epochs, run.steps_per_epoch).c_str());
+      break;
+    }
+    if (bytes.empty() && !problems.empty())
+      throw UsageError("no usable checkpoint in " + dir.path().string() + ": " + problems.front() +
+                       (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " older ones unusable)"
+                                            : std::string()));
+    if (files.empty() && !opts.quiet)
+      std::printf("No checkpoint in %s yet: training from the start\n", dir.path().c_str());
+  }
+  strategy.broadcast_bytes(bytes, "the checkpoint resumed from");
+  if (!strategy.is_chief() && !bytes.empty()) at = train::restore_checkpoint(model, run, bytes, dir.path());
+  std::fflush(stdout);
+  return at;
+}
+
+}  // namespace
 
 RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files) {
   strategy.check_global_batch(opts.batch_size);
@@ -28,20 +101,47 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     std::fflush(stdout);
   }
 
+  const int64_t steps = (ds.train.count + opts.batch_size - 1) / opts.batch_size;
+  const train::RunIdentity run{opts.seed, opts.batch_size, ds.train.count, steps, opts.learning_rate};
+  train::TrainingPosition resumed;
+  std::unique_ptr<train::CheckpointDir> ckpt_dir;
+  if (opts.checkpoint_dir) {
+    ckpt_dir = std::make_unique<train::CheckpointDir>(*opts.checkpoint_dir);
+    if (opts.resume) {
+      resumed = resume(*model, run, *ckpt_dir, strategy, opts);
+    } else if (write_files) {
+      // Starting afresh would rotate the older run's checkpoints away.
+      const std::vector<std::filesystem::path> old = ckpt_dir->list();
+      if (!old.empty())
+        throw UsageError("--checkpoint-dir " + *opts.checkpoint_dir + " already holds checkpoints (newest: " +
+                         old.front().string() + "); pass --resume to continue from it, or choose another folder");
+    }
+  }
+
   nn::FitOptions fit;
   fit.epochs = opts.epochs;
   fit.batch_size = opts.batch_size;
   fit.seed = opts.seed;
   fit.validation_data = &ds.test;
   fit.prefetch = opts.prefetch;
+  fit.initial_epoch = resumed.epochs_done;
+  fit.initial_step = resumed.step_in_epoch;
+  fit.stop_requested = [] { return stop_signal() != 0; };
   train::ProgressBar progress(stdout, ::isatty(::fileno(stdout)) != 0);
   ReplicaTimesReport times(stdout);
   std::unique_ptr<train::MetricsCsvLogger> csv;
+  std::unique_ptr<train::CheckpointCallback> checkpoints;
   if (!opts.quiet) fit.callbacks.push_back(&progress);
   if (opts.verbose) fit.callbacks.push_back(&times);
   if (write_files && opts.metrics_csv) {
     csv = std::make_unique<train::MetricsCsvLogger>(*opts.metrics_csv);
+    csv->resume(resumed.history);
     fit.callbacks.push_back(csv.get());
+  }
+  if (write_files && ckpt_dir) {
+    checkpoints = std::make_unique<train::CheckpointCallback>(*model, run, *ckpt_dir, opts.checkpoint_every,
+                                                              opts.keep_checkpoints, resumed);
+    fit.callbacks.push_back(checkpoints.get());
   }
 
   if (opts.profile) {
@@ -52,6 +152,24 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   r.device = replicas_label(strategy);
   r.history = model->fit(ds.train, fit);
   if (opts.profile) set_op_profiling(false);
+
+  if (r.history.stopped) {
+    const int sig = stop_signal();
+    if (::isatty(::fileno(stdout)) && !opts.quiet) std::fputc('\n', stdout);  // end the progress bar's line
+    std::fflush(stdout);
+    const train::TrainingPosition at{r.history.stopped_epoch - 1, r.history.stopped_step,
+                                     model->optimizer().iterations(), {}};
+    std::string where = "stopped by " + std::string(signal_name(sig)) + " at " + position(at, opts.epochs, steps);
+    if (checkpoints && at.global_step > 0) {
+      const std::filesystem::path file = checkpoints->write_stopped(r.history.stopped_epoch, r.history.stopped_step);
+      where += "; checkpoint " + file.string() + ": continue with --resume --checkpoint-dir " + *opts.checkpoint_dir;
+    } else if (opts.checkpoint_dir) {
+      where += "; nothing trained since the last checkpoint, so nothing was written";
+    } else {
+      where += "; without --checkpoint-dir nothing was saved to resume from";
+    }
+    throw Stopped{128 + sig, where};
+  }
 
   if (write_files && opts.save) {
     train::save_weights(*model, *opts.save);

@@ -7,11 +7,21 @@
 #include <axon/data/mnist.hpp>
 #include <axon/strategy.hpp>
 
+#include <string>
+
 namespace axon::train_app {
 
-// Builds the model from opts.seed under `strategy`, trains it with the
-// progress output (unless quiet), writes --metrics-csv and --save when
-// `write_files`.
+// Thrown when SIGINT or SIGTERM stopped training: main prints `message` (one
+// line saying where the run can resume from) and exits with `exit_code`
+// (128 + the signal: 130, 143).
+struct Stopped {
+  int exit_code = 0;
+  std::string message;
+};
+
+// Builds the model from opts.seed under `strategy` (or resumes it from
+// --checkpoint-dir), trains it with the progress output (unless quiet),
+// writes --metrics-csv, checkpoints and --save when `write_files`.
 RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files);
 
 }  // namespace axon::train_app

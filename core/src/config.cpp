@@ -2,9 +2,10 @@
 // checked once at start with a message naming the variable and the value.
 #include <axon/config.hpp>
 #include <axon/error.hpp>
+#include <axon/limits.hpp>
 #include <axon/log.hpp>
+#include <axon/parse.hpp>
 
-#include <cerrno>
 #include <cstdlib>
 #include <string_view>
 
@@ -14,23 +15,6 @@ namespace {
 const char* env(const char* name) {
   const char* v = std::getenv(name);
   return (v != nullptr && *v != '\0') ? v : nullptr;
-}
-
-int64_t parse_int(const char* name, const char* text, int64_t min) {
-  errno = 0;
-  char* end = nullptr;
-  long long v = std::strtoll(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < min)
-    throw UsageError(std::string(name) + "='" + text + "' is not an integer >= " + std::to_string(min));
-  return v;
-}
-
-bool parse_bool(const char* name, const char* text) {
-  std::string t;
-  for (const char* p = text; *p; ++p) t += static_cast<char>(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-  if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
-  if (t == "0" || t == "false" || t == "no" || t == "off") return false;
-  throw UsageError(std::string(name) + "='" + text + "' is not a boolean (use 1 or 0)");
 }
 
 }  // namespace
@@ -51,14 +35,20 @@ Config Config::from_environment() {
     c.visible_devices = v;
     c.visible_devices_source = "AXON_VISIBLE_DEVICES";
   }
-  if (const char* v = env("AXON_CPU_DEVICE_COUNT")) c.cpu_devices = static_cast<int>(parse_int("AXON_CPU_DEVICE_COUNT", v, 1));
-  if (const char* v = env("AXON_NUM_THREADS")) c.threads = static_cast<int>(parse_int("AXON_NUM_THREADS", v, 0));
-  if (const char* v = env("AXON_LOG_DEVICE_PLACEMENT")) c.log_device_placement = parse_bool("AXON_LOG_DEVICE_PLACEMENT", v);
-  if (const char* v = env("AXON_STRICT_PLACEMENT")) c.strict_placement = parse_bool("AXON_STRICT_PLACEMENT", v);
-  if (const char* v = env("AXON_GPU_MEMORY_GROWTH")) c.gpu_memory_growth = parse_bool("AXON_GPU_MEMORY_GROWTH", v);
-  if (const char* v = env("AXON_GPU_MEMORY_LIMIT_MB")) c.gpu_memory_limit_mb = parse_int("AXON_GPU_MEMORY_LIMIT_MB", v, 1);
-  if (const char* v = env("AXON_ALLOW_TF32")) c.allow_tf32 = parse_bool("AXON_ALLOW_TF32", v);
-  if (const char* v = env("AXON_DETERMINISTIC")) c.deterministic = parse_bool("AXON_DETERMINISTIC", v);
+  using parse::boolean;
+  using parse::integer;
+  if (const char* v = env("AXON_CPU_DEVICE_COUNT"))
+    c.cpu_devices = static_cast<int>(integer("AXON_CPU_DEVICE_COUNT", v, 1, limits::kMaxCpuDevices));
+  if (const char* v = env("AXON_NUM_THREADS"))
+    c.threads = static_cast<int>(integer("AXON_NUM_THREADS", v, 0, limits::kMaxThreads));
+  if (const char* v = env("AXON_LOG_DEVICE_PLACEMENT")) c.log_device_placement = boolean("AXON_LOG_DEVICE_PLACEMENT", v);
+  if (const char* v = env("AXON_STRICT_PLACEMENT")) c.strict_placement = boolean("AXON_STRICT_PLACEMENT", v);
+  if (const char* v = env("AXON_GPU_MEMORY_GROWTH")) c.gpu_memory_growth = boolean("AXON_GPU_MEMORY_GROWTH", v);
+  // Up to 2^43 MB (8 EiB): the byte count must fit 64 bits.
+  if (const char* v = env("AXON_GPU_MEMORY_LIMIT_MB")) c.gpu_memory_limit_mb = integer("AXON_GPU_MEMORY_LIMIT_MB", v, 1, int64_t{1} << 43);
+  if (const char* v = env("AXON_ALLOW_TF32")) c.allow_tf32 = boolean("AXON_ALLOW_TF32", v);
+  if (const char* v = env("AXON_DETERMINISTIC")) c.deterministic = boolean("AXON_DETERMINISTIC", v);
+  if (const char* v = env("AXON_FUSED_OPS")) c.fused_ops = boolean("AXON_FUSED_OPS", v);
   if (const char* v = env("AXON_LOG_LEVEL")) {
     try {
       log::parse_level(v);
@@ -68,6 +58,24 @@ Config Config::from_environment() {
     c.log_level = v;
   }
   return c;
+}
+
+void Config::validate() const {
+  if (cpu_devices < 1 || cpu_devices > limits::kMaxCpuDevices)
+    throw UsageError("the number of logical CPU devices (--cpu-devices, AXON_CPU_DEVICE_COUNT) must be from 1 to " +
+                     std::to_string(limits::kMaxCpuDevices) + ", got " + std::to_string(cpu_devices));
+  if (threads < 0 || threads > limits::kMaxThreads)
+    throw UsageError("the number of CPU threads (--threads, AXON_NUM_THREADS) must be from 0 (all cores) to " +
+                     std::to_string(limits::kMaxThreads) + ", got " + std::to_string(threads));
+  // --threads is the total: every logical device runs at least one thread.
+  if (threads > 0 && threads < cpu_devices)
+    throw UsageError(std::to_string(threads) + " CPU thread" + (threads == 1 ? "" : "s") +
+                     " in all (--threads, AXON_NUM_THREADS) cannot run " + std::to_string(cpu_devices) +
+                     " logical CPU devices (--cpu-devices, AXON_CPU_DEVICE_COUNT), each of which needs one; use "
+                     "--threads " + std::to_string(cpu_devices) + " or more, or 0 for all cores");
+  if (gpu_memory_limit_mb && (*gpu_memory_limit_mb < 1 || *gpu_memory_limit_mb > (int64_t{1} << 43)))
+    throw UsageError("the GPU memory limit (--gpu-memory-limit, AXON_GPU_MEMORY_LIMIT_MB) must be from 1 to " +
+                     std::to_string(int64_t{1} << 43) + " MB, got " + std::to_string(*gpu_memory_limit_mb));
 }
 
 std::optional<std::string> Config::lookup(const std::string& key) const {

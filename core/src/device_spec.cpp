@@ -2,6 +2,7 @@
 // "GPU" (index 0); case-insensitive; "CUDA" is the GPU type.
 #include <axon/device.hpp>
 #include <axon/error.hpp>
+#include <axon/parse.hpp>
 
 #include <cctype>
 
@@ -11,7 +12,7 @@ std::string DeviceSpec::canonical() const { return "/device:" + type + ":" + std
 
 DeviceSpec parse_device_spec(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    return UsageError("bad device name '" + text + "': " + why +
+    return UsageError("bad device name '" + parse::printable(text) + "': " + why +
                       " (expected /device:TYPE:N or TYPE:N, e.g. /device:GPU:0, cpu:1)");
   };
   std::string s;
@@ -25,7 +26,8 @@ DeviceSpec parse_device_spec(const std::string& text) {
   spec.type = s.substr(0, colon);
   if (spec.type.empty()) throw bad("no device type");
   for (char c : spec.type)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') throw bad("device type has a '" + std::string(1, c) + "'");
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      throw bad("device type has a '" + parse::printable(std::string(1, c)) + "'");
   if (spec.type == "CUDA") spec.type = "GPU";
   if (colon != std::string::npos) {
     std::string idx = s.substr(colon + 1);
@@ -35,6 +37,19 @@ DeviceSpec parse_device_spec(const std::string& text) {
     spec.index = std::stoi(idx);
   }
   return spec;
+}
+
+std::vector<DeviceSpec> parse_device_list(const std::string& list) {
+  std::vector<DeviceSpec> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+    if (item.find_first_not_of(" \t") == std::string::npos) continue;
+    out.push_back(parse_device_spec(item));
+  }
+  return out;
 }
 
 }  // namespace axon

@@ -7,6 +7,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -85,6 +86,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Writable by anyone (following links: what would be loaded).
+bool world_writable(const fs::path& p) {
+  struct stat st{};
+  return ::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IWOTH) != 0;
+}
+
 bool is_plugin_file(const fs::path& p) {
   std::string name = p.filename().string();
   const std::string prefix = "libaxon-plugin-", suffix = ".so";
@@ -92,11 +99,23 @@ bool is_plugin_file(const fs::path& p) {
          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Libraries stay loaded for the process (CUDA runtimes do not survive
+// dlclose, and function pointers handed out must stay valid): never
+// destroyed, and held here so that they stay reachable (a leak checker sees
+// them kept, not lost).
+std::vector<boost::dll::shared_library*>& kept_libraries() {
+  static auto* kept = new std::vector<boost::dll::shared_library*>();
+  return *kept;
+}
+
+std::vector<Plugin*>& kept_plugins() {
+  static auto* kept = new std::vector<Plugin*>();
+  return *kept;
+}
+
 // Loads and initialises one file; returns the plugin or sets `reason`.
 Plugin* load_one(const fs::path& path, HostContext* host, std::string& reason) {
   auto t0 = std::chrono::steady_clock::now();
-  // Never destroyed: plugins stay loaded for the process (CUDA runtimes do
-  // not survive dlclose, and function pointers handed out must stay valid).
   auto* lib = new boost::dll::shared_library();
   std::error_code ec;
   dlerror();  // clear a stale message so the one we read is ours
@@ -107,6 +126,7 @@ Plugin* load_one(const fs::path& path, HostContext* host, std::string& reason) {
     delete lib;  // nothing loaded, nothing to keep
     return nullptr;
   }
+  kept_libraries().push_back(lib);
   if (!lib->has(AXON_PLUGIN_ENTRY_SYMBOL)) {
     reason = "no entry symbol '" AXON_PLUGIN_ENTRY_SYMBOL "' (not an axon plugin, or not exported)";
     return nullptr;
@@ -143,13 +163,18 @@ Plugin* load_one(const fs::path& path, HostContext* host, std::string& reason) {
     if (r) info.unavailable_reason = r;
   }
   info.load_ms = ms_since(t0);
+  // Kept for the process like its library (a duplicate too: its code is loaded).
+  kept_plugins().push_back(plugin.get());
   return plugin.release();
 }
 
 }  // namespace
 
 HostContext* make_host_context(const Config& config) {
+  // Plugins keep the host API for the process: never freed, always reachable.
+  static auto* kept = new std::vector<HostContext*>();
   auto* h = new HostContext{config, {}};
+  kept->push_back(h);
   h->api.struct_size = sizeof h->api;
   h->api.abi_major = AXON_ABI_MAJOR;
   h->api.abi_minor = AXON_ABI_MINOR;
@@ -227,8 +252,12 @@ std::vector<std::string> plugin_search_dirs(const Config& config) {
 
 LoadResult load_plugins(const Config& config, HostContext* host) {
   LoadResult result;
-  std::map<std::string, std::string> seen_files;  // file name -> first path
-  std::map<std::string, std::string> seen_names;  // plugin name -> path
+  std::map<std::string, std::string> loaded_files;  // file name -> the path that loaded
+  std::map<std::string, std::string> seen_names;    // plugin name -> path
+  // Skipped files that could not load: a file of the same name further on
+  // still loads (a broken copy must not shadow the real plugin), and the
+  // warning then names both.
+  std::vector<size_t> failed;  // indices into result.skipped
   for (const std::string& dir : plugin_search_dirs(config)) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
@@ -240,18 +269,29 @@ LoadResult load_plugins(const Config& config, HostContext* host) {
       if (is_plugin_file(entry.path())) files.push_back(entry.path());
     std::sort(files.begin(), files.end());
     log::debug(kTag, "searching " + dir + ": " + std::to_string(files.size()) + " plugin file(s)");
+    // Anyone may drop a file into a world-writable folder: its plugins would
+    // run as this user. Loaded only when asked for, and said each time.
+    const bool insecure_dir = !files.empty() && world_writable(dir);
+    if (insecure_dir && config.allow_insecure_plugin_path)
+      log::warning(kTag, "loading plugins from the world-writable folder " + dir + " (--allow-insecure-plugin-path)");
     for (const fs::path& path : files) {
-      std::string file = path.filename().string();
+      const std::string file = path.filename().string();
       std::string reason;
-      if (auto it = seen_files.find(file); it != seen_files.end()) {
+      bool load_failed = false;
+      if (auto it = loaded_files.find(file); it != loaded_files.end()) {
         reason = "duplicate of " + it->second;
+      } else if ((insecure_dir || world_writable(path)) && !config.allow_insecure_plugin_path) {
+        reason = std::string(insecure_dir ? "its folder is" : "it is") +
+                 " world-writable, so anyone could have put it there (--allow-insecure-plugin-path loads it)";
       } else {
-        seen_files.emplace(file, path.string());
+        if (!insecure_dir && world_writable(path))
+          log::warning(kTag, "loading the world-writable plugin file " + path.string() + " (--allow-insecure-plugin-path)");
         if (Plugin* p = load_one(path, host, reason)) {
           if (auto dup = seen_names.find(p->info.name); dup != seen_names.end()) {
             reason = "duplicate of " + dup->second + " (both are plugin '" + p->info.name + "')";
           } else {
             seen_names.emplace(p->info.name, p->path);
+            loaded_files.emplace(file, p->path);
             char ms[32];
             std::snprintf(ms, sizeof ms, "%.2f ms", p->info.load_ms);
             log::info(kTag, "loaded " + p->path + " (" + p->info.name + " " + p->info.version + ", " +
@@ -259,11 +299,22 @@ LoadResult load_plugins(const Config& config, HostContext* host) {
             result.plugins.push_back(p);
             continue;
           }
+        } else {
+          load_failed = true;
         }
       }
-      log::warning(kTag, "skipping plugin " + path.string() + ": " + reason);
+      if (load_failed) failed.push_back(result.skipped.size());
       result.skipped.push_back({path.string(), reason});
     }
+  }
+  // One warning per skipped file, once it is known what loaded instead.
+  for (size_t i = 0; i < result.skipped.size(); ++i) {
+    const SkippedPlugin& s = result.skipped[i];
+    std::string line = "skipping plugin " + s.path + ": " + s.reason;
+    const auto it = loaded_files.find(fs::path(s.path).filename().string());
+    if (it != loaded_files.end() && std::find(failed.begin(), failed.end(), i) != failed.end())
+      line += "; loaded " + it->second + " of the same name instead";
+    log::warning(kTag, line);
   }
   return result;
 }

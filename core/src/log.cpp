@@ -3,6 +3,7 @@
 #include <axon/log.hpp>
 
 #include <axon/error.hpp>
+#include <axon/parse.hpp>
 
 #include <atomic>
 #include <cstdio>
@@ -65,7 +66,7 @@ Level parse_level(const std::string& text) {
   if (t == "info") return Level::info;
   if (t == "warning" || t == "warn") return Level::warning;
   if (t == "error") return Level::error;
-  throw UsageError("log level '" + text + "' is not one of debug, info, warning, error");
+  throw UsageError("log level '" + parse::printable(text) + "' is not one of debug, info, warning, error");
 }
 
 }  // namespace axon::log

@@ -62,6 +62,7 @@ axon_device_config device_config(const Config& c, int logical_index) {
 struct Runtime::Impl {
   Config config;
   HostContext* host = nullptr;
+  std::vector<Plugin*> loaded;  // every plugin object, kept (like the runtime) for the process
   std::vector<PluginInfo> plugins;
   std::vector<SkippedPlugin> skipped;
   std::vector<ExcludedDevice> excluded;
@@ -74,12 +75,13 @@ struct Runtime::Impl {
 
 void Runtime::Impl::build() {
   host = make_host_context(config);
-  LoadResult loaded = load_plugins(config, host);
-  skipped = loaded.skipped;
+  LoadResult result = load_plugins(config, host);
+  loaded = result.plugins;
+  skipped = result.skipped;
 
   std::vector<Candidate> candidates;
   std::map<std::string, int> next_index;
-  for (Plugin* p : loaded.plugins) {
+  for (Plugin* p : loaded) {
     plugins.push_back(p->info);
     const axon_plugin_api& api = p->api;
     std::string type = upper(api.device_type);
@@ -121,21 +123,13 @@ void Runtime::Impl::build() {
     const std::string& src = config.visible_devices_source;
     std::vector<bool> chosen(candidates.size(), false);
     std::map<std::string, int> logical;
-    std::string list = *config.visible_devices;
-    size_t start = 0;
-    int named = 0;
-    while (start <= list.size()) {
-      size_t comma = list.find(',', start);
-      std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      start = comma == std::string::npos ? list.size() + 1 : comma + 1;
-      if (item.find_first_not_of(" \t") == std::string::npos) continue;
-      DeviceSpec spec;
-      try {
-        spec = parse_device_spec(item);
-      } catch (const UsageError& e) {
-        throw UsageError(src + ": " + e.what());
-      }
-      ++named;
+    std::vector<DeviceSpec> specs;
+    try {
+      specs = parse_device_list(*config.visible_devices);
+    } catch (const UsageError& e) {
+      throw UsageError(src + ": " + e.what());
+    }
+    for (const DeviceSpec& spec : specs) {
       auto it = std::find_if(candidates.begin(), candidates.end(),
                              [&](const Candidate& c) { return c.type == spec.type && c.index == spec.index; });
       if (it == candidates.end())
@@ -146,7 +140,7 @@ void Runtime::Impl::build() {
       chosen[k] = true;
       visible.emplace_back(&*it, logical[it->type]++);
     }
-    if (named == 0) throw UsageError(src + " is set but names no device; devices: " + join_names(candidates));
+    if (specs.empty()) throw UsageError(src + " is set but names no device; devices: " + join_names(candidates));
     for (size_t k = 0; k < candidates.size(); ++k)
       if (!chosen[k])
         excluded.push_back({candidates[k].name(), candidates[k].plugin->info.name, candidates[k].props.physical_id,
@@ -181,14 +175,16 @@ Runtime& Runtime::init(const Config& config) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_runtime.load() != nullptr)
     throw UsageError("the runtime is already initialised; device settings are read once at start");
+  config.validate();
   log::set_level(log::parse_level(config.log_level));
-  // Deliberately leaked: devices must not be closed during static
-  // destruction, after their plugins' own statics are gone.
-  auto* rt = new Runtime();
+  // Deliberately leaked once built: devices must not be closed during static
+  // destruction, after their plugins' own statics are gone. A build that
+  // fails (a bad visible-devices list) has opened nothing and is freed.
+  std::unique_ptr<Runtime> rt(new Runtime());
   rt->impl_->config = config;
   rt->impl_->build();
-  g_runtime.store(rt, std::memory_order_release);
-  return *rt;
+  g_runtime.store(rt.get(), std::memory_order_release);
+  return *rt.release();
 }
 
 Runtime& Runtime::get() {

@@ -25,7 +25,11 @@ std::string shape_string(const Shape& s) {
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    if (d < 0) throw UsageError("negative dimension in shape " + shape_string(s));
+    if (__builtin_mul_overflow(n, d, &n))
+      throw UsageError("shape " + shape_string(s) + " has more elements than a 64-bit count holds");
+  }
   return n;
 }
 
@@ -55,7 +59,10 @@ Tensor::Tensor(Device& device, axon_dtype dtype, Shape shape) : dtype_(dtype), s
   for (int64_t d : shape_)
     if (d < 0) throw UsageError("negative dimension in shape " + shape_string(shape_));
   if (dtype_size(dtype) == 0) throw UsageError("unknown dtype " + std::to_string(static_cast<int>(dtype)));
-  buffer_ = std::make_shared<Buffer>(device, static_cast<size_t>(axon::numel(shape_)) * dtype_size(dtype));
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(axon::numel(shape_)), dtype_size(dtype), &bytes))
+    throw UsageError("tensor " + shape_string(shape_) + " of " + dtype_name(dtype) + " has more bytes than memory holds");
+  buffer_ = std::make_shared<Buffer>(device, bytes);
 }
 
 Device& Tensor::device() const {

@@ -1,5 +1,7 @@
 #include "checks.hpp"
 
+#include <cstring>
+
 namespace axon::cpu {
 
 using sdk::format;
@@ -47,8 +49,14 @@ Axis axis(const KernelCall& c, const char* name, int64_t in, int64_t k, int64_t 
   return {out, std::max<int64_t>((out - 1) * stride + eff - in, 0) / 2};
 }
 
-void check_padding(const KernelCall& c, axon_padding p) {
-  AXON_CHECK(p == AXON_PADDING_VALID || p == AXON_PADDING_SAME, "%s: unknown padding %d", c.op(), static_cast<int>(p));
+// Any int may cross the C ABI in an enum field, and reading one outside the
+// enumerators as the C++ enum is undefined: the bytes are read as an int.
+axon_padding padding_of(const KernelCall& c, const axon_padding& field) {
+  int raw = 0;
+  static_assert(sizeof raw == sizeof field);
+  std::memcpy(&raw, &field, sizeof raw);
+  AXON_CHECK(raw == AXON_PADDING_VALID || raw == AXON_PADDING_SAME, "%s: unknown padding %d", c.op(), raw);
+  return static_cast<axon_padding>(raw);
 }
 
 }  // namespace
@@ -63,7 +71,7 @@ ConvGeom conv_geometry(const KernelCall& c, const axon_conv2d_attrs& a, const Te
              AXON_STRUCT_SIZE(axon_conv2d_attrs, padding));
   AXON_CHECK(a.stride_h >= 1 && a.stride_w >= 1, "%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w);
   AXON_CHECK(a.dilation_h >= 1 && a.dilation_w >= 1, "%s: dilations must be >= 1, got %d,%d", c.op(), a.dilation_h, a.dilation_w);
-  check_padding(c, a.padding);
+  const axon_padding padding = padding_of(c, a.padding);
   AXON_CHECK(f.dim(2) == x.dim(3), "%s: filter %s has %lld input channels, image %s has %lld", c.op(),
                                        f.shape_string().c_str(), static_cast<long long>(f.dim(2)),
                                        x.shape_string().c_str(), static_cast<long long>(x.dim(3)));
@@ -71,8 +79,8 @@ ConvGeom conv_geometry(const KernelCall& c, const axon_conv2d_attrs& a, const Te
   g.n = x.dim(0), g.h = x.dim(1), g.w = x.dim(2), g.c = x.dim(3);
   g.kh = f.dim(0), g.kw = f.dim(1), g.oc = f.dim(3);
   g.sh = a.stride_h, g.sw = a.stride_w, g.dh = a.dilation_h, g.dw = a.dilation_w;
-  Axis ah = axis(c, "height", g.h, g.kh, g.sh, g.dh, a.padding);
-  Axis aw = axis(c, "width", g.w, g.kw, g.sw, g.dw, a.padding);
+  Axis ah = axis(c, "height", g.h, g.kh, g.sh, g.dh, padding);
+  Axis aw = axis(c, "width", g.w, g.kw, g.sw, g.dw, padding);
   g.oh = ah.out, g.pad_h = ah.pad, g.ow = aw.out, g.pad_w = aw.pad;
   return g;
 }
@@ -84,12 +92,12 @@ PoolGeom pool_geometry(const KernelCall& c, const TensorRef& x) {
 
 PoolGeom pool_geometry(const KernelCall& c, const axon_pool_attrs& a, int64_t n, int64_t h, int64_t w, int64_t ch) {
   AXON_CHECK(a.stride_h >= 1 && a.stride_w >= 1, "%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w);
-  check_padding(c, a.padding);
+  const axon_padding padding = padding_of(c, a.padding);
   PoolGeom p{};
   p.n = n, p.h = h, p.w = w, p.c = ch;
   p.kh = a.window_h, p.kw = a.window_w, p.sh = a.stride_h, p.sw = a.stride_w;
-  Axis ah = axis(c, "height", p.h, p.kh, p.sh, 1, a.padding);
-  Axis aw = axis(c, "width", p.w, p.kw, p.sw, 1, a.padding);
+  Axis ah = axis(c, "height", p.h, p.kh, p.sh, 1, padding);
+  Axis aw = axis(c, "width", p.w, p.kw, p.sw, 1, padding);
   p.oh = ah.out, p.pad_h = ah.pad, p.ow = aw.out, p.pad_w = aw.pad;
   return p;
 }

@@ -1,8 +1,12 @@
 #include "thread_pool.hpp"
 
+#include <axon/plugin.hpp>
+
 #include <sched.h>
 
 #include <chrono>
+#include <string>
+#include <system_error>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -32,14 +36,27 @@ int available_cpus() {
 
 ThreadPool::ThreadPool(int threads) : size_(threads < 1 ? 1 : threads) {
   threads_.reserve(static_cast<size_t>(size_ - 1));
-  for (int t = 1; t < size_; ++t) threads_.emplace_back([this, t] { worker(t); });
+  for (int t = 1; t < size_; ++t) {
+    try {
+      threads_.emplace_back([this, t] { worker(t); });
+    } catch (const std::system_error& e) {
+      // Out of threads (ulimit -u, a cgroup's pids.max): stop the ones
+      // started, or their destructors would terminate the process.
+      stop_threads();
+      sdk::fail(AXON_OUT_OF_MEMORY, "cannot start thread " + std::to_string(t + 1) + " of " + std::to_string(size_) +
+                                        " (" + e.what() + "); use fewer threads (--threads)");
+    }
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_threads(); }
+
+void ThreadPool::stop_threads() noexcept {
   stop_.store(true);
   generation_.fetch_add(1);
   generation_.notify_all();
   for (auto& th : threads_) th.join();
+  threads_.clear();
 }
 
 void ThreadPool::work(int t) {

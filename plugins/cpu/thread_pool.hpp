@@ -81,6 +81,7 @@ class ThreadPool {
   void run(int64_t chunks, void* obj, Trampoline call);
   void work(int t);  // takes chunks until none are left
   void worker(int t);
+  void stop_threads() noexcept;  // joins every started thread
 
   static constexpr uint32_t kOpen = 1u << 31;  // job open for joining; low bits: threads inside
 

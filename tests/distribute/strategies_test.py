@@ -46,9 +46,11 @@ def run(cmd, env=None, timeout=240):
     return p.returncode, p.stdout, p.stderr
 
 
-def mpirun(n, exe, args):
-    # --oversubscribe: more ranks than cores is fine here; --threads 1 keeps them from fighting over the cores.
-    return ["mpirun", "-np", str(n), "--oversubscribe", exe, "--strategy", "multi-worker", "--threads", "1"] + args
+def mpirun(n, exe, args, threads=1):
+    # --oversubscribe: more ranks than cores is fine here; one thread per logical CPU device (--threads is the
+    # total, at least one per device) keeps them from fighting over the cores.
+    return ["mpirun", "-np", str(n), "--oversubscribe", exe, "--strategy", "multi-worker", "--threads",
+            str(threads)] + args
 
 
 def read_weights(path):
@@ -156,7 +158,7 @@ def multi_worker_equals_default(exe, tmp):
 
 
 def multi_worker_2x2(exe, tmp):
-    _, out, _ = expect_equal_to_default(exe, tmp, mpirun(2, exe, ["--cpu-devices", "2"]), "multi-worker-2x2")
+    _, out, _ = expect_equal_to_default(exe, tmp, mpirun(2, exe, ["--cpu-devices", "2"], threads=2), "multi-worker-2x2")
     check("with 4 replicas in sync (2 workers" in out and "/device:CPU:0, /device:CPU:1; rank 1" in out,
           "the strategy line does not show 2 workers x 2 replicas:\n" + out)
 
@@ -172,7 +174,7 @@ def multi_worker_determinism(exe, tmp):
     for i in range(2):
         files.append(os.path.join(tmp, "run%d.axw" % i))
         train(mpirun(2, exe, ["--cpu-devices", "2", "-q", "--save", files[-1], "--epochs", "2", "--train-limit", "1000",
-                              "--test-limit", "100", "--batch-size", "32"]), "multi-worker run %d" % i)
+                              "--test-limit", "100", "--batch-size", "32"], threads=2), "multi-worker run %d" % i)
     check(open(files[0], "rb").read() == open(files[1], "rb").read(), "two identical multi-worker runs differ")
     print("two runs of 2 workers x 2 replicas, 64 steps (the last one short): bit-identical weights")
 

@@ -1,5 +1,6 @@
 // BatchPipeline: every sample once per epoch, a seeded order that changes per
-// epoch, the same batches with and without the background thread.
+// epoch, the same batches with and without the background thread, and the
+// rest of an epoch from a resumed step.
 #include "train_test_util.hpp"
 
 #include <axon/data/batches.hpp>
@@ -8,8 +9,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <set>
+#include <thread>
 
 using namespace axon;
 
@@ -99,6 +102,29 @@ TEST_CASE("Batches: an epoch may be abandoned midway", "[batches]") {
   p.begin_epoch(2);
   for (int i = 0; i < 10; ++i) p.next();
   CHECK_THROWS_AS(p.next(), RuntimeError);
+}
+
+TEST_CASE("Batches: an epoch resumed at a step gives the rest of that epoch's batches", "[batches]") {
+  const data::ImageSet set = make_set(100);
+  data::BatchPipeline whole(set, 10, true, 5, false);
+  const auto all = epoch_ids(whole, 3);
+  for (bool background : {false, true}) {
+    data::BatchPipeline p(set, 10, true, 5, background);
+    p.begin_epoch(3, 4);
+    // Give the thread time to fill both slots: the first next() must not
+    // free the one that holds the batch after it.
+    if (background) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int64_t s = 4; s < p.steps(); ++s) {
+      const data::HostBatch& b = p.next();
+      REQUIRE(b.step == s);
+      std::vector<int> ids;
+      for (int64_t i = 0; i < b.size; ++i) ids.push_back(b.images[static_cast<size_t>(i * 6)]);
+      CHECK(ids == all[static_cast<size_t>(s)]);
+    }
+    CHECK_THROWS_AS(p.next(), RuntimeError);
+  }
+  data::BatchPipeline p(set, 10, true, 5);
+  CHECK_THROWS_AS(p.begin_epoch(0, 11), RuntimeError);
 }
 
 TEST_CASE("Batches: batch size must be positive", "[batches]") {

@@ -11,22 +11,9 @@
 using namespace axon;
 using axon::test::idx_bytes;
 using axon::test::TempDir;
+using axon::test::usage_error;
 
 namespace {
-
-// Runs f, which must throw UsageError; returns its message.
-template <class F>
-std::string usage_error(F&& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    FAIL("expected UsageError, got another exception: " << e.what());
-  }
-  FAIL("expected UsageError, nothing was thrown");
-  return {};
-}
 
 std::vector<uint8_t> bytes(size_t n, uint8_t start = 0) {
   std::vector<uint8_t> v(n);
@@ -117,7 +104,7 @@ TEST_CASE("IDX: truncated, corrupt and lying gzip files are rejected", "[idx]") 
     std::string lying = good;
     lying[7] = 51;  // 51 images, 50 present
     test::write_gz(p, lying);
-    CHECK_THAT(usage_error([&] { data::read_idx_header(p, 3); }), Catch::Contains("gzip size field"));
+    CHECK_THAT(usage_error([&] { data::read_idx(p, 3); }), Catch::Contains("truncated gzip data"));
   }
   SECTION("a header that promises fewer images than the stream holds") {
     std::string lying = good;

@@ -1,8 +1,12 @@
-// Helpers shared by the training tests: temporary folders, IDX writers, and
-// the process-wide runtime restricted to the CPU and reference devices.
+// Helpers shared by the training tests: temporary folders, IDX writers, the
+// usage-error catcher, and the process-wide runtime restricted to the CPU and
+// reference devices.
 #pragma once
 
+#include <axon/error.hpp>
 #include <axon/runtime.hpp>
+
+#include <catch2/catch.hpp>
 
 #include <zlib.h>
 
@@ -84,6 +88,20 @@ inline void write_dataset(const std::filesystem::path& dir, uint32_t n_train, ui
     w(dir / (std::string(split) + "-images-idx3-ubyte" + ext), idx_bytes(0x08, {n, rows, cols}, px));
     w(dir / (std::string(split) + "-labels-idx1-ubyte" + ext), idx_bytes(0x08, {n}, lb));
   }
+}
+
+// Runs f, which must throw UsageError (or a subclass); returns its message.
+template <class F>
+std::string usage_error(F&& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    FAIL("expected UsageError, got another exception: " << e.what());
+  }
+  FAIL("expected UsageError, nothing was thrown");
+  return {};
 }
 
 // The runtime for tests: the build tree's plugins (CPU and reference).

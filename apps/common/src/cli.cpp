@@ -1,8 +1,12 @@
 // The device flags and their mapping onto Config (see docs/cli.md).
 #include <axon/cli.hpp>
+#include <axon/limits.hpp>
 #include <axon/log.hpp>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <iostream>
 #include <vector>
 
 namespace po = boost::program_options;
@@ -16,9 +20,11 @@ void add_device_options(po::options_description& options) {
     ("visible-devices", po::value<std::string>()->value_name("LIST"),
      "only these devices, renumbered per type in this order, e.g. gpu:1,cpu:0 [AXON_VISIBLE_DEVICES]")
     ("cpu-devices", po::value<int>()->value_name("N"),
-     "split the CPU into N logical devices [AXON_CPU_DEVICE_COUNT, default 1]")
+     ("split the CPU into N logical devices, at most " + std::to_string(limits::kMaxCpuDevices) +
+      " [AXON_CPU_DEVICE_COUNT, default 1]").c_str())
     ("threads", po::value<int>()->value_name("N"),
-     "CPU threads in all (divided among CPU devices); 0 = all cores [AXON_NUM_THREADS]")
+     ("CPU threads in all (divided among CPU devices, at least one each); 0 = all cores; at most " +
+      std::to_string(limits::kMaxThreads) + " [AXON_NUM_THREADS]").c_str())
     ("log-device-placement", po::bool_switch(),
      "print 'Executing op OP in device DEV' once per op, layer and device [AXON_LOG_DEVICE_PLACEMENT=1]")
     ("strict-placement", po::bool_switch(),
@@ -31,7 +37,9 @@ void add_device_options(po::options_description& options) {
     ("deterministic", po::bool_switch(),
      "GPU convolutions use only algorithms that give the same bits on every run [AXON_DETERMINISTIC=1]")
     ("log-level", po::value<std::string>()->value_name("LEVEL"),
-     "debug, info, warning or error [AXON_LOG_LEVEL, default warning]");
+     "debug, info, warning or error [AXON_LOG_LEVEL, default warning]")
+    ("allow-insecure-plugin-path", po::bool_switch(),
+     "also load plugins from world-writable folders or files (anyone could have put them there)");
 }
 
 Config make_config(const po::variables_map& vm) {
@@ -47,12 +55,16 @@ Config make_config(const po::variables_map& vm) {
   }
   if (vm.count("cpu-devices")) {
     int n = vm["cpu-devices"].as<int>();
-    if (n < 1) throw UsageError("--cpu-devices must be at least 1, got " + std::to_string(n));
+    if (n < 1 || n > limits::kMaxCpuDevices)
+      throw UsageError("--cpu-devices must be from 1 to " + std::to_string(limits::kMaxCpuDevices) + ", got " +
+                       std::to_string(n));
     c.cpu_devices = n;
   }
   if (vm.count("threads")) {
     int n = vm["threads"].as<int>();
-    if (n < 0) throw UsageError("--threads must be 0 (all cores) or more, got " + std::to_string(n));
+    if (n < 0 || n > limits::kMaxThreads)
+      throw UsageError("--threads must be from 0 (all cores) to " + std::to_string(limits::kMaxThreads) + ", got " +
+                       std::to_string(n));
     c.threads = n;
   }
   auto on = [&](const char* name) { return vm.count(name) && vm[name].as<bool>(); };
@@ -61,9 +73,12 @@ Config make_config(const po::variables_map& vm) {
   if (on("gpu-memory-growth")) c.gpu_memory_growth = true;
   if (on("allow-tf32")) c.allow_tf32 = true;
   if (on("deterministic")) c.deterministic = true;
+  if (on("allow-insecure-plugin-path")) c.allow_insecure_plugin_path = true;
   if (vm.count("gpu-memory-limit")) {
     int64_t mb = vm["gpu-memory-limit"].as<int64_t>();
-    if (mb < 1) throw UsageError("--gpu-memory-limit must be at least 1 MB, got " + std::to_string(mb));
+    if (mb < 1 || mb > (int64_t{1} << 43))
+      throw UsageError("--gpu-memory-limit must be from 1 to " + std::to_string(int64_t{1} << 43) + " MB, got " +
+                       std::to_string(mb));
     c.gpu_memory_limit_mb = mb;
   }
   if (vm.count("log-level")) {
@@ -75,7 +90,18 @@ Config make_config(const po::variables_map& vm) {
     }
     c.log_level = level;
   }
+  c.validate();
   return c;
+}
+
+void check_stdout() {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int e = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return;
+  throw RuntimeError(std::string("cannot write to standard output: ") +
+                     (e != 0 ? std::strerror(e) : "an earlier write failed"));
 }
 
 void print_error(const char* app, const std::string& message) {

@@ -22,6 +22,10 @@ struct Config {
   bool allow_tf32 = false;                  // --allow-tf32, AXON_ALLOW_TF32=1
   bool deterministic = false;               // --deterministic, AXON_DETERMINISTIC=1
   std::string log_level = "warning";        // --log-level, AXON_LOG_LEVEL
+  bool fused_ops = true;                    // AXON_FUSED_OPS (read by the training layers)
+  // --allow-insecure-plugin-path: load plugins from world-writable folders or
+  // files too (with a warning); no variable, so the choice stays explicit.
+  bool allow_insecure_plugin_path = false;
 
   // Where visible_devices came from, for messages ("filtered by
   // AXON_VISIBLE_DEVICES" / "filtered by --visible-devices").
@@ -31,8 +35,12 @@ struct Config {
   bool default_plugin_dir = true;
 
   // Reads the AXON_* variables above; throws UsageError naming the variable
-  // and the value when one is malformed.
+  // and the value when one is malformed or beyond its limit (axon/limits.hpp).
   static Config from_environment();
+
+  // UsageError when the settings contradict each other or pass a limit
+  // (more logical CPU devices than threads, ...). Runtime::init checks it.
+  void validate() const;
 
   // The value of a key as plugins see it through axon_host_api::get_config
   // ("cpu-devices", "threads", "gpu-memory-growth", "gpu-memory-limit",

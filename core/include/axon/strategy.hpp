@@ -64,6 +64,15 @@ class Strategy {
   virtual void all_reduce(const std::vector<Tensor*>& buffers, const std::string& what, int64_t step) = 0;
   // Copies global replica 0's buffer into every other replica's.
   virtual void broadcast(const std::vector<Tensor*>& buffers, const std::string& what) = 0;
+  // Makes `bytes` on every worker what the chief holds (a checkpoint the
+  // chief read); within one process there is nothing to do.
+  virtual void broadcast_bytes(std::string& bytes, const std::string& what) { (void)bytes, (void)what; }
+  // Whether `mine` is true on any worker (a stop request): every worker
+  // calls it at the same step and gets the same answer.
+  virtual bool any_worker(bool mine, const std::string& what, int64_t step) {
+    (void)what, (void)step;
+    return mine;
+  }
 
  protected:
   explicit Strategy(std::vector<Device*> devices);

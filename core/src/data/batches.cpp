@@ -4,7 +4,10 @@
 #include <axon/error.hpp>
 #include <axon/nn/random.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <string>
+#include <system_error>
 #include <cstring>
 #include <numeric>
 
@@ -13,14 +16,23 @@ namespace axon::data {
 BatchPipeline::BatchPipeline(const ImageSet& set, int64_t batch_size, bool shuffle, uint64_t seed, bool background)
     : set_(set), batch_size_(batch_size), shuffle_(shuffle), seed_(seed), background_(background) {
   if (batch_size <= 0) throw UsageError("batch size must be positive, got " + std::to_string(batch_size));
-  steps_ = (set.count + batch_size - 1) / batch_size;
+  // Written so that no batch size overflows: a batch never holds more than the set.
+  steps_ = set.count / batch_size + (set.count % batch_size != 0 ? 1 : 0);
   order_.resize(static_cast<size_t>(set.count));
   std::iota(order_.begin(), order_.end(), 0u);
+  const int64_t largest = std::min(batch_size, set.count);
   for (HostBatch& s : slots_) {
-    s.images.reserve(static_cast<size_t>(batch_size * set.image_bytes()));
-    s.labels.reserve(static_cast<size_t>(batch_size));
+    s.images.reserve(static_cast<size_t>(largest * set.image_bytes()));
+    s.labels.reserve(static_cast<size_t>(largest));
   }
-  if (background_) thread_ = std::thread([this] { worker(); });
+  if (background_) {
+    try {
+      thread_ = std::thread([this] { worker(); });
+    } catch (const std::system_error& e) {
+      throw RuntimeError(std::string("cannot start the thread that prepares batches: ") + e.what() +
+                         " (--no-prefetch prepares them on the training thread)");
+    }
+  }
 }
 
 BatchPipeline::~BatchPipeline() {
@@ -50,15 +62,19 @@ void BatchPipeline::prepare(int64_t step, HostBatch& out) const {
   }
 }
 
-void BatchPipeline::begin_epoch(int64_t epoch) {
+void BatchPipeline::begin_epoch(int64_t epoch, int64_t first_step) {
+  if (first_step < 0 || first_step > steps_)
+    throw RuntimeError("BatchPipeline::begin_epoch: step " + std::to_string(first_step) + " of an epoch of " +
+                       std::to_string(steps_));
   std::unique_lock<std::mutex> lock(mu_);
   // The worker reads order_ while preparing: let it finish first.
   cv_.wait(lock, [&] { return !busy_; });
   std::iota(order_.begin(), order_.end(), 0u);
   if (shuffle_) nn::Rng::derive(seed_, static_cast<uint64_t>(epoch)).shuffle(order_);
   ++generation_;
-  produce_next_ = 0;
-  consume_next_ = 0;
+  first_step_ = first_step;
+  produce_next_ = first_step;
+  consume_next_ = first_step;
   ready_[0] = ready_[1] = false;
   started_ = true;
   lock.unlock();
@@ -92,8 +108,9 @@ const HostBatch& BatchPipeline::next() {
   if (!started_ || consume_next_ >= steps_) throw RuntimeError("BatchPipeline::next: no batch left in this epoch");
   const int64_t step = consume_next_;
   const int slot = static_cast<int>(step % 2);
-  // The batch returned last time is no longer in use: free its slot.
-  if (step > 0) ready_[1 - slot] = false;
+  // The batch returned last time is no longer in use: free its slot (at
+  // the epoch's first step the other slot may already hold the next batch).
+  if (step > first_step_) ready_[1 - slot] = false;
   ++consume_next_;
   if (!background_) {
     lock.unlock();

@@ -1,24 +1,28 @@
-// IDX reader: header validation first, then one read of exactly the promised
-// bytes. See axon/data/idx.hpp for the rules.
+// IDX reader: header validation first, then the data, never more memory than
+// the bytes the file really holds. See axon/data/idx.hpp for the rules.
 #include <axon/data/idx.hpp>
 #include <axon/error.hpp>
+#include <axon/limits.hpp>
 
 #include <zlib.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <memory>
 #include <string>
-#include <system_error>
+#include <vector>
 
 namespace axon::data {
 namespace {
 
 constexpr int kUbyteType = 0x08;
-// Far above any real data set (60000 * 28 * 28 = 47 MB) and small enough that a
-// lying header can never make us allocate something absurd.
-constexpr uint64_t kMaxPayload = uint64_t{1} << 34;
+// gzip data is gathered in pieces of this size until its length is known.
+constexpr size_t kChunk = size_t{1} << 20;
 
 [[noreturn]] void bad(const std::filesystem::path& file, const std::string& what) {
   throw UsageError(file.string() + ": " + what);
@@ -40,111 +44,146 @@ const char* type_name(int code) {
   }
 }
 
-// A byte source over a raw or gzip file with the same three operations.
+// The bytes of a raw or gzip-compressed regular file. gzip is inflated here
+// member by member (zlib checks each member's CRC and length), so a file of
+// several members reads whole, and bytes after the last member that are not
+// another member are an error rather than silently ignored.
 class Source {
  public:
   explicit Source(const std::filesystem::path& file) : file_(file) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) bad(file, "not a regular file");
-    file_size_ = std::filesystem::file_size(file, ec);
-    if (ec) bad(file, "cannot read its size: " + ec.message());
-    unsigned char magic[2] = {0, 0};
-    {
-      std::ifstream in(file, std::ios::binary);
-      if (!in) bad(file, "cannot open: " + std::string(std::strerror(errno)));
-      in.read(reinterpret_cast<char*>(magic), 2);
+    // O_NONBLOCK: a FIFO named like a data file must not block the open.
+    fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd_ < 0) bad(file, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st{};
+    if (::fstat(fd_, &st) != 0) fail_errno("cannot read its size");
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      fd_ = -1;
+      bad(file, "not a regular file");
     }
-    gzip_ = file_size_ >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    file_size_ = static_cast<uint64_t>(st.st_size);
+    unsigned char magic[2] = {0, 0};
+    gzip_ = ::pread(fd_, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     if (gzip_) {
-      if (file_size_ < 18) bad(file, "truncated gzip file (" + std::to_string(file_size_) + " bytes)");
-      // ISIZE: the uncompressed size modulo 2^32, little-endian, in the last 4 bytes.
-      std::ifstream in(file, std::ios::binary);
-      in.seekg(static_cast<std::streamoff>(file_size_ - 4));
-      unsigned char t[4];
-      in.read(reinterpret_cast<char*>(t), 4);
-      if (!in) bad(file, "cannot read the gzip trailer");
-      isize_ = uint32_t{t[0]} | (uint32_t{t[1]} << 8) | (uint32_t{t[2]} << 16) | (uint32_t{t[3]} << 24);
-      gz_ = gzopen(file.c_str(), "rb");
-      if (gz_ == nullptr) bad(file, "cannot open: " + std::string(std::strerror(errno)));
-      gzbuffer(gz_, 1 << 17);
-    } else {
-      raw_.open(file, std::ios::binary);
-      if (!raw_) bad(file, "cannot open: " + std::string(std::strerror(errno)));
+      in_.resize(1 << 16);
+      if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) {
+        ::close(fd_);
+        throw RuntimeError(file.string() + ": cannot start zlib");
+      }
+      z_live_ = true;
     }
   }
   ~Source() {
-    if (gz_ != nullptr) gzclose(gz_);
+    if (z_live_) inflateEnd(&z_);
+    if (fd_ >= 0) ::close(fd_);
   }
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
 
   bool gzip() const { return gzip_; }
-
-  // Checks the source holds exactly `total` bytes (header included) before
-  // the caller allocates anything for them.
-  void expect_total(uint64_t total, uint64_t payload) const {
-    if (gzip_) {
-      if ((total & 0xffffffffu) != isize_)
-        bad(file_, "the header promises " + std::to_string(payload) + " data bytes (" + std::to_string(total) +
-                       " uncompressed) but the gzip size field (the file's last 4 bytes) reads " +
-                       std::to_string(isize_) + ": the file is truncated or corrupt");
-    } else if (file_size_ != total) {
-      if (file_size_ < total)
-        bad(file_, "truncated: the header promises " + std::to_string(payload) + " data bytes but the file has only " +
-                       std::to_string(file_size_ - (total - payload)) + " after the header");
-      bad(file_, "has " + std::to_string(file_size_ - total) + " bytes after the " + std::to_string(payload) +
-                     " data bytes the header promises");
-    }
-  }
+  uint64_t file_size() const { return file_size_; }
 
   // Reads exactly n bytes; a short read is a "truncated" UsageError.
   void read(void* dst, uint64_t n, const char* what) {
     auto* out = static_cast<unsigned char*>(dst);
     uint64_t done = 0;
     while (done < n) {
-      uint64_t want = std::min<uint64_t>(n - done, 1u << 30);
-      int64_t got = 0;
-      if (gzip_) {
-        int r = gzread(gz_, out + done, static_cast<unsigned>(want));
-        if (r < 0) gz_fail();
-        got = r;
-      } else {
-        raw_.read(reinterpret_cast<char*>(out + done), static_cast<std::streamsize>(want));
-        got = raw_.gcount();
-      }
-      if (got == 0) {
-        if (gzip_) gz_fail();  // reports a stream error when there is one
-        bad(file_, std::string("truncated: ends inside the ") + what + " after " + std::to_string(done) + " of " +
-                       std::to_string(n) + " bytes");
-      }
-      done += static_cast<uint64_t>(got);
+      const size_t got = read_some(out + done, static_cast<size_t>(std::min<uint64_t>(n - done, 1u << 30)));
+      if (got == 0)
+        bad(file_, std::string("truncated") + (gzip_ ? " gzip data" : "") + ": ends inside the " + what + " after " +
+                       std::to_string(done) + " of " + std::to_string(n) + " bytes");
+      done += got;
     }
   }
 
-  // After the payload: a gzip stream must end here with a valid CRC.
+  // After the data the header promises: the file must end here.
   void expect_end() {
-    if (!gzip_) return;
     unsigned char extra;
-    int r = gzread(gz_, &extra, 1);
-    if (r < 0) gz_fail();
-    if (r > 0) bad(file_, "has data after the bytes the header promises");
+    if (read_some(&extra, 1) != 0) bad(file_, "has data after the bytes the header promises");
   }
 
  private:
-  [[noreturn]] void gz_fail() {
-    int code = Z_OK;
-    const char* msg = gzerror(gz_, &code);
-    if (code != Z_OK && code != Z_STREAM_END)
-      bad(file_, std::string("corrupt gzip data: ") + (msg ? msg : "unknown zlib error"));
-    bad(file_, "truncated gzip data");
+  [[noreturn]] void fail_errno(const char* what) {
+    const int e = errno;
+    bad(file_, std::string(what) + ": " + std::strerror(e));
+  }
+
+  // Up to n bytes; 0 only at the end of the data.
+  size_t read_some(unsigned char* dst, size_t n) {
+    if (!gzip_) {
+      for (;;) {
+        const ssize_t r = ::read(fd_, dst, n);
+        if (r >= 0) return static_cast<size_t>(r);
+        if (errno != EINTR) fail_errno("cannot read");
+      }
+    }
+    const auto want = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    z_.next_out = dst;
+    z_.avail_out = want;
+    while (z_.avail_out == want) {
+      if (z_.avail_in == 0 && !refill()) {
+        if (!member_open_) return 0;
+        bad(file_, "truncated gzip data: the file ends inside a compressed member");
+      }
+      if (!member_open_) start_member();
+      const int r = inflate(&z_, Z_NO_FLUSH);
+      if (r == Z_STREAM_END) {
+        member_open_ = false;  // its CRC and length checked out
+      } else if (r == Z_DATA_ERROR || r == Z_NEED_DICT) {
+        bad(file_, std::string("corrupt gzip data: ") + (z_.msg ? z_.msg : "invalid compressed data"));
+      } else if (r == Z_MEM_ERROR) {
+        throw RuntimeError(file_.string() + ": zlib ran out of memory");
+      }
+    }
+    return want - z_.avail_out;
+  }
+
+  // A new member must start with gzip's magic; anything else after the last
+  // member is corruption.
+  void start_member() {
+    if (z_.avail_in < 2 && !refill_keep()) bad(file_, "has a stray byte after its last gzip member");
+    if (z_.next_in[0] != 0x1f || z_.next_in[1] != 0x8b)
+      bad(file_, "has data after its last gzip member that is not gzip");
+    if (inflateReset(&z_) != Z_OK) throw RuntimeError(file_.string() + ": cannot restart zlib");
+    member_open_ = true;
+  }
+
+  // More compressed input; false at the end of the file.
+  bool refill() {
+    for (;;) {
+      const ssize_t r = ::read(fd_, in_.data(), in_.size());
+      if (r > 0) {
+        z_.next_in = in_.data();
+        z_.avail_in = static_cast<uInt>(r);
+        return true;
+      }
+      if (r == 0) return false;
+      if (errno != EINTR) fail_errno("cannot read");
+    }
+  }
+  // Like refill, but keeps the unread byte(s) at the front.
+  bool refill_keep() {
+    const size_t keep = z_.avail_in;
+    if (keep > 0) std::memmove(in_.data(), z_.next_in, keep);
+    for (;;) {
+      const ssize_t r = ::read(fd_, in_.data() + keep, in_.size() - keep);
+      if (r >= 0) {
+        z_.next_in = in_.data();
+        z_.avail_in = static_cast<uInt>(keep + static_cast<size_t>(r));
+        return z_.avail_in >= 2;
+      }
+      if (errno != EINTR) fail_errno("cannot read");
+    }
   }
 
   std::filesystem::path file_;
+  int fd_ = -1;
   uint64_t file_size_ = 0;
   bool gzip_ = false;
-  uint32_t isize_ = 0;
-  gzFile gz_ = nullptr;
-  std::ifstream raw_;
+  z_stream z_{};
+  bool z_live_ = false;
+  bool member_open_ = false;
+  std::vector<unsigned char> in_;
 };
 
 IdxHeader parse_header(Source& src, const std::filesystem::path& file, int expected_rank) {
@@ -169,14 +208,26 @@ IdxHeader parse_header(Source& src, const std::filesystem::path& file, int expec
   src.read(dims, 4 * static_cast<uint64_t>(h.rank), "header");
   uint64_t payload = 1;
   for (int i = 0; i < h.rank; ++i) {
-    uint32_t d = big_endian_u32(dims + 4 * i);
+    const uint32_t d = big_endian_u32(dims + 4 * i);
     if (d == 0) bad(file, "dimension " + std::to_string(i) + " is 0");
     h.dims.push_back(d);
-    payload *= d;  // cannot overflow: each factor < 2^32 and we stop above 2^34
-    if (payload > kMaxPayload)
-      bad(file, "the header's dimensions promise more than " + std::to_string(kMaxPayload) + " bytes");
+    // Checked before multiplying: three factors below 2^32 can wrap 64 bits.
+    if (payload > limits::kMaxIdxDataBytes / d)
+      bad(file, "the header's dimensions promise more than " + std::to_string(limits::kMaxIdxDataBytes) +
+                    " data bytes, the limit for one IDX file");
+    payload *= d;
   }
-  src.expect_total(4 + 4 * static_cast<uint64_t>(h.rank) + payload, payload);
+  if (!src.gzip()) {
+    // A raw file's size is known: it must hold exactly what the header says.
+    const uint64_t total = 4 + 4 * static_cast<uint64_t>(h.rank) + payload;
+    const uint64_t size = src.file_size();
+    if (size < total)
+      bad(file, "truncated: the header promises " + std::to_string(payload) + " data bytes but the file has only " +
+                    std::to_string(size - (total - payload)) + " after the header");
+    if (size > total)
+      bad(file, "has " + std::to_string(size - total) + " bytes after the " + std::to_string(payload) +
+                    " data bytes the header promises");
+  }
   return h;
 }
 
@@ -198,9 +249,29 @@ IdxArray read_idx(const std::filesystem::path& file, int expected_rank) {
   IdxHeader h = parse_header(src, file, expected_rank);
   IdxArray a;
   a.dims = h.dims;
-  a.data.resize(h.payload_bytes());
-  src.read(a.data.data(), a.data.size(), "data");
+  const uint64_t n = h.payload_bytes();
+  if (!src.gzip()) {
+    a.data.resize(n);  // the file's size matched the header
+    src.read(a.data.data(), n, "data");
+    src.expect_end();
+    return a;
+  }
+  // The header of a gzip file cannot be checked against its size (the
+  // trailer's length field is modulo 2^32 and only covers the last member),
+  // so memory follows the data inflated: pieces first, one buffer once the
+  // stream has proved as long as the header says.
+  std::vector<std::vector<uint8_t>> pieces;
+  for (uint64_t done = 0; done < n;) {
+    pieces.emplace_back(static_cast<size_t>(std::min<uint64_t>(kChunk, n - done)));
+    src.read(pieces.back().data(), pieces.back().size(), "data");
+    done += pieces.back().size();
+  }
   src.expect_end();
+  a.data.reserve(n);
+  for (std::vector<uint8_t>& p : pieces) {
+    a.data.insert(a.data.end(), p.begin(), p.end());
+    std::vector<uint8_t>().swap(p);  // freed as it is copied: the peak stays near n
+  }
   return a;
 }
 

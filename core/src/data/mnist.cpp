@@ -4,6 +4,7 @@
 #include <axon/data/idx.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/error.hpp>
+#include <axon/limits.hpp>
 
 #include <string>
 #include <system_error>
@@ -65,6 +66,10 @@ ImageSet load_split(const std::filesystem::path& folder, const std::string& spli
   std::filesystem::path labels_file = require_file(folder, stem(split, false));
 
   IdxHeader ih = read_idx_header(images_file, 3);
+  if (ih.dims[1] > limits::kMaxImageSide || ih.dims[2] > limits::kMaxImageSide)
+    throw UsageError(images_file.string() + ": images of " + std::to_string(ih.dims[1]) + "x" +
+                     std::to_string(ih.dims[2]) + " pixels are above the limit of " +
+                     std::to_string(limits::kMaxImageSide) + "x" + std::to_string(limits::kMaxImageSide));
   IdxHeader lh = read_idx_header(labels_file, 1);
   if (ih.dims[0] != lh.dims[0])
     throw UsageError(images_file.string() + ": holds " + std::to_string(ih.dims[0]) + " images but " +

@@ -142,6 +142,22 @@ class MultiWorkerStrategy final : public Strategy {
     copy_to_local_replicas(buffers);
   }
 
+  void broadcast_bytes(std::string& bytes, const std::string& what) override {
+    if (num_workers() == 1) return;
+    uint64_t n = bytes.size();
+    workers_.broadcast(&n, sizeof n, what + " (its size)", timeout_s_);
+    if (n > (uint64_t{1} << 32)) throw RuntimeError("rank 0 sent " + std::to_string(n) + " bytes of " + what);
+    bytes.resize(static_cast<size_t>(n));
+    if (n > 0) workers_.broadcast(bytes.data(), bytes.size(), what, timeout_s_);
+  }
+
+  bool any_worker(bool mine, const std::string& what, int64_t step) override {
+    if (num_workers() == 1) return mine;
+    float flag = mine ? 1.0f : 0.0f;
+    workers_.all_reduce_sum(&flag, 1, what, step, timeout_s_);
+    return flag > 0;
+  }
+
  private:
   // One NCCL rank per worker (its local replica 0): rank 0 makes the unique
   // id and MPI carries it to the others.

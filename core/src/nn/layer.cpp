@@ -1,9 +1,7 @@
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/layer.hpp>
-
-#include <cstdlib>
-#include <cstring>
+#include <axon/runtime.hpp>
 
 namespace axon::nn {
 
@@ -39,13 +37,11 @@ Tensor& Layer::buffer(int slot, int64_t n, const Shape& per_sample, axon_dtype d
 }
 
 namespace {
-// AXON_FUSED_OPS=0 turns fused ops off for every layer (to compare, or to
-// rule them out when chasing a numerical difference). Read once.
+// AXON_FUSED_OPS=0 (or false, no, off) turns fused ops off for every layer
+// (to compare, or to rule them out when chasing a numerical difference).
+// Read once, through the runtime's Config, which rejects a malformed value.
 bool fused_ops_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("AXON_FUSED_OPS");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
+  static const bool on = Runtime::get().config().fused_ops;
   return on;
 }
 }  // namespace

@@ -34,6 +34,7 @@ void ParameterBuffers::bind(const std::vector<Parameter*>& params, Device& devic
     p.value = value;
     p.grad = gradients_.view(offsets[i], p.value.shape());
   }
+  offsets_ = offsets;
   parameter_gradients_ = gradients_.view(0, {total});
   extra_ = gradients_.view(total, {extra_grad_floats});
 }

@@ -59,6 +59,11 @@ const Adam& Replica::optimizer() const {
   return *optimizer_;
 }
 
+Adam& Replica::optimizer() {
+  if (!optimizer_) throw RuntimeError("the model is not compiled");
+  return *optimizer_;
+}
+
 Replica::Inputs& Replica::upload(const Samples& s) {
   const int64_t n = s.count;
   auto it = inputs_.find(n);

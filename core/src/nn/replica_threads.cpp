@@ -1,6 +1,10 @@
 #include "replica_threads.hpp"
 
+#include <axon/error.hpp>
+
 #include <chrono>
+#include <string>
+#include <system_error>
 
 namespace axon::nn {
 namespace {
@@ -35,14 +39,25 @@ T await_change(const std::atomic<T>& value, T old) {
 ReplicaThreads::ReplicaThreads(int replicas)
     : replicas_(replicas < 1 ? 1 : replicas), busy_(static_cast<size_t>(replicas_)), errors_(busy_.size()) {
   threads_.reserve(static_cast<size_t>(replicas_ - 1));
-  for (int r = 1; r < replicas_; ++r) threads_.emplace_back([this, r] { worker(r); });
+  for (int r = 1; r < replicas_; ++r) {
+    try {
+      threads_.emplace_back([this, r] { worker(r); });
+    } catch (const std::system_error& e) {
+      stop();  // joins the threads started, which would otherwise end the process
+      throw RuntimeError("cannot start the thread of replica " + std::to_string(r) + " of " +
+                         std::to_string(replicas_) + ": " + e.what());
+    }
+  }
 }
 
-ReplicaThreads::~ReplicaThreads() {
+ReplicaThreads::~ReplicaThreads() { stop(); }
+
+void ReplicaThreads::stop() noexcept {
   stop_.store(true, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_acq_rel);
   generation_.notify_all();
   for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 void ReplicaThreads::call(int r) {

@@ -34,6 +34,7 @@ class ReplicaThreads {
  private:
   void call(int r);
   void worker(int r);
+  void stop() noexcept;
 
   int replicas_;
   std::vector<std::thread> threads_;

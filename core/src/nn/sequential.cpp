@@ -12,6 +12,7 @@
 #include <axon/nn/sequential.hpp>
 #include <axon/ops.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -226,16 +227,36 @@ History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
   const int64_t steps = o.steps_per_epoch > 0 ? std::min(o.steps_per_epoch, pipeline.steps()) : pipeline.steps();
   const std::function<MetricValues()> read = [this] { return metrics().read(); };
 
+  if (o.initial_epoch < 0 || o.initial_step < 0 || o.initial_step >= std::max<int64_t>(steps, 1))
+    throw UsageError("Sequential::fit: cannot resume at step " + std::to_string(o.initial_step) + " of epoch " +
+                     std::to_string(o.initial_epoch + 1) + " (" + std::to_string(steps) + " steps per epoch)");
+  // Under multi-worker a stop must be agreed, at steps every worker polls.
+  const bool agree = strategy_->num_workers() > 1;
+  auto stop_now = [&](int64_t s) {
+    if (!o.stop_requested) return false;
+    if (!agree) return o.stop_requested();
+    return s % kStopPollSteps == 0 && strategy_->any_worker(o.stop_requested(), "stop request", steps_ + 1);
+  };
+
   History history;
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (int epoch = o.initial_epoch + 1; epoch <= o.epochs; ++epoch) {
+    const int64_t first = epoch == o.initial_epoch + 1 ? o.initial_step : 0;
     for (Callback* cb : o.callbacks) cb->on_epoch_begin(epoch, o.epochs, steps);
     const auto t0 = Clock::now();
     const double wait0 = pipeline.wait_seconds();
     for (ReplicaTimes& t : times_) t.compute = t.wait = 0;
     all_reduce_seconds_ = 0;
-    for (auto& r : replicas_) r->train_metrics().reset();
-    pipeline.begin_epoch(epoch - 1);
-    for (int64_t s = 0; s < steps; ++s) {
+    // A resumed epoch keeps the totals its checkpoint restored.
+    if (first == 0)
+      for (auto& r : replicas_) r->train_metrics().reset();
+    pipeline.begin_epoch(epoch - 1, first);
+    for (int64_t s = first; s < steps; ++s) {
+      if (stop_now(s)) {
+        history.stopped = true;
+        history.stopped_epoch = epoch;
+        history.stopped_step = s;
+        return history;
+      }
       step(pipeline.next(), true);
       for (Callback* cb : o.callbacks) cb->on_batch_end(s, read);
     }

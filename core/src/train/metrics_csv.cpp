@@ -20,6 +20,11 @@ std::string metrics_csv_row(const nn::EpochLogs& l) {
 
 MetricsCsvLogger::MetricsCsvLogger(std::filesystem::path file) : file_(std::move(file)), contents_(metrics_csv_header()) {}
 
+void MetricsCsvLogger::resume(const std::vector<nn::EpochLogs>& finished) {
+  contents_ = metrics_csv_header();
+  for (const nn::EpochLogs& l : finished) contents_ += metrics_csv_row(l);
+}
+
 void MetricsCsvLogger::on_epoch_end(const nn::EpochLogs& logs) {
   contents_ += metrics_csv_row(logs);
   write_file_atomically(file_, contents_);

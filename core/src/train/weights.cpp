@@ -1,4 +1,5 @@
 #include <axon/error.hpp>
+#include <axon/io/read_file.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/weights.hpp>
 
@@ -6,8 +7,6 @@
 
 #include <bit>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 namespace axon::train {
 namespace {
@@ -88,9 +87,14 @@ void save_weights(nn::Sequential& model, const std::filesystem::path& file) {
 }
 
 void load_weights(nn::Sequential& model, const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("cannot open weights file " + file.string());
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A folder, a device or a FIFO is never read, nor a file far larger than
+  // this model's (twice its size and a MiB: room for a wrong model's file to
+  // be read and named as such).
+  uint64_t size = sizeof kWeightsMagic + 4 + 4 + 4;
+  for (nn::Parameter* p : model.parameters())
+    size += 4 + p->name.size() + 4 + 4 + 8 * static_cast<uint64_t>(p->value.rank()) +
+            4 * static_cast<uint64_t>(p->value.numel());
+  const std::string bytes = io::read_regular_file(file, 2 * size + (1 << 20), "weights file");
   Reader r(bytes, file);
   if (bytes.size() < sizeof kWeightsMagic + 12 || std::memcmp(bytes.data(), kWeightsMagic, sizeof kWeightsMagic) != 0)
     r.bad("not an axon weights file (bad magic)");

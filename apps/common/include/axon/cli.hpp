@@ -27,11 +27,18 @@ Config make_config(const boost::program_options::variables_map& vm);
 // Prints "<app>: error: <message>" on stderr.
 void print_error(const char* app, const std::string& message);
 
+// Flushes stdout; RuntimeError "cannot write to standard output: ..." when
+// that or an earlier write to it failed (a full disk, /dev/full, a closed pipe).
+void check_stdout();
+
 // Runs body() (which returns the exit code) and maps failures to exit codes.
+// Output that never reached stdout is a failure too (exit 1).
 template <class F>
 int run_main(const char* app, F&& body) {
   try {
-    return body();
+    const int code = body();
+    if (code == 0) check_stdout();
+    return code;
   } catch (const UsageError& e) {
     print_error(app, e.what());
     return 2;

@@ -37,8 +37,9 @@ class BatchPipeline {
   int64_t size_of(int64_t step) const;
 
   // Starts an epoch (abandoning any batches left of the previous one) and
-  // begins preparing its first batch.
-  void begin_epoch(int64_t epoch);
+  // begins preparing its batch `first_step` (0, or where a resumed epoch
+  // stopped: the order is the same, the batches before it are skipped).
+  void begin_epoch(int64_t epoch, int64_t first_step = 0);
   // The next batch of the epoch; blocks until it is ready. The reference stays
   // valid until the next call to next() or begin_epoch().
   const HostBatch& next();
@@ -62,6 +63,7 @@ class BatchPipeline {
 
   HostBatch slots_[2];
   bool ready_[2] = {false, false};
+  int64_t first_step_ = 0;    // where this epoch began (0, or a resumed step)
   int64_t produce_next_ = 0;  // next step the worker prepares
   int64_t consume_next_ = 0;  // next step next() returns
   uint64_t generation_ = 0;   // bumped by begin_epoch to discard stale work

@@ -2,10 +2,13 @@
 // code TT, rank RR, then RR uint32 dimensions) followed by the elements. Only
 // unsigned-byte arrays (type 0x08) are supported, raw or gzip-compressed.
 //
-// Everything a header claims is checked against the file before the element
-// buffer is allocated (for gzip, against the uncompressed size recorded in the
-// gzip trailer), so a truncated, corrupt or lying file is a UsageError with one
-// message naming the file and what is wrong, never a huge allocation or crash.
+// Everything a header claims is checked before memory is spent on it: the
+// data it promises must be within limits::kMaxIdxDataBytes; a raw file must
+// be exactly that long; a gzip file (one member or several) is inflated
+// piece by piece, so memory follows the bytes really there, and must end
+// exactly where the header says. A truncated, corrupt or lying file is a
+// UsageError with one message naming the file and what is wrong, never a
+// huge allocation or a crash.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +30,8 @@ struct IdxArray {
 };
 
 // Reads and validates the header only. `expected_rank` is 1 for labels, 3 for
-// images; anything else is a UsageError. Checks the file holds exactly the
-// bytes the header promises.
+// images; anything else is a UsageError. A raw file must hold exactly the
+// bytes the header promises (a gzip file is checked when read).
 IdxHeader read_idx_header(const std::filesystem::path& file, int expected_rank);
 
 // Reads a whole uint8 IDX file of the given rank (validated as above).

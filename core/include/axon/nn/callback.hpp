@@ -35,6 +35,11 @@ struct EpochLogs {
 
 struct History {
   std::vector<EpochLogs> epochs;
+  // Set when fit returned early on FitOptions::stop_requested: the epoch
+  // (1-based) it was in and the steps of it done.
+  bool stopped = false;
+  int stopped_epoch = 0;
+  int64_t stopped_step = 0;
 };
 
 class Callback {

@@ -25,6 +25,12 @@ class Adam {
   // One update of every parameter from its gradient.
   void apply(ParameterBuffers& params);
   int64_t iterations() const { return iterations_; }
+  // Adam's state, for checkpoints: the first and second moments (flat, laid
+  // out like the parameter values) and the step count behind the bias
+  // correction.
+  Tensor& m() { return m_; }
+  Tensor& v() { return v_; }
+  void set_iterations(int64_t n) { iterations_ = n; }
 
  private:
   AdamOptions options_;

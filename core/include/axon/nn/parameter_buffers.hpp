@@ -35,8 +35,12 @@ class ParameterBuffers {
   const Tensor& parameter_gradients() const { return parameter_gradients_; }
   // The extra floats of the gradient buffer.
   Tensor& extra() { return extra_; }
+  // Where each parameter starts in the flat buffers (in floats), in the
+  // order bind() was given them (what a checkpoint needs to slice m and v).
+  const std::vector<int64_t>& offsets() const { return offsets_; }
 
  private:
+  std::vector<int64_t> offsets_;
   int64_t parameter_floats_ = 0;
   Tensor values_, gradients_, parameter_gradients_, extra_;
 };

@@ -46,6 +46,7 @@ class Replica {
   void compile(const AdamOptions& optimizer, const SparseCategoricalCrossentropy& loss);
   bool compiled() const { return optimizer_.has_value(); }
   const Adam& optimizer() const;
+  Adam& optimizer();
 
   // Forward pass only; returns the logits for these samples (count > 0).
   const Tensor& forward(const Samples& s);

@@ -37,7 +37,19 @@ struct FitOptions {
   int64_t steps_per_epoch = 0;                        // 0: the whole training set
   bool prefetch = true;                               // prepare batches on a background thread
   std::vector<Callback*> callbacks;
+  // Resuming (Keras' initial_epoch): epochs already done, and steps already
+  // done of the next one; fit trains the rest of that epoch, in the same
+  // order, then epochs initial_epoch + 2 .. epochs.
+  int initial_epoch = 0;
+  int64_t initial_step = 0;
+  // Polled before every step (a signal's flag): when it says so, fit
+  // returns with History::stopped. Under multi-worker every worker must
+  // pass one; they agree every kStopPollSteps steps.
+  std::function<bool()> stop_requested;
 };
+
+// How often (in steps) the workers of a multi-worker run agree on a stop.
+inline constexpr int64_t kStopPollSteps = 16;
 
 class Sequential {
  public:

@@ -1,0 +1,24 @@
+// What axon accepts at most. Each limit is checked before anything is
+// allocated for the value, with a usage error (exit 2) naming the limit and
+// the value; docs/cli.md lists them.
+#pragma once
+
+#include <cstdint>
+
+namespace axon::limits {
+
+// --threads / AXON_NUM_THREADS: CPU threads in all (0 = all cores).
+inline constexpr int kMaxThreads = 1024;
+// --cpu-devices / AXON_CPU_DEVICE_COUNT: logical CPU devices.
+inline constexpr int kMaxCpuDevices = 256;
+// --batch-size: samples per step, the global batch.
+inline constexpr int64_t kMaxBatchSize = 65536;
+// Rows and columns of a data set's images. MNIST-format sets are 28x28; the
+// trainer's CNN at 64x64 and batch 64 stays within about 200 MB, while a
+// 4096x4096 image would ask for a 17 GB Dense kernel.
+inline constexpr int64_t kMaxImageSide = 64;
+// Data bytes of one IDX file once decompressed (Fashion-MNIST's largest
+// holds 47 MB).
+inline constexpr uint64_t kMaxIdxDataBytes = uint64_t{1} << 30;
+
+}  // namespace axon::limits

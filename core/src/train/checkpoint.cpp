@@ -1,0 +1,373 @@
+// Checkpoints: the model's state and the training position in a safetensors
+// file, restored into every replica. Layout in axon/train/checkpoint.hpp.
+#include <axon/error.hpp>
+#include <axon/io/read_file.hpp>
+#include <axon/io/safetensors.hpp>
+#include <axon/parse.hpp>
+#include <axon/train/atomic_file.hpp>
+#include <axon/train/checkpoint.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+namespace fs = std::filesystem;
+
+namespace axon::train {
+namespace {
+
+constexpr const char* kFormat = "axon-checkpoint";
+constexpr int kFormatVersion = 1;
+constexpr const char* kPrefix = "ckpt-";
+constexpr const char* kSuffix = ".safetensors";
+// History and metadata stay far below this (about 300 bytes per epoch).
+constexpr uint64_t kMaxHeaderBytes = uint64_t{4} << 20;
+
+std::string g17(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
+// A sound checkpoint of another run (another seed, batch, ...): no fallback.
+class RunMismatch : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+
+[[noreturn]] void corrupt(const fs::path& file, const std::string& why) {
+  throw CorruptCheckpoint("checkpoint " + file.string() + " " + why);
+}
+
+// A metadata integer within [lo, hi].
+int64_t meta_int(const io::SafetensorsFile& f, const fs::path& file, const std::string& key, int64_t lo, int64_t hi) {
+  const std::string& text = f.meta(key);
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+    corrupt(file, "has " + key + " '" + parse::printable(text) + "', not an integer from " + std::to_string(lo) +
+                      " to " + std::to_string(hi));
+  return v;
+}
+
+double meta_double(const io::SafetensorsFile& f, const fs::path& file, const std::string& key) {
+  const std::string& text = f.meta(key);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
+    corrupt(file, "has " + key + " '" + parse::printable(text) + "', not a number");
+  return v;
+}
+
+nlohmann::json logs_to_json(const nn::EpochLogs& l) {
+  return {{"epoch", l.epoch},          {"epochs", l.epochs},
+          {"steps", l.steps},          {"samples", l.samples},
+          {"loss", g17(l.loss)},       {"accuracy", g17(l.accuracy)},
+          {"has_validation", l.has_validation},
+          {"val_loss", g17(l.val_loss)}, {"val_accuracy", g17(l.val_accuracy)},
+          {"seconds", g17(l.seconds)}, {"validation_seconds", g17(l.validation_seconds)},
+          {"input_wait_seconds", g17(l.input_wait_seconds)}, {"all_reduce_seconds", g17(l.all_reduce_seconds)}};
+}
+
+// The finished epochs' logs, checked field by field (the file may be hostile).
+std::vector<nn::EpochLogs> history_from(const std::string& text, const fs::path& file, int epochs_done) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    corrupt(file, std::string("has a history that is not JSON: ") + e.what());
+  }
+  if (!j.is_array() || j.size() != static_cast<size_t>(epochs_done))
+    corrupt(file, "has a history that is not a list of its " + std::to_string(epochs_done) + " finished epochs");
+  std::vector<nn::EpochLogs> out;
+  for (const nlohmann::json& e : j) {
+    auto integer = [&](const char* k) {
+      if (!e.is_object() || !e.contains(k) || !e[k].is_number_integer()) corrupt(file, std::string("has a history without ") + k);
+      return e[k].get<int64_t>();
+    };
+    auto number = [&](const char* k) {
+      double v = 0;
+      if (!e.is_object() || !e.contains(k) || !e[k].is_string()) corrupt(file, std::string("has a history without ") + k);
+      const std::string s = e[k].get<std::string>();
+      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (ec != std::errc() || end != s.data() + s.size()) corrupt(file, std::string("has a history with a bad ") + k);
+      return v;
+    };
+    nn::EpochLogs l;
+    l.epoch = static_cast<int>(integer("epoch"));
+    if (l.epoch != static_cast<int>(out.size()) + 1) corrupt(file, "has a history out of order");
+    l.epochs = static_cast<int>(integer("epochs"));
+    l.steps = integer("steps");
+    l.samples = integer("samples");
+    l.loss = number("loss");
+    l.accuracy = number("accuracy");
+    if (!e.contains("has_validation") || !e["has_validation"].is_boolean()) corrupt(file, "has a history without has_validation");
+    l.has_validation = e["has_validation"].get<bool>();
+    l.val_loss = number("val_loss");
+    l.val_accuracy = number("val_accuracy");
+    l.seconds = number("seconds");
+    l.validation_seconds = number("validation_seconds");
+    l.input_wait_seconds = number("input_wait_seconds");
+    l.all_reduce_seconds = number("all_reduce_seconds");
+    out.push_back(l);
+  }
+  return out;
+}
+
+// Replica 0's flat buffer, cut into the parameters' tensors.
+void add_flat(io::SafetensorsWriter& w, const std::string& prefix, const Tensor& flat,
+              const std::vector<nn::Parameter*>& params, const std::vector<int64_t>& offsets) {
+  const std::vector<float> host = flat.to_vector<float>();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto n = static_cast<size_t>(params[i]->value.numel());
+    w.add_f32(prefix + params[i]->name, params[i]->value.shape(),
+              std::span<const float>(host.data() + offsets[i], n));
+  }
+}
+
+// The flat buffer (padding zero) from the parameters' tensors in the file.
+std::vector<float> flat_from(const io::SafetensorsFile& f, const fs::path& file, const std::string& prefix,
+                             const std::vector<nn::Parameter*>& params, const std::vector<int64_t>& offsets,
+                             int64_t floats) {
+  std::vector<float> flat(static_cast<size_t>(floats), 0.0f);
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::vector<float> v;
+    try {
+      v = f.f32(prefix + params[i]->name, params[i]->value.shape());
+    } catch (const UsageError& e) {
+      corrupt(file, std::string("does not fit this model: ") + e.what());
+    }
+    for (float x : v)
+      if (!std::isfinite(x)) corrupt(file, "holds a value that is not finite in " + prefix + params[i]->name);
+    std::copy(v.begin(), v.end(), flat.begin() + offsets[i]);
+  }
+  return flat;
+}
+
+}  // namespace
+
+std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, const TrainingPosition& at) {
+  nn::Replica& r0 = model.replica(0);
+  const std::vector<nn::Parameter*> params = r0.parameters();
+  const std::vector<int64_t>& offsets = r0.buffers().offsets();
+  nn::Adam& adam = r0.optimizer();
+  io::SafetensorsWriter w;
+  add_flat(w, "", r0.buffers().values(), params, offsets);
+  add_flat(w, "optimizer/m/", adam.m(), params, offsets);
+  add_flat(w, "optimizer/v/", adam.v(), params, offsets);
+  float sums[2] = {0, 0};
+  r0.train_metrics().totals().copy_to_host(sums, sizeof sums);
+  w.add_f32("metrics/train_sums", {2}, sums);
+
+  nlohmann::json history = nlohmann::json::array();
+  for (const nn::EpochLogs& l : at.history) history.push_back(logs_to_json(l));
+  w.set_metadata("format", kFormat);
+  w.set_metadata("format_version", std::to_string(kFormatVersion));
+  w.set_metadata("epochs_done", std::to_string(at.epochs_done));
+  w.set_metadata("step_in_epoch", std::to_string(at.step_in_epoch));
+  w.set_metadata("global_step", std::to_string(at.global_step));
+  w.set_metadata("seed", std::to_string(run.seed));
+  w.set_metadata("batch_size", std::to_string(run.batch_size));
+  w.set_metadata("train_samples", std::to_string(run.train_samples));
+  w.set_metadata("steps_per_epoch", std::to_string(run.steps_per_epoch));
+  w.set_metadata("learning_rate", g17(run.learning_rate));
+  w.set_metadata("metric_samples", std::to_string(r0.train_metrics().samples()));
+  w.set_metadata("data_order", "each epoch a Fisher-Yates shuffle drawn from SplitMix64 seeded by (seed, epoch)");
+  w.set_metadata("replicas", std::to_string(model.strategy().num_replicas_in_sync()));
+  w.set_metadata("history", history.dump());
+  return w.bytes(true);
+}
+
+TrainingPosition restore_checkpoint(nn::Sequential& model, const RunIdentity& run, std::string bytes,
+                                    const fs::path& file) {
+  io::SafetensorsLimits limits;
+  limits.max_header_bytes = kMaxHeaderBytes;
+  io::SafetensorsFile f;
+  try {
+    f = io::parse_safetensors(std::move(bytes), limits);
+    if (!f.has_checksum()) corrupt(file, "has no checksum (axon_crc32): not an axon checkpoint");
+    if (!f.checksum_ok()) corrupt(file, "fails its checksum: the file is damaged");
+    if (f.meta("format") != kFormat) corrupt(file, "is not an axon checkpoint (format '" + parse::printable(f.meta("format")) + "')");
+  } catch (const CorruptCheckpoint&) {
+    throw;
+  } catch (const UsageError& e) {
+    corrupt(file, e.what());
+  }
+  try {
+    if (meta_int(f, file, "format_version", 0, INT32_MAX) != kFormatVersion)
+      corrupt(file, "has format version " + f.meta("format_version") + "; this build reads " + std::to_string(kFormatVersion));
+    // The run it belongs to: another seed or batch would replay another order.
+    const auto seed = static_cast<uint64_t>(meta_int(f, file, "seed", 0, INT64_MAX));
+    const int64_t batch = meta_int(f, file, "batch_size", 1, INT64_MAX);
+    const int64_t samples = meta_int(f, file, "train_samples", 1, INT64_MAX);
+    const int64_t steps = meta_int(f, file, "steps_per_epoch", 1, INT64_MAX);
+    const double lr = meta_double(f, file, "learning_rate");
+    auto differs = [&](const std::string& what, const std::string& was, const std::string& now) {
+      throw RunMismatch("checkpoint " + file.string() + " was written with " + what + " " + was + ", this run has " +
+                       now + ": resume with the same settings, or start afresh in another --checkpoint-dir");
+    };
+    if (seed != run.seed) differs("--seed", std::to_string(seed), std::to_string(run.seed));
+    if (batch != run.batch_size) differs("--batch-size", std::to_string(batch), std::to_string(run.batch_size));
+    if (samples != run.train_samples)
+      differs("a training set of", std::to_string(samples) + " samples", std::to_string(run.train_samples));
+    if (static_cast<float>(lr) != run.learning_rate) differs("--learning-rate", g17(lr), g17(run.learning_rate));
+    if (steps != run.steps_per_epoch) corrupt(file, "says " + std::to_string(steps) + " steps per epoch for this batch and set");
+
+    TrainingPosition at;
+    at.epochs_done = static_cast<int>(meta_int(f, file, "epochs_done", 0, INT32_MAX - 1));
+    at.step_in_epoch = meta_int(f, file, "step_in_epoch", 0, steps - 1);
+    at.global_step = meta_int(f, file, "global_step", 0, INT64_MAX);
+    int64_t expected_step = 0;
+    if (__builtin_mul_overflow(int64_t{at.epochs_done}, steps, &expected_step) ||
+        __builtin_add_overflow(expected_step, at.step_in_epoch, &expected_step) || at.global_step != expected_step)
+      corrupt(file, "has global_step " + std::to_string(at.global_step) + ", not epochs_done x steps_per_epoch + step_in_epoch");
+    const int64_t metric_samples = meta_int(f, file, "metric_samples", 0, samples);
+    at.history = history_from(f.meta("history"), file, at.epochs_done);
+
+    // Everything is read and checked before any replica changes.
+    nn::Replica& r0 = model.replica(0);
+    const std::vector<nn::Parameter*> params = r0.parameters();
+    const std::vector<int64_t>& offsets = r0.buffers().offsets();
+    const int64_t floats = r0.buffers().values().numel();
+    const std::vector<float> values = flat_from(f, file, "", params, offsets, floats);
+    const std::vector<float> m = flat_from(f, file, "optimizer/m/", params, offsets, floats);
+    const std::vector<float> v = flat_from(f, file, "optimizer/v/", params, offsets, floats);
+    for (float x : v)
+      if (x < 0) corrupt(file, "holds a negative second moment (optimizer/v)");
+    std::vector<float> sums;
+    try {
+      sums = f.f32("metrics/train_sums", {2});
+    } catch (const UsageError& e) {
+      corrupt(file, e.what());
+    }
+    const size_t expected = 3 * params.size() + 1;
+    if (f.tensors().size() != expected)
+      corrupt(file, "holds " + std::to_string(f.tensors().size()) + " tensors, this model's checkpoint " +
+                        std::to_string(expected));
+
+    for (int i = 0; i < model.num_replicas(); ++i) {
+      nn::Replica& r = model.replica(i);
+      r.buffers().values().copy_from_host(values.data(), values.size() * sizeof(float));
+      nn::Adam& adam = r.optimizer();
+      adam.m().copy_from_host(m.data(), m.size() * sizeof(float));
+      adam.v().copy_from_host(v.data(), v.size() * sizeof(float));
+      adam.set_iterations(at.global_step);
+      r.train_metrics().reset();
+      r.train_metrics().totals().copy_from_host(sums.data(), sums.size() * sizeof(float));
+      r.train_metrics().set_samples(metric_samples);
+    }
+    return at;
+  } catch (const CorruptCheckpoint&) {
+    throw;
+  } catch (const RunMismatch&) {
+    throw;
+  } catch (const UsageError& e) {
+    corrupt(file, e.what());  // a missing metadata key and the like: damage
+  }
+}
+
+void prepare_checkpoint_dir(const fs::path& dir) {
+  if (dir.empty()) throw UsageError("--checkpoint-dir: the folder name is empty");
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st)) throw UsageError("--checkpoint-dir " + dir.string() + ": not a folder");
+  } else {
+    fs::path parent = dir.parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent, ec))
+      throw UsageError("--checkpoint-dir " + dir.string() + ": folder " + parent.string() + " does not exist");
+    if (!fs::create_directory(dir, ec) && ec)
+      throw UsageError("--checkpoint-dir " + dir.string() + ": cannot make it: " + ec.message());
+  }
+  check_output_file(dir / (std::string(kPrefix) + "0" + kSuffix), "--checkpoint-dir");
+}
+
+std::vector<fs::path> CheckpointDir::list() const {
+  std::vector<std::pair<int64_t, fs::path>> found;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
+    const std::string name = e.path().filename().string();
+    const std::string pre = kPrefix, suf = kSuffix;
+    if (name.size() <= pre.size() + suf.size() || name.compare(0, pre.size(), pre) != 0 ||
+        name.compare(name.size() - suf.size(), suf.size(), suf) != 0)
+      continue;
+    const std::string digits = name.substr(pre.size(), name.size() - pre.size() - suf.size());
+    int64_t step = 0;
+    const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+    if (err != std::errc() || end != digits.data() + digits.size() || step < 0) continue;
+    found.emplace_back(step, e.path());
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<fs::path> out;
+  for (auto& [step, path] : found) out.push_back(std::move(path));
+  return out;
+}
+
+fs::path CheckpointDir::file_for(int64_t global_step) const {
+  char name[48];
+  std::snprintf(name, sizeof name, "%s%010lld%s", kPrefix, static_cast<long long>(global_step), kSuffix);
+  return dir_ / name;
+}
+
+fs::path CheckpointDir::write(const std::string& bytes, int64_t global_step, int keep) const {
+  const fs::path file = file_for(global_step);
+  write_file_atomically(file, bytes);
+  const std::vector<fs::path> all = list();
+  for (size_t i = static_cast<size_t>(std::max(keep, 1)); i < all.size(); ++i) {
+    std::error_code ec;
+    fs::remove(all[i], ec);
+  }
+  return file;
+}
+
+uint64_t CheckpointDir::max_file_bytes(nn::Sequential& model) {
+  // Three float buffers (weights, m, v) and the metric sums, plus the header.
+  return 8 + kMaxHeaderBytes + 3 * static_cast<uint64_t>(model.parameter_count()) * 4 + 8;
+}
+
+CheckpointCallback::CheckpointCallback(nn::Sequential& model, const RunIdentity& run, CheckpointDir dir, int64_t every,
+                                       int keep, TrainingPosition resumed_from)
+    : model_(model), run_(run), dir_(std::move(dir)), every_(every), keep_(keep),
+      history_(std::move(resumed_from.history)),
+      last_step_written_(resumed_from.global_step > 0 ? resumed_from.global_step : -1) {}
+
+void CheckpointCallback::on_epoch_begin(int epoch, int, int64_t steps) {
+  epoch_ = epoch;
+  steps_ = steps;
+}
+
+void CheckpointCallback::on_batch_end(int64_t step, const std::function<nn::MetricValues()>&) {
+  // The epoch's last step is saved by on_epoch_end, with its validation.
+  if (every_ <= 0 || step + 1 >= steps_) return;
+  const int64_t global = model_.optimizer().iterations();
+  if (global % every_ != 0) return;
+  write({epoch_ - 1, step + 1, global, history_});
+}
+
+void CheckpointCallback::on_epoch_end(const nn::EpochLogs& logs) {
+  history_.push_back(logs);
+  history_.back().replicas.clear();
+  write({logs.epoch, 0, model_.optimizer().iterations(), history_});
+}
+
+fs::path CheckpointCallback::write_stopped(int epoch, int64_t steps_done) {
+  const int64_t global = model_.optimizer().iterations();
+  // At an epoch's start the epoch-end checkpoint (or the one resumed from) holds it.
+  if (global == last_step_written_) return dir_.file_for(global);
+  return write({epoch - 1, steps_done, global, history_});
+}
+
+fs::path CheckpointCallback::write(const TrainingPosition& at) {
+  last_file_ = dir_.write(serialize_checkpoint(model_, run_, at), at.global_step, keep_);
+  last_step_written_ = at.global_step;
+  return last_file_;
+}
+
+}  // namespace axon::train

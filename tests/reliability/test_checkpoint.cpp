@@ -1,0 +1,217 @@
+// Checkpoints in process: stopping and resuming gives the weights of a run
+// that never stopped, bit for bit; damaged, lying and oversized files are
+// refused with the model untouched; another run's checkpoint is a usage
+// error; the folder keeps the newest K. Also the weights reader's hostile
+// paths.
+#include "reliability_util.hpp"
+#include "synthetic.hpp"
+
+#include <axon/error.hpp>
+#include <axon/io/read_file.hpp>
+#include <axon/io/safetensors.hpp>
+#include <axon/nn/layers.hpp>
+#include <axon/nn/sequential.hpp>
+#include <axon/train/checkpoint.hpp>
+#include <axon/train/weights.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <cstring>
+#include <fstream>
+
+using namespace axon;
+using axon::test::TempDir;
+using axon::test::usage_error;
+
+namespace {
+
+constexpr int64_t kBatch = 32;
+
+Device& cpu() { return test::test_runtime().device("cpu:0"); }
+
+std::unique_ptr<nn::Sequential> cnn(uint64_t seed) {
+  auto m = nn::make_cnn(10);
+  m->build({28, 28, 1}, cpu(), seed);
+  m->compile();
+  return m;
+}
+
+nn::FitOptions options(int epochs, uint64_t seed) {
+  nn::FitOptions o;
+  o.epochs = epochs;
+  o.batch_size = kBatch;
+  o.seed = seed;
+  o.prefetch = false;
+  return o;
+}
+
+train::RunIdentity identity(const data::ImageSet& set, uint64_t seed) {
+  return {seed, kBatch, set.count, (set.count + kBatch - 1) / kBatch, 1e-3f};
+}
+
+std::vector<float> weights(nn::Sequential& m) { return m.replica(0).buffers().values().to_vector<float>(); }
+
+// A checkpoint written mid-epoch 2 of a 3-epoch run (global step `at`).
+std::string checkpoint_at(const data::ImageSet& set, int64_t at, uint64_t seed) {
+  auto m = cnn(seed);
+  nn::FitOptions o = options(3, seed);
+  int64_t polls = 0;
+  o.stop_requested = [&] { return polls++ == at; };
+  const nn::History h = m->fit(set, o);
+  REQUIRE(h.stopped);
+  return train::serialize_checkpoint(*m, identity(set, seed), {h.stopped_epoch - 1, h.stopped_step, at, h.epochs});
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: stop mid-epoch, restore into a new model, finish: the same bits", "[checkpoint]") {
+  const data::ImageSet set = test::synthetic_set(200, 3);  // 7 steps per epoch, the last one short
+  const uint64_t seed = 11;
+  auto straight = cnn(seed);
+  const nn::History full = straight->fit(set, options(3, seed));
+
+  // Stopped after 10 steps: epoch 2, step 3.
+  auto first = cnn(seed);
+  nn::FitOptions o = options(3, seed);
+  int64_t polls = 0;
+  o.stop_requested = [&] { return polls++ == 10; };
+  const nn::History part = first->fit(set, o);
+  REQUIRE(part.stopped);
+  CHECK(part.stopped_epoch == 2);
+  CHECK(part.stopped_step == 3);
+  CHECK(first->optimizer().iterations() == 10);
+  const train::RunIdentity run = identity(set, seed);
+  const std::string bytes =
+      train::serialize_checkpoint(*first, run, {1, 3, 10, part.epochs});
+
+  auto resumed = cnn(seed + 1);  // other initial weights: all must come from the file
+  const train::TrainingPosition at = train::restore_checkpoint(*resumed, run, bytes, "mem");
+  CHECK(at.epochs_done == 1);
+  CHECK(at.step_in_epoch == 3);
+  CHECK(at.global_step == 10);
+  REQUIRE(at.history.size() == 1);
+  CHECK(at.history[0].loss == part.epochs[0].loss);
+  CHECK(at.history[0].val_accuracy == part.epochs[0].val_accuracy);
+  CHECK(weights(*resumed) == weights(*first));
+  nn::FitOptions rest = options(3, seed);
+  rest.initial_epoch = at.epochs_done;
+  rest.initial_step = at.step_in_epoch;
+  const nn::History tail = resumed->fit(set, rest);
+  REQUIRE(tail.epochs.size() == 2);
+  CHECK(weights(*resumed) == weights(*straight));
+  CHECK(resumed->optimizer().iterations() == straight->optimizer().iterations());
+  // The resumed epoch's metrics cover all its samples, as if never stopped.
+  CHECK(tail.epochs[0].loss == full.epochs[1].loss);
+  CHECK(tail.epochs[0].accuracy == full.epochs[1].accuracy);
+  CHECK(tail.epochs[0].samples == 200);
+}
+
+TEST_CASE("checkpoint: damaged, lying and foreign files are refused, the model untouched", "[checkpoint][hostile]") {
+  const data::ImageSet set = test::synthetic_set(100, 4);
+  const uint64_t seed = 5;
+  const train::RunIdentity run = identity(set, seed);
+  const std::string good = checkpoint_at(set, 6, seed);
+  auto target = cnn(99);
+  const std::vector<float> before = weights(*target);
+  auto corrupt_error = [&](const std::string& bytes) {
+    std::string msg;
+    try {
+      train::restore_checkpoint(*target, run, bytes, "ckpt-x");
+      FAIL("a damaged checkpoint was accepted");
+    } catch (const train::CorruptCheckpoint& e) {
+      msg = e.what();
+    }
+    CHECK(weights(*target) == before);
+    CHECK(msg.find('\n') == std::string::npos);
+    return msg;
+  };
+
+  CHECK_THAT(corrupt_error(good.substr(0, good.size() - 100)), Catch::Contains("checkpoint ckpt-x"));
+  CHECK_THAT(corrupt_error(good.substr(0, 20)), Catch::Contains("holds only"));
+  CHECK_THAT(corrupt_error(""), Catch::Contains("too short"));
+  std::string flipped = good;
+  flipped[flipped.size() - 1000] ^= 0x10;
+  CHECK_THAT(corrupt_error(flipped), Catch::Contains("fails its checksum"));
+  // A header that lies about a shape (the checksum would catch it too: the
+  // reader refuses it before).
+  std::string lying = good;
+  const size_t at = lying.find("[3,3,1,32]");
+  REQUIRE(at != std::string::npos);
+  lying.replace(at, 10, "[3,3,2,32]");
+  CHECK_THAT(corrupt_error(lying), Catch::Contains("data_offsets span"));
+  CHECK_THAT(corrupt_error(good + std::string(64, '\0')), Catch::Contains("64 bytes after its last tensor"));
+  // Sound safetensors, but not a checkpoint.
+  io::SafetensorsWriter w;
+  const float one = 1;
+  w.add_f32("x", {1}, {&one, 1});
+  CHECK_THAT(corrupt_error(w.bytes(false)), Catch::Contains("has no checksum"));
+  CHECK_THAT(corrupt_error(w.bytes(true)), Catch::Contains("has no metadata 'format'"));
+
+  // Another run's checkpoint is a usage error of its own, not damage.
+  train::RunIdentity other = run;
+  other.batch_size = 64;
+  other.steps_per_epoch = 2;
+  const std::string msg = usage_error([&] { train::restore_checkpoint(*target, other, good, "ckpt-x"); });
+  CHECK_THAT(msg, Catch::Contains("was written with --batch-size 32, this run has 64"));
+  CHECK_THROWS_AS(train::restore_checkpoint(*target, other, good, "ckpt-x"), UsageError);
+  try {
+    train::restore_checkpoint(*target, other, good, "ckpt-x");
+  } catch (const train::CorruptCheckpoint&) {
+    FAIL("another run's checkpoint was taken for damage");
+  } catch (const UsageError&) {
+  }
+  CHECK(weights(*target) == before);
+  // And the good one restores.
+  train::restore_checkpoint(*target, run, good, "ckpt-x");
+  CHECK(weights(*target) != before);
+}
+
+TEST_CASE("checkpoint folder: newest first, the newest K kept, oversized files refused unread", "[checkpoint]") {
+  TempDir dir("ckptdir");
+  const train::CheckpointDir ckpts(dir.path / "c");
+  train::prepare_checkpoint_dir(ckpts.path());
+  CHECK(std::filesystem::is_directory(ckpts.path()));
+  for (int64_t step : {5, 100, 20, 7}) ckpts.write("x" + std::to_string(step), step, 3);
+  test::write_raw(ckpts.path() / "notes.txt", "mine");
+  test::write_raw(ckpts.path() / "ckpt-12.safetensors.bak", "mine");
+  const std::vector<std::filesystem::path> files = ckpts.list();
+  REQUIRE(files.size() == 3);
+  CHECK(files[0] == ckpts.file_for(100));
+  CHECK(files[1] == ckpts.file_for(20));
+  CHECK(files[2] == ckpts.file_for(7));
+  CHECK(std::filesystem::exists(ckpts.path() / "notes.txt"));  // never touched
+  CHECK(std::filesystem::exists(ckpts.path() / "ckpt-12.safetensors.bak"));
+
+  auto m = cnn(1);
+  const uint64_t cap = train::CheckpointDir::max_file_bytes(*m);
+  CHECK(cap < 8u << 20);
+  const auto big = ckpts.path() / "ckpt-0000009999.safetensors";
+  {
+    std::ofstream f(big, std::ios::binary);
+  }
+  std::filesystem::resize_file(big, uint64_t{2} << 30);  // sparse: no disk used
+  CHECK_THAT(usage_error([&] { io::read_regular_file(big, cap, "checkpoint"); }),
+             Catch::Contains("more than the") && Catch::Contains("it can be"));
+
+  CHECK_THAT(usage_error([&] { train::prepare_checkpoint_dir(dir.path / "absent" / "c"); }),
+             Catch::Contains("does not exist"));
+  test::write_raw(dir.path / "file", "x");
+  CHECK_THAT(usage_error([&] { train::prepare_checkpoint_dir(dir.path / "file"); }), Catch::Contains("not a folder"));
+}
+
+TEST_CASE("weights reader: a folder, /dev/zero, a FIFO and an oversized file are refused at once", "[weights][hostile]") {
+  TempDir dir("weights-hostile");
+  auto m = cnn(2);
+  const auto file = dir.path / "w.axw";
+  train::save_weights(*m, file);
+  train::load_weights(*m, file);
+  CHECK_THAT(usage_error([&] { train::load_weights(*m, dir.path); }), Catch::Contains("a folder"));
+  CHECK_THAT(usage_error([&] { train::load_weights(*m, "/dev/zero"); }), Catch::Contains("a character device"));
+  const auto fifo = dir.path / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THAT(usage_error([&] { train::load_weights(*m, fifo); }), Catch::Contains("a FIFO"));
+  test::write_raw(dir.path / "long.axw", test::read_all(file) + std::string(2 << 20, 'x'));
+  CHECK_THAT(usage_error([&] { train::load_weights(*m, dir.path / "long.axw"); }), Catch::Contains("more than the"));
+}

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from app_util import DEFAULT_DATA, check, check_peak, clean_env, one_line, run  # noqa: E402
+from app_util import DEFAULT_DATA, SANITIZED, check, check_peak, clean_env, one_line, run  # noqa: E402
 
 case, TRAIN = sys.argv[1], sys.argv[2]
 
@@ -27,10 +27,21 @@ def have_default_data():
         os.path.exists(os.path.join(DEFAULT_DATA, "train-images-idx3-ubyte"))
 
 
+# Steps per epoch of the short runs. Under ASan and UBSan a step takes about
+# 30 times longer and what is checked is the code each path runs, not how
+# long it runs: a tenth of the steps there.
+STEPS = 20 if SANITIZED else 200
+
+
 def short_run():
-    """200 steps per epoch of batch 64 on Fashion-MNIST (tools/install-deps installs it)."""
+    """STEPS steps per epoch of batch 64 on Fashion-MNIST (tools/install-deps installs it)."""
     check(have_default_data(), "the data set is installed (tools/install-deps)")
-    return ["--data", DEFAULT_DATA, "--train-limit", "12800", "--test-limit", "1000", "--seed", "7", "--threads", "2"]
+    return ["--data", DEFAULT_DATA, "--train-limit", str(64 * STEPS), "--test-limit", "1000", "--seed", "7",
+            "--threads", "2"]
+
+
+def ckpt_name(step):
+    return "ckpt-%010d.safetensors" % step
 
 
 def train(args, tmp, what):
@@ -81,8 +92,9 @@ def interrupted_then_resumed(tmp, sig, epochs=3):
 
     ckpt = os.path.join(tmp, "ckpt")
     w, csv = os.path.join(tmp, "w.axw"), os.path.join(tmp, "m.csv")
-    args = base + ["--save", w, "--metrics-csv", csv, "--checkpoint-dir", ckpt, "--checkpoint-every", "25"]
-    p = start_and_wait_for(args + ["-q"], tmp, ckpt, 225)  # epoch 2 is steps 201..400
+    every = STEPS // 8
+    args = base + ["--save", w, "--metrics-csv", csv, "--checkpoint-dir", ckpt, "--checkpoint-every", str(every)]
+    p = start_and_wait_for(args + ["-q"], tmp, ckpt, STEPS + every)  # epoch 2 is steps STEPS+1..2 STEPS
     p.send_signal(sig)
     _, err = p.communicate(timeout=120)
     if sig == signal.SIGKILL:
@@ -146,11 +158,13 @@ def damaged(tmp):
     ref_w = os.path.join(tmp, "ref.axw")
     train(base + ["--epochs", "2", "-q", "--save", ref_w], tmp, "the uninterrupted 2-epoch run")
     ckpt = os.path.join(tmp, "ckpt")
-    # One epoch with checkpoints at steps 100 and 200 (its end).
-    train(base + ["--epochs", "1", "-q", "--checkpoint-dir", ckpt, "--checkpoint-every", "100"], tmp,
+    # One epoch with checkpoints halfway and at its end.
+    half = STEPS // 2
+    train(base + ["--epochs", "1", "-q", "--checkpoint-dir", ckpt, "--checkpoint-every", str(half)], tmp,
           "a 1-epoch run with checkpoints")
-    check(checkpoint_steps(ckpt) == [100, 200], "checkpoints at steps 100 and 200", checkpoint_steps(ckpt))
-    newest = os.path.join(ckpt, "ckpt-0000000200.safetensors")
+    check(checkpoint_steps(ckpt) == [half, STEPS], "checkpoints at steps %d and %d" % (half, STEPS),
+          checkpoint_steps(ckpt))
+    newest = os.path.join(ckpt, ckpt_name(STEPS))
     good = open(newest, "rb").read()
 
     def lying(b):
@@ -167,7 +181,7 @@ def damaged(tmp):
     for what, damage in damages.items():
         d = os.path.join(tmp, "ckpt-" + what.replace(" ", "-"))
         shutil.copytree(ckpt, d)
-        bad = os.path.join(d, "ckpt-0000000200.safetensors")
+        bad = os.path.join(d, ckpt_name(STEPS))
         if damage is None:
             with open(bad, "r+b") as f:
                 f.truncate(2 << 30)  # sparse
@@ -175,12 +189,12 @@ def damaged(tmp):
             open(bad, "wb").write(damage(good))
         bad_bytes_size = os.path.getsize(bad)
         w = os.path.join(tmp, "w-%s.axw" % what.replace(" ", "-"))
-        r = run([TRAIN] + base + ["--epochs", "2", "--save", w, "--checkpoint-dir", d, "--checkpoint-every", "100",
-                                  "--resume"], cwd=tmp)
+        r = run([TRAIN] + base + ["--epochs", "2", "--save", w, "--checkpoint-dir", d, "--checkpoint-every",
+                                  str(half), "--resume"], cwd=tmp)
         check(r.code == 0, "%s newest checkpoint: the run goes on" % what, r)
         check(one_line(r.err) and bad in r.err and "used an older checkpoint" in r.err,
               "%s: one warning naming the damaged file" % what, r)
-        check("Resuming from " + os.path.join(d, "ckpt-0000000100.safetensors") in r.out,
+        check("Resuming from " + os.path.join(d, ckpt_name(half)) in r.out,
               "%s: it resumes from the checkpoint before" % what, r)
         check_peak(r, what)
         check(open(w, "rb").read() == open(ref_w, "rb").read(), "%s: and still ends bit-identical" % what)
@@ -191,7 +205,7 @@ def damaged(tmp):
         # With no older checkpoint: exit 2, one line, nothing written or moved.
         solo = os.path.join(tmp, "solo-" + what.replace(" ", "-"))
         os.mkdir(solo)
-        shutil.move(kept, os.path.join(solo, "ckpt-0000000200.safetensors"))
+        shutil.move(kept, os.path.join(solo, ckpt_name(STEPS)))
         before = {n: os.path.getsize(os.path.join(solo, n)) for n in os.listdir(solo)}
         w2 = os.path.join(tmp, "never.axw")
         r = run([TRAIN] + base + ["--epochs", "2", "--save", w2, "--checkpoint-dir", solo, "--resume"], cwd=tmp)
@@ -247,18 +261,20 @@ def multi_worker(tmp):
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     mpirun = ["mpirun", "-np", "2", "--oversubscribe", TRAIN, "--strategy", "multi-worker"]
     check(have_default_data(), "the data set is installed (tools/install-deps)")
-    # 100 steps per epoch; one thread per rank.
-    base = ["--data", DEFAULT_DATA, "--train-limit", "6400", "--test-limit", "500", "--seed", "7", "--threads", "1",
-            "--epochs", "2", "-q"]
+    # STEPS / 2 steps per epoch; one thread per rank.
+    steps = STEPS // 2
+    every = steps // 4
+    base = ["--data", DEFAULT_DATA, "--train-limit", str(64 * steps), "--test-limit", "500", "--seed", "7",
+            "--threads", "1", "--epochs", "2", "-q"]
     ref_w = os.path.join(tmp, "ref.axw")
     r = run(mpirun + base + ["--save", ref_w], env=env, cwd=tmp)
     check(r.code == 0, "the uninterrupted 2-worker run", r)
     ckpt, w = os.path.join(tmp, "ckpt"), os.path.join(tmp, "w.axw")
-    args = base + ["--save", w, "--checkpoint-dir", ckpt, "--checkpoint-every", "25"]
+    args = base + ["--save", w, "--checkpoint-dir", ckpt, "--checkpoint-every", str(every)]
     p = subprocess.Popen(mpirun + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
                          cwd=tmp)
     deadline = time.monotonic() + 240
-    while not (os.path.isdir(ckpt) and any(s > 125 for s in checkpoint_steps(ckpt))):
+    while not (os.path.isdir(ckpt) and any(s > steps + every for s in checkpoint_steps(ckpt))):
         if p.poll() is not None or time.monotonic() > deadline:
             check(False, "the workers reach epoch 2", p.returncode)
         time.sleep(0.005)

@@ -152,6 +152,10 @@ TEST_CASE("gradcheck: Conv2D", "[gradcheck]") {
     gradcheck_layer(*d, relu, {7, 7, 2}, 2, 2, false, &twin);
     Conv2D strided_same(3, 3, Activation::linear, 2, AXON_PADDING_SAME);
     gradcheck_layer(*d, strided_same, {7, 6, 2}, 2, 3);
+    Conv2D no_bias(4, 3, Activation::relu, 2, AXON_PADDING_SAME, "conv2d", false),
+        no_bias_twin(4, 3, Activation::linear, 2, AXON_PADDING_SAME, "conv2d", false);
+    gradcheck_layer(*d, no_bias, {6, 7, 2}, 2, 9, false, &no_bias_twin);
+    CHECK(no_bias.parameters().size() == 1);
   }
 }
 
@@ -172,6 +176,48 @@ TEST_CASE("gradcheck: MaxPooling2D", "[gradcheck]") {
     gradcheck_layer(*d, even, {4, 6, 3}, 2, 6, true);
     MaxPooling2D odd(2);  // the ragged last row and column get no gradient
     gradcheck_layer(*d, odd, {5, 5, 2}, 2, 7, true);
+    MaxPooling2D overlapping_same(3, "max_pooling2d", 2, AXON_PADDING_SAME);  // windows overlap and are clipped
+    gradcheck_layer(*d, overlapping_same, {5, 6, 2}, 2, 10, true);
+    CHECK(overlapping_same.output_shape() == Shape{3, 3, 2});
+  }
+}
+
+TEST_CASE("gradcheck: ReLU layer", "[gradcheck]") {
+  for (Device* d : devices_under_test()) {
+    INFO("device " << d->name());
+    ReLU relu;
+    gradcheck_layer(*d, relu, {3, 4, 2}, 2, 11, true);  // inputs 0.3 apart, none within h of the kink
+  }
+}
+
+TEST_CASE("gradcheck: Dropout drops while training, with the same mask forward and backward", "[gradcheck]") {
+  for (Device* d : devices_under_test()) {
+    INFO("device " << d->name());
+    DeviceScope scope(*d);
+    Rng rng(12), same(12);
+    Dropout drop(0.25f), twin(0.25f);
+    drop.build({500}, *d, rng);
+    twin.build({500}, *d, same);
+    std::vector<float> xv(1000);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = 1.0f + static_cast<float>(i % 7);
+    Tensor x = make_tensor(*d, {2, 500}, xv);
+    CHECK(drop.forward(x).to_vector<float>() == xv);  // inference: the identity
+    drop.set_training(true);
+    twin.set_training(true);
+    const std::vector<float> y = drop.forward(x).to_vector<float>();
+    CHECK(twin.forward(x).to_vector<float>() == y);  // the mask follows the seed
+    int dropped = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      INFO("value " << i);
+      if (y[i] == 0.0f) ++dropped;
+      else REQUIRE(y[i] == xv[i] * (1.0f / 0.75f));
+    }
+    CHECK(dropped > 200);  // 250 expected
+    CHECK(dropped < 300);
+    const std::vector<float> gv(1000, 3.0f);
+    const std::vector<float> dx = drop.backward(x, make_tensor(*d, {2, 500}, gv), true).to_vector<float>();
+    for (size_t i = 0; i < dx.size(); ++i) REQUIRE(dx[i] == (y[i] == 0.0f ? 0.0f : 3.0f * (1.0f / 0.75f)));
+    CHECK(drop.forward(x).to_vector<float>() != y);  // a new mask each step
   }
 }
 

@@ -21,4 +21,13 @@ inline constexpr int64_t kMaxImageSide = 64;
 // holds 47 MB).
 inline constexpr uint64_t kMaxIdxDataBytes = uint64_t{1} << 30;
 
+// A Keras model JSON (--model): its file, its layers, its parameters and
+// each layer's output per sample, in floats. The trainer's CNN has 8 layers,
+// 93,322 parameters and at most 21,632 outputs per sample in a layer; at the
+// limits a batch of 64 needs about 64 MB per activation buffer.
+inline constexpr uint64_t kMaxModelJsonBytes = uint64_t{1} << 20;
+inline constexpr int kMaxModelLayers = 256;
+inline constexpr int64_t kMaxModelParameters = int64_t{1} << 24;
+inline constexpr int64_t kMaxLayerOutputsPerSample = int64_t{1} << 18;
+
 }  // namespace axon::limits

@@ -19,34 +19,45 @@ int64_t conv_out(int64_t in, int k, int stride, axon_padding p) {
 }
 }  // namespace
 
-Conv2D::Conv2D(int filters, int kernel_size, Activation activation, int stride, axon_padding padding, std::string name)
+Conv2D::Conv2D(int filters, int kernel_size, Activation activation, int stride, axon_padding padding, std::string name,
+               bool use_bias)
     : Layer(std::move(name)), filters_(filters), kernel_size_(kernel_size), activation_(activation),
-      attrs_(ops::conv2d_attrs(stride, padding)) {
+      attrs_(ops::conv2d_attrs(stride, padding)), use_bias_(use_bias) {
   if (filters <= 0 || kernel_size <= 0 || stride <= 0)
     throw UsageError("Conv2D: filters, kernel size and stride must be positive");
+  if (activation == Activation::softmax) throw UsageError("Conv2D: activation softmax is not supported");
 }
 
 std::unique_ptr<Layer> Conv2D::clone() const {
-  return std::make_unique<Conv2D>(filters_, kernel_size_, activation_, attrs_.stride_h, attrs_.padding, name());
+  return std::make_unique<Conv2D>(filters_, kernel_size_, activation_, attrs_.stride_h, attrs_.padding, name(),
+                                  use_bias_);
+}
+
+std::vector<Parameter*> Conv2D::parameters() {
+  if (!use_bias_) return {&kernel_};
+  return {&kernel_, &bias_};
 }
 
 Shape Conv2D::do_build(const Shape& in, Device& device, Rng& rng) {
   if (in.size() != 3)
     throw UsageError("Conv2D " + name() + " needs a [height, width, channels] input, got " + shape_string(in));
+  if (attrs_.padding == AXON_PADDING_VALID && (in[0] < kernel_size_ || in[1] < kernel_size_))
+    throw UsageError("Conv2D " + name() + ": input " + shape_string(in) + " is smaller than the kernel");
   const int64_t oh = conv_out(in[0], kernel_size_, attrs_.stride_h, attrs_.padding);
   const int64_t ow = conv_out(in[1], kernel_size_, attrs_.stride_w, attrs_.padding);
   if (oh <= 0 || ow <= 0)
     throw UsageError("Conv2D " + name() + ": input " + shape_string(in) + " is smaller than the kernel");
   Shape kshape{kernel_size_, kernel_size_, in[2], filters_};
   kernel_ = {name() + "/kernel", make_tensor(device, kshape, glorot_uniform(kshape, rng)), Tensor(device, AXON_FLOAT32, kshape)};
-  bias_ = {name() + "/bias", zeros(device, {filters_}), Tensor(device, AXON_FLOAT32, {filters_})};
+  if (use_bias_) bias_ = {name() + "/bias", zeros(device, {filters_}), Tensor(device, AXON_FLOAT32, {filters_})};
   return {oh, ow, filters_};
 }
 
 const Tensor& Conv2D::forward(const Tensor& x) {
   const int64_t n = x.dim(0);
   const bool relu = activation_ == Activation::relu;
-  if (Device* d = fused_device("_FusedConv2D", "Conv2D", x)) {
+  Device* d = use_bias_ ? fused_device("_FusedConv2D", "Conv2D", x) : nullptr;
+  if (d != nullptr) {
     DeviceScope scope(*d);
     Tensor& y = buffer(relu ? kY : kZ, n, output_shape());
     ops::fused_conv2d(x, kernel_.value, bias_.value, y, attrs_, relu, name());
@@ -54,7 +65,7 @@ const Tensor& Conv2D::forward(const Tensor& x) {
   }
   Tensor& z = buffer(kZ, n, output_shape());
   ops::conv2d(x, kernel_.value, z, attrs_, name());
-  ops::bias_add(z, bias_.value, z, name());
+  if (use_bias_) ops::bias_add(z, bias_.value, z, name());
   if (activation_ == Activation::linear) return z;
   Tensor& y = buffer(kY, n, output_shape());
   ops::relu(z, y, name());
@@ -67,15 +78,16 @@ const Tensor& Conv2D::backward(const Tensor& x, const Tensor& dy, bool need_dx) 
   if (activation_ == Activation::relu) {
     Tensor& g = buffer(kDz, n, output_shape());
     const Tensor& y = buffer(kY, n, output_shape());
-    if (Device* d = fused_device("_FusedReluGradBiasAddGrad", "ReluGrad", dy)) {
+    Device* d = use_bias_ ? fused_device("_FusedReluGradBiasAddGrad", "ReluGrad", dy) : nullptr;
+    if (d != nullptr) {
       DeviceScope scope(*d);
       ops::relu_grad_bias_add_grad(dy, y, g, bias_.grad, name());
     } else {
       ops::relu_grad(dy, y, g, name());
-      ops::bias_add_grad(g, bias_.grad, name());
+      if (use_bias_) ops::bias_add_grad(g, bias_.grad, name());
     }
     dz = &g;
-  } else {
+  } else if (use_bias_) {
     ops::bias_add_grad(*dz, bias_.grad, name());
   }
   ops::conv2d_backprop_filter(x, *dz, kernel_.grad, attrs_, name());
@@ -86,7 +98,7 @@ const Tensor& Conv2D::backward(const Tensor& x, const Tensor& dy, bool need_dx) 
 }
 
 const Tensor* Conv2D::forward_pooled(const Tensor& x, const MaxPooling2D& pool) {
-  if (!pool.fused_ops()) return nullptr;
+  if (!pool.fused_ops() || !use_bias_) return nullptr;
   Device* d = fused_device("_FusedConv2DMaxPool", "Conv2D", x);
   if (d == nullptr || !d->has_kernel("_FusedConv2DMaxPoolGrad", x.dtype())) return nullptr;
   DeviceScope scope(*d);

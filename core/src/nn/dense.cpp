@@ -16,9 +16,11 @@ enum Slot { kZ, kY, kDz, kDx };
 Dense::Dense(int units, Activation activation, std::string name)
     : Layer(std::move(name)), units_(units), activation_(activation) {
   if (units <= 0) throw UsageError("Dense: units must be positive");
+  // softmax: logits out, the loss's softmax follows (only on the last layer).
+  if (activation_ == Activation::softmax) activation_ = Activation::linear, softmax_ = true;
 }
 
-std::unique_ptr<Layer> Dense::clone() const { return std::make_unique<Dense>(units_, activation_, name()); }
+std::unique_ptr<Layer> Dense::clone() const { return std::make_unique<Dense>(units_, activation(), name()); }
 
 Shape Dense::do_build(const Shape& in, Device& device, Rng& rng) {
   if (in.size() != 1)

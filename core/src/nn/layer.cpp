@@ -5,7 +5,14 @@
 
 namespace axon::nn {
 
-const char* activation_name(Activation a) { return a == Activation::relu ? "relu" : "linear"; }
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::relu: return "relu";
+    case Activation::softmax: return "softmax";
+    case Activation::linear: break;
+  }
+  return "linear";
+}
 
 Shape Layer::build(const Shape& input_shape, Device& device, Rng& rng) {
   input_shape_ = input_shape;

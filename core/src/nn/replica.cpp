@@ -80,8 +80,9 @@ Replica::Inputs& Replica::upload(const Samples& s) {
   return in;
 }
 
-const Tensor& Replica::forward(const Samples& s) {
+const Tensor& Replica::forward(const Samples& s, bool training) {
   DeviceScope scope(*device_);
+  for (auto& l : layers_) l->set_training(training);
   Inputs& in = upload(s);
   const Tensor* h = &in.images;
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -107,7 +108,7 @@ void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
     ops::fill(buffers_.gradients(), 0.0f, "replica");
     return;
   }
-  const Tensor& logits = forward(s);
+  const Tensor& logits = forward(s, true);
   const Tensor& labels = inputs_.at(s.count).labels;
   loss_->forward_backward(logits, labels, global_batch);
   train_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, buffers_.extra());

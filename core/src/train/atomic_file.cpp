@@ -115,6 +115,23 @@ void check_output_file(const fs::path& target, const std::string& what) {
   ::unlink(tmp.c_str());
 }
 
+void prepare_output_dir(const fs::path& dir, const std::string& what, const std::string& probe_name) {
+  if (dir.empty()) throw UsageError(what + ": the folder name is empty");
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st)) throw UsageError(what + " " + dir.string() + ": not a folder");
+  } else {
+    fs::path parent = dir.parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent, ec))
+      throw UsageError(what + " " + dir.string() + ": folder " + parent.string() + " does not exist");
+    if (!fs::create_directory(dir, ec) && ec)
+      throw UsageError(what + " " + dir.string() + ": cannot make it: " + ec.message());
+  }
+  check_output_file(dir / probe_name, what);
+}
+
 void write_file_atomically(const fs::path& target, std::string_view bytes) {
   const std::string what = "cannot write";
   const fs::path real = resolve(target, what);

@@ -6,6 +6,7 @@
 #include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
+#include <axon/train/weight_tensors.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -120,34 +121,15 @@ std::vector<nn::EpochLogs> history_from(const std::string& text, const fs::path&
   return out;
 }
 
-// Replica 0's flat buffer, cut into the parameters' tensors.
-void add_flat(io::SafetensorsWriter& w, const std::string& prefix, const Tensor& flat,
-              const std::vector<nn::Parameter*>& params, const std::vector<int64_t>& offsets) {
-  const std::vector<float> host = flat.to_vector<float>();
-  for (size_t i = 0; i < params.size(); ++i) {
-    const auto n = static_cast<size_t>(params[i]->value.numel());
-    w.add_f32(prefix + params[i]->name, params[i]->value.shape(),
-              std::span<const float>(host.data() + offsets[i], n));
-  }
-}
-
-// The flat buffer (padding zero) from the parameters' tensors in the file.
+// The flat buffer from the file's tensors; a mismatch is damage.
 std::vector<float> flat_from(const io::SafetensorsFile& f, const fs::path& file, const std::string& prefix,
                              const std::vector<nn::Parameter*>& params, const std::vector<int64_t>& offsets,
                              int64_t floats) {
-  std::vector<float> flat(static_cast<size_t>(floats), 0.0f);
-  for (size_t i = 0; i < params.size(); ++i) {
-    std::vector<float> v;
-    try {
-      v = f.f32(prefix + params[i]->name, params[i]->value.shape());
-    } catch (const UsageError& e) {
-      corrupt(file, std::string("does not fit this model: ") + e.what());
-    }
-    for (float x : v)
-      if (!std::isfinite(x)) corrupt(file, "holds a value that is not finite in " + prefix + params[i]->name);
-    std::copy(v.begin(), v.end(), flat.begin() + offsets[i]);
+  try {
+    return weight_tensors_from(f, prefix, params, offsets, floats);
+  } catch (const UsageError& e) {
+    corrupt(file, std::string("does not fit this model: ") + e.what());
   }
-  return flat;
 }
 
 }  // namespace
@@ -158,9 +140,9 @@ std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, 
   const std::vector<int64_t>& offsets = r0.buffers().offsets();
   nn::Adam& adam = r0.optimizer();
   io::SafetensorsWriter w;
-  add_flat(w, "", r0.buffers().values(), params, offsets);
-  add_flat(w, "optimizer/m/", adam.m(), params, offsets);
-  add_flat(w, "optimizer/v/", adam.v(), params, offsets);
+  add_weight_tensors(w, "", r0.buffers().values(), params, offsets);
+  add_weight_tensors(w, "optimizer/m/", adam.m(), params, offsets);
+  add_weight_tensors(w, "optimizer/v/", adam.v(), params, offsets);
   float sums[2] = {0, 0};
   r0.train_metrics().totals().copy_to_host(sums, sizeof sums);
   w.add_f32("metrics/train_sums", {2}, sums);
@@ -273,20 +255,7 @@ TrainingPosition restore_checkpoint(nn::Sequential& model, const RunIdentity& ru
 }
 
 void prepare_checkpoint_dir(const fs::path& dir) {
-  if (dir.empty()) throw UsageError("--checkpoint-dir: the folder name is empty");
-  std::error_code ec;
-  const fs::file_status st = fs::status(dir, ec);
-  if (fs::exists(st)) {
-    if (!fs::is_directory(st)) throw UsageError("--checkpoint-dir " + dir.string() + ": not a folder");
-  } else {
-    fs::path parent = dir.parent_path();
-    if (parent.empty()) parent = ".";
-    if (!fs::is_directory(parent, ec))
-      throw UsageError("--checkpoint-dir " + dir.string() + ": folder " + parent.string() + " does not exist");
-    if (!fs::create_directory(dir, ec) && ec)
-      throw UsageError("--checkpoint-dir " + dir.string() + ": cannot make it: " + ec.message());
-  }
-  check_output_file(dir / (std::string(kPrefix) + "0" + kSuffix), "--checkpoint-dir");
+  prepare_output_dir(dir, "--checkpoint-dir", std::string(kPrefix) + "0" + kSuffix);
 }
 
 std::vector<fs::path> CheckpointDir::list() const {

@@ -1,6 +1,8 @@
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
 #include <axon/train/atomic_file.hpp>
+#include <axon/io/safetensors.hpp>
+#include <axon/train/weight_tensors.hpp>
 #include <axon/train/weights.hpp>
 
 #include <zlib.h>
@@ -15,6 +17,9 @@ static_assert(std::endian::native == std::endian::little, "the weights format is
 static_assert(sizeof(float) == 4);
 
 constexpr uint32_t kVersion = 1;
+// The safetensors header: the tensors' entries and the metadata, whose model
+// JSON is at most limits::kMaxModelJsonBytes.
+constexpr uint64_t kMaxSafetensorsWeightsHeader = uint64_t{4} << 20;
 
 template <class T>
 void put(std::string& out, T v) {
@@ -82,19 +87,38 @@ std::string serialize_weights(nn::Sequential& model) {
   return out;
 }
 
-void save_weights(nn::Sequential& model, const std::filesystem::path& file) {
-  write_file_atomically(file, serialize_weights(model));
+bool is_safetensors_file(const std::filesystem::path& file) { return file.extension() == ".safetensors"; }
+
+std::string serialize_safetensors_weights(nn::Sequential& model, const WeightsMetadata& metadata) {
+  nn::Replica& r0 = model.replica(0);
+  io::SafetensorsWriter w;
+  add_weight_tensors(w, "", r0.buffers().values(), r0.parameters(), r0.buffers().offsets());
+  for (const auto& [key, value] : metadata) w.set_metadata(key, value);
+  w.set_metadata("format", "axon-weights");
+  return w.bytes(true);
 }
 
-void load_weights(nn::Sequential& model, const std::filesystem::path& file) {
-  // A folder, a device or a FIFO is never read, nor a file far larger than
-  // this model's (twice its size and a MiB: room for a wrong model's file to
-  // be read and named as such).
+void save_weights(nn::Sequential& model, const std::filesystem::path& file, const WeightsMetadata& metadata) {
+  write_file_atomically(file, is_safetensors_file(file) ? serialize_safetensors_weights(model, metadata)
+                                                        : serialize_weights(model));
+}
+
+uint64_t max_weights_file_bytes(nn::Sequential& model, const std::filesystem::path& file) {
+  // Twice this model's file and a MiB: room for a wrong model's file to be
+  // read and named as such. A safetensors header may hold the model JSON.
+  if (is_safetensors_file(file))
+    return 2 * (8 + kMaxSafetensorsWeightsHeader + 4 * static_cast<uint64_t>(model.parameter_count())) + (1 << 20);
   uint64_t size = sizeof kWeightsMagic + 4 + 4 + 4;
   for (nn::Parameter* p : model.parameters())
     size += 4 + p->name.size() + 4 + 4 + 8 * static_cast<uint64_t>(p->value.rank()) +
             4 * static_cast<uint64_t>(p->value.numel());
-  const std::string bytes = io::read_regular_file(file, 2 * size + (1 << 20), "weights file");
+  return 2 * size + (1 << 20);
+}
+
+namespace {
+
+// The flat values buffer from an axon weights file.
+std::vector<float> flat_from_axw(nn::Sequential& model, const std::string& bytes, const std::filesystem::path& file) {
   Reader r(bytes, file);
   if (bytes.size() < sizeof kWeightsMagic + 12 || std::memcmp(bytes.data(), kWeightsMagic, sizeof kWeightsMagic) != 0)
     r.bad("not an axon weights file (bad magic)");
@@ -104,13 +128,15 @@ void load_weights(nn::Sequential& model, const std::filesystem::path& file) {
   r.take(sizeof kWeightsMagic, "magic");
   if (uint32_t version = r.get<uint32_t>("version"); version != kVersion)
     r.bad("format version " + std::to_string(version) + ", this build reads version " + std::to_string(kVersion));
-  const auto params = model.parameters();
+  nn::Replica& r0 = model.replica(0);
+  const auto params = r0.parameters();
+  const std::vector<int64_t>& offsets = r0.buffers().offsets();
   const auto count = r.get<uint32_t>("tensor count");
   if (count != params.size())
     r.bad("holds " + std::to_string(count) + " tensors, the model has " + std::to_string(params.size()));
-  // Parse everything first so a bad file leaves the model untouched.
-  std::vector<std::vector<float>> values;
-  for (nn::Parameter* p : params) {
+  std::vector<float> flat(static_cast<size_t>(r0.buffers().values().numel()), 0.0f);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const nn::Parameter* p = params[i];
     const auto len = r.get<uint32_t>("name length");
     const std::string name(r.take(len, "name"), len);
     if (name != p->name) r.bad("tensor '" + name + "' where the model has '" + p->name + "'");
@@ -118,16 +144,52 @@ void load_weights(nn::Sequential& model, const std::filesystem::path& file) {
     const auto rank = r.get<uint32_t>("rank");
     if (rank > AXON_MAX_RANK) r.bad("tensor " + name + " has rank " + std::to_string(rank));
     Shape shape;
-    for (uint32_t i = 0; i < rank; ++i) shape.push_back(r.get<int64_t>("dims"));
+    for (uint32_t d = 0; d < rank; ++d) shape.push_back(r.get<int64_t>("dims"));
     if (shape != p->value.shape())
       r.bad("tensor " + name + " has shape " + shape_string(shape) + ", the model needs " + shape_string(p->value.shape()));
-    std::vector<float> v(static_cast<size_t>(p->value.numel()));
-    std::memcpy(v.data(), r.take(v.size() * sizeof(float), "values"), v.size() * sizeof(float));
-    values.push_back(std::move(v));
+    const size_t n = static_cast<size_t>(p->value.numel());
+    std::memcpy(flat.data() + offsets[i], r.take(n * sizeof(float), "values"), n * sizeof(float));
   }
   if (r.pos() + 4 != bytes.size()) r.bad("has " + std::to_string(bytes.size() - r.pos() - 4) + " unexpected bytes");
-  for (size_t i = 0; i < params.size(); ++i)
-    params[i]->value.copy_from_host(values[i].data(), values[i].size() * sizeof(float));
+  return flat;
+}
+
+// The flat values buffer from a safetensors weights file (axon's, or one a
+// user wrote from Keras or NumPy: the checksum is checked when there is one).
+std::vector<float> flat_from_safetensors(nn::Sequential& model, std::string bytes, const std::filesystem::path& file) {
+  try {
+    io::SafetensorsLimits limits;
+    limits.max_header_bytes = kMaxSafetensorsWeightsHeader;
+    const io::SafetensorsFile f = io::parse_safetensors(std::move(bytes), limits);
+    if (f.has_checksum() && !f.checksum_ok()) throw UsageError("fails its checksum (axon_crc32): the file is damaged");
+    nn::Replica& r0 = model.replica(0);
+    const auto params = r0.parameters();
+    std::vector<float> flat =
+        weight_tensors_from(f, "", params, r0.buffers().offsets(), r0.buffers().values().numel());
+    for (const io::SafetensorsEntry& e : f.tensors()) {
+      bool known = false;
+      for (const nn::Parameter* p : params) known = known || p->name == e.name;
+      if (!known) throw UsageError("has tensor " + e.name + ", which the model does not have");
+    }
+    return flat;
+  } catch (const UsageError& e) {
+    throw UsageError(file.string() + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void set_weights(nn::Sequential& model, const std::string& bytes, const std::filesystem::path& file) {
+  // Everything is read and checked before any replica changes.
+  const std::vector<float> flat =
+      is_safetensors_file(file) ? flat_from_safetensors(model, bytes, file) : flat_from_axw(model, bytes, file);
+  for (int i = 0; i < model.num_replicas(); ++i)
+    model.replica(i).buffers().values().copy_from_host(flat.data(), flat.size() * sizeof(float));
+}
+
+void load_weights(nn::Sequential& model, const std::filesystem::path& file) {
+  // A folder, a device or a FIFO is never read, nor a file far larger than this model's.
+  set_weights(model, io::read_regular_file(file, max_weights_file_bytes(model, file), "weights file"), file);
 }
 
 }  // namespace axon::train

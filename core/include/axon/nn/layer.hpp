@@ -23,7 +23,9 @@ struct Parameter {
   Tensor grad;
 };
 
-enum class Activation { linear, relu };
+// softmax only ends a model (Dense): the layer outputs logits and the loss
+// applies the softmax (docs/training.md, "Models from Keras").
+enum class Activation { linear, relu, softmax };
 const char* activation_name(Activation a);
 
 class Layer {
@@ -65,6 +67,10 @@ class Layer {
   void set_fused_ops(bool allowed) { fused_ops_ = allowed; }
   bool fused_ops() const { return fused_ops_; }
 
+  // Whether the next forward is a training step (Dropout drops only then).
+  void set_training(bool training) { training_ = training; }
+  bool training() const { return training_; }
+
   // Multiply-adds x 2 per sample, for FLOP accounting in benchmarks.
   virtual int64_t forward_flops() const { return 0; }
   virtual int64_t backward_flops(bool need_dx) const { (void)need_dx; return 0; }
@@ -88,6 +94,7 @@ class Layer {
   Shape input_shape_, output_shape_;
   std::map<std::pair<int, int64_t>, Tensor> buffers_;
   bool fused_ops_ = true;
+  bool training_ = false;
 };
 
 }  // namespace axon::nn

@@ -49,7 +49,8 @@ class Replica {
   Adam& optimizer();
 
   // Forward pass only; returns the logits for these samples (count > 0).
-  const Tensor& forward(const Samples& s);
+  // training: a training step (Dropout drops); else inference.
+  const Tensor& forward(const Samples& s, bool training = false);
   // Forward, the loss divided by global_batch, the batch's loss sum and
   // correct count into the gradient buffer's two extra floats (so the
   // strategy's all-reduce sums them with the gradients), and backward into

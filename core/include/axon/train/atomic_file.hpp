@@ -23,6 +23,11 @@ namespace axon::train {
 // the temporary). For checks before a long run, so it is not lost at the end.
 void check_output_file(const std::filesystem::path& target, const std::string& what);
 
+// Makes the folder `dir` when it is missing (its parent must exist) and checks
+// that it takes a new file named `probe_name`; UsageError naming `what`
+// (e.g. "--checkpoint-dir") otherwise.
+void prepare_output_dir(const std::filesystem::path& dir, const std::string& what, const std::string& probe_name);
+
 // Throws UsageError when the target cannot be a file (as above) or its folder
 // does not exist or is not writable, RuntimeError when writing fails midway
 // (the target is left untouched and the temporary removed).

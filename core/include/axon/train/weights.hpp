@@ -1,4 +1,13 @@
-// The weights file written by `axon-train --save` (docs/training.md):
+// The weights files written by `axon-train --save` (docs/training.md), in one
+// of two formats chosen by the file's extension:
+//
+// FILE.safetensors: safetensors (axon/io/safetensors.hpp) with one tensor per
+// weight under its Keras name ("conv2d/kernel") in Keras' layouts
+// (axon/train/weight_tensors.hpp), and metadata: the model's Keras JSON
+// ("model") and the training settings. NumPy, PyTorch and Keras users read
+// it with the `safetensors` package.
+//
+// Any other name: axon's own format,
 //
 //   "AXONWTS1"                       8 bytes, magic
 //   uint32 version = 1, uint32 count (little-endian, as every number here)
@@ -14,19 +23,37 @@
 
 #include <axon/nn/sequential.hpp>
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 namespace axon::train {
 
 inline constexpr char kWeightsMagic[8] = {'A', 'X', 'O', 'N', 'W', 'T', 'S', '1'};
 
+// Key -> value, kept in a safetensors file's metadata (the other format has none).
+using WeightsMetadata = std::map<std::string, std::string>;
+
+// Whether `file` is written and read as safetensors (its extension).
+bool is_safetensors_file(const std::filesystem::path& file);
+
 // The file's bytes for the model's current parameters (reads them from the device).
 std::string serialize_weights(nn::Sequential& model);
-// Writes them atomically (temp file + rename).
-void save_weights(nn::Sequential& model, const std::filesystem::path& file);
-// Loads weights saved from a model of the same architecture; a UsageError
-// names the file and the first mismatch (magic, checksum, name, shape).
+std::string serialize_safetensors_weights(nn::Sequential& model, const WeightsMetadata& metadata);
+// Writes them atomically (temp file + rename), in the format of the extension.
+void save_weights(nn::Sequential& model, const std::filesystem::path& file, const WeightsMetadata& metadata = {});
+
+// The largest weights file of `model` worth reading in the format of `file`
+// (a bigger one is refused unread).
+uint64_t max_weights_file_bytes(nn::Sequential& model, const std::filesystem::path& file);
+// Sets every replica's weights from a weights file's bytes (read from `file`,
+// named in messages, whose extension says the format). A UsageError names
+// the file and the first mismatch (magic, checksum, a tensor's name, dtype or
+// shape, a tensor the model lacks, a value that is not finite); the model is
+// untouched then.
+void set_weights(nn::Sequential& model, const std::string& bytes, const std::filesystem::path& file);
+// Reads the file (a regular file of at most max_weights_file_bytes) and sets them.
 void load_weights(nn::Sequential& model, const std::filesystem::path& file);
 
 }  // namespace axon::train

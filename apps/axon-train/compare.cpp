@@ -9,6 +9,18 @@
 #include <memory>
 
 namespace axon::train_app {
+namespace {
+
+// "/device:GPU:0" -> "GPU_0": a folder name TensorBoard shows as the run.
+std::string tensorboard_run_name(const Device& d) {
+  std::string name = d.name();
+  if (name.rfind("/device:", 0) == 0) name = name.substr(8);
+  for (char& c : name)
+    if (c == ':' || c == '/') c = '_';
+  return name;
+}
+
+}  // namespace
 
 int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset& ds) {
   std::vector<Device*> devices;
@@ -35,7 +47,10 @@ int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset
     if (!opts.quiet) std::printf("\n== %s (%s) ==\n", d->name().c_str(), d->props().name);
     std::fflush(stdout);
     std::unique_ptr<Strategy> one = make_one_device_strategy(*d);
-    runs.push_back(train_on(*one, opts, ds, false));
+    // TensorBoard: one run per device, DIR/CPU_0, DIR/GPU_0.
+    std::filesystem::path tensorboard;
+    if (opts.tensorboard) tensorboard = std::filesystem::path(*opts.tensorboard) / tensorboard_run_name(*d);
+    runs.push_back(train_on(*one, opts, ds, false, tensorboard));
   }
   print_compare_table(stdout, runs);
   if (opts.verbose) print_peak_rss(stdout);

@@ -1,5 +1,5 @@
-// axon-train: trains the trainer's CNN (nn::make_cnn) on an MNIST-format data
-// set and prints Keras-style progress. See docs/training.md and, for the
+// axon-train: trains the trainer's CNN (nn::make_cnn), or a Keras model given
+// as JSON (--model), on an MNIST-format data set and prints Keras-style progress. See docs/training.md and, for the
 // strategies, docs/distributed.md.
 #include "compare.hpp"
 #include "device_choice.hpp"
@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
                     "environment), so this process is the only worker; start several with "
                     "mpirun -np N axon-train --strategy multi-worker\n");
       std::unique_ptr<Strategy> strategy = make_strategy(rt, opts, workers.get());
-      train_app::train_on(*strategy, opts, ds, chief);
+      train_app::train_on(*strategy, opts, ds, chief,
+                          chief && opts.tensorboard ? std::filesystem::path(*opts.tensorboard) : std::filesystem::path());
     } catch (const train_app::Stopped& stopped) {
       // Not an error: one line saying where to resume from, exit 128 + signal.
       if (chief) std::fprintf(stderr, "%s: %s\n", g_program, stopped.message.c_str());

@@ -3,7 +3,9 @@
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/error.hpp>
+#include <axon/io/read_file.hpp>
 #include <axon/limits.hpp>
+#include <axon/nn/keras_json.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
 
@@ -24,6 +26,8 @@ const char* const kExamples = R"(
 Examples:
   axon-train                                   5 epochs of Fashion-MNIST on the best device
   axon-train --epochs 1 --batch-size 128 --metrics-csv run.csv --save model.axw
+  axon-train --model cnn.json --save cnn.safetensors          a Keras model; weights Keras and NumPy read
+  axon-train --initial-weights cnn.safetensors --epochs 0     evaluate saved weights on the test set
   axon-train --checkpoint-dir ckpt --checkpoint-every 200      checkpoints; after a kill, rerun with --resume
   axon-train --device cpu:0 --threads 2 --seed 7
   axon-train --data ~/mnist --train-limit 6000 --test-limit 1000 --quiet --metrics-csv m.csv
@@ -79,6 +83,7 @@ void check_outputs(const Options& o) {
   if (o.metrics_csv) train::check_output_file(*o.metrics_csv, "--metrics-csv");
   if (o.save && o.metrics_csv && train::same_file(*o.save, *o.metrics_csv))
     throw UsageError("--save and --metrics-csv name the same file (" + *o.save + "): one would overwrite the other");
+  if (o.tensorboard) train::prepare_output_dir(*o.tensorboard, "--tensorboard", "events.out.tfevents.0");
   if (!o.checkpoint_dir) return;
   for (const auto& [flag, file] : {std::pair{"--save", o.save}, std::pair{"--metrics-csv", o.metrics_csv}})
     if (file && train::same_file(*file, *o.checkpoint_dir))
@@ -92,7 +97,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("help,h", "show this help and exit")
     ("data", po::value<std::string>()->value_name("DIR")->default_value(data::kDefaultDataDir),
      "folder with train-/t10k-{images-idx3,labels-idx1}-ubyte[.gz]")
-    ("epochs", po::value<int>()->value_name("N")->default_value(5), "passes over the training set")
+    ("epochs", po::value<int>()->value_name("N")->default_value(5),
+     "passes over the training set (0 with --initial-weights: only evaluate on the test set)")
+    ("model", po::value<std::string>()->value_name("FILE"),
+     "train the Keras Sequential model of FILE (model.to_json()) instead of the built-in CNN")
+    ("initial-weights", po::value<std::string>()->value_name("FILE"),
+     "start from the weights of FILE (.safetensors, or axon's .axw) instead of random ones")
     ("batch-size", po::value<int64_t>()->value_name("N")->default_value(64), "samples per step (the global batch)")
     ("learning-rate", po::value<float>()->value_name("LR")->default_value(1e-3f, "0.001"), "Adam's learning rate")
     ("seed", po::value<int64_t>()->value_name("N")->default_value(42),
@@ -110,6 +120,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
      "print a table of time per epoch, samples/s, final accuracy and speedup")
     ("metrics-csv", po::value<std::string>()->value_name("FILE"), "write one row per epoch (atomically) to FILE")
     ("save", po::value<std::string>()->value_name("FILE"), "save the trained weights (atomically) to FILE")
+    ("tensorboard", po::value<std::string>()->value_name("DIR"),
+     "write TensorBoard event files into DIR (made if only it is missing): scalars per epoch, and every "
+     "--tensorboard-every steps; with --compare one run per device, DIR/<device>")
+    ("tensorboard-every", po::value<int64_t>()->value_name("N")->default_value(0),
+     "also write the running loss, accuracy and samples/s every N steps (0: per epoch only)")
     ("checkpoint-dir", po::value<std::string>()->value_name("DIR"),
      "write a checkpoint (weights, optimizer state, epoch, step, data order) into DIR at the end of every epoch, "
      "every --checkpoint-every steps and on SIGINT/SIGTERM, keeping the last --keep-checkpoints")
@@ -141,7 +156,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
   Options o;
   o.data_dir = vm["data"].as<std::string>();
   o.epochs = vm["epochs"].as<int>();
-  if (o.epochs < 1) throw UsageError("--epochs must be at least 1, got " + std::to_string(o.epochs));
+  if (vm.count("initial-weights")) o.initial_weights = vm["initial-weights"].as<std::string>();
+  if (o.epochs < 0 || (o.epochs == 0 && !o.initial_weights))
+    throw UsageError("--epochs must be at least 1 (or 0 with --initial-weights, to evaluate), got " +
+                     std::to_string(o.epochs));
+  if (vm.count("model")) {
+    o.model_file = vm["model"].as<std::string>();
+    o.model_json = io::read_regular_file(*o.model_file, limits::kMaxModelJsonBytes, "--model file");
+    nn::model_from_keras_json(o.model_json, *o.model_file);  // every error before any work
+  }
   o.batch_size = vm["batch-size"].as<int64_t>();
   if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1, got " + std::to_string(o.batch_size));
   if (o.batch_size > limits::kMaxBatchSize)
@@ -181,6 +204,17 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (o.keep_checkpoints < 1 || o.keep_checkpoints > train::kMaxKeptCheckpoints)
     throw UsageError("--keep-checkpoints must be from 1 to " + std::to_string(train::kMaxKeptCheckpoints) + ", got " +
                      std::to_string(o.keep_checkpoints));
+  if (vm.count("tensorboard")) o.tensorboard = vm["tensorboard"].as<std::string>();
+  o.tensorboard_every = vm["tensorboard-every"].as<int64_t>();
+  if (o.tensorboard_every < 0)
+    throw UsageError("--tensorboard-every must be 0 (per epoch only) or more steps, got " +
+                     std::to_string(o.tensorboard_every));
+  if (!o.tensorboard && !vm["tensorboard-every"].defaulted()) throw UsageError("--tensorboard-every needs --tensorboard DIR");
+  if (o.initial_weights && o.resume)
+    throw UsageError("--initial-weights and --resume do not go together: a checkpoint holds the weights");
+  if (o.epochs == 0 && (o.checkpoint_dir || o.metrics_csv || o.tensorboard || !o.compare.empty()))
+    throw UsageError("--epochs 0 only evaluates: it writes no checkpoints, --metrics-csv or --tensorboard and does not "
+                     "--compare");
   if (!o.checkpoint_dir)
     for (const char* flag : {"resume", "checkpoint-every", "keep-checkpoints"})
       if (!vm[flag].defaulted()) throw UsageError(std::string("--") + flag + " needs --checkpoint-dir DIR");

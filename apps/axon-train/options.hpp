@@ -21,6 +21,11 @@ struct Options {
   double collective_timeout_s = 300;      // --collective-timeout, AXON_COLLECTIVE_TIMEOUT; 0: no limit
   std::vector<std::string> compare;  // device names, in order
   std::optional<std::string> metrics_csv, save;
+  std::optional<std::string> model_file;       // --model: a Keras model JSON
+  std::string model_json;                      // its text
+  std::optional<std::string> initial_weights;  // --initial-weights
+  std::optional<std::string> tensorboard;      // --tensorboard: the log folder
+  int64_t tensorboard_every = 0;               // steps; 0: per epoch only
   std::optional<std::string> checkpoint_dir;  // --checkpoint-dir
   int64_t checkpoint_every = 0;               // steps; 0: at the end of each epoch only
   int keep_checkpoints = 3;

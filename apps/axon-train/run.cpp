@@ -6,12 +6,15 @@
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
 #include <axon/log.hpp>
+#include <axon/nn/keras_json.hpp>
+#include <axon/nn/layers.hpp>
 #include <axon/nn/sequential.hpp>
 #include <axon/profile.hpp>
 #include <axon/strategy.hpp>
 #include <axon/train/checkpoint.hpp>
 #include <axon/train/metrics_csv.hpp>
 #include <axon/train/progress.hpp>
+#include <axon/train/tensorboard.hpp>
 #include <axon/train/weights.hpp>
 
 #include <unistd.h>
@@ -86,19 +89,87 @@ train::TrainingPosition resume(nn::Sequential& model, const train::RunIdentity& 
   return at;
 }
 
+// The model of --model, else the built-in CNN, for the data's images.
+std::unique_ptr<nn::Sequential> make_model(const Options& opts, const data::ImageDataset& ds) {
+  const Shape images{ds.train.rows, ds.train.cols, 1};
+  if (!opts.model_file) return nn::make_cnn(10);
+  nn::KerasModel k = nn::model_from_keras_json(opts.model_json, *opts.model_file);
+  if (k.input_shape != images)
+    throw UsageError(*opts.model_file + ": the model's input is " + shape_string(k.input_shape) + ", the data's images " +
+                     shape_string(images));
+  const auto* out = dynamic_cast<const nn::Dense*>(k.model->layers().back());
+  if (out == nullptr || out->units() < 10)
+    throw UsageError(*opts.model_file + ": the model must end in a Dense of at least 10 units (the labels are 0 to 9)");
+  return std::move(k.model);
+}
+
+// --initial-weights: the chief reads the file, every worker sets the same bytes.
+void set_initial_weights(nn::Sequential& model, Strategy& strategy, const std::string& file) {
+  std::string bytes;
+  if (strategy.is_chief()) bytes = io::read_regular_file(file, train::max_weights_file_bytes(model, file), "--initial-weights");
+  strategy.broadcast_bytes(bytes, "the initial weights");
+  train::set_weights(model, bytes, file);
+}
+
+// What a safetensors weights file keeps besides the weights.
+train::WeightsMetadata weights_metadata(nn::Sequential& model, const Options& opts, const data::ImageDataset& ds,
+                                        const nn::History& history) {
+  train::WeightsMetadata m;
+  m["model"] = nn::keras_json(model, model.input_shape());
+  m["optimizer"] = "Adam";
+  // A model ending in softmax outputs probabilities to Keras (from_logits=False);
+  // either way the loss is computed from the logits.
+  const auto* out = dynamic_cast<const nn::Dense*>(model.layers().back());
+  m["loss"] = out != nullptr && out->activation() == nn::Activation::softmax
+                  ? "SparseCategoricalCrossentropy()"
+                  : "SparseCategoricalCrossentropy(from_logits=True)";
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%.9g", static_cast<double>(opts.learning_rate));
+  m["learning_rate"] = lr;
+  m["batch_size"] = std::to_string(opts.batch_size);
+  m["epochs"] = std::to_string(opts.epochs);
+  m["seed"] = std::to_string(opts.seed);
+  m["train_samples"] = std::to_string(ds.train.count);
+  if (opts.initial_weights) m["initial_weights"] = *opts.initial_weights;
+  if (!history.epochs.empty() && history.epochs.back().has_validation) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4f", history.epochs.back().val_accuracy);
+    m["val_accuracy"] = text;
+  }
+  return m;
+}
+
 }  // namespace
 
-RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files) {
+RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files,
+                   const std::filesystem::path& tensorboard_dir) {
   strategy.check_global_batch(opts.batch_size);
-  std::unique_ptr<nn::Sequential> model = nn::make_cnn(10);
+  std::unique_ptr<nn::Sequential> model = make_model(opts, ds);
   model->build({ds.train.rows, ds.train.cols, 1}, strategy, opts.seed);
   nn::AdamOptions adam;
   adam.learning_rate = opts.learning_rate;
   model->compile(adam);
+  if (opts.initial_weights) set_initial_weights(*model, strategy, *opts.initial_weights);
   if (!opts.quiet) {
     std::printf("%s\n", strategy.describe(opts.batch_size).c_str());
     if (opts.verbose) std::fputs(model->summary().c_str(), stdout);
     std::fflush(stdout);
+  }
+
+  RunResult r;
+  r.device = replicas_label(strategy);
+  if (opts.epochs == 0) {
+    // Evaluation only, as Keras' model.evaluate on the test set.
+    const nn::MetricValues v = model->evaluate(ds.test, opts.batch_size);
+    if (!opts.quiet)
+      std::printf("Evaluated %s on %lld test images: loss: %.4f - accuracy: %.4f\n",
+                  opts.initial_weights->c_str(), static_cast<long long>(ds.test.count), v.loss, v.accuracy);
+    if (write_files && opts.save) {
+      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
+      if (!opts.quiet) std::printf("Saved weights to %s\n", opts.save->c_str());
+    }
+    std::fflush(stdout);
+    return r;
   }
 
   const int64_t steps = (ds.train.count + opts.batch_size - 1) / opts.batch_size;
@@ -131,7 +202,12 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   ReplicaTimesReport times(stdout);
   std::unique_ptr<train::MetricsCsvLogger> csv;
   std::unique_ptr<train::CheckpointCallback> checkpoints;
+  std::unique_ptr<train::TensorBoardCallback> tensorboard;
   if (!opts.quiet) fit.callbacks.push_back(&progress);
+  if (!tensorboard_dir.empty()) {
+    tensorboard = std::make_unique<train::TensorBoardCallback>(tensorboard_dir, opts.tensorboard_every, opts.batch_size);
+    fit.callbacks.push_back(tensorboard.get());
+  }
   if (opts.verbose) fit.callbacks.push_back(&times);
   if (write_files && opts.metrics_csv) {
     csv = std::make_unique<train::MetricsCsvLogger>(*opts.metrics_csv);
@@ -148,8 +224,6 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     reset_op_times();
     set_op_profiling(true);
   }
-  RunResult r;
-  r.device = replicas_label(strategy);
   r.history = model->fit(ds.train, fit);
   if (opts.profile) set_op_profiling(false);
 
@@ -172,7 +246,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   }
 
   if (write_files && opts.save) {
-    train::save_weights(*model, *opts.save);
+    train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
     if (!opts.quiet) std::printf("Saved weights to %s\n", opts.save->c_str());
   }
   if (!opts.quiet) {

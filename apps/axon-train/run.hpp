@@ -7,6 +7,7 @@
 #include <axon/data/mnist.hpp>
 #include <axon/strategy.hpp>
 
+#include <filesystem>
 #include <string>
 
 namespace axon::train_app {
@@ -21,7 +22,9 @@ struct Stopped {
 
 // Builds the model from opts.seed under `strategy` (or resumes it from
 // --checkpoint-dir), trains it with the progress output (unless quiet),
-// writes --metrics-csv, checkpoints and --save when `write_files`.
-RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files);
+// writes --metrics-csv, checkpoints and --save when `write_files`, and
+// TensorBoard events into `tensorboard_dir` when it is not empty.
+RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files,
+                   const std::filesystem::path& tensorboard_dir = {});
 
 }  // namespace axon::train_app

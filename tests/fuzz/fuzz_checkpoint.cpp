@@ -1,7 +1,7 @@
 // The safetensors reader, the checkpoint restore behind --resume and the
-// weights reader on arbitrary bytes: each either accepts the file or throws
-// UsageError, never reads past it, and leaves the model untouched unless it
-// accepted.
+// weights readers (axon's format, and safetensors as --initial-weights reads
+// it) on arbitrary bytes: each either accepts the file or throws UsageError,
+// never reads past it, and leaves the model untouched unless it accepted.
 #include "fuzz_input_file.hpp"
 #include "tiny_model.hpp"
 
@@ -35,5 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     axon::train::load_weights(model, file.path());
   } catch (const axon::UsageError&) {
   }
+  const std::vector<float> kept = model.replica(0).buffers().values().to_vector<float>();
+  accepted = false;
+  try {
+    axon::train::set_weights(model, bytes, "fuzz-input.safetensors");
+    accepted = true;
+  } catch (const axon::UsageError&) {
+  }
+  if (!accepted && model.replica(0).buffers().values().to_vector<float>() != kept) std::abort();
   return 0;
 }

@@ -85,6 +85,9 @@ int main(int argc, char** argv) {
   logs.has_validation = true;
   write(out / "checkpoint" / "epoch-end", axon::train::serialize_checkpoint(m, run, {1, 0, 2, {logs}}));
   write(out / "checkpoint" / "weights", axon::train::serialize_weights(m));
+  const std::string st_weights = axon::train::serialize_safetensors_weights(m, {{"model", "{}"}});
+  write(out / "checkpoint" / "weights-safetensors", st_weights);
+  axon::train::set_weights(m, st_weights, "weights.safetensors");  // a seed the reader accepts
 
   // The checkpoints must be ones the reader accepts, or the fuzzer would
   // start outside the format.

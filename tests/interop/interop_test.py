@@ -222,6 +222,21 @@ def guide_json_identical(tmp):
               "--model %s: the same file, byte for byte, as the built-in model's" % os.path.basename(model))
 
 
+def resume_other_model(tmp):
+    """A checkpoint names its model: resuming it with another --model is
+    refused and the checkpoint kept (not taken for damage); with the same
+    model as Keras JSON it resumes."""
+    data = tiny_data(os.path.join(tmp, "data"))
+    base = ["--data", data, "-q", "--checkpoint-dir", "ckpt"]
+    ok(base + ["--epochs", "1"], tmp, "one epoch of the built-in CNN with checkpoints")
+    before = sorted(os.listdir(os.path.join(tmp, "ckpt")))
+    refused(base + ["--epochs", "2", "--resume", "--model", os.path.join(MODELS, "keras_wide_cnn.json")], tmp,
+            "resumed with another model", "another model")
+    check(sorted(os.listdir(os.path.join(tmp, "ckpt"))) == before, "the checkpoint is kept as it was", before)
+    ok(base + ["--epochs", "2", "--resume", "--model", os.path.join(MODELS, "keras_guide_cnn.json")], tmp,
+       "resumed with the same model as Keras JSON")
+
+
 def keras_models_train(tmp):
     """Both Keras models train one epoch (of 6,000 images) to a sensible accuracy."""
     for name, floor in (("keras_guide_cnn.json", 0.70), ("keras_wide_cnn.json", 0.70)):
@@ -381,8 +396,9 @@ def tensorboard_compare(tmp):
           "one event file, the chief's", files)
 
 
-CASES = {f.__name__: f for f in (weights_numpy, hostile_weights, guide_json_identical, keras_models_train,
-                                 malformed_models, tensorboard_scalars, tensorboard_live, tensorboard_compare)}
+CASES = {f.__name__: f for f in (weights_numpy, hostile_weights, guide_json_identical, resume_other_model,
+                                 keras_models_train, malformed_models, tensorboard_scalars, tensorboard_live,
+                                 tensorboard_compare)}
 
 if __name__ == "__main__":
     case, TRAIN = sys.argv[1], os.path.abspath(sys.argv[2])

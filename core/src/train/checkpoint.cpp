@@ -3,6 +3,7 @@
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
 #include <axon/io/safetensors.hpp>
+#include <axon/nn/keras_json.hpp>
 #include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
@@ -163,6 +164,7 @@ std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, 
   w.set_metadata("data_order", "each epoch a Fisher-Yates shuffle drawn from SplitMix64 seeded by (seed, epoch)");
   w.set_metadata("replicas", std::to_string(model.strategy().num_replicas_in_sync()));
   w.set_metadata("history", history.dump());
+  w.set_metadata("model", nn::keras_json(model, model.input_shape()));
   return w.bytes(true);
 }
 
@@ -194,6 +196,11 @@ TrainingPosition restore_checkpoint(nn::Sequential& model, const RunIdentity& ru
       throw RunMismatch("checkpoint " + file.string() + " was written with " + what + " " + was + ", this run has " +
                        now + ": resume with the same settings, or start afresh in another --checkpoint-dir");
     };
+    // Another model's checkpoint is sound, not damage (checkpoints before
+    // this key was written have none and are matched by their tensors).
+    if (f.metadata().count("model") != 0 && f.meta("model") != nn::keras_json(model, model.input_shape()))
+      throw RunMismatch("checkpoint " + file.string() + " was written for another model (its Keras JSON is in the "
+                        "metadata key 'model'): resume with the same --model, or start afresh in another --checkpoint-dir");
     if (seed != run.seed) differs("--seed", std::to_string(seed), std::to_string(run.seed));
     if (batch != run.batch_size) differs("--batch-size", std::to_string(batch), std::to_string(run.batch_size));
     if (samples != run.train_samples)

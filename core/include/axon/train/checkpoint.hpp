@@ -9,7 +9,8 @@
 //   metadata  format, format_version, epochs_done, step_in_epoch, global_step,
 //             seed, batch_size, train_samples, steps_per_epoch, learning_rate,
 //             metric_samples, data_order, replicas, history (the finished
-//             epochs' logs as JSON), axon_crc32 (over all of it)
+//             epochs' logs as JSON), model (its Keras JSON), axon_crc32 (over
+//             all of it)
 //
 // The data order needs no state of its own: each epoch's shuffle depends
 // only on (seed, epoch), so a resumed run replays the epoch's order and

@@ -137,12 +137,13 @@ TensorBoardCallback::TensorBoardCallback(const std::filesystem::path& dir, int64
 void TensorBoardCallback::on_epoch_begin(int epoch, int, int64_t steps) {
   epoch_ = epoch;
   steps_ = steps;
-  last_step_ = static_cast<int64_t>(epoch - 1) * steps;
+  last_step_ = -1;  // set by the epoch's first step (a resumed epoch starts midway)
   last_time_ = std::chrono::steady_clock::now();
 }
 
 void TensorBoardCallback::on_batch_end(int64_t step, const std::function<nn::MetricValues()>& read) {
   const int64_t global = static_cast<int64_t>(epoch_ - 1) * steps_ + step + 1;
+  if (last_step_ < 0) last_step_ = global - 1;
   if (every_ <= 0 || global % every_ != 0) return;
   const nn::MetricValues m = read();
   const auto now = std::chrono::steady_clock::now();

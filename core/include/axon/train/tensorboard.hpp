@@ -62,7 +62,7 @@ class TensorBoardCallback : public nn::Callback {
   int64_t every_, batch_size_;
   int epoch_ = 0;
   int64_t steps_ = 0;
-  int64_t last_step_ = -1;  // global step of the last batch scalars
+  int64_t last_step_ = -1;  // global step of the last batch scalars (or before this epoch's first)
   std::chrono::steady_clock::time_point last_time_;
 };
 

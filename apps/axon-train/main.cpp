@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
     ds.train.truncate(opts.train_limit > 0 ? opts.train_limit : ds.train.count);
     ds.test.truncate(opts.test_limit > 0 ? opts.test_limit : ds.test.count);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Weights that do not fit the model are refused before anything is printed.
+    if (chief && opts.initial_weights) opts.initial_weights_bytes = train_app::read_initial_weights(opts, ds);
 
     Runtime& rt = Runtime::init(opts.config);
     if (!opts.quiet)

@@ -24,6 +24,7 @@ struct Options {
   std::optional<std::string> model_file;       // --model: a Keras model JSON
   std::string model_json;                      // its text
   std::optional<std::string> initial_weights;  // --initial-weights
+  std::string initial_weights_bytes;           // its bytes, read by the chief before any work
   std::optional<std::string> tensorboard;      // --tensorboard: the log folder
   int64_t tensorboard_every = 0;               // steps; 0: per epoch only
   std::optional<std::string> checkpoint_dir;  // --checkpoint-dir

@@ -89,26 +89,11 @@ train::TrainingPosition resume(nn::Sequential& model, const train::RunIdentity& 
   return at;
 }
 
-// The model of --model, else the built-in CNN, for the data's images.
-std::unique_ptr<nn::Sequential> make_model(const Options& opts, const data::ImageDataset& ds) {
-  const Shape images{ds.train.rows, ds.train.cols, 1};
-  if (!opts.model_file) return nn::make_cnn(10);
-  nn::KerasModel k = nn::model_from_keras_json(opts.model_json, *opts.model_file);
-  if (k.input_shape != images)
-    throw UsageError(*opts.model_file + ": the model's input is " + shape_string(k.input_shape) + ", the data's images " +
-                     shape_string(images));
-  const auto* out = dynamic_cast<const nn::Dense*>(k.model->layers().back());
-  if (out == nullptr || out->units() < 10)
-    throw UsageError(*opts.model_file + ": the model must end in a Dense of at least 10 units (the labels are 0 to 9)");
-  return std::move(k.model);
-}
-
-// --initial-weights: the chief reads the file, every worker sets the same bytes.
-void set_initial_weights(nn::Sequential& model, Strategy& strategy, const std::string& file) {
-  std::string bytes;
-  if (strategy.is_chief()) bytes = io::read_regular_file(file, train::max_weights_file_bytes(model, file), "--initial-weights");
+// --initial-weights: the chief's bytes (read_initial_weights), set by every worker.
+void set_initial_weights(nn::Sequential& model, Strategy& strategy, const Options& opts) {
+  std::string bytes = strategy.is_chief() ? opts.initial_weights_bytes : std::string();
   strategy.broadcast_bytes(bytes, "the initial weights");
-  train::set_weights(model, bytes, file);
+  train::set_weights(model, bytes, *opts.initial_weights);
 }
 
 // What a safetensors weights file keeps besides the weights.
@@ -141,15 +126,41 @@ train::WeightsMetadata weights_metadata(nn::Sequential& model, const Options& op
 
 }  // namespace
 
+nn::KerasModel model_for(const Options& opts, const data::ImageDataset& ds) {
+  const Shape images{ds.train.rows, ds.train.cols, 1};
+  if (!opts.model_file) {
+    // The built-in CNN, its weights' shapes read from its own Keras JSON.
+    nn::KerasModel k = nn::model_from_keras_json(nn::keras_json(*nn::make_cnn(10), images), "the built-in CNN");
+    k.model = nn::make_cnn(10);
+    return k;
+  }
+  nn::KerasModel k = nn::model_from_keras_json(opts.model_json, *opts.model_file);
+  if (k.input_shape != images)
+    throw UsageError(*opts.model_file + ": the model's input is " + shape_string(k.input_shape) + ", the data's images " +
+                     shape_string(images));
+  const auto* out = dynamic_cast<const nn::Dense*>(k.model->layers().back());
+  if (out == nullptr || out->units() < 10)
+    throw UsageError(*opts.model_file + ": the model must end in a Dense of at least 10 units (the labels are 0 to 9)");
+  return k;
+}
+
+std::string read_initial_weights(const Options& opts, const data::ImageDataset& ds) {
+  const train::WeightLayout layout = train::WeightLayout::packed(model_for(opts, ds).weights);
+  const std::string& file = *opts.initial_weights;
+  std::string bytes = io::read_regular_file(file, train::max_weights_file_bytes(layout, file), "--initial-weights");
+  train::check_weights(layout, bytes, file);
+  return bytes;
+}
+
 RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files,
                    const std::filesystem::path& tensorboard_dir) {
   strategy.check_global_batch(opts.batch_size);
-  std::unique_ptr<nn::Sequential> model = make_model(opts, ds);
+  std::unique_ptr<nn::Sequential> model = model_for(opts, ds).model;
   model->build({ds.train.rows, ds.train.cols, 1}, strategy, opts.seed);
   nn::AdamOptions adam;
   adam.learning_rate = opts.learning_rate;
   model->compile(adam);
-  if (opts.initial_weights) set_initial_weights(*model, strategy, *opts.initial_weights);
+  if (opts.initial_weights) set_initial_weights(*model, strategy, opts);
   if (!opts.quiet) {
     std::printf("%s\n", strategy.describe(opts.batch_size).c_str());
     if (opts.verbose) std::fputs(model->summary().c_str(), stdout);

@@ -5,6 +5,7 @@
 #include "report.hpp"
 
 #include <axon/data/mnist.hpp>
+#include <axon/nn/keras_json.hpp>
 #include <axon/strategy.hpp>
 
 #include <filesystem>
@@ -19,6 +20,15 @@ struct Stopped {
   int exit_code = 0;
   std::string message;
 };
+
+// The model --model describes, else the built-in CNN, for the data's images:
+// unbuilt, with its weights' names and shapes. UsageError when its input is
+// not the data's images or its output has fewer than 10 classes.
+nn::KerasModel model_for(const Options& opts, const data::ImageDataset& ds);
+
+// The --initial-weights file's bytes, checked against the model's weights
+// (names, shapes, dtype; the file's structure) before any work is done.
+std::string read_initial_weights(const Options& opts, const data::ImageDataset& ds);
 
 // Builds the model from opts.seed under `strategy` (or resumes it from
 // --checkpoint-dir), trains it with the progress output (unless quiet),

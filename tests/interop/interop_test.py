@@ -155,7 +155,8 @@ def lying_offsets(good):
 
 def hostile_weights(tmp):
     """Files that are not the model's weights: exit 2, one line naming the
-    file and the fault, nothing written (--save is given and must not appear)."""
+    file and the fault, nothing printed or written (--save is given and must
+    not appear)."""
     data = tiny_data(os.path.join(tmp, "data"))
     good_path = os.path.join(tmp, "good.safetensors")
     ok(["--data", data, "--epochs", "1", "-q", "--save", good_path], tmp, "a small run")
@@ -195,8 +196,9 @@ def hostile_weights(tmp):
                 f.truncate(64 << 20)  # sparse: costs no disk
             else:
                 f.write(content)
-        refused(["--data", data, "--initial-weights", "bad.safetensors", "--epochs", "0", "--save", "out.safetensors"],
-                tmp, what, "bad.safetensors", must)
+        p = refused(["--data", data, "--initial-weights", "bad.safetensors", "--epochs", "0", "--save",
+                     "out.safetensors"], tmp, what, "bad.safetensors", must)
+        check(p.stdout == "", what + ": nothing on stdout (refused before any work)", p.stdout)
         os.remove(path)
 
 

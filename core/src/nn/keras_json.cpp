@@ -276,6 +276,8 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
       const int64_t oh = conv_out(shape[0], k, s, pad), ow = conv_out(shape[1], k, s, pad);
       if (oh < 1 || ow < 1) l.fail("its " + std::to_string(k) + "x" + std::to_string(k) + " kernel is larger than its input " + shape_string(shape));
       params += k * k * shape[2] * filters + (bias ? filters : 0);
+      out.weights.push_back({name + "/kernel", {k, k, shape[2], filters}});
+      if (bias) out.weights.push_back({name + "/bias", {filters}});
       layer = std::make_unique<Conv2D>(static_cast<int>(filters), static_cast<int>(k), l.activation(false),
                                        static_cast<int>(s), pad, name, bias);
       shape = {oh, ow, filters};
@@ -302,6 +304,8 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
         l.fail("its kernel of " + std::to_string(shape[0]) + "x" + std::to_string(units) +
                " is above the model's limit of " + std::to_string(limits::kMaxModelParameters) + " parameters");
       params += shape[0] * units + units;
+      out.weights.push_back({name + "/kernel", {shape[0], units}});
+      out.weights.push_back({name + "/bias", {units}});
       layer = std::make_unique<Dense>(static_cast<int>(units), l.activation(last), name);
       shape = {units};
     } else if (c == "Dropout") {

@@ -124,10 +124,9 @@ std::vector<nn::EpochLogs> history_from(const std::string& text, const fs::path&
 
 // The flat buffer from the file's tensors; a mismatch is damage.
 std::vector<float> flat_from(const io::SafetensorsFile& f, const fs::path& file, const std::string& prefix,
-                             const std::vector<nn::Parameter*>& params, const std::vector<int64_t>& offsets,
-                             int64_t floats) {
+                             const WeightLayout& layout) {
   try {
-    return weight_tensors_from(f, prefix, params, offsets, floats);
+    return weight_tensors_from(f, prefix, layout);
   } catch (const UsageError& e) {
     corrupt(file, std::string("does not fit this model: ") + e.what());
   }
@@ -137,13 +136,12 @@ std::vector<float> flat_from(const io::SafetensorsFile& f, const fs::path& file,
 
 std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, const TrainingPosition& at) {
   nn::Replica& r0 = model.replica(0);
-  const std::vector<nn::Parameter*> params = r0.parameters();
-  const std::vector<int64_t>& offsets = r0.buffers().offsets();
   nn::Adam& adam = r0.optimizer();
   io::SafetensorsWriter w;
-  add_weight_tensors(w, "", r0.buffers().values(), params, offsets);
-  add_weight_tensors(w, "optimizer/m/", adam.m(), params, offsets);
-  add_weight_tensors(w, "optimizer/v/", adam.v(), params, offsets);
+  const WeightLayout layout = WeightLayout::of(r0);
+  add_weight_tensors(w, "", r0.buffers().values(), layout);
+  add_weight_tensors(w, "optimizer/m/", adam.m(), layout);
+  add_weight_tensors(w, "optimizer/v/", adam.v(), layout);
   float sums[2] = {0, 0};
   r0.train_metrics().totals().copy_to_host(sums, sizeof sums);
   w.add_f32("metrics/train_sums", {2}, sums);
@@ -221,12 +219,10 @@ TrainingPosition restore_checkpoint(nn::Sequential& model, const RunIdentity& ru
 
     // Everything is read and checked before any replica changes.
     nn::Replica& r0 = model.replica(0);
-    const std::vector<nn::Parameter*> params = r0.parameters();
-    const std::vector<int64_t>& offsets = r0.buffers().offsets();
-    const int64_t floats = r0.buffers().values().numel();
-    const std::vector<float> values = flat_from(f, file, "", params, offsets, floats);
-    const std::vector<float> m = flat_from(f, file, "optimizer/m/", params, offsets, floats);
-    const std::vector<float> v = flat_from(f, file, "optimizer/v/", params, offsets, floats);
+    const WeightLayout layout = WeightLayout::of(r0);
+    const std::vector<float> values = flat_from(f, file, "", layout);
+    const std::vector<float> m = flat_from(f, file, "optimizer/m/", layout);
+    const std::vector<float> v = flat_from(f, file, "optimizer/v/", layout);
     for (float x : v)
       if (x < 0) corrupt(file, "holds a negative second moment (optimizer/v)");
     std::vector<float> sums;
@@ -235,7 +231,7 @@ TrainingPosition restore_checkpoint(nn::Sequential& model, const RunIdentity& ru
     } catch (const UsageError& e) {
       corrupt(file, e.what());
     }
-    const size_t expected = 3 * params.size() + 1;
+    const size_t expected = 3 * layout.names.size() + 1;
     if (f.tensors().size() != expected)
       corrupt(file, "holds " + std::to_string(f.tensors().size()) + " tensors, this model's checkpoint " +
                         std::to_string(expected));

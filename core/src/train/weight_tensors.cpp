@@ -7,25 +7,44 @@
 
 namespace axon::train {
 
-void add_weight_tensors(io::SafetensorsWriter& w, const std::string& prefix, const Tensor& flat,
-                        const std::vector<nn::Parameter*>& params, const std::vector<int64_t>& offsets) {
-  const std::vector<float> host = flat.to_vector<float>();
-  for (size_t i = 0; i < params.size(); ++i) {
-    const auto n = static_cast<size_t>(params[i]->value.numel());
-    w.add_f32(prefix + params[i]->name, params[i]->value.shape(),
-              std::span<const float>(host.data() + offsets[i], n));
+WeightLayout WeightLayout::of(nn::Replica& replica) {
+  WeightLayout l;
+  for (const nn::Parameter* p : replica.parameters()) {
+    l.names.push_back(p->name);
+    l.shapes.push_back(p->value.shape());
   }
+  l.offsets = replica.buffers().offsets();
+  l.floats = replica.buffers().values().numel();
+  return l;
+}
+
+WeightLayout WeightLayout::packed(const std::vector<std::pair<std::string, Shape>>& weights) {
+  WeightLayout l;
+  for (const auto& [name, shape] : weights) {
+    l.names.push_back(name);
+    l.shapes.push_back(shape);
+    l.offsets.push_back(l.floats);
+    l.floats += numel(shape);
+  }
+  return l;
+}
+
+void add_weight_tensors(io::SafetensorsWriter& w, const std::string& prefix, const Tensor& flat,
+                        const WeightLayout& layout) {
+  const std::vector<float> host = flat.to_vector<float>();
+  for (size_t i = 0; i < layout.names.size(); ++i)
+    w.add_f32(prefix + layout.names[i], layout.shapes[i],
+              std::span<const float>(host.data() + layout.offsets[i], static_cast<size_t>(numel(layout.shapes[i]))));
 }
 
 std::vector<float> weight_tensors_from(const io::SafetensorsFile& f, const std::string& prefix,
-                                       const std::vector<nn::Parameter*>& params,
-                                       const std::vector<int64_t>& offsets, int64_t floats) {
-  std::vector<float> flat(static_cast<size_t>(floats), 0.0f);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const std::vector<float> v = f.f32(prefix + params[i]->name, params[i]->value.shape());
+                                       const WeightLayout& layout) {
+  std::vector<float> flat(static_cast<size_t>(layout.floats), 0.0f);
+  for (size_t i = 0; i < layout.names.size(); ++i) {
+    const std::vector<float> v = f.f32(prefix + layout.names[i], layout.shapes[i]);
     for (float x : v)
-      if (!std::isfinite(x)) throw UsageError("holds a value that is not finite in " + prefix + params[i]->name);
-    std::copy(v.begin(), v.end(), flat.begin() + offsets[i]);
+      if (!std::isfinite(x)) throw UsageError("holds a value that is not finite in " + prefix + layout.names[i]);
+    std::copy(v.begin(), v.end(), flat.begin() + layout.offsets[i]);
   }
   return flat;
 }

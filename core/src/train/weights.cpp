@@ -7,6 +7,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -92,7 +93,7 @@ bool is_safetensors_file(const std::filesystem::path& file) { return file.extens
 std::string serialize_safetensors_weights(nn::Sequential& model, const WeightsMetadata& metadata) {
   nn::Replica& r0 = model.replica(0);
   io::SafetensorsWriter w;
-  add_weight_tensors(w, "", r0.buffers().values(), r0.parameters(), r0.buffers().offsets());
+  add_weight_tensors(w, "", r0.buffers().values(), WeightLayout::of(r0));
   for (const auto& [key, value] : metadata) w.set_metadata(key, value);
   w.set_metadata("format", "axon-weights");
   return w.bytes(true);
@@ -103,22 +104,22 @@ void save_weights(nn::Sequential& model, const std::filesystem::path& file, cons
                                                         : serialize_weights(model));
 }
 
-uint64_t max_weights_file_bytes(nn::Sequential& model, const std::filesystem::path& file) {
+uint64_t max_weights_file_bytes(const WeightLayout& layout, const std::filesystem::path& file) {
   // Twice this model's file and a MiB: room for a wrong model's file to be
   // read and named as such. A safetensors header may hold the model JSON.
   if (is_safetensors_file(file))
-    return 2 * (8 + kMaxSafetensorsWeightsHeader + 4 * static_cast<uint64_t>(model.parameter_count())) + (1 << 20);
+    return 2 * (8 + kMaxSafetensorsWeightsHeader + 4 * static_cast<uint64_t>(layout.floats)) + (1 << 20);
   uint64_t size = sizeof kWeightsMagic + 4 + 4 + 4;
-  for (nn::Parameter* p : model.parameters())
-    size += 4 + p->name.size() + 4 + 4 + 8 * static_cast<uint64_t>(p->value.rank()) +
-            4 * static_cast<uint64_t>(p->value.numel());
+  for (size_t i = 0; i < layout.names.size(); ++i)
+    size += 4 + layout.names[i].size() + 4 + 4 + 8 * static_cast<uint64_t>(layout.shapes[i].size()) +
+            4 * static_cast<uint64_t>(numel(layout.shapes[i]));
   return 2 * size + (1 << 20);
 }
 
 namespace {
 
 // The flat values buffer from an axon weights file.
-std::vector<float> flat_from_axw(nn::Sequential& model, const std::string& bytes, const std::filesystem::path& file) {
+std::vector<float> flat_from_axw(const WeightLayout& layout, const std::string& bytes, const std::filesystem::path& file) {
   Reader r(bytes, file);
   if (bytes.size() < sizeof kWeightsMagic + 12 || std::memcmp(bytes.data(), kWeightsMagic, sizeof kWeightsMagic) != 0)
     r.bad("not an axon weights file (bad magic)");
@@ -128,27 +129,23 @@ std::vector<float> flat_from_axw(nn::Sequential& model, const std::string& bytes
   r.take(sizeof kWeightsMagic, "magic");
   if (uint32_t version = r.get<uint32_t>("version"); version != kVersion)
     r.bad("format version " + std::to_string(version) + ", this build reads version " + std::to_string(kVersion));
-  nn::Replica& r0 = model.replica(0);
-  const auto params = r0.parameters();
-  const std::vector<int64_t>& offsets = r0.buffers().offsets();
   const auto count = r.get<uint32_t>("tensor count");
-  if (count != params.size())
-    r.bad("holds " + std::to_string(count) + " tensors, the model has " + std::to_string(params.size()));
-  std::vector<float> flat(static_cast<size_t>(r0.buffers().values().numel()), 0.0f);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const nn::Parameter* p = params[i];
+  if (count != layout.names.size())
+    r.bad("holds " + std::to_string(count) + " tensors, the model has " + std::to_string(layout.names.size()));
+  std::vector<float> flat(static_cast<size_t>(layout.floats), 0.0f);
+  for (size_t i = 0; i < layout.names.size(); ++i) {
     const auto len = r.get<uint32_t>("name length");
     const std::string name(r.take(len, "name"), len);
-    if (name != p->name) r.bad("tensor '" + name + "' where the model has '" + p->name + "'");
+    if (name != layout.names[i]) r.bad("tensor '" + name + "' where the model has '" + layout.names[i] + "'");
     if (r.get<uint32_t>("dtype") != 0) r.bad("tensor " + name + " is not float32");
     const auto rank = r.get<uint32_t>("rank");
     if (rank > AXON_MAX_RANK) r.bad("tensor " + name + " has rank " + std::to_string(rank));
     Shape shape;
     for (uint32_t d = 0; d < rank; ++d) shape.push_back(r.get<int64_t>("dims"));
-    if (shape != p->value.shape())
-      r.bad("tensor " + name + " has shape " + shape_string(shape) + ", the model needs " + shape_string(p->value.shape()));
-    const size_t n = static_cast<size_t>(p->value.numel());
-    std::memcpy(flat.data() + offsets[i], r.take(n * sizeof(float), "values"), n * sizeof(float));
+    if (shape != layout.shapes[i])
+      r.bad("tensor " + name + " has shape " + shape_string(shape) + ", the model needs " + shape_string(layout.shapes[i]));
+    const size_t n = static_cast<size_t>(numel(shape));
+    std::memcpy(flat.data() + layout.offsets[i], r.take(n * sizeof(float), "values"), n * sizeof(float));
   }
   if (r.pos() + 4 != bytes.size()) r.bad("has " + std::to_string(bytes.size() - r.pos() - 4) + " unexpected bytes");
   return flat;
@@ -156,40 +153,44 @@ std::vector<float> flat_from_axw(nn::Sequential& model, const std::string& bytes
 
 // The flat values buffer from a safetensors weights file (axon's, or one a
 // user wrote from Keras or NumPy: the checksum is checked when there is one).
-std::vector<float> flat_from_safetensors(nn::Sequential& model, std::string bytes, const std::filesystem::path& file) {
+std::vector<float> flat_from_safetensors(const WeightLayout& layout, std::string bytes,
+                                         const std::filesystem::path& file) {
   try {
     io::SafetensorsLimits limits;
     limits.max_header_bytes = kMaxSafetensorsWeightsHeader;
     const io::SafetensorsFile f = io::parse_safetensors(std::move(bytes), limits);
     if (f.has_checksum() && !f.checksum_ok()) throw UsageError("fails its checksum (axon_crc32): the file is damaged");
-    nn::Replica& r0 = model.replica(0);
-    const auto params = r0.parameters();
-    std::vector<float> flat =
-        weight_tensors_from(f, "", params, r0.buffers().offsets(), r0.buffers().values().numel());
-    for (const io::SafetensorsEntry& e : f.tensors()) {
-      bool known = false;
-      for (const nn::Parameter* p : params) known = known || p->name == e.name;
-      if (!known) throw UsageError("has tensor " + e.name + ", which the model does not have");
-    }
+    std::vector<float> flat = weight_tensors_from(f, "", layout);
+    for (const io::SafetensorsEntry& e : f.tensors())
+      if (std::find(layout.names.begin(), layout.names.end(), e.name) == layout.names.end())
+        throw UsageError("has tensor " + e.name + ", which the model does not have");
     return flat;
   } catch (const UsageError& e) {
     throw UsageError(file.string() + ": " + e.what());
   }
 }
 
+std::vector<float> flat_from(const WeightLayout& layout, const std::string& bytes, const std::filesystem::path& file) {
+  return is_safetensors_file(file) ? flat_from_safetensors(layout, bytes, file) : flat_from_axw(layout, bytes, file);
+}
+
 }  // namespace
+
+void check_weights(const WeightLayout& layout, const std::string& bytes, const std::filesystem::path& file) {
+  flat_from(layout, bytes, file);
+}
 
 void set_weights(nn::Sequential& model, const std::string& bytes, const std::filesystem::path& file) {
   // Everything is read and checked before any replica changes.
-  const std::vector<float> flat =
-      is_safetensors_file(file) ? flat_from_safetensors(model, bytes, file) : flat_from_axw(model, bytes, file);
+  const std::vector<float> flat = flat_from(WeightLayout::of(model.replica(0)), bytes, file);
   for (int i = 0; i < model.num_replicas(); ++i)
     model.replica(i).buffers().values().copy_from_host(flat.data(), flat.size() * sizeof(float));
 }
 
 void load_weights(nn::Sequential& model, const std::filesystem::path& file) {
   // A folder, a device or a FIFO is never read, nor a file far larger than this model's.
-  set_weights(model, io::read_regular_file(file, max_weights_file_bytes(model, file), "weights file"), file);
+  const uint64_t cap = max_weights_file_bytes(WeightLayout::of(model.replica(0)), file);
+  set_weights(model, io::read_regular_file(file, cap, "weights file"), file);
 }
 
 }  // namespace axon::train

@@ -16,6 +16,9 @@ namespace axon::nn {
 struct KerasModel {
   std::unique_ptr<Sequential> model;  // unbuilt; layers named as in the JSON
   Shape input_shape;                  // [height, width, channels]
+  // Its weights in model order ("conv2d/kernel" [3, 3, 1, 32], ...), known
+  // before the model is built.
+  std::vector<std::pair<std::string, Shape>> weights;
 };
 
 // Parses `text` (from `source`, named in messages). Checks every layer's

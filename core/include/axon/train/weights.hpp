@@ -22,6 +22,7 @@
 #pragma once
 
 #include <axon/nn/sequential.hpp>
+#include <axon/train/weight_tensors.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -44,9 +45,12 @@ std::string serialize_safetensors_weights(nn::Sequential& model, const WeightsMe
 // Writes them atomically (temp file + rename), in the format of the extension.
 void save_weights(nn::Sequential& model, const std::filesystem::path& file, const WeightsMetadata& metadata = {});
 
-// The largest weights file of `model` worth reading in the format of `file`
-// (a bigger one is refused unread).
-uint64_t max_weights_file_bytes(nn::Sequential& model, const std::filesystem::path& file);
+// The largest weights file worth reading for a model of these weights, in the
+// format of `file` (a bigger one is refused unread).
+uint64_t max_weights_file_bytes(const WeightLayout& layout, const std::filesystem::path& file);
+// Whether a weights file's bytes fit weights of this layout (no device
+// needed: checked before any work); UsageError as set_weights.
+void check_weights(const WeightLayout& layout, const std::string& bytes, const std::filesystem::path& file);
 // Sets every replica's weights from a weights file's bytes (read from `file`,
 // named in messages, whose extension says the format). A UsageError names
 // the file and the first mismatch (magic, checksum, a tensor's name, dtype or

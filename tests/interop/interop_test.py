@@ -116,6 +116,13 @@ def weights_numpy(tmp):
                                 "--epochs 0 evaluates"))
     check(abs(got - expected) <= 0.001, "axon evaluates NumPy's weights at %.4f, NumPy says %.4f" % (got, expected))
 
+    # Training starts from them: one step at a negligible learning rate
+    # validates as the weights themselves.
+    trained = last_val_accuracy(ok(["--initial-weights", theirs, "--epochs", "1", "--train-limit", "64",
+                                    "--learning-rate", "1e-12", "--test-limit", str(TEST_LIMIT)], tmp,
+                                   "one step from NumPy's weights"))
+    check(trained == got, "training starts from --initial-weights (%.4f after one step of lr 1e-12)" % trained)
+
     # And the same weights through axon's own format.
     axw = os.path.join(tmp, "numpy.axw")
     ok(["--initial-weights", theirs, "--epochs", "0", "--test-limit", "10", "--save", axw, "-q"], tmp,

@@ -255,11 +255,13 @@ def resume_other_model(tmp):
 
 
 def accuracy_floor(name, acc):
-    """One epoch of TRAIN_LIMIT images reaches 0.70 (chance is 0.10)."""
+    """One epoch of TRAIN_LIMIT images reaches 0.65: chance is 0.10, the runs
+    here give 0.73 and 0.74, and another instruction set or thread count
+    moves that by tenths of a point."""
     if SANITIZED:
         print("skipped under ASan: %s: the accuracy floor (%.4f after %d images)" % (name, acc, TRAIN_LIMIT))
     else:
-        check(acc >= 0.70, "%s: validation accuracy %.4f after one epoch of %d images (>= 0.70)"
+        check(acc >= 0.65, "%s: validation accuracy %.4f after one epoch of %d images (>= 0.65)"
               % (name, acc, TRAIN_LIMIT))
 
 

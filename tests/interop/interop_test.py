@@ -372,12 +372,13 @@ def tensorboard_scalars(tmp):
 
 def tensorboard_live(tmp):
     """Events are written as they happen: TensorBoard reads epoch 1 while
-    epoch 2 trains, and they stay after the trainer is killed."""
+    later epochs train (20 of them: time enough to look on a busy machine;
+    the trainer is killed once seen), and they stay after the kill."""
     import signal
     import time
     from tensorboard.backend.event_processing import event_file_loader
     env = {k: v for k, v in os.environ.items() if not k.startswith("AXON_")}
-    p = subprocess.Popen([TRAIN, "--epochs", "3", "--train-limit", "1280" if SANITIZED else "6400", "--test-limit",
+    p = subprocess.Popen([TRAIN, "--epochs", "20", "--train-limit", "1280" if SANITIZED else "6400", "--test-limit",
                           "200", "-q", "--tensorboard", "tb", "--tensorboard-every", "10"], cwd=tmp, env=env)
     seen, deadline = False, time.time() + 120
     try:

@@ -1,6 +1,8 @@
 // The number and boolean parsers behind the AXON_* variables, and
 // Config::from_environment over them, on arbitrary text: a value within the
 // range or one single-line UsageError.
+#include "check_message.hpp"
+
 #include <axon/config.hpp>
 #include <axon/error.hpp>
 #include <axon/parse.hpp>
@@ -9,15 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-
-namespace {
-
-void check_message(const axon::UsageError& e) {
-  for (const char* p = e.what(); *p; ++p)
-    if (*p == '\n' || *p == '\r') std::abort();
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The first 16 bytes choose the range; the rest is the text.
@@ -34,12 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int64_t v = axon::parse::integer("AXON_X", text, lo, hi);
     if (v < lo || v > hi) std::abort();
   } catch (const axon::UsageError& e) {
-    check_message(e);
+    axon::fuzz::check_message(e);
   }
   try {
     axon::parse::boolean("AXON_X", text);
   } catch (const axon::UsageError& e) {
-    check_message(e);
+    axon::fuzz::check_message(e);
   }
   // The variables themselves (a NUL ends what setenv can hold).
   const std::string value = text.substr(0, text.find('\0'));
@@ -50,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const axon::Config c = axon::Config::from_environment();
       c.validate();
     } catch (const axon::UsageError& e) {
-      check_message(e);
+      axon::fuzz::check_message(e);
     }
     ::unsetenv(name);
   }

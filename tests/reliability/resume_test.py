@@ -27,16 +27,17 @@ def have_default_data():
         os.path.exists(os.path.join(DEFAULT_DATA, "train-images-idx3-ubyte"))
 
 
-# Steps per epoch of the short runs. Under ASan and UBSan a step takes about
-# 30 times longer and what is checked is the code each path runs, not how
-# long it runs: a tenth of the steps there.
-STEPS = 20 if SANITIZED else 200
+# Steps per epoch of the short runs, and test images. Under ASan and UBSan a
+# step takes about 30 times longer and what is checked is the code each path
+# runs, not how long it runs: a twentieth of the steps there.
+STEPS = 10 if SANITIZED else 200
+TEST_IMAGES = 200 if SANITIZED else 1000
 
 
 def short_run():
     """STEPS steps per epoch of batch 64 on Fashion-MNIST (tools/install-deps installs it)."""
     check(have_default_data(), "the data set is installed (tools/install-deps)")
-    return ["--data", DEFAULT_DATA, "--train-limit", str(64 * STEPS), "--test-limit", "1000", "--seed", "7",
+    return ["--data", DEFAULT_DATA, "--train-limit", str(64 * STEPS), "--test-limit", str(TEST_IMAGES), "--seed", "7",
             "--threads", "2"]
 
 
@@ -266,7 +267,7 @@ def multi_worker(tmp):
     # there) must come before the epoch's last such step.
     steps = 40 if SANITIZED else 100
     every = steps // 4
-    base = ["--data", DEFAULT_DATA, "--train-limit", str(64 * steps), "--test-limit", "500", "--seed", "7",
+    base = ["--data", DEFAULT_DATA, "--train-limit", str(64 * steps), "--test-limit", str(TEST_IMAGES // 2), "--seed", "7",
             "--threads", "1", "--epochs", "2", "-q"]
     ref_w = os.path.join(tmp, "ref.axw")
     r = run(mpirun + base + ["--save", ref_w], env=env, cwd=tmp)

@@ -11,15 +11,6 @@
 namespace axon::io {
 namespace {
 
-const char* kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a folder";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
 // Closes the descriptor on every way out.
 struct Fd {
   int fd;
@@ -30,6 +21,16 @@ struct Fd {
 
 }  // namespace
 
+const char* file_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
 std::string read_regular_file(const std::filesystem::path& file, uint64_t max_bytes, const std::string& what) {
   auto fail = [&](const std::string& why) -> UsageError { return UsageError(what + " " + file.string() + ": " + why); };
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
@@ -37,7 +38,7 @@ std::string read_regular_file(const std::filesystem::path& file, uint64_t max_by
   if (f.fd < 0) throw fail(std::string("cannot open: ") + std::strerror(errno));
   struct stat st{};
   if (::fstat(f.fd, &st) != 0) throw fail(std::string("cannot read its size: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw fail(std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
+  if (!S_ISREG(st.st_mode)) throw fail(std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > max_bytes)
     throw fail("is " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) + " it can be");

@@ -1,4 +1,5 @@
 #include <axon/error.hpp>
+#include <axon/io/read_file.hpp>
 #include <axon/train/atomic_file.hpp>
 
 #include <dirent.h>
@@ -19,15 +20,6 @@ namespace {
 
 // Room for ".", ".tmp." and a pid inside the file system's 255-byte names.
 constexpr size_t kTempStemMax = NAME_MAX - 24;
-
-const char* kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a folder";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
 
 [[noreturn]] void refuse(const std::string& what, const fs::path& target, const std::string& why) {
   throw UsageError(what + " " + target.string() + ": " + why);
@@ -50,7 +42,7 @@ fs::path resolve(const fs::path& target, const std::string& what) {
   }
   if (::stat(real.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode))
-      refuse(what, target, std::string("is ") + kind_of(st.st_mode) + "; axon writes regular files only");
+      refuse(what, target, std::string("is ") + io::file_kind(st.st_mode) + "; axon writes regular files only");
   }
   return real;
 }

@@ -4,11 +4,16 @@
 // bytes it had when opened (a file growing meanwhile is an error).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
 
 namespace axon::io {
+
+// What a file of this st_mode is, for messages: "a folder", "a FIFO", ...
+const char* file_kind(mode_t mode);
 
 // The file's bytes. UsageError "<what> <path>: ..." when it cannot be opened,
 // is not a regular file, is larger than max_bytes, or changes size while read.

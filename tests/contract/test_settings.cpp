@@ -1,6 +1,8 @@
 // What docs/cli.md promises about settings: boolean variables accept 1/0,
 // true/false, yes/no, on/off in any case; an empty variable counts as unset;
 // AXON_ALLOW_TF32 and --allow-tf32 reach the plugins as "allow-tf32" = "1".
+#include "device_flags.hpp"
+
 #include <axon/cli.hpp>
 #include <axon/config.hpp>
 
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-namespace po = boost::program_options;
 
 namespace {
 
@@ -34,15 +35,7 @@ const std::pair<const char*, const char*> kBooleans[] = {
     {"AXON_GPU_MEMORY_GROWTH", "gpu-memory-growth"},       {"AXON_ALLOW_TF32", "allow-tf32"},
     {"AXON_DETERMINISTIC", "deterministic"}};
 
-axon::Config from_flags(std::vector<const char*> args) {
-  po::options_description opts;
-  axon::cli::add_device_options(opts);
-  args.insert(args.begin(), "app");
-  po::variables_map vm;
-  po::store(po::command_line_parser(static_cast<int>(args.size()), args.data()).options(opts).run(), vm);
-  po::notify(vm);
-  return axon::cli::make_config(vm);
-}
+axon::Config from_flags(std::vector<const char*> args) { return axon::test::config_from_device_flags(std::move(args)); }
 
 }  // namespace
 

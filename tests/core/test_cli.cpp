@@ -1,5 +1,7 @@
 // apps/common: flags over environment, --plugin-dir before AXON_PLUGIN_PATH,
 // and run_main's exit codes and one-line messages.
+#include "device_flags.hpp"
+
 #include <axon/cli.hpp>
 
 #include <catch2/catch.hpp>
@@ -11,15 +13,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-po::variables_map parse(std::vector<const char*> args) {
-  po::options_description opts;
-  axon::cli::add_device_options(opts);
-  args.insert(args.begin(), "app");
-  po::variables_map vm;
-  po::store(po::command_line_parser(static_cast<int>(args.size()), args.data()).options(opts).run(), vm);
-  po::notify(vm);
-  return vm;
-}
+po::variables_map parse(std::vector<const char*> args) { return axon::test::parse_device_flags(std::move(args)); }
 
 }  // namespace
 

@@ -1,6 +1,8 @@
 // The `deterministic` setting the CUDA plugin reads through get_config: from
 // --deterministic or AXON_DETERMINISTIC (checked like the other booleans), to
 // Config::lookup("deterministic") as "1"/"0".
+#include "device_flags.hpp"
+
 #include <axon/cli.hpp>
 #include <axon/config.hpp>
 #include <axon/error.hpp>
@@ -10,20 +12,11 @@
 #include <cstdlib>
 #include <vector>
 
-namespace po = boost::program_options;
 using Catch::Matchers::Contains;
 
 namespace {
 
-axon::Config from_flags(std::vector<const char*> args) {
-  po::options_description opts;
-  axon::cli::add_device_options(opts);
-  args.insert(args.begin(), "app");
-  po::variables_map vm;
-  po::store(po::command_line_parser(static_cast<int>(args.size()), args.data()).options(opts).run(), vm);
-  po::notify(vm);
-  return axon::cli::make_config(vm);
-}
+axon::Config from_flags(std::vector<const char*> args) { return axon::test::config_from_device_flags(std::move(args)); }
 
 struct CleanDeterministic {
   CleanDeterministic() { ::unsetenv("AXON_DETERMINISTIC"); }

@@ -21,6 +21,9 @@ struct Config {
   std::optional<int64_t> gpu_memory_limit_mb; // --gpu-memory-limit MB, AXON_GPU_MEMORY_LIMIT_MB
   bool allow_tf32 = false;                  // --allow-tf32, AXON_ALLOW_TF32=1
   bool deterministic = false;               // --deterministic, AXON_DETERMINISTIC=1
+  // --check-numerics (TensorFlow's enable_check_numerics): dispatch checks
+  // every float output of every op and fails at the first NaN or Inf.
+  bool check_numerics = false;
   std::string log_level = "warning";        // --log-level, AXON_LOG_LEVEL
   bool fused_ops = true;                    // AXON_FUSED_OPS (read by the training layers)
   // --allow-insecure-plugin-path: load plugins from world-writable folders or

@@ -1,0 +1,51 @@
+// Placement planning (axon-train --dry-run, --strict-placement): while a
+// PlacementRecorder lives on a thread, every op dispatched from that thread is
+// placed and recorded but not run (outputs keep whatever they held), and an op
+// no device can run is recorded as missing instead of failing. One training
+// step under a recorder lists every (op, dtype, layer) with its device and
+// every fallback, so all missing kernels are known at once.
+#pragma once
+
+#include <axon/plugin_abi.h>
+
+#include <string>
+#include <vector>
+
+namespace axon {
+
+struct PlannedOp {
+  std::string op;         // "Conv2D"
+  axon_dtype dtype = AXON_FLOAT32;
+  std::string layer;      // "conv2d_1", "dense_1/kernel"; may be empty
+  std::string requested;  // the device the op was meant for ("/device:GPU:0")
+  std::string device;     // the device it runs on; empty when none can run it
+  bool fallback = false;  // device != requested (soft placement moved it)
+  // Why it moved along although `requested` has its own kernel: a fused
+  // layer path that was given up because one of its ops is missing there
+  // ("with Conv2D: the layer's fused path needs it"). Empty otherwise.
+  std::string moved_with;
+};
+
+class PlacementRecorder {
+ public:
+  PlacementRecorder();   // starts recording on this thread (not nestable)
+  ~PlacementRecorder();  // stops
+  PlacementRecorder(const PlacementRecorder&) = delete;
+  PlacementRecorder& operator=(const PlacementRecorder&) = delete;
+
+  // Each distinct (op, dtype, layer, device) once, in first-seen order.
+  const std::vector<PlannedOp>& ops() const { return ops_; }
+  // The (op, dtype) pairs with no kernel on the device they were meant for,
+  // each once, in first-seen order ("Conv2D float32").
+  std::vector<PlannedOp> missing() const;
+  // True while a recorder is active on the calling thread.
+  static PlacementRecorder* current();
+
+  void record(PlannedOp op);  // used by dispatch
+
+ private:
+  PlacementRecorder* previous_;
+  std::vector<PlannedOp> ops_;
+};
+
+}  // namespace axon

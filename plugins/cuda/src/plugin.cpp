@@ -234,7 +234,7 @@ extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* 
   return sdk::guarded(err, [&] {
     if (host == nullptr || out == nullptr) sdk::fail(AXON_INVALID_ARGUMENT, "null host or table");
     if (host->abi_major != AXON_ABI_MAJOR)
-      sdk::fail(AXON_UNAVAILABLE, sdk::format("host ABI major %u, plugin built for %d", host->abi_major, AXON_ABI_MAJOR));
+      sdk::fail(AXON_UNAVAILABLE, sdk::format("built for ABI major %d, this axon has %u", AXON_ABI_MAJOR, host->abi_major));
     cuda::CudaPlugin& p = cuda::the_plugin();
     sdk::fill_plugin_api(&p, host, cuda::kPluginName, cuda::kVersion, "GPU", 200, out);
     out->open_device = [](void*, int32_t id, const axon_device_config* cfg, axon_device_api* api,

@@ -5,6 +5,8 @@
 // into a status code plus message; they never reach the host.
 #pragma once
 
+#include <axon/op_table.hpp>
+#include <axon/op_validate.hpp>
 #include <axon/plugin_abi.h>
 
 #include <algorithm>
@@ -87,25 +89,8 @@ void copy_string(char (&dst)[N], const std::string& src) {
 
 // ------------------------------------------------------------------ tensors
 
-inline size_t dtype_size(axon_dtype t) {
-  switch (t) {
-    case AXON_FLOAT32: return 4;
-    case AXON_INT32: return 4;
-    case AXON_UINT8: return 1;
-    case AXON_INT64: return 8;
-  }
-  return 0;
-}
-
-inline const char* dtype_name(axon_dtype t) {
-  switch (t) {
-    case AXON_FLOAT32: return "float32";
-    case AXON_INT32: return "int32";
-    case AXON_UINT8: return "uint8";
-    case AXON_INT64: return "int64";
-  }
-  return "?";
-}
+using ::axon::dtype_name;
+using ::axon::dtype_size;
 
 // A thin view over axon_tensor with checked accessors.
 class TensorRef {
@@ -153,6 +138,15 @@ class KernelCall {
     if (c_.num_inputs != inputs || c_.num_outputs != outputs)
       fail(AXON_INVALID_ARGUMENT, format("%s: expected %d inputs and %d outputs, got %d and %d", c_.op, inputs, outputs,
                                          c_.num_inputs, c_.num_outputs));
+  }
+  // Checks the whole call against the op table (op_validate.hpp): counts,
+  // dtypes, ranks, attributes and the op's shape rule. The host has already
+  // run this; a plugin calls it where it must not trust its caller.
+  void validate() const {
+    const OpSchema* s = find_op(c_.op);
+    if (s == nullptr) fail(AXON_UNIMPLEMENTED, format("%s: not an op of the table", c_.op));
+    std::string why;
+    if (!validate_call(*s, c_, &why)) fail(AXON_INVALID_ARGUMENT, why);
   }
   // The attribute struct, checked to be present and to hold at least the
   // fields up to `min_size` (use AXON_STRUCT_SIZE on the last required field).
@@ -360,8 +354,8 @@ inline void fill_plugin_api(Plugin* p, const axon_host_api* host, const char* na
     return ::axon::sdk::guarded(err, [&] {                                                                 \
       if (host == nullptr || out == nullptr) ::axon::sdk::fail(AXON_INVALID_ARGUMENT, "null host or table"); \
       if (host->abi_major != AXON_ABI_MAJOR)                                                               \
-        ::axon::sdk::fail(AXON_UNAVAILABLE, ::axon::sdk::format("host ABI major %u, plugin built for %d",     \
-                                                                host->abi_major, AXON_ABI_MAJOR));         \
+        ::axon::sdk::fail(AXON_UNAVAILABLE, ::axon::sdk::format("built for ABI major %d, this axon has %u",   \
+                                                                AXON_ABI_MAJOR, host->abi_major));         \
       static ::axon::sdk::Plugin* instance = (factory);                                                   \
       ::axon::sdk::fill_plugin_api(instance, host, name, version, device_type, priority, out);            \
     });                                                                                                    \

@@ -49,6 +49,20 @@ typedef enum axon_status {
   AXON_DEADLINE_EXCEEDED = 6 /* a collective timed out */
 } axon_status;
 
+/* "AXON_INVALID_ARGUMENT", ...: how hosts and tools print a status. */
+static inline const char* axon_status_name(axon_status s) {
+  switch (s) {
+    case AXON_OK: return "AXON_OK";
+    case AXON_INVALID_ARGUMENT: return "AXON_INVALID_ARGUMENT";
+    case AXON_OUT_OF_MEMORY: return "AXON_OUT_OF_MEMORY";
+    case AXON_UNIMPLEMENTED: return "AXON_UNIMPLEMENTED";
+    case AXON_UNAVAILABLE: return "AXON_UNAVAILABLE";
+    case AXON_INTERNAL: return "AXON_INTERNAL";
+    case AXON_DEADLINE_EXCEEDED: return "AXON_DEADLINE_EXCEEDED";
+  }
+  return "an unknown status";
+}
+
 #define AXON_ERROR_MESSAGE_CAPACITY 1024
 
 /* Filled by the callee when it returns a status other than AXON_OK. */
@@ -184,79 +198,18 @@ typedef struct axon_fused_conv2d_max_pool_attrs {
 #define AXON_ACTIVATION_RELU 1
 
 /* ------------------------------------------------------------------ kernels
- * The op set, by TensorFlow name, with inputs -> outputs (all float32 unless
- * said). Shapes: x NHWC, filter HWIO, y NHWC.
- *
- *  Conv2D                 x, filter -> y                      axon_conv2d_attrs
- *  Conv2DBackpropInput    dy, filter -> dx (shape from dx)    axon_conv2d_attrs
- *  Conv2DBackpropFilter   x, dy -> dfilter                    axon_conv2d_attrs
- *  MaxPool                x -> y                              axon_pool_attrs
- *  MaxPoolGrad            x, y, dy -> dx                      axon_pool_attrs
- *  Relu                   x -> y
- *  ReluGrad               dy, y -> dx  (dx = dy where y > 0)
- *  MatMul                 a, b -> c    (2-D)                  axon_matmul_attrs
- *  BiasAdd                x, bias -> y (bias over last dim; in place allowed)
- *  BiasAddGrad            dy -> dbias  (sum over all but last dim)
- *  SparseSoftmaxCrossEntropyWithLogits
- *                         logits [N,C], labels [N] int32 -> loss [N], dlogits [N,C]
- *                         (dlogits = softmax - onehot, not divided by N)
- *  ApplyAdam              var, m, v, grad -> (var, m, v updated in place;
- *                         outputs empty)                      axon_adam_attrs
- *  InTopK                 logits [N,C], labels [N] int32 -> correct [N] float32
- *                         (TensorFlow's InTopK with k = 1: 1 where no logit of
- *                         the row is greater than logits[label], so a tie for
- *                         the largest counts; 0 where the label is outside
- *                         [0, C) or any logit of the row is NaN or infinite)
- *  Sum                    x -> y (scalar [1] or [], the sum of all elements)
- *  Fill                   -> y (every element = value)         axon_fill_attrs
- *  Scale                  x -> y                              axon_scale_attrs
- *  AddN                   x0, x1, ... -> y (elementwise sum)
- *  NormalizeImage         x (uint8) -> y (float32, x / 255)
- *  Identity               x -> y (copy)
- *
- * Optional fused ops (ABI 1.1, TensorFlow's names for its fused kernels). A
- * host uses them only where the device has a kernel, else the ops above; the
- * results equal the composition within float rounding.
- *  _FusedConv2D           x, filter, bias -> y                axon_fused_conv2d_attrs
- *                         (Conv2D, BiasAdd, then the activation)
- *  _FusedMatMul           a, b, bias -> c                     axon_fused_matmul_attrs
- *                         (MatMul, BiasAdd, then the activation)
- *  _FusedReluGradBiasAddGrad
- *                         dy, y -> dx, dbias  (dx = ReluGrad(dy, y),
- *                         dbias = BiasAddGrad(dx), in one pass)
- *
- * ABI 1.2 adds a convolution layer followed by max pooling as one op pair
- * (axon's own, not TensorFlow's), so the layer's full-size activations never
- * travel through memory: the backward needs only the pooled gradient and a
- * one-byte argmax per pooled value.
- *  _FusedConv2DMaxPool    x, filter, bias -> y, argmax (uint8)
- *                         axon_fused_conv2d_max_pool_attrs
- *                         (z = activation(Conv2D(x, filter) + bias),
- *                         y = MaxPool(z), argmax as AXON_ARGMAX_NONE says)
- *  _FusedConv2DMaxPoolGrad
- *                         x, filter, dy, argmax -> dfilter, dbias [, dx]
- *                         axon_fused_conv2d_max_pool_attrs
- *                         (dz = dy routed to each window's argmax tap and
- *                         summed where windows overlap, 0 elsewhere and for
- *                         AXON_ARGMAX_NONE; dbias = BiasAddGrad(dz), dfilter =
- *                         Conv2DBackpropFilter(x, dz), dx =
- *                         Conv2DBackpropInput(dz, filter) when a third output
- *                         is passed)
- *
- * ABI 1.3 adds Keras' accuracy metric as an op of its own (axon's, not
- * TensorFlow's): unlike InTopK, a tie for the largest logit goes to the
- * lower index, as tf.argmax does. Optional: where a device has no kernel
- * for it, axon's metric uses InTopK, which differs only at such ties.
- *  _SparseCategoricalAccuracy
- *                         logits [N,C], labels [N] int32 -> correct [N] float32
- *                         (1 where label is the lowest index holding the row's
- *                         largest logit: Keras' sparse_categorical_accuracy;
- *                         0 for a label outside [0, C); rows holding NaN are
- *                         not specified)
+ * The op set, by TensorFlow name, is described once, in axon/op_table.hpp:
+ * each op's inputs and outputs with their dtypes, its attribute struct, the
+ * inputs it updates in place and the ABI minor that added it; its shape rules
+ * are in axon/op_validate.hpp, and docs/ops.md lists them. Shapes: images
+ * NHWC, filters HWIO. Fused ops (names starting with '_') are optional: a
+ * host uses them only where the device has a kernel, else the ops they
+ * decompose into, and their results equal the composition within rounding.
  *
  * A device "supports" an op exactly when get_kernel returns a function for it.
  * Kernels are enqueued on the device's stream and may return before the work
- * is done; errors that surface later are reported by synchronize(). */
+ * is done; errors that surface later are reported by synchronize() (and by a
+ * copy that waits on the stream). */
 
 typedef struct axon_kernel_call {
   size_t struct_size;

@@ -1,0 +1,233 @@
+// The op table: the one place where each op of plugin_abi.h is described —
+// its name, inputs and outputs with their dtypes, attribute struct, in-place
+// inputs, the ABI minor that added it and, for fused ops, what it decomposes
+// into. The host's op wrappers, dispatch, validation (op_validate.hpp),
+// `axon-devices --ops`, `axon-plugin-check` and the op list in the docs are
+// all driven by it (TensorFlow's REGISTER_OP and ggml's op enum with its name
+// table are the models). Adding an op = one row here + its shape rule in
+// op_validate.hpp + kernels.
+#pragma once
+
+#include <axon/plugin_abi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace axon {
+
+// Ops in table order. OpId::count is the number of ops.
+enum class OpId : uint8_t {
+  Conv2D,
+  Conv2DBackpropInput,
+  Conv2DBackpropFilter,
+  MaxPool,
+  MaxPoolGrad,
+  Relu,
+  ReluGrad,
+  MatMul,
+  BiasAdd,
+  BiasAddGrad,
+  SparseSoftmaxCrossEntropyWithLogits,
+  ApplyAdam,
+  InTopK,
+  Sum,
+  Fill,
+  Scale,
+  AddN,
+  NormalizeImage,
+  Identity,
+  FusedConv2D,
+  FusedMatMul,
+  FusedReluGradBiasAddGrad,
+  FusedConv2DMaxPool,
+  FusedConv2DMaxPoolGrad,
+  SparseCategoricalAccuracy,
+  count
+};
+inline constexpr int kOpCount = static_cast<int>(OpId::count);
+
+// The attribute struct an op takes through axon_kernel_call.attrs.
+enum class AttrKind : uint8_t { none, conv2d, pool, matmul, adam, fill, scale, fused_conv2d, fused_matmul, fused_conv2d_max_pool };
+
+// The struct's C name and the bytes a caller must fill at least (up to its
+// last field: AXON_STRUCT_SIZE). Sizes grow only by appending fields.
+struct AttrInfo {
+  const char* struct_name;
+  size_t min_size;
+};
+constexpr AttrInfo attr_info(AttrKind k) {
+  switch (k) {
+    case AttrKind::none: return {"", 0};
+    case AttrKind::conv2d: return {"axon_conv2d_attrs", AXON_STRUCT_SIZE(axon_conv2d_attrs, padding)};
+    case AttrKind::pool: return {"axon_pool_attrs", AXON_STRUCT_SIZE(axon_pool_attrs, padding)};
+    case AttrKind::matmul: return {"axon_matmul_attrs", AXON_STRUCT_SIZE(axon_matmul_attrs, transpose_b)};
+    case AttrKind::adam: return {"axon_adam_attrs", AXON_STRUCT_SIZE(axon_adam_attrs, step)};
+    case AttrKind::fill: return {"axon_fill_attrs", AXON_STRUCT_SIZE(axon_fill_attrs, value)};
+    case AttrKind::scale: return {"axon_scale_attrs", AXON_STRUCT_SIZE(axon_scale_attrs, alpha)};
+    case AttrKind::fused_conv2d: return {"axon_fused_conv2d_attrs", AXON_STRUCT_SIZE(axon_fused_conv2d_attrs, activation)};
+    case AttrKind::fused_matmul: return {"axon_fused_matmul_attrs", AXON_STRUCT_SIZE(axon_fused_matmul_attrs, activation)};
+    case AttrKind::fused_conv2d_max_pool:
+      return {"axon_fused_conv2d_max_pool_attrs", AXON_STRUCT_SIZE(axon_fused_conv2d_max_pool_attrs, pool)};
+  }
+  return {"", 0};
+}
+
+// A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
+// dtype of its first input, or first output when it has none).
+inline constexpr int kDtypeT = -1;
+
+struct TensorSlot {
+  const char* name = nullptr;  // "x", "filter"; nullptr ends the list
+  int dtype = AXON_FLOAT32;    // an axon_dtype or kDtypeT
+};
+
+inline constexpr int kMaxSlots = 4;
+
+struct OpSchema {
+  OpId id;
+  const char* name;  // TensorFlow's name where TensorFlow has the op
+  TensorSlot inputs[kMaxSlots];
+  int min_inputs, max_inputs;    // max_inputs -1: any number (AddN); slots past the list repeat the last
+  TensorSlot outputs[kMaxSlots];
+  int min_outputs, max_outputs;  // a trailing output may be optional
+  AttrKind attrs;
+  int in_place_inputs;  // the first N inputs are updated in place (outputs empty)
+  int abi_minor;        // the ABI 1.x that added the op
+  // Fused ops: the ops the host runs instead where a device lacks this one;
+  // empty for the others. The results equal the composition within rounding.
+  const char* decomposes_into;
+  // The dtypes a kernel may be keyed by (first input's, or first output's).
+  uint8_t kernel_dtypes;  // bit (1 << axon_dtype)
+  const char* summary;    // one line for listings and docs
+};
+
+constexpr uint8_t dtype_bit(axon_dtype t) { return static_cast<uint8_t>(1u << static_cast<unsigned>(t)); }
+inline constexpr uint8_t kF32 = dtype_bit(AXON_FLOAT32);
+inline constexpr uint8_t kAllDtypes =
+    dtype_bit(AXON_FLOAT32) | dtype_bit(AXON_INT32) | dtype_bit(AXON_UINT8) | dtype_bit(AXON_INT64);
+inline constexpr int kDtypeCount = 4;
+
+// clang-format off
+inline constexpr OpSchema kOpTable[] = {
+  {OpId::Conv2D, "Conv2D", {{"x"}, {"filter"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::conv2d, 0, 0, "", kF32,
+   "2-D convolution: x NHWC, filter HWIO -> y NHWC"},
+  {OpId::Conv2DBackpropInput, "Conv2DBackpropInput", {{"dy"}, {"filter"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::conv2d, 0, 0, "", kF32,
+   "gradient of Conv2D with respect to x (dx's shape says x's)"},
+  {OpId::Conv2DBackpropFilter, "Conv2DBackpropFilter", {{"x"}, {"dy"}}, 2, 2, {{"dfilter"}}, 1, 1, AttrKind::conv2d, 0, 0, "", kF32,
+   "gradient of Conv2D with respect to the filter"},
+  {OpId::MaxPool, "MaxPool", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::pool, 0, 0, "", kF32,
+   "max pooling over windows of x NHWC"},
+  {OpId::MaxPoolGrad, "MaxPoolGrad", {{"x"}, {"y"}, {"dy"}}, 3, 3, {{"dx"}}, 1, 1, AttrKind::pool, 0, 0, "", kF32,
+   "gradient of MaxPool: dy routed to each window's first maximum"},
+  {OpId::Relu, "Relu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+   "y = max(x, 0)"},
+  {OpId::ReluGrad, "ReluGrad", {{"dy"}, {"y"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+   "dx = dy where y > 0, else 0"},
+  {OpId::MatMul, "MatMul", {{"a"}, {"b"}}, 2, 2, {{"c"}}, 1, 1, AttrKind::matmul, 0, 0, "", kF32,
+   "c = op(a) op(b), 2-D, op = transpose or not"},
+  {OpId::BiasAdd, "BiasAdd", {{"x"}, {"bias"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+   "y = x + bias over the last dimension (in place allowed)"},
+  {OpId::BiasAddGrad, "BiasAddGrad", {{"dy"}}, 1, 1, {{"dbias"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+   "dbias = dy summed over all but the last dimension"},
+  {OpId::SparseSoftmaxCrossEntropyWithLogits, "SparseSoftmaxCrossEntropyWithLogits",
+   {{"logits"}, {"labels", AXON_INT32}}, 2, 2, {{"loss"}, {"dlogits"}}, 2, 2, AttrKind::none, 0, 0, "", kF32,
+   "loss [N] and dlogits = softmax - onehot (not divided by N)"},
+  {OpId::ApplyAdam, "ApplyAdam", {{"var"}, {"m"}, {"v"}, {"grad"}}, 4, 4, {}, 0, 0, AttrKind::adam, 3, 0, "", kF32,
+   "Keras' Adam step: var, m, v updated in place"},
+  {OpId::InTopK, "InTopK", {{"logits"}, {"labels", AXON_INT32}}, 2, 2, {{"correct"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+   "TensorFlow's InTopK with k = 1 (ties count), as float 0/1"},
+  {OpId::Sum, "Sum", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+   "y (one element) = sum of all elements of x"},
+  {OpId::Fill, "Fill", {}, 0, 0, {{"y"}}, 1, 1, AttrKind::fill, 0, 0, "", kF32,
+   "every element of y = value"},
+  {OpId::Scale, "Scale", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::scale, 0, 0, "", kF32,
+   "y = alpha * x (in place allowed)"},
+  {OpId::AddN, "AddN", {{"x"}}, 1, -1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+   "y = x0 + x1 + ... elementwise"},
+  {OpId::NormalizeImage, "NormalizeImage", {{"x", AXON_UINT8}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "",
+   dtype_bit(AXON_UINT8), "y (float32) = x (uint8) / 255"},
+  {OpId::Identity, "Identity", {{"x", kDtypeT}}, 1, 1, {{"y", kDtypeT}}, 1, 1, AttrKind::none, 0, 0, "", kAllDtypes,
+   "y = x (a copy)"},
+  {OpId::FusedConv2D, "_FusedConv2D", {{"x"}, {"filter"}, {"bias"}}, 3, 3, {{"y"}}, 1, 1, AttrKind::fused_conv2d, 0, 1,
+   "Conv2D, BiasAdd, Relu", kF32, "activation(Conv2D(x, filter) + bias)"},
+  {OpId::FusedMatMul, "_FusedMatMul", {{"a"}, {"b"}, {"bias"}}, 3, 3, {{"c"}}, 1, 1, AttrKind::fused_matmul, 0, 1,
+   "MatMul, BiasAdd, Relu", kF32, "activation(MatMul(a, b) + bias)"},
+  {OpId::FusedReluGradBiasAddGrad, "_FusedReluGradBiasAddGrad", {{"dy"}, {"y"}}, 2, 2, {{"dx"}, {"dbias"}}, 2, 2,
+   AttrKind::none, 0, 1, "ReluGrad, BiasAddGrad", kF32, "dx = ReluGrad(dy, y), dbias = BiasAddGrad(dx)"},
+  {OpId::FusedConv2DMaxPool, "_FusedConv2DMaxPool", {{"x"}, {"filter"}, {"bias"}}, 3, 3,
+   {{"y"}, {"argmax", AXON_UINT8}}, 2, 2, AttrKind::fused_conv2d_max_pool, 0, 2, "Conv2D, BiasAdd, Relu, MaxPool", kF32,
+   "MaxPool(activation(Conv2D(x, filter) + bias)) and each window's argmax tap"},
+  {OpId::FusedConv2DMaxPoolGrad, "_FusedConv2DMaxPoolGrad", {{"x"}, {"filter"}, {"dy"}, {"argmax", AXON_UINT8}}, 4, 4,
+   {{"dfilter"}, {"dbias"}, {"dx"}}, 2, 3, AttrKind::fused_conv2d_max_pool, 0, 2,
+   "MaxPoolGrad, ReluGrad, BiasAddGrad, Conv2DBackpropFilter, Conv2DBackpropInput", kF32,
+   "the gradients of _FusedConv2DMaxPool (dx only when a third output is passed)"},
+  {OpId::SparseCategoricalAccuracy, "_SparseCategoricalAccuracy", {{"logits"}, {"labels", AXON_INT32}}, 2, 2,
+   {{"correct"}}, 1, 1, AttrKind::none, 0, 3, "InTopK", kF32,
+   "Keras' sparse_categorical_accuracy (a tie goes to the lower index)"},
+};
+// clang-format on
+
+static_assert(sizeof kOpTable / sizeof kOpTable[0] == static_cast<size_t>(OpId::count), "one row per OpId");
+
+constexpr bool table_in_id_order() {
+  for (int i = 0; i < kOpCount; ++i)
+    if (static_cast<int>(kOpTable[i].id) != i) return false;
+  return true;
+}
+static_assert(table_in_id_order(), "rows in OpId order");
+
+constexpr const OpSchema& op_schema(OpId id) { return kOpTable[static_cast<int>(id)]; }
+constexpr const char* op_name(OpId id) { return op_schema(id).name; }
+
+// The op of that name, or nullptr: the only place op names are compared.
+inline const OpSchema* find_op(std::string_view name) {
+  for (const OpSchema& s : kOpTable)
+    if (name == s.name) return &s;
+  return nullptr;
+}
+
+// Optional ops: the host uses them only where a device has a kernel.
+constexpr bool op_is_optional(const OpSchema& s) { return s.decomposes_into[0] != '\0'; }
+
+constexpr bool kernel_dtype_allowed(const OpSchema& s, axon_dtype t) {
+  return static_cast<unsigned>(t) < kDtypeCount && (s.kernel_dtypes & dtype_bit(t)) != 0;
+}
+
+// The slot an input or output index falls in (AddN's inputs repeat the last).
+constexpr const TensorSlot& input_slot(const OpSchema& s, int i) {
+  int last = 0;
+  while (last + 1 < kMaxSlots && s.inputs[last + 1].name != nullptr) ++last;
+  return s.inputs[i < last ? i : last];
+}
+constexpr const TensorSlot& output_slot(const OpSchema& s, int i) { return s.outputs[i < kMaxSlots ? i : kMaxSlots - 1]; }
+
+// A slot's concrete dtype for a kernel keyed by `kernel_dtype`.
+constexpr axon_dtype slot_dtype(const TensorSlot& slot, axon_dtype kernel_dtype) {
+  return slot.dtype == kDtypeT ? kernel_dtype : static_cast<axon_dtype>(slot.dtype);
+}
+
+// "float32", "int32", "uint8", "int64"; "dtype(N)" style values are the
+// caller's to print for anything else.
+constexpr const char* dtype_name(axon_dtype t) {
+  switch (t) {
+    case AXON_FLOAT32: return "float32";
+    case AXON_INT32: return "int32";
+    case AXON_UINT8: return "uint8";
+    case AXON_INT64: return "int64";
+  }
+  return "unknown dtype";
+}
+
+constexpr size_t dtype_size(axon_dtype t) {
+  switch (t) {
+    case AXON_FLOAT32: return 4;
+    case AXON_INT32: return 4;
+    case AXON_UINT8: return 1;
+    case AXON_INT64: return 8;
+  }
+  return 0;
+}
+
+}  // namespace axon

@@ -65,9 +65,18 @@ void write_json(std::ostream& out, const Runtime& rt, const ReportOptions& opt) 
     if (opt.ops) {
       out << ", \"ops\": ";
       try {
-        std::vector<std::string> ops = d->ops();
+        const auto kernels = d->kernels();
         out << "[";
-        for (size_t i = 0; i < ops.size(); ++i) out << (i ? ", " : "") << quote(ops[i]);
+        for (size_t i = 0; i < kernels.size(); ++i) out << (i ? ", " : "") << quote(op_name(kernels[i].op));
+        out << "], \"kernels\": [";
+        for (size_t i = 0; i < kernels.size(); ++i) {
+          out << (i ? ", " : "") << "{\"op\": " << quote(op_name(kernels[i].op)) << ", \"dtypes\": [";
+          for (size_t j = 0; j < kernels[i].dtypes.size(); ++j) out << (j ? ", " : "") << quote(dtype_name(kernels[i].dtypes[j]));
+          out << "]}";
+        }
+        out << "], \"unknown_ops\": [";
+        const auto unknown = d->unknown_ops();
+        for (size_t i = 0; i < unknown.size(); ++i) out << (i ? ", " : "") << quote(unknown[i]);
         out << "]";
       } catch (const std::exception& e) {
         out << "null, \"open_error\": " << quote(e.what());

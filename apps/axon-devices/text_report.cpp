@@ -48,10 +48,19 @@ void write_device(std::ostream& out, Device& d, const ReportOptions& opt) {
   if (p.description[0]) out << "      " << p.description << "\n";
   if (opt.ops) {
     try {
-      std::vector<std::string> ops = d.ops();
-      out << "      ops (" << ops.size() << "):";
-      for (const auto& o : ops) out << " " << o;
+      const auto kernels = d.kernels();
+      out << "      ops (" << kernels.size() << "):";
+      for (const auto& k : kernels) {
+        out << " " << op_name(k.op) << "[";
+        for (size_t i = 0; i < k.dtypes.size(); ++i) out << (i ? "," : "") << dtype_name(k.dtypes[i]);
+        out << "]";
+      }
       out << "\n";
+      if (const auto unknown = d.unknown_ops(); !unknown.empty()) {
+        out << "      listed but not in this axon's op table (never called):";
+        for (const auto& o : unknown) out << " " << o;
+        out << "\n";
+      }
     } catch (const std::exception& e) {
       out << "      ops: " << e.what() << "\n";
     }

@@ -17,6 +17,11 @@ std::string message_of(const axon_error& err) {
   return m.empty() ? "no message from the plugin" : m;
 }
 
+// "<plugin message> (AXON_INVALID_ARGUMENT)": the status by name.
+std::string message_of(const axon_error& err, axon_status st) {
+  return message_of(err) + " (" + axon_status_name(st) + ")";
+}
+
 // Room for a newer plugin's larger device table (see loader.cpp).
 struct PaddedDeviceApi {
   alignas(alignof(std::max_align_t)) unsigned char bytes[sizeof(axon_device_api) + 4096]{};
@@ -60,11 +65,17 @@ void Device::ensure_open() const {
   err.struct_size = sizeof err;
   axon_status st = plugin_api_->open_device(plugin_api_->plugin_ctx, props_.physical_id, &config_, raw.get(), &err);
   if (st != AXON_OK)
-    throw RuntimeError("cannot open " + name_ + " (plugin " + plugin_name_ + "): " + message_of(err));
+    throw RuntimeError("cannot open " + name_ + " (plugin " + plugin_name_ + "): " + message_of(err, st));
   axon_device_api table{};
   if (auto bad = validate_device_table(*raw.get(), table))
     throw RuntimeError("cannot open " + name_ + " (plugin " + plugin_name_ + "): " + *bad);
   api_ = table;
+  // Each (op, dtype) is looked up once here; dispatch then indexes an array.
+  for (const OpSchema& op : kOpTable)
+    for (int t = 0; t < kDtypeCount; ++t)
+      if (kernel_dtype_allowed(op, static_cast<axon_dtype>(t)))
+        kernels_[static_cast<size_t>(op.id) * kDtypeCount + t] =
+            api_.get_kernel(api_.device_ctx, op.name, static_cast<axon_dtype>(t));
   log::debug("device", "opened " + name_ + " (" + props_.name + ")");
   opened_.store(true, std::memory_order_release);
 }
@@ -81,8 +92,8 @@ void* Device::allocate(size_t bytes) {
   void* p = nullptr;
   axon_error err{};
   err.struct_size = sizeof err;
-  if (api_.allocate(api_.device_ctx, bytes, &p, &err) != AXON_OK)
-    throw RuntimeError("allocating " + std::to_string(bytes) + " bytes on " + name_ + ": " + message_of(err));
+  if (axon_status st = api_.allocate(api_.device_ctx, bytes, &p, &err); st != AXON_OK)
+    throw RuntimeError("allocating " + std::to_string(bytes) + " bytes on " + name_ + ": " + message_of(err, st));
   return p;
 }
 
@@ -93,29 +104,29 @@ void Device::deallocate(void* p) noexcept {
 void Device::copy_host_to_device(void* dst, const void* src, size_t bytes) {
   ensure_open();
   axon_error err{};
-  if (api_.copy_host_to_device(api_.device_ctx, dst, src, bytes, &err) != AXON_OK)
-    throw RuntimeError("copy to " + name_ + ": " + message_of(err));
+  if (axon_status st = api_.copy_host_to_device(api_.device_ctx, dst, src, bytes, &err); st != AXON_OK)
+    throw RuntimeError("copy to " + name_ + ": " + message_of(err, st));
 }
 
 void Device::copy_device_to_host(void* dst, const void* src, size_t bytes) {
   ensure_open();
   axon_error err{};
-  if (api_.copy_device_to_host(api_.device_ctx, dst, src, bytes, &err) != AXON_OK)
-    throw RuntimeError("copy from " + name_ + ": " + message_of(err));
+  if (axon_status st = api_.copy_device_to_host(api_.device_ctx, dst, src, bytes, &err); st != AXON_OK)
+    throw RuntimeError("copy from " + name_ + ": " + message_of(err, st));
 }
 
 void Device::copy_device_to_device(void* dst, const void* src, size_t bytes) {
   ensure_open();
   axon_error err{};
-  if (api_.copy_device_to_device(api_.device_ctx, dst, src, bytes, &err) != AXON_OK)
-    throw RuntimeError("copy within " + name_ + ": " + message_of(err));
+  if (axon_status st = api_.copy_device_to_device(api_.device_ctx, dst, src, bytes, &err); st != AXON_OK)
+    throw RuntimeError("copy within " + name_ + ": " + message_of(err, st));
 }
 
 void Device::synchronize() {
   ensure_open();
   axon_error err{};
-  if (api_.synchronize(api_.device_ctx, &err) != AXON_OK)
-    throw RuntimeError("synchronize " + name_ + ": " + message_of(err));
+  if (axon_status st = api_.synchronize(api_.device_ctx, &err); st != AXON_OK)
+    throw RuntimeError("synchronize " + name_ + ": " + message_of(err, st));
 }
 
 axon_memory_info Device::memory_info() {
@@ -126,8 +137,8 @@ axon_memory_info Device::memory_info() {
     return info;
   }
   axon_error err{};
-  if (api_.memory_info(api_.device_ctx, &info, &err) != AXON_OK)
-    throw RuntimeError("memory info of " + name_ + ": " + message_of(err));
+  if (axon_status st = api_.memory_info(api_.device_ctx, &info, &err); st != AXON_OK)
+    throw RuntimeError("memory info of " + name_ + ": " + message_of(err, st));
   // Fields the plugin did not fill read as zero.
   axon_memory_info out{};
   std::memcpy(&out, &info, std::min(info.struct_size, sizeof info));
@@ -135,27 +146,46 @@ axon_memory_info Device::memory_info() {
   return out;
 }
 
-bool Device::has_kernel(const char* op, axon_dtype dtype) const {
+axon_kernel_fn Device::kernel(OpId op, axon_dtype dtype) const {
   ensure_open();
-  return api_.get_kernel(api_.device_ctx, op, dtype) != nullptr;
+  const unsigned t = static_cast<unsigned>(dtype);
+  if (t >= static_cast<unsigned>(kDtypeCount)) return nullptr;
+  return kernels_[static_cast<size_t>(op) * kDtypeCount + t];
 }
 
-void Device::launch(const axon_kernel_call& call, axon_dtype dtype) {
-  ensure_open();
-  axon_kernel_fn fn = api_.get_kernel(api_.device_ctx, call.op, dtype);
+bool Device::has_kernel(const char* op, axon_dtype dtype) const {
+  const OpSchema* s = find_op(op);
+  return s != nullptr && has_kernel(s->id, dtype);
+}
+
+void Device::launch(const axon_kernel_call& call, OpId op, axon_dtype dtype) {
+  axon_kernel_fn fn = kernel(op, dtype);
   if (fn == nullptr)
-    throw RuntimeError(std::string("op ") + call.op + " has no " + dtype_name(dtype) + " kernel on " + name_);
+    throw RuntimeError(std::string("op ") + op_name(op) + " has no " + dtype_name(dtype) + " kernel on " + name_);
   axon_error err{};
   err.struct_size = sizeof err;
-  if (fn(api_.device_ctx, &call, &err) != AXON_OK)
-    throw RuntimeError(std::string(call.op) + " on " + name_ + ": " + message_of(err));
+  if (axon_status st = fn(api_.device_ctx, &call, &err); st != AXON_OK)
+    throw RuntimeError(std::string(op_name(op)) + " on " + name_ + ": " + message_of(err, st));
 }
 
-std::vector<std::string> Device::ops() const {
+std::vector<Device::OpKernels> Device::kernels() const {
+  ensure_open();
+  std::vector<OpKernels> out;
+  for (const OpSchema& op : kOpTable) {
+    OpKernels k{op.id, {}};
+    for (int t = 0; t < kDtypeCount; ++t)
+      if (kernels_[static_cast<size_t>(op.id) * kDtypeCount + t] != nullptr) k.dtypes.push_back(static_cast<axon_dtype>(t));
+    if (!k.dtypes.empty()) out.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::vector<std::string> Device::unknown_ops() const {
   ensure_open();
   std::vector<std::string> out;
   if (const char* const* list = api_.list_ops(api_.device_ctx))
-    for (; *list != nullptr; ++list) out.emplace_back(*list);
+    for (; *list != nullptr; ++list)
+      if (find_op(*list) == nullptr) out.emplace_back(*list);
   return out;
 }
 

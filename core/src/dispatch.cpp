@@ -1,15 +1,17 @@
 // Op dispatch: placement (scope, priority, soft/strict fallback), staging of
-// tensors that live on another device, the placement log and the profiler.
+// tensors that live on another device, validation against the op table, the
+// placement log, the profiler, check-numerics and placement recording.
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/log.hpp>
+#include <axon/op_validate.hpp>
+#include <axon/placement_plan.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
 
-#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <mutex>
 #include <set>
 #include <string>
@@ -23,12 +25,12 @@ thread_local Device* t_scope = nullptr;
 
 std::mutex g_seen_mutex;
 // Each set only grows; it holds one entry per distinct op/layer/device.
-std::set<std::tuple<std::string, std::string, std::string>>& logged_placements() {
-  static auto* s = new std::set<std::tuple<std::string, std::string, std::string>>();
+std::set<std::tuple<OpId, std::string, const Device*>>& logged_placements() {
+  static auto* s = new std::set<std::tuple<OpId, std::string, const Device*>>();
   return *s;
 }
-std::set<std::pair<std::string, std::string>>& warned_fallbacks() {
-  static auto* s = new std::set<std::pair<std::string, std::string>>();
+std::set<std::pair<OpId, const Device*>>& warned_fallbacks() {
+  static auto* s = new std::set<std::pair<OpId, const Device*>>();
   return *s;
 }
 
@@ -38,62 +40,103 @@ axon_dtype call_dtype(const OpCall& call) {
   return AXON_FLOAT32;
 }
 
-std::string devices_with_kernel(const char* op, axon_dtype dtype) {
+std::string devices_with_kernel(OpId op, axon_dtype dtype) {
   std::string list;
   for (Device* d : Runtime::get().devices())
-    if (d->has_kernel(op, dtype)) { if (!list.empty()) list += ", "; list += d->name(); }
+    if (d->has_kernel(op, dtype)) {
+      if (!list.empty()) list += ", ";
+      list += d->name();
+    }
   return list.empty() ? "(none)" : list;
 }
 
-// The device that runs `call` when the requested one has no kernel.
-Device& fall_back(const OpCall& call, Device& requested, axon_dtype dtype) {
+struct Placement {
+  Device* device = nullptr;     // where it runs (nullptr: nowhere, only while recording)
+  Device* requested = nullptr;  // where it was meant to run
+};
+
+// The device that runs the op when the requested one has no kernel. While
+// recording, nothing throws and nothing is logged: the recorder lists it all.
+Placement fall_back(OpId op, Device& requested, axon_dtype dtype, bool recording) {
   const Runtime& rt = Runtime::get();
-  if (rt.config().strict_placement)
-    throw RuntimeError(std::string("op ") + call.op + " has no " + dtype_name(dtype) + " kernel on " +
-                       requested.name() + "; devices with this kernel: " + devices_with_kernel(call.op, dtype));
-  Device* cpu = rt.cpu_device();
-  if (cpu == nullptr || cpu == &requested || !cpu->has_kernel(call.op, dtype))
-    throw RuntimeError(std::string("op ") + call.op + " has no " + dtype_name(dtype) + " kernel on " +
-                       requested.name() + " and no CPU device to fall back to has one; devices with this kernel: " +
-                       devices_with_kernel(call.op, dtype));
-  bool first;
-  {
-    std::lock_guard<std::mutex> lock(g_seen_mutex);
-    first = warned_fallbacks().emplace(call.op, requested.name()).second;
+  const std::string what = std::string("op ") + op_name(op) + " has no " + dtype_name(dtype) + " kernel on " + requested.name();
+  if (rt.config().strict_placement) {
+    if (recording) return {nullptr, &requested};
+    throw RuntimeError(what + "; devices with this kernel: " + devices_with_kernel(op, dtype));
   }
-  if (first)
-    log::warning("placement", std::string("op ") + call.op + " has no kernel on " + requested.name() + " (" +
-                                  dtype_name(dtype) + "); running it on " + cpu->name() +
-                                  " instead. Use --strict-placement to make this an error.");
-  return *cpu;
+  Device* cpu = rt.cpu_device();
+  if (cpu == nullptr || cpu == &requested || !cpu->has_kernel(op, dtype)) {
+    if (recording) return {nullptr, &requested};
+    throw RuntimeError(what + " and no CPU device to fall back to has one; devices with this kernel: " +
+                       devices_with_kernel(op, dtype));
+  }
+  if (!recording) {
+    bool first;
+    {
+      std::lock_guard<std::mutex> lock(g_seen_mutex);
+      first = warned_fallbacks().emplace(op, &requested).second;
+    }
+    if (first)
+      log::warning("placement", std::string("op ") + op_name(op) + " has no kernel on " + requested.name() + " (" +
+                                    dtype_name(dtype) + "); running it on " + cpu->name() +
+                                    " instead. Use --strict-placement to make this an error.");
+  }
+  return {cpu, &requested};
 }
 
-Device& place_with(const OpCall& call, axon_dtype dtype) {
+Placement place_with(OpId op, axon_dtype dtype, bool recording) {
   if (Device* scoped = DeviceScope::current()) {
-    if (scoped->has_kernel(call.op, dtype)) return *scoped;
-    return fall_back(call, *scoped, dtype);
+    if (scoped->has_kernel(op, dtype)) return {scoped, scoped};
+    return fall_back(op, *scoped, dtype, recording);
   }
   const Runtime& rt = Runtime::get();
   for (Device* d : rt.devices())
-    if (d->has_kernel(call.op, dtype)) return *d;
-  if (rt.devices().empty()) throw RuntimeError(std::string("op ") + call.op + ": no devices are available");
-  throw RuntimeError(std::string("op ") + call.op + " has no " + dtype_name(dtype) + " kernel on any device");
+    if (d->has_kernel(op, dtype)) return {d, d};
+  if (rt.devices().empty()) throw RuntimeError(std::string("op ") + op_name(op) + ": no devices are available");
+  if (recording) return {nullptr, &rt.default_device()};
+  throw RuntimeError(std::string("op ") + op_name(op) + " has no " + dtype_name(dtype) + " kernel on any device");
 }
 
 void log_placement(const OpCall& call, const Device& d) {
   {
     std::lock_guard<std::mutex> lock(g_seen_mutex);
-    if (!logged_placements().emplace(call.op, call.layer, d.name()).second) return;
+    if (!logged_placements().emplace(call.op, std::string(call.layer), &d).second) return;
   }
-  std::string line = std::string("Executing op ") + call.op + " in device " + d.name() + "\n";
+  std::string line = std::string("Executing op ") + op_name(call.op);
+  if (!call.layer.empty()) (line += " (") .append(call.layer) += ")";
+  line += " in device " + d.name() + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-// Ops that update some inputs in place (plugin_abi.h); when they run on a
-// fallback device those inputs must be copied back.
-int in_place_inputs(const char* op) {
-  if (std::strcmp(op, "ApplyAdam") == 0) return 3;  // var, m, v
-  return 0;
+// A fused op that left its device: the ops of its decomposition, split into
+// those the requested device has (they moved along) and those it lacks.
+void split_parts(OpId op, const Device& requested, axon_dtype dtype, PlannedOp& planned) {
+  const OpSchema& s = op_schema(op);
+  std::string_view rest = s.decomposes_into;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    const OpSchema* part = find_op(name);
+    if (part == nullptr) continue;
+    if (requested.has_kernel(part->id, dtype))
+      (planned.moved_with += planned.moved_with.empty() ? "" : ", ").append(name);
+    else
+      planned.parts_missing.emplace_back(name);
+  }
+}
+
+void record(PlacementRecorder& rec, const OpCall& call, axon_dtype dtype, const Placement& p) {
+  PlannedOp planned;
+  planned.op = op_name(call.op);
+  planned.dtype = dtype;
+  planned.layer = std::string(call.layer);
+  planned.requested = p.requested->name();
+  planned.device = p.device != nullptr ? p.device->name() : "";
+  planned.fallback = p.device != p.requested;
+  if (planned.fallback && op_is_optional(op_schema(call.op))) split_parts(call.op, *p.requested, dtype, planned);
+  rec.record(std::move(planned));
 }
 
 void copy_between(const Tensor& src, Tensor& dst) {
@@ -103,6 +146,46 @@ void copy_between(const Tensor& src, Tensor& dst) {
   dst.copy_from_host(host.data(), host.size());
 }
 
+// check-numerics: the first NaN or Inf among the op's float32 outputs (and
+// the inputs it updates in place) fails the run, naming where it appeared.
+void check_numerics(const OpCall& call, Device& d) {
+  d.synchronize();
+  const OpSchema& s = op_schema(call.op);
+  auto check = [&](const Tensor* t, const char* kind, int index, const char* slot) {
+    if (t == nullptr || !t->defined() || t->dtype() != AXON_FLOAT32 || t->numel() == 0) return;
+    std::vector<float> host(static_cast<size_t>(t->numel()));
+    t->copy_to_host(host.data(), host.size() * sizeof(float));
+    for (size_t i = 0; i < host.size(); ++i)
+      if (!std::isfinite(host[i])) {
+        std::string where = std::string("check-numerics: op ") + s.name;
+        if (!call.layer.empty()) (where += " (layer ").append(call.layer) += ")";
+        throw RuntimeError(where + " on " + d.name() + " produced " + (std::isnan(host[i]) ? "nan" : "inf") + " in " +
+                           kind + " " + std::to_string(index) + " (" + slot + ") at element " + std::to_string(i));
+      }
+  };
+  for (size_t i = 0; i < call.outputs.size(); ++i)
+    check(call.outputs[i], "output", static_cast<int>(i), output_slot(s, static_cast<int>(i)).name);
+  for (int i = 0; i < s.in_place_inputs && i < static_cast<int>(call.inputs.size()); ++i)
+    check(call.inputs[i], "input", i, input_slot(s, i).name);
+}
+
+// Room for the tensors of one call without touching the heap (AddN may pass
+// more; then the vector takes them).
+template <class T, size_t N>
+class SmallArray {
+ public:
+  explicit SmallArray(size_t n) : n_(n) {
+    if (n > N) heap_.resize(n);
+  }
+  T* data() { return n_ > N ? heap_.data() : inline_; }
+  T& operator[](size_t i) { return data()[i]; }
+
+ private:
+  size_t n_;
+  T inline_[N]{};
+  std::vector<T> heap_;
+};
+
 }  // namespace
 
 DeviceScope::DeviceScope(Device& device) : previous_(t_scope) { t_scope = &device; }
@@ -110,32 +193,52 @@ DeviceScope::DeviceScope(const std::string& device_name) : DeviceScope(Runtime::
 DeviceScope::~DeviceScope() { t_scope = previous_; }
 Device* DeviceScope::current() { return t_scope; }
 
-Device& place(const OpCall& call) { return place_with(call, call_dtype(call)); }
+Device& place(OpId op, axon_dtype dtype) {
+  Placement p = place_with(op, dtype, PlacementRecorder::current() != nullptr);
+  return p.device != nullptr ? *p.device : *p.requested;
+}
+
+Device& place(const OpCall& call) {
+  const axon_dtype dtype = call_dtype(call);
+  PlacementRecorder* rec = PlacementRecorder::current();
+  Placement p = place_with(call.op, dtype, rec != nullptr);
+  // A layer asking where an op would go is deciding its path: a fallback
+  // here is a kernel the requested device lacks, even if the layer then runs
+  // a fused op instead.
+  if (rec != nullptr && p.device != p.requested) record(*rec, call, dtype, p);
+  return p.device != nullptr ? *p.device : *p.requested;
+}
 
 void run(const OpCall& call) {
-  axon_dtype dtype = call_dtype(call);
-  Device& d = place_with(call, dtype);
-  if (Runtime::get().config().log_device_placement) log_placement(call, d);
+  const axon_dtype dtype = call_dtype(call);
+  if (PlacementRecorder* rec = PlacementRecorder::current()) {
+    record(*rec, call, dtype, place_with(call.op, dtype, true));
+    return;
+  }
+  Device& d = *place_with(call.op, dtype, false).device;
+  const Config& config = Runtime::get().config();
+  if (config.log_device_placement) log_placement(call, d);
 
   // Tensors on another device are staged on `d` (through host memory).
-  std::vector<Tensor> staged_in(call.inputs.size());
-  std::vector<axon_tensor> in(call.inputs.size());
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
+  const size_t n_in = call.inputs.size(), n_out = call.outputs.size();
+  SmallArray<axon_tensor, 8> in(n_in), out(n_out);
+  std::vector<Tensor> staged_in, staged_out;  // empty unless a tensor lives elsewhere
+  for (size_t i = 0; i < n_in; ++i) {
     const Tensor* t = call.inputs[i];
     if (t == nullptr || !t->defined()) continue;  // zero view: an absent input
     if (&t->device() != &d) {
+      staged_in.resize(n_in);
       staged_in[i] = t->to(d);
       in[i] = staged_in[i].c_view();
     } else {
       in[i] = t->c_view();
     }
   }
-  std::vector<Tensor> staged_out(call.outputs.size());
-  std::vector<axon_tensor> out(call.outputs.size());
-  for (size_t i = 0; i < call.outputs.size(); ++i) {
+  for (size_t i = 0; i < n_out; ++i) {
     Tensor* t = call.outputs[i];
     if (t == nullptr || !t->defined()) continue;
     if (&t->device() != &d) {
+      staged_out.resize(n_out);
       staged_out[i] = Tensor(d, t->dtype(), t->shape());
       out[i] = staged_out[i].c_view();
     } else {
@@ -143,32 +246,37 @@ void run(const OpCall& call) {
     }
   }
 
+  const OpSchema& schema = op_schema(call.op);
   axon_kernel_call kc{};
   kc.struct_size = sizeof kc;
-  kc.op = call.op;
-  kc.num_inputs = static_cast<int32_t>(in.size());
+  kc.op = schema.name;
+  kc.num_inputs = static_cast<int32_t>(n_in);
   kc.inputs = in.data();
-  kc.num_outputs = static_cast<int32_t>(out.size());
+  kc.num_outputs = static_cast<int32_t>(n_out);
   kc.outputs = out.data();
   kc.attrs = call.attrs;
+  if (std::string why; !validate_call(schema, kc, &why))
+    throw RuntimeError(call.layer.empty() ? why : why + " (layer " + std::string(call.layer) + ")");
 
   if (op_profiling()) {
     auto t0 = std::chrono::steady_clock::now();
-    d.launch(kc, dtype);
+    d.launch(kc, call.op, dtype);
     d.synchronize();
-    record_op_time(call.op, d.name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    record_op_time(schema.name, d.name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   } else {
-    d.launch(kc, dtype);
+    d.launch(kc, call.op, dtype);
   }
 
-  for (size_t i = 0; i < call.outputs.size(); ++i)
-    if (staged_out[i].defined()) copy_between(staged_out[i], *call.outputs[i]);
-  int mutated = std::min<int>(in_place_inputs(call.op), static_cast<int>(call.inputs.size()));
-  for (int i = 0; i < mutated; ++i)
-    if (staged_in[i].defined()) {
-      Tensor target = *call.inputs[i];  // shares the caller's buffer
-      copy_between(staged_in[i], target);
-    }
+  if (!staged_out.empty())
+    for (size_t i = 0; i < n_out; ++i)
+      if (staged_out[i].defined()) copy_between(staged_out[i], *call.outputs[i]);
+  if (!staged_in.empty())
+    for (int i = 0; i < schema.in_place_inputs && i < static_cast<int>(n_in); ++i)
+      if (staged_in[i].defined()) {
+        Tensor target = *call.inputs[i];  // shares the caller's buffer
+        copy_between(staged_in[i], target);
+      }
+  if (config.check_numerics) check_numerics(call, d);
 }
 
 }  // namespace axon

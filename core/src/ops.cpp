@@ -1,16 +1,37 @@
-// Typed op wrappers: build the OpCall (and attrs) and hand it to dispatch.
+// Typed op wrappers. Each one names its op by OpId and hands dispatch the
+// tensors and attributes; `call` checks at compile time that the counts and
+// the attribute struct are those of the op's row in the op table.
 #include <axon/ops.hpp>
+
+#include <array>
+#include <cstddef>
 
 namespace axon::ops {
 namespace {
 
-void call(const char* op, const std::string& layer, std::vector<const Tensor*> in, std::vector<Tensor*> out,
-          const void* attrs = nullptr) {
+template <class... T>
+std::array<const Tensor*, sizeof...(T)> in(const T*... t) {
+  return {t...};
+}
+template <class... T>
+std::array<Tensor*, sizeof...(T)> out(T*... t) {
+  return {t...};
+}
+
+template <OpId id, size_t NI, size_t NO, class A = std::nullptr_t>
+void call(const std::string& layer, const std::array<const Tensor*, NI>& inputs, const std::array<Tensor*, NO>& outputs,
+          const A* attrs = nullptr) {
+  constexpr const OpSchema& s = op_schema(id);
+  static_assert(static_cast<int>(NI) >= s.min_inputs && (s.max_inputs < 0 || static_cast<int>(NI) <= s.max_inputs),
+                "input count differs from the op table");
+  static_assert(static_cast<int>(NO) >= s.min_outputs && static_cast<int>(NO) <= s.max_outputs,
+                "output count differs from the op table");
+  static_assert(attr_kind_of<A>::value == s.attrs, "attribute struct differs from the op table");
   OpCall c;
-  c.op = op;
+  c.op = id;
   c.layer = layer;
-  c.inputs = std::move(in);
-  c.outputs = std::move(out);
+  c.inputs = inputs;
+  c.outputs = outputs;
   c.attrs = attrs;
   run(c);
 }
@@ -36,69 +57,78 @@ axon_pool_attrs pool_attrs(int window, int stride, axon_padding padding) {
 }
 
 void conv2d(const Tensor& x, const Tensor& filter, Tensor& y, const axon_conv2d_attrs& a, const std::string& layer) {
-  call("Conv2D", layer, {&x, &filter}, {&y}, &a);
+  call<OpId::Conv2D>(layer, in(&x, &filter), out(&y), &a);
 }
 void conv2d_backprop_input(const Tensor& dy, const Tensor& filter, Tensor& dx, const axon_conv2d_attrs& a,
                            const std::string& layer) {
-  call("Conv2DBackpropInput", layer, {&dy, &filter}, {&dx}, &a);
+  call<OpId::Conv2DBackpropInput>(layer, in(&dy, &filter), out(&dx), &a);
 }
 void conv2d_backprop_filter(const Tensor& x, const Tensor& dy, Tensor& dfilter, const axon_conv2d_attrs& a,
                             const std::string& layer) {
-  call("Conv2DBackpropFilter", layer, {&x, &dy}, {&dfilter}, &a);
+  call<OpId::Conv2DBackpropFilter>(layer, in(&x, &dy), out(&dfilter), &a);
 }
 void max_pool(const Tensor& x, Tensor& y, const axon_pool_attrs& a, const std::string& layer) {
-  call("MaxPool", layer, {&x}, {&y}, &a);
+  call<OpId::MaxPool>(layer, in(&x), out(&y), &a);
 }
 void max_pool_grad(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx, const axon_pool_attrs& a,
                    const std::string& layer) {
-  call("MaxPoolGrad", layer, {&x, &y, &dy}, {&dx}, &a);
+  call<OpId::MaxPoolGrad>(layer, in(&x, &y, &dy), out(&dx), &a);
 }
-void relu(const Tensor& x, Tensor& y, const std::string& layer) { call("Relu", layer, {&x}, {&y}); }
+void relu(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Relu>(layer, in(&x), out(&y)); }
 void relu_grad(const Tensor& dy, const Tensor& y, Tensor& dx, const std::string& layer) {
-  call("ReluGrad", layer, {&dy, &y}, {&dx});
+  call<OpId::ReluGrad>(layer, in(&dy, &y), out(&dx));
 }
 void matmul(const Tensor& a, const Tensor& b, Tensor& c, bool transpose_a, bool transpose_b, const std::string& layer) {
   axon_matmul_attrs at{};
   at.struct_size = sizeof at;
   at.transpose_a = transpose_a ? 1 : 0;
   at.transpose_b = transpose_b ? 1 : 0;
-  call("MatMul", layer, {&a, &b}, {&c}, &at);
+  call<OpId::MatMul>(layer, in(&a, &b), out(&c), &at);
 }
 void bias_add(const Tensor& x, const Tensor& bias, Tensor& y, const std::string& layer) {
-  call("BiasAdd", layer, {&x, &bias}, {&y});
+  call<OpId::BiasAdd>(layer, in(&x, &bias), out(&y));
 }
 void bias_add_grad(const Tensor& dy, Tensor& dbias, const std::string& layer) {
-  call("BiasAddGrad", layer, {&dy}, {&dbias});
+  call<OpId::BiasAddGrad>(layer, in(&dy), out(&dbias));
 }
 void sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& loss, Tensor& dlogits,
                                   const std::string& layer) {
-  call("SparseSoftmaxCrossEntropyWithLogits", layer, {&logits, &labels}, {&loss, &dlogits});
+  call<OpId::SparseSoftmaxCrossEntropyWithLogits>(layer, in(&logits, &labels), out(&loss, &dlogits));
 }
 void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const axon_adam_attrs& a,
                 const std::string& layer) {
-  call("ApplyAdam", layer, {&var, &m, &v, &grad}, {}, &a);
+  call<OpId::ApplyAdam>(layer, in(&var, &m, &v, &grad), std::array<Tensor*, 0>{}, &a);
 }
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer) {
-  call("InTopK", layer, {&logits, &labels}, {&correct});
+  call<OpId::InTopK>(layer, in(&logits, &labels), out(&correct));
 }
-void sum(const Tensor& x, Tensor& y, const std::string& layer) { call("Sum", layer, {&x}, {&y}); }
+void sum(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Sum>(layer, in(&x), out(&y)); }
 void fill(Tensor& y, float value, const std::string& layer) {
   axon_fill_attrs a{};
   a.struct_size = sizeof a;
   a.value = value;
-  call("Fill", layer, {}, {&y}, &a);
+  call<OpId::Fill>(layer, std::array<const Tensor*, 0>{}, out(&y), &a);
 }
 void scale(const Tensor& x, Tensor& y, float alpha, const std::string& layer) {
   axon_scale_attrs a{};
   a.struct_size = sizeof a;
   a.alpha = alpha;
-  call("Scale", layer, {&x}, {&y}, &a);
+  call<OpId::Scale>(layer, in(&x), out(&y), &a);
 }
-void add_n(const std::vector<const Tensor*>& xs, Tensor& y, const std::string& layer) { call("AddN", layer, xs, {&y}); }
+void add_n(const std::vector<const Tensor*>& xs, Tensor& y, const std::string& layer) {
+  // The one op with a run-time input count: validation checks it.
+  Tensor* outputs[] = {&y};
+  OpCall c;
+  c.op = OpId::AddN;
+  c.layer = layer;
+  c.inputs = xs;
+  c.outputs = outputs;
+  run(c);
+}
 void normalize_image(const Tensor& x_uint8, Tensor& y, const std::string& layer) {
-  call("NormalizeImage", layer, {&x_uint8}, {&y});
+  call<OpId::NormalizeImage>(layer, in(&x_uint8), out(&y));
 }
-void identity(const Tensor& x, Tensor& y, const std::string& layer) { call("Identity", layer, {&x}, {&y}); }
+void identity(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Identity>(layer, in(&x), out(&y)); }
 
 void fused_conv2d(const Tensor& x, const Tensor& filter, const Tensor& bias, Tensor& y, const axon_conv2d_attrs& a,
                   bool relu, const std::string& layer) {
@@ -106,7 +136,7 @@ void fused_conv2d(const Tensor& x, const Tensor& filter, const Tensor& bias, Ten
   f.struct_size = sizeof f;
   f.conv = a;
   f.activation = relu ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
-  call("_FusedConv2D", layer, {&x, &filter, &bias}, {&y}, &f);
+  call<OpId::FusedConv2D>(layer, in(&x, &filter, &bias), out(&y), &f);
 }
 void fused_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& c, bool transpose_a, bool transpose_b,
                   bool relu, const std::string& layer) {
@@ -116,10 +146,10 @@ void fused_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& 
   f.matmul.transpose_a = transpose_a ? 1 : 0;
   f.matmul.transpose_b = transpose_b ? 1 : 0;
   f.activation = relu ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
-  call("_FusedMatMul", layer, {&a, &b, &bias}, {&c}, &f);
+  call<OpId::FusedMatMul>(layer, in(&a, &b, &bias), out(&c), &f);
 }
 void relu_grad_bias_add_grad(const Tensor& dy, const Tensor& y, Tensor& dx, Tensor& dbias, const std::string& layer) {
-  call("_FusedReluGradBiasAddGrad", layer, {&dy, &y}, {&dx, &dbias});
+  call<OpId::FusedReluGradBiasAddGrad>(layer, in(&dy, &y), out(&dx, &dbias));
 }
 
 namespace {
@@ -137,20 +167,20 @@ void fused_conv2d_max_pool(const Tensor& x, const Tensor& filter, const Tensor& 
                            const axon_conv2d_attrs& conv, bool relu, const axon_pool_attrs& pool,
                            const std::string& layer) {
   const auto f = conv_pool_attrs(conv, relu, pool);
-  call("_FusedConv2DMaxPool", layer, {&x, &filter, &bias}, {&y, &argmax}, &f);
+  call<OpId::FusedConv2DMaxPool>(layer, in(&x, &filter, &bias), out(&y, &argmax), &f);
 }
 void fused_conv2d_max_pool_grad(const Tensor& x, const Tensor& filter, const Tensor& dy, const Tensor& argmax,
                                 Tensor& dfilter, Tensor& dbias, Tensor* dx, const axon_conv2d_attrs& conv, bool relu,
                                 const axon_pool_attrs& pool, const std::string& layer) {
   const auto f = conv_pool_attrs(conv, relu, pool);
   if (dx != nullptr)
-    call("_FusedConv2DMaxPoolGrad", layer, {&x, &filter, &dy, &argmax}, {&dfilter, &dbias, dx}, &f);
+    call<OpId::FusedConv2DMaxPoolGrad>(layer, in(&x, &filter, &dy, &argmax), out(&dfilter, &dbias, dx), &f);
   else
-    call("_FusedConv2DMaxPoolGrad", layer, {&x, &filter, &dy, &argmax}, {&dfilter, &dbias}, &f);
+    call<OpId::FusedConv2DMaxPoolGrad>(layer, in(&x, &filter, &dy, &argmax), out(&dfilter, &dbias), &f);
 }
 
 void sparse_categorical_accuracy(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer) {
-  call("_SparseCategoricalAccuracy", layer, {&logits, &labels}, {&correct});
+  call<OpId::SparseCategoricalAccuracy>(layer, in(&logits, &labels), out(&correct));
 }
 
 }  // namespace axon::ops

@@ -33,26 +33,6 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
-size_t dtype_size(axon_dtype t) {
-  switch (t) {
-    case AXON_FLOAT32: return 4;
-    case AXON_INT32: return 4;
-    case AXON_UINT8: return 1;
-    case AXON_INT64: return 8;
-  }
-  return 0;
-}
-
-const char* dtype_name(axon_dtype t) {
-  switch (t) {
-    case AXON_FLOAT32: return "float32";
-    case AXON_INT32: return "int32";
-    case AXON_UINT8: return "uint8";
-    case AXON_INT64: return "int64";
-  }
-  return "unknown";
-}
-
 Tensor::Tensor(Device& device, axon_dtype dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   if (shape_.size() > AXON_MAX_RANK)
     throw UsageError("tensor rank " + std::to_string(shape_.size()) + " exceeds " + std::to_string(AXON_MAX_RANK));

@@ -25,14 +25,20 @@ const std::vector<float> kA{1, 2, 3, 4, 5, 6};
 const std::vector<float> kB{7, 8, 9, 10, 11, 12};
 const std::vector<float> kAB{58, 64, 139, 154};
 
-OpCall matmul_call(const Tensor& a, const Tensor& b, Tensor& c, const axon_matmul_attrs& attrs) {
-  OpCall call;
-  call.op = "MatMul";
-  call.inputs = {&a, &b};
-  call.outputs = {&c};
-  call.attrs = &attrs;
-  return call;
-}
+// An OpCall with the tensor arrays it points into.
+struct Call {
+  std::vector<const Tensor*> in;
+  std::vector<Tensor*> out;
+  OpCall op;
+  Call(OpId id, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs, const void* attrs = nullptr)
+      : in(std::move(inputs)), out(std::move(outputs)) {
+    op.op = id;
+    op.inputs = in;
+    op.outputs = out;
+    op.attrs = attrs;
+  }
+  Call(const Call&) = delete;
+};
 
 // FAKE, CPU and REF only, so a GPU on the test machine changes nothing.
 Config placement_config() {
@@ -61,16 +67,13 @@ TEST_CASE("without a scope the highest-priority device with a kernel runs the op
   Tensor b = Tensor::from_vector<float>(*cpu, AXON_FLOAT32, {3, 2}, kB);
   Tensor c(*cpu, AXON_FLOAT32, {2, 2});
   auto attrs = no_transpose();
-  OpCall mm = matmul_call(a, b, c, attrs);
-  CHECK(&place(mm) == cpu);  // FAKE has no MatMul: next by priority
+  Call mm(OpId::MatMul, {&a, &b}, {&c}, &attrs);
+  CHECK(&place(mm.op) == cpu);  // FAKE has no MatMul: next by priority
 
-  OpCall relu;
-  relu.op = "Relu";
-  relu.inputs = {&a};
-  relu.outputs = {&c};
-  CHECK(&place(relu) == &fake);
+  Call relu(OpId::Relu, {&a}, {&c});
+  CHECK(&place(relu.op) == &fake);
 
-  run(mm);
+  run(mm.op);
   CHECK(c.to_vector<float>() == kAB);
 }
 
@@ -80,19 +83,16 @@ TEST_CASE("an explicit device scope wins over priority and nests", "[placement]"
   Device& cpu = rt.device("cpu:0");
   Tensor x(cpu, AXON_FLOAT32, {3});
   Tensor y(cpu, AXON_FLOAT32, {3});
-  OpCall relu;
-  relu.op = "Relu";
-  relu.inputs = {&x};
-  relu.outputs = {&y};
+  Call relu(OpId::Relu, {&x}, {&y});
   CHECK(DeviceScope::current() == nullptr);
   {
     DeviceScope outer("cpu:0");
-    CHECK(&place(relu) == &cpu);
+    CHECK(&place(relu.op) == &cpu);
     {
       DeviceScope inner(fake);
-      CHECK(&place(relu) == &fake);
+      CHECK(&place(relu.op) == &fake);
     }
-    CHECK(&place(relu) == &cpu);
+    CHECK(&place(relu.op) == &cpu);
   }
   CHECK(DeviceScope::current() == nullptr);
   CHECK_THROWS_AS(DeviceScope("gpu:99"), UsageError);
@@ -194,9 +194,10 @@ TEST_CASE("the placement log prints once per op, layer and device", "[placement]
   std::istringstream in(capture.text());
   int relu_fake = 0, relu_cpu = 0, matmul_cpu = 0, lines = 0;
   for (std::string l; std::getline(in, l); ++lines) {
-    relu_fake += l == "Executing op Relu in device /device:FAKE:0";
-    relu_cpu += l == "Executing op Relu in device /device:CPU:0";
-    matmul_cpu += l == "Executing op MatMul in device /device:CPU:0";
+    relu_fake += l == "Executing op Relu (dense_1) in device /device:FAKE:0" ||
+                 l == "Executing op Relu (dense_2) in device /device:FAKE:0";
+    relu_cpu += l == "Executing op Relu (dense_1) in device /device:CPU:0";
+    matmul_cpu += l == "Executing op MatMul (dense_1) in device /device:CPU:0";
   }
   CHECK(relu_fake == 2);  // layers dense_1 and dense_2
   CHECK(relu_cpu == 1);
@@ -209,11 +210,10 @@ TEST_CASE("an op no device has is an error, and the profiler counts calls per op
   Device& fake = rt.device("fake:0");
   Tensor x(fake, AXON_FLOAT32, {4});
   Tensor y(fake, AXON_FLOAT32, {4});
-  OpCall bogus;
-  bogus.op = "NoSuchOp";
-  bogus.inputs = {&x};
-  bogus.outputs = {&y};
-  CHECK_THROWS_WITH(run(bogus), Contains("op NoSuchOp has no float32 kernel on any device"));
+  Tensor xi(fake, AXON_INT32, {4});
+  Tensor yi(fake, AXON_INT32, {4});
+  Call no_kernel(OpId::Relu, {&xi}, {&yi});  // no device has an int32 Relu
+  CHECK_THROWS_WITH(run(no_kernel.op), Contains("op Relu has no int32 kernel on any device"));
 
   CHECK_FALSE(op_profiling());
   ops::relu(x, y);
@@ -250,11 +250,8 @@ TEST_CASE("threads keep their own device scopes and share the placement log", "[
       Tensor b = Tensor::from_vector<float>(mine, AXON_FLOAT32, {3, 2}, kB);
       Tensor out(mine, AXON_FLOAT32, {2, 2});
       for (int i = 0; i < 200; ++i) {
-        OpCall probe;
-        probe.op = "MatMul";
-        probe.inputs = {&a, &b};
-        probe.outputs = {&out};
-        if (&place(probe) != &mine) ++wrong[r];
+        Call probe(OpId::MatMul, {&a, &b}, {&out});
+        if (&place(probe.op) != &mine) ++wrong[r];
         ops::matmul(a, b, out, false, false, "dense");
         if (out.to_vector<float>() != kAB) ++wrong[r];
       }
@@ -263,6 +260,6 @@ TEST_CASE("threads keep their own device scopes and share the placement log", "[
   for (auto& t : threads) t.join();
   CHECK(wrong[0] == 0);
   CHECK(wrong[1] == 0);
-  CHECK(capture.count_lines("Executing op MatMul in device /device:CPU:0") == 1);
-  CHECK(capture.count_lines("Executing op MatMul in device /device:CPU:1") == 1);
+  CHECK(capture.count_lines("Executing op MatMul (dense) in device /device:CPU:0") == 1);
+  CHECK(capture.count_lines("Executing op MatMul (dense) in device /device:CPU:1") == 1);
 }

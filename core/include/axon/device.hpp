@@ -2,8 +2,10 @@
 // with its logical name (/device:GPU:0). Thin C++ face over axon_device_api.
 #pragma once
 
+#include <axon/op_table.hpp>
 #include <axon/plugin_abi.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <mutex>
@@ -37,10 +39,23 @@ class Device {
   void synchronize();
   axon_memory_info memory_info();  // zeros when the plugin does not report
 
+  // The kernel of (op, dtype), resolved through get_kernel once when the
+  // device opens and cached; nullptr when the device has none.
+  axon_kernel_fn kernel(OpId op, axon_dtype dtype) const;
+  bool has_kernel(OpId op, axon_dtype dtype) const { return kernel(op, dtype) != nullptr; }
+  // By name, for listings and tests; false for a name the op table lacks.
   bool has_kernel(const char* op, axon_dtype dtype) const;
-  // Runs a kernel; throws RuntimeError("<op> on <device>: <plugin message>").
-  void launch(const axon_kernel_call& call, axon_dtype dtype);
-  std::vector<std::string> ops() const;
+  // Runs the kernel; throws RuntimeError("<op> on <device>: <plugin message>
+  // (AXON_...)").
+  void launch(const axon_kernel_call& call, OpId op, axon_dtype dtype);
+  // The table's ops this device has a kernel for, with their dtypes, in table order.
+  struct OpKernels {
+    OpId op;
+    std::vector<axon_dtype> dtypes;
+  };
+  std::vector<OpKernels> kernels() const;
+  // Names the plugin lists (list_ops) that the op table does not know.
+  std::vector<std::string> unknown_ops() const;
 
   // The plugin's device table; opens the device on first use.
   const axon_device_api& api() const;
@@ -75,6 +90,8 @@ class Device {
   mutable axon_device_api api_{};
   mutable std::mutex open_mutex_;
   mutable std::atomic<bool> opened_{false};
+  // Filled once under open_mutex_ before opened_ is set; read-only after.
+  mutable std::array<axon_kernel_fn, kOpCount * kDtypeCount> kernels_{};
   axon_device_props props_;
   axon_device_config config_;
   axon_collective_api collectives_{};

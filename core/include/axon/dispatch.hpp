@@ -5,14 +5,21 @@
 //     it on the CPU device with one warning naming op, device and reason,
 //     copying inputs there and outputs back; with strict placement it is a
 //     RuntimeError naming op, requested device and the devices that have it.
+// Before the kernel, the call is checked once against the op table
+// (op_validate.hpp): a malformed call is a RuntimeError naming op and tensors.
 // With log_device_placement each distinct (op, layer, device) prints once:
-//   "Executing op Conv2D in device /device:GPU:0"
+//   "Executing op Conv2D (conv2d_1) in device /device:GPU:0"
+// With check_numerics every float output is read back after the op, and the
+// first NaN or Inf is a RuntimeError naming op, layer and device.
+// Under a PlacementRecorder (placement_plan.hpp) ops are placed and recorded,
+// not run.
 #pragma once
 
+#include <axon/op_table.hpp>
 #include <axon/tensor.hpp>
 
-#include <string>
-#include <vector>
+#include <span>
+#include <string_view>
 
 namespace axon {
 
@@ -30,16 +37,20 @@ class DeviceScope {
   Device* previous_;
 };
 
+// The tensors are the caller's and must outlive the call (spans, so a call
+// allocates nothing on the host).
 struct OpCall {
-  const char* op = "";
-  std::string layer;              // for the placement log ("conv2d_1"); may be empty
-  std::vector<const Tensor*> inputs;
-  std::vector<Tensor*> outputs;   // allocated by the caller
-  const void* attrs = nullptr;    // an axon_*_attrs struct or nullptr
+  OpId op = OpId::Identity;
+  std::string_view layer;                   // for the placement log ("conv2d_1"); may be empty
+  std::span<const Tensor* const> inputs;
+  std::span<Tensor* const> outputs;         // allocated by the caller
+  const void* attrs = nullptr;              // the op's axon_*_attrs struct or nullptr
 };
 
 // Chooses the device for `call` per the rules above (without running it).
 Device& place(const OpCall& call);
+// The device `op` on tensors of `dtype` would run on (rules 1-3).
+Device& place(OpId op, axon_dtype dtype);
 // Places and runs. Throws RuntimeError on kernel errors.
 void run(const OpCall& call);
 

@@ -1,6 +1,6 @@
-// Typed wrappers over dispatch::run, one per op of plugin_abi.h. Outputs are
-// allocated by the caller (so buffers are reused across steps). `layer` only
-// labels the placement log.
+// Typed wrappers over dispatch::run, one per op of the op table
+// (op_table.hpp). Outputs are allocated by the caller (so buffers are reused
+// across steps). `layer` labels the placement log and error messages.
 #pragma once
 
 #include <axon/dispatch.hpp>

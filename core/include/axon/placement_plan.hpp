@@ -20,10 +20,12 @@ struct PlannedOp {
   std::string requested;  // the device the op was meant for ("/device:GPU:0")
   std::string device;     // the device it runs on; empty when none can run it
   bool fallback = false;  // device != requested (soft placement moved it)
-  // Why it moved along although `requested` has its own kernel: a fused
-  // layer path that was given up because one of its ops is missing there
-  // ("with Conv2D: the layer's fused path needs it"). Empty otherwise.
+  // A fused op that fell back: the ops of its decomposition that `requested`
+  // has kernels for and that moved along with it ("BiasAdd, Relu, MaxPool").
   std::string moved_with;
+  // The ops of that decomposition `requested` has no kernel for: what keeps
+  // the layer off it.
+  std::vector<std::string> parts_missing;
 };
 
 class PlacementRecorder {
@@ -36,7 +38,9 @@ class PlacementRecorder {
   // Each distinct (op, dtype, layer, device) once, in first-seen order.
   const std::vector<PlannedOp>& ops() const { return ops_; }
   // The (op, dtype) pairs with no kernel on the device they were meant for,
-  // each once, in first-seen order ("Conv2D float32").
+  // each once, in first-seen order ("Conv2D float32"). Fused ops are
+  // optional and never listed themselves: one that fell back lists the ops
+  // of its decomposition the requested device lacks.
   std::vector<PlannedOp> missing() const;
   // True while a recorder is active on the calling thread.
   static PlacementRecorder* current();

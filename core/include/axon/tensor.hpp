@@ -6,6 +6,7 @@
 #pragma once
 
 #include <axon/device.hpp>
+#include <axon/op_table.hpp>  // dtype_size, dtype_name
 #include <axon/plugin_abi.h>
 
 #include <cstdint>
@@ -20,8 +21,6 @@ using Shape = std::vector<int64_t>;
 
 std::string shape_string(const Shape& s);  // "[64,28,28,1]"
 int64_t numel(const Shape& s);
-size_t dtype_size(axon_dtype t);
-const char* dtype_name(axon_dtype t);
 
 class Tensor {
  public:

@@ -56,7 +56,7 @@ Shape Conv2D::do_build(const Shape& in, Device& device, Rng& rng) {
 const Tensor& Conv2D::forward(const Tensor& x) {
   const int64_t n = x.dim(0);
   const bool relu = activation_ == Activation::relu;
-  Device* d = use_bias_ ? fused_device("_FusedConv2D", "Conv2D", x) : nullptr;
+  Device* d = use_bias_ ? fused_device(OpId::FusedConv2D, OpId::Conv2D, x) : nullptr;
   if (d != nullptr) {
     DeviceScope scope(*d);
     Tensor& y = buffer(relu ? kY : kZ, n, output_shape());
@@ -78,7 +78,7 @@ const Tensor& Conv2D::backward(const Tensor& x, const Tensor& dy, bool need_dx) 
   if (activation_ == Activation::relu) {
     Tensor& g = buffer(kDz, n, output_shape());
     const Tensor& y = buffer(kY, n, output_shape());
-    Device* d = use_bias_ ? fused_device("_FusedReluGradBiasAddGrad", "ReluGrad", dy) : nullptr;
+    Device* d = use_bias_ ? fused_device(OpId::FusedReluGradBiasAddGrad, OpId::ReluGrad, dy) : nullptr;
     if (d != nullptr) {
       DeviceScope scope(*d);
       ops::relu_grad_bias_add_grad(dy, y, g, bias_.grad, name());
@@ -99,8 +99,8 @@ const Tensor& Conv2D::backward(const Tensor& x, const Tensor& dy, bool need_dx) 
 
 const Tensor* Conv2D::forward_pooled(const Tensor& x, const MaxPooling2D& pool) {
   if (!pool.fused_ops() || !use_bias_) return nullptr;
-  Device* d = fused_device("_FusedConv2DMaxPool", "Conv2D", x);
-  if (d == nullptr || !d->has_kernel("_FusedConv2DMaxPoolGrad", x.dtype())) return nullptr;
+  Device* d = fused_device(OpId::FusedConv2DMaxPool, OpId::Conv2D, x);
+  if (d == nullptr || !d->has_kernel(OpId::FusedConv2DMaxPoolGrad, x.dtype())) return nullptr;
   DeviceScope scope(*d);
   pooled_on_ = d;
   const int64_t n = x.dim(0);

@@ -34,7 +34,7 @@ Shape Dense::do_build(const Shape& in, Device& device, Rng& rng) {
 const Tensor& Dense::forward(const Tensor& x) {
   const int64_t n = x.dim(0);
   const bool relu = activation_ == Activation::relu;
-  if (Device* d = fused_device("_FusedMatMul", "MatMul", x)) {
+  if (Device* d = fused_device(OpId::FusedMatMul, OpId::MatMul, x)) {
     DeviceScope scope(*d);
     Tensor& y = buffer(relu ? kY : kZ, n, output_shape());
     ops::fused_matmul(x, kernel_.value, bias_.value, y, false, false, relu, name());
@@ -56,7 +56,7 @@ const Tensor& Dense::backward(const Tensor& x, const Tensor& dy, bool need_dx) {
   if (activation_ == Activation::relu) {
     Tensor& g = buffer(kDz, n, output_shape());
     const Tensor& y = buffer(kY, n, output_shape());
-    if (Device* d = fused_device("_FusedReluGradBiasAddGrad", "ReluGrad", dy)) {
+    if (Device* d = fused_device(OpId::FusedReluGradBiasAddGrad, OpId::ReluGrad, dy)) {
       DeviceScope scope(*d);
       ops::relu_grad_bias_add_grad(dy, y, g, bias_.grad, name());
       bias_done = true;

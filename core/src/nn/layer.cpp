@@ -53,11 +53,13 @@ bool fused_ops_enabled() {
 }
 }  // namespace
 
-Device* Layer::fused_device(const char* fused_op, const char* plain_op, const Tensor& x) const {
+Device* Layer::fused_device(OpId fused_op, OpId plain_op, const Tensor& x) const {
   if (!fused_ops_ || !fused_ops_enabled()) return nullptr;
+  const Tensor* inputs[] = {&x};
   OpCall c;
   c.op = plain_op;
-  c.inputs = {&x};
+  c.layer = name();
+  c.inputs = inputs;
   Device& d = place(c);
   return d.has_kernel(fused_op, x.dtype()) ? &d : nullptr;
 }

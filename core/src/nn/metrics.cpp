@@ -11,10 +11,12 @@ namespace {
 // InTopK on a device without it, which also counts a tie for the largest
 // logit as correct (the two differ only there).
 void count_correct(const Tensor& logits, const Tensor& labels, Tensor& correct) {
+  const Tensor* inputs[] = {&logits, &labels};
   OpCall c;
-  c.op = "InTopK";
-  c.inputs = {&logits, &labels};
-  if (place(c).has_kernel("_SparseCategoricalAccuracy", logits.dtype()))
+  c.op = OpId::InTopK;
+  c.layer = "metrics";
+  c.inputs = inputs;
+  if (place(c).has_kernel(OpId::SparseCategoricalAccuracy, logits.dtype()))
     ops::sparse_categorical_accuracy(logits, labels, correct, "metrics");
   else
     ops::in_top_k(logits, labels, correct, "metrics");

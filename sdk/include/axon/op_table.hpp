@@ -74,6 +74,22 @@ constexpr AttrInfo attr_info(AttrKind k) {
   return {"", 0};
 }
 
+// The AttrKind of an attribute struct type (std::nullptr_t: none), so typed
+// callers can check at compile time that they pass what the table says.
+template <class A> struct attr_kind_of;
+template <> struct attr_kind_of<std::nullptr_t> { static constexpr AttrKind value = AttrKind::none; };
+template <> struct attr_kind_of<axon_conv2d_attrs> { static constexpr AttrKind value = AttrKind::conv2d; };
+template <> struct attr_kind_of<axon_pool_attrs> { static constexpr AttrKind value = AttrKind::pool; };
+template <> struct attr_kind_of<axon_matmul_attrs> { static constexpr AttrKind value = AttrKind::matmul; };
+template <> struct attr_kind_of<axon_adam_attrs> { static constexpr AttrKind value = AttrKind::adam; };
+template <> struct attr_kind_of<axon_fill_attrs> { static constexpr AttrKind value = AttrKind::fill; };
+template <> struct attr_kind_of<axon_scale_attrs> { static constexpr AttrKind value = AttrKind::scale; };
+template <> struct attr_kind_of<axon_fused_conv2d_attrs> { static constexpr AttrKind value = AttrKind::fused_conv2d; };
+template <> struct attr_kind_of<axon_fused_matmul_attrs> { static constexpr AttrKind value = AttrKind::fused_matmul; };
+template <> struct attr_kind_of<axon_fused_conv2d_max_pool_attrs> {
+  static constexpr AttrKind value = AttrKind::fused_conv2d_max_pool;
+};
+
 // A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
 // dtype of its first input, or first output when it has none).
 inline constexpr int kDtypeT = -1;

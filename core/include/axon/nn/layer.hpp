@@ -86,7 +86,7 @@ class Layer {
   // also has a kernel for `fused_op` and fused ops are allowed; else nullptr.
   // Run the fused op under a DeviceScope of the result, so it goes exactly
   // where the separate ops would have gone.
-  Device* fused_device(const char* fused_op, const char* plain_op, const Tensor& x) const;
+  Device* fused_device(OpId fused_op, OpId plain_op, const Tensor& x) const;
 
  private:
   std::string name_;

@@ -1,0 +1,56 @@
+// PlacementRecorder: what dispatch records while a dry run plans placement.
+#include <axon/error.hpp>
+#include <axon/op_table.hpp>
+#include <axon/placement_plan.hpp>
+
+#include <algorithm>
+
+namespace axon {
+namespace {
+thread_local PlacementRecorder* t_recorder = nullptr;
+}  // namespace
+
+PlacementRecorder::PlacementRecorder() : previous_(t_recorder) {
+  if (previous_ != nullptr) throw RuntimeError("a PlacementRecorder is already recording on this thread");
+  t_recorder = this;
+}
+
+PlacementRecorder::~PlacementRecorder() { t_recorder = previous_; }
+
+PlacementRecorder* PlacementRecorder::current() { return t_recorder; }
+
+void PlacementRecorder::record(PlannedOp op) {
+  const bool seen = std::any_of(ops_.begin(), ops_.end(), [&](const PlannedOp& o) {
+    return o.op == op.op && o.dtype == op.dtype && o.layer == op.layer && o.device == op.device &&
+           o.requested == op.requested;
+  });
+  if (!seen) ops_.push_back(std::move(op));
+}
+
+std::vector<PlannedOp> PlacementRecorder::missing() const {
+  std::vector<PlannedOp> out;
+  auto add = [&](const PlannedOp& o) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const PlannedOp& m) {
+      return m.op == o.op && m.dtype == o.dtype && m.requested == o.requested;
+    });
+    if (!seen) out.push_back(o);
+  };
+  for (const PlannedOp& o : ops_) {
+    if (!o.fallback) continue;  // it runs where it was meant to
+    const OpSchema* s = find_op(o.op);
+    if (s == nullptr || !op_is_optional(*s)) {
+      add(o);
+      continue;
+    }
+    for (const std::string& part : o.parts_missing) {
+      PlannedOp p = o;
+      p.op = part;
+      p.moved_with.clear();
+      p.parts_missing.clear();
+      add(p);
+    }
+  }
+  return out;
+}
+
+}  // namespace axon

@@ -182,7 +182,7 @@ class SmallArray {
 
  private:
   size_t n_;
-  T inline_[N]{};
+  T inline_[N];  // left uninitialised: every used slot is written
   std::vector<T> heap_;
 };
 
@@ -225,7 +225,10 @@ void run(const OpCall& call) {
   std::vector<Tensor> staged_in, staged_out;  // empty unless a tensor lives elsewhere
   for (size_t i = 0; i < n_in; ++i) {
     const Tensor* t = call.inputs[i];
-    if (t == nullptr || !t->defined()) continue;  // zero view: an absent input
+    if (t == nullptr || !t->defined()) {  // an absent input: a zero view
+      in[i] = axon_tensor{};
+      continue;
+    }
     if (&t->device() != &d) {
       staged_in.resize(n_in);
       staged_in[i] = t->to(d);
@@ -236,7 +239,10 @@ void run(const OpCall& call) {
   }
   for (size_t i = 0; i < n_out; ++i) {
     Tensor* t = call.outputs[i];
-    if (t == nullptr || !t->defined()) continue;
+    if (t == nullptr || !t->defined()) {
+      out[i] = axon_tensor{};
+      continue;
+    }
     if (&t->device() != &d) {
       staged_out.resize(n_out);
       staged_out[i] = Tensor(d, t->dtype(), t->shape());

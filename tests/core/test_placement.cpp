@@ -6,6 +6,7 @@
 
 #include <axon/error.hpp>
 #include <axon/ops.hpp>
+#include <axon/placement_plan.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
 
@@ -262,4 +263,76 @@ TEST_CASE("threads keep their own device scopes and share the placement log", "[
   CHECK(wrong[1] == 0);
   CHECK(capture.count_lines("Executing op MatMul (dense) in device /device:CPU:0") == 1);
   CHECK(capture.count_lines("Executing op MatMul (dense) in device /device:CPU:1") == 1);
+}
+
+TEST_CASE("a malformed call is refused on the host, naming op, tensor and layer", "[placement]") {
+  Runtime& rt = Runtime::init(placement_config());
+  Device& cpu = rt.device("cpu:0");
+  Tensor x(cpu, AXON_FLOAT32, {3});
+  Tensor y(cpu, AXON_FLOAT32, {4});
+  DeviceScope scope(cpu);
+  CHECK_THROWS_WITH(ops::relu(x, y, "dense_1"), "Relu: y has shape [4], expected x's [3] (layer dense_1)");
+}
+
+TEST_CASE("check-numerics stops at the first op that writes NaN or Inf, naming op, layer and device", "[placement]") {
+  Config c = placement_config();
+  c.check_numerics = true;
+  Runtime& rt = Runtime::init(c);
+  Device& cpu = rt.device("cpu:0");
+  DeviceScope scope(cpu);
+  Tensor y(cpu, AXON_FLOAT32, {5});
+  ops::fill(y, 1.5f, "dense_1");  // finite: runs
+  CHECK(y.to_vector<float>() == std::vector<float>(5, 1.5f));
+  CHECK_THROWS_WITH(ops::fill(y, std::nanf(""), "dense_1"),
+                    "check-numerics: op Fill (layer dense_1) on /device:CPU:0 produced nan in output 0 (y) at element 0");
+  std::vector<float> v{1, 2, 3, 1e38f, 5};
+  Tensor x = Tensor::from_vector<float>(cpu, AXON_FLOAT32, {5}, v);
+  CHECK_THROWS_WITH(ops::scale(x, y, 10.0f, "loss"),
+                    "check-numerics: op Scale (layer loss) on /device:CPU:0 produced inf in output 0 (y) at element 3");
+}
+
+namespace {
+// FAKE has only Relu: MatMul falls back (soft) or has nowhere to run (strict).
+void record_dense_step(bool strict) {
+  Config c = placement_config();
+  c.strict_placement = strict;
+  Runtime& rt = Runtime::init(c);
+  Device& fake = rt.device("fake:0");
+  Tensor a = Tensor::from_vector<float>(fake, AXON_FLOAT32, {2, 3}, kA);
+  Tensor b = Tensor::from_vector<float>(fake, AXON_FLOAT32, {3, 2}, kB);
+  Tensor bias = Tensor::from_vector<float>(fake, AXON_FLOAT32, {2}, std::vector<float>{1, 1});
+  Tensor out = Tensor::from_vector<float>(fake, AXON_FLOAT32, {2, 2}, std::vector<float>{0, 0, 0, 0});
+  Tensor y(fake, AXON_FLOAT32, {2, 3});
+  DeviceScope scope(fake);
+  PlacementRecorder rec;
+  ops::relu(a, y, "dense_1");
+  ops::matmul(a, b, out, false, false, "dense_1");
+  ops::matmul(a, b, out, false, false, "dense_2");
+  ops::fused_matmul(a, b, bias, out, false, false, true, "dense_2");
+  CHECK(out.to_vector<float>() == std::vector<float>(4, 0.0f));  // nothing ran
+  const auto& ops = rec.ops();
+  REQUIRE(ops.size() == 4);
+  CHECK((ops[0].op == "Relu" && ops[0].device == "/device:FAKE:0" && !ops[0].fallback && ops[0].layer == "dense_1"));
+  CHECK((ops[1].op == "MatMul" && ops[1].requested == "/device:FAKE:0" && ops[1].fallback));
+  CHECK((ops[2].op == "MatMul" && ops[2].layer == "dense_2"));
+  CHECK(ops[1].device == (strict ? "" : "/device:CPU:0"));
+  CHECK(ops[3].op == "_FusedMatMul");
+  CHECK(ops[3].device == (strict ? "" : "/device:CPU:0"));
+  // FAKE has Relu, which goes along inside the fused op; it lacks the other two.
+  CHECK(ops[3].moved_with == "Relu");
+  CHECK(ops[3].parts_missing == std::vector<std::string>{"MatMul", "BiasAdd"});
+  // Each missing (op, dtype) once; the optional fused op is not one of them.
+  std::vector<std::string> names;
+  for (const auto& m : rec.missing()) names.push_back(m.op + " " + dtype_name(m.dtype));
+  CHECK(names == std::vector<std::string>{"MatMul float32", "BiasAdd float32"});
+}
+}  // namespace
+
+TEST_CASE("a placement recorder places without running and lists every missing kernel", "[placement]") {
+  record_dense_step(false);
+}
+
+TEST_CASE("under strict placement a recorder lists every missing kernel instead of stopping at the first",
+          "[placement]") {
+  record_dense_step(true);
 }

@@ -1,0 +1,280 @@
+// The op table is consistent, and the validator accepts one well-formed call
+// of every op and rejects each kind of malformed call with a message naming
+// the op and the tensor. The well-formed shapes are worked by hand from
+// TensorFlow's rules (VALID/SAME sizes), independently of op_geometry.hpp.
+#include <axon/op_table.hpp>
+#include <axon/op_validate.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace axon;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+float g_data[4096];  // every tensor points here: the validator never reads it
+
+axon_tensor tensor(std::vector<int64_t> dims, axon_dtype dtype = AXON_FLOAT32) {
+  axon_tensor t{};
+  t.data = g_data;
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
+  return t;
+}
+
+// One call of an op with its tensors and attributes kept alive.
+struct Case {
+  OpId op;
+  std::vector<axon_tensor> in, out;
+  const void* attrs = nullptr;
+
+  axon_kernel_call call() const {
+    axon_kernel_call c{};
+    c.struct_size = sizeof c;
+    c.op = op_name(op);
+    c.num_inputs = static_cast<int32_t>(in.size());
+    c.inputs = in.data();
+    c.num_outputs = static_cast<int32_t>(out.size());
+    c.outputs = const_cast<axon_tensor*>(out.data());
+    c.attrs = attrs;
+    return c;
+  }
+  std::string why() const {
+    std::string w;
+    const axon_kernel_call c = call();
+    return validate_call(op_schema(op), c, &w) ? "" : w;
+  }
+};
+
+axon_conv2d_attrs conv(int stride, axon_padding p) {
+  axon_conv2d_attrs a{};
+  a.struct_size = sizeof a;
+  a.stride_h = a.stride_w = stride;
+  a.dilation_h = a.dilation_w = 1;
+  a.padding = p;
+  return a;
+}
+axon_pool_attrs pool(int window, int stride, axon_padding p) {
+  axon_pool_attrs a{};
+  a.struct_size = sizeof a;
+  a.window_h = a.window_w = window;
+  a.stride_h = a.stride_w = stride;
+  a.padding = p;
+  return a;
+}
+
+const axon_conv2d_attrs kSame2 = conv(2, AXON_PADDING_SAME);  // 7x5 -> 4x3
+const axon_conv2d_attrs kValid1 = conv(1, AXON_PADDING_VALID);
+const axon_pool_attrs kPool2 = pool(2, 2, AXON_PADDING_VALID);
+const axon_matmul_attrs kMatMulTb{sizeof(axon_matmul_attrs), 0, 1};
+const axon_adam_attrs kAdam{sizeof(axon_adam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, 1};
+const axon_fill_attrs kFill{sizeof(axon_fill_attrs), 1.0f};
+const axon_scale_attrs kScale{sizeof(axon_scale_attrs), 2.0f};
+const axon_fused_conv2d_attrs kFusedConv{sizeof(axon_fused_conv2d_attrs), kValid1, AXON_ACTIVATION_RELU};
+const axon_fused_matmul_attrs kFusedMatMul{sizeof(axon_fused_matmul_attrs), kMatMulTb, AXON_ACTIVATION_NONE};
+// conv VALID 3x3 on 8x8 -> 6x6, then pool 2x2 stride 2 -> 3x3
+const axon_fused_conv2d_max_pool_attrs kConvPool{sizeof(axon_fused_conv2d_max_pool_attrs), kValid1,
+                                                 AXON_ACTIVATION_RELU, kPool2};
+
+// A well-formed call of every op.
+std::vector<Case> good_cases() {
+  const axon_tensor x = tensor({2, 7, 5, 3}), f = tensor({3, 3, 3, 4}), y = tensor({2, 4, 3, 4});
+  const axon_tensor logits = tensor({5, 10}), labels = tensor({5}, AXON_INT32), per_row = tensor({5});
+  const axon_tensor img = tensor({1, 8, 8, 2}), f8 = tensor({3, 3, 2, 4}), pooled = tensor({1, 3, 3, 4});
+  return {
+      {OpId::Conv2D, {x, f}, {y}, &kSame2},
+      {OpId::Conv2DBackpropInput, {y, f}, {x}, &kSame2},
+      {OpId::Conv2DBackpropFilter, {x, y}, {f}, &kSame2},
+      {OpId::MaxPool, {tensor({2, 7, 5, 3})}, {tensor({2, 3, 2, 3})}, &kPool2},
+      {OpId::MaxPoolGrad, {tensor({2, 7, 5, 3}), tensor({2, 3, 2, 3}), tensor({2, 3, 2, 3})}, {tensor({2, 7, 5, 3})},
+       &kPool2},
+      {OpId::Relu, {tensor({3, 4})}, {tensor({3, 4})}},
+      {OpId::ReluGrad, {tensor({3, 4}), tensor({3, 4})}, {tensor({3, 4})}},
+      {OpId::MatMul, {tensor({3, 4}), tensor({6, 4})}, {tensor({3, 6})}, &kMatMulTb},
+      {OpId::BiasAdd, {tensor({3, 4}), tensor({4})}, {tensor({3, 4})}},
+      {OpId::BiasAddGrad, {tensor({2, 3, 4})}, {tensor({4})}},
+      {OpId::SparseSoftmaxCrossEntropyWithLogits, {logits, labels}, {per_row, logits}},
+      {OpId::ApplyAdam, {tensor({7}), tensor({7}), tensor({7}), tensor({7})}, {}, &kAdam},
+      {OpId::InTopK, {logits, labels}, {per_row}},
+      {OpId::Sum, {tensor({3, 4})}, {tensor({1})}},
+      {OpId::Fill, {}, {tensor({3, 4})}, &kFill},
+      {OpId::Scale, {tensor({3, 4})}, {tensor({3, 4})}, &kScale},
+      {OpId::AddN, {tensor({3}), tensor({3}), tensor({3})}, {tensor({3})}},
+      {OpId::NormalizeImage, {tensor({2, 28, 28, 1}, AXON_UINT8)}, {tensor({2, 28, 28, 1})}},
+      {OpId::Identity, {tensor({4}, AXON_INT64)}, {tensor({4}, AXON_INT64)}},
+      {OpId::FusedConv2D, {img, f8, tensor({4})}, {tensor({1, 6, 6, 4})}, &kFusedConv},
+      {OpId::FusedMatMul, {tensor({3, 4}), tensor({6, 4}), tensor({6})}, {tensor({3, 6})}, &kFusedMatMul},
+      {OpId::FusedReluGradBiasAddGrad, {tensor({3, 4}), tensor({3, 4})}, {tensor({3, 4}), tensor({4})}},
+      {OpId::FusedConv2DMaxPool, {img, f8, tensor({4})}, {pooled, tensor({1, 3, 3, 4}, AXON_UINT8)}, &kConvPool},
+      {OpId::FusedConv2DMaxPoolGrad, {img, f8, pooled, tensor({1, 3, 3, 4}, AXON_UINT8)},
+       {tensor({3, 3, 2, 4}), tensor({4}), img}, &kConvPool},
+      {OpId::SparseCategoricalAccuracy, {logits, labels}, {per_row}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("the op table has one row per op, unique names, and consistent slots", "[op_table]") {
+  std::set<std::string> names;
+  for (int i = 0; i < kOpCount; ++i) {
+    const OpSchema& s = kOpTable[i];
+    INFO(s.name);
+    CHECK(static_cast<int>(s.id) == i);
+    CHECK(names.insert(s.name).second);
+    CHECK(find_op(s.name) == &s);
+    int listed_in = 0, listed_out = 0;
+    while (listed_in < kMaxSlots && s.inputs[listed_in].name != nullptr) ++listed_in;
+    while (listed_out < kMaxSlots && s.outputs[listed_out].name != nullptr) ++listed_out;
+    // Every slot a call may use is named (AddN's repeat the last one).
+    CHECK(listed_in == (s.max_inputs < 0 ? s.min_inputs : s.max_inputs));
+    CHECK(listed_out == s.max_outputs);
+    CHECK(s.min_outputs <= s.max_outputs);
+    CHECK(s.in_place_inputs <= s.min_inputs);
+    CHECK(s.kernel_dtypes != 0);
+    CHECK(s.abi_minor <= AXON_ABI_MINOR);
+    // Fused ops (names starting with '_') say what they stand for, and only they.
+    CHECK(op_is_optional(s) == (s.name[0] == '_'));
+    if (s.attrs != AttrKind::none) CHECK(attr_info(s.attrs).min_size > sizeof(size_t));
+  }
+  CHECK(find_op("NoSuchOp") == nullptr);
+  CHECK(find_op("conv2d") == nullptr);  // names are exact, as TensorFlow's are
+  CHECK(op_schema(OpId::ApplyAdam).in_place_inputs == 3);
+}
+
+TEST_CASE("the validator accepts a well-formed call of every op", "[op_table]") {
+  const auto cases = good_cases();
+  REQUIRE(cases.size() == static_cast<size_t>(kOpCount));
+  std::set<OpId> seen;
+  for (const Case& c : cases) {
+    INFO(op_name(c.op));
+    seen.insert(c.op);
+    CHECK(c.why() == "");
+  }
+  CHECK(seen.size() == static_cast<size_t>(kOpCount));
+}
+
+TEST_CASE("the validator rejects a wrong output shape of every op that has outputs", "[op_table]") {
+  for (Case c : good_cases()) {
+    if (c.out.empty() || c.op == OpId::Fill) continue;  // Fill takes any shape
+    INFO(op_name(c.op));
+    c.out[0].dims[c.out[0].rank - 1] += 1;  // the last dimension: a filter's height may legitimately vary
+    CHECK_THAT(c.why(), StartsWith(std::string(op_name(c.op)) + ": "));
+  }
+}
+
+TEST_CASE("the validator names the op and the tensor for each kind of malformed call", "[op_table]") {
+  const auto cases = good_cases();
+  Case conv = cases[static_cast<int>(OpId::Conv2D)];
+
+  SECTION("counts") {
+    Case c = conv;
+    c.in.pop_back();
+    CHECK(c.why() == "Conv2D: expected 2 inputs and 1 outputs, got 1 and 1");
+    Case addn = cases[static_cast<int>(OpId::AddN)];
+    addn.in.clear();
+    CHECK(addn.why() == "AddN: expected at least 1 inputs and 1 outputs, got 0 and 1");
+    Case grad = cases[static_cast<int>(OpId::FusedConv2DMaxPoolGrad)];
+    grad.out.pop_back();  // dx is optional
+    CHECK(grad.why() == "");
+    grad.out.pop_back();
+    CHECK_THAT(grad.why(), Contains("expected 4 inputs and 2 to 3 outputs, got 4 and 1"));
+  }
+  SECTION("dtype, rank, dims, data") {
+    Case c = conv;
+    c.in[1].dtype = AXON_INT32;
+    CHECK(c.why() == "Conv2D: filter must be float32, got int32");
+    c = conv;
+    c.in[0].rank = 9;
+    CHECK(c.why() == "Conv2D: x has invalid rank 9");
+    c = conv;
+    c.in[0].rank = 3;
+    CHECK(c.why() == "Conv2D: x must have rank 4, got shape [2,7,5]");
+    c = conv;
+    c.in[0].dims[1] = -1;
+    CHECK(c.why() == "Conv2D: x has a negative dimension [2,-1,5,3]");
+    c = conv;
+    c.out[0].data = nullptr;
+    CHECK(c.why() == "Conv2D: y [2,4,3,4] has no data");
+    c.out[0].dims[0] = 0;  // empty: no data needed, but the shape must still be [0,4,3,4]
+    CHECK(c.why() == "Conv2D: y has shape [0,4,3,4], expected [2,4,3,4]");
+    Case labels = cases[static_cast<int>(OpId::InTopK)];
+    labels.in[1].dtype = AXON_FLOAT32;
+    CHECK(labels.why() == "InTopK: labels must be int32, got float32");
+    Case dt = cases[static_cast<int>(OpId::Relu)];
+    dt.in[0].dtype = static_cast<axon_dtype>(7);
+    CHECK(dt.why() == "Relu: no Relu kernel is defined for dtype unknown");
+  }
+  SECTION("attributes") {
+    Case c = conv;
+    c.attrs = nullptr;
+    CHECK(c.why() == "Conv2D: attributes missing (axon_conv2d_attrs)");
+    axon_conv2d_attrs small = kSame2;
+    small.struct_size = 8;
+    c.attrs = &small;
+    CHECK_THAT(c.why(), StartsWith("Conv2D: attribute struct too small (axon_conv2d_attrs: 8 < "));
+    axon_conv2d_attrs stride0 = kSame2;
+    stride0.stride_w = 0;
+    c.attrs = &stride0;
+    CHECK(c.why() == "Conv2D: strides must be >= 1, got 2,0");
+    axon_conv2d_attrs bad_padding = kSame2;
+    const int seven = 7;
+    std::memcpy(&bad_padding.padding, &seven, sizeof seven);
+    c.attrs = &bad_padding;
+    CHECK(c.why() == "Conv2D: unknown padding 7");
+    Case fused = cases[static_cast<int>(OpId::FusedConv2D)];
+    axon_fused_conv2d_attrs act = kFusedConv;
+    act.activation = 2;
+    fused.attrs = &act;
+    CHECK(fused.why() == "_FusedConv2D: unknown activation 2");
+    Case adam = cases[static_cast<int>(OpId::ApplyAdam)];
+    axon_adam_attrs step0 = kAdam;
+    step0.step = 0;
+    adam.attrs = &step0;
+    CHECK(adam.why() == "ApplyAdam: step must be >= 1, got 0");
+  }
+  SECTION("shape rules") {
+    Case c = conv;
+    c.in[1].dims[2] = 2;
+    CHECK(c.why() == "Conv2D: filter [3,3,2,4] has 2 input channels, x [2,7,5,3] has 3");
+    axon_conv2d_attrs valid = kValid1;
+    c = conv;
+    c.attrs = &valid;
+    c.in[0].dims[2] = 2;  // a 3-wide window does not fit 2 columns
+    CHECK(c.why() == "Conv2D: window 3x3 (dilated 3x3) is larger than x [2,7,2,3] with VALID padding");
+    Case mm = cases[static_cast<int>(OpId::MatMul)];
+    mm.in[1].dims[1] = 5;
+    CHECK(mm.why() == "MatMul: inner dimensions differ: a [3,4], b [6,5]^T");
+    Case bias = cases[static_cast<int>(OpId::BiasAdd)];
+    bias.in[1].dims[0] = 3;
+    CHECK(bias.why() == "BiasAdd: bias has shape [3], expected [4]");
+    Case adam = cases[static_cast<int>(OpId::ApplyAdam)];
+    adam.in[2].dims[0] = 6;
+    CHECK(adam.why() == "ApplyAdam: v has shape [6], expected var's [7]");
+    Case sum = cases[static_cast<int>(OpId::Sum)];
+    sum.out[0] = tensor({2});
+    CHECK(sum.why() == "Sum: y must be a scalar ([] or [1]), got shape [2]");
+    Case pool_grad = cases[static_cast<int>(OpId::FusedConv2DMaxPoolGrad)];
+    pool_grad.in[3].dims[3] = 3;
+    CHECK(pool_grad.why() == "_FusedConv2DMaxPoolGrad: argmax has shape [1,3,3,3], expected dy's [1,3,3,4]");
+  }
+}
+
+TEST_CASE("TensorFlow's window sizes: SAME rounds up and pads the extra row after", "[op_table]") {
+  // in 7, window 3, stride 2: SAME -> out 4, total padding 2 (1 before, 1 after);
+  // in 6, window 3, stride 2: SAME -> out 3, total padding 1 (0 before, 1 after: the extra one).
+  WindowAxis a = window_axis(7, 3, 2, 1, AXON_PADDING_SAME);
+  CHECK((a.out == 4 && a.pad_before == 1 && a.pad_total == 2 && a.extra() == 0));
+  a = window_axis(6, 3, 2, 1, AXON_PADDING_SAME);
+  CHECK((a.out == 3 && a.pad_before == 0 && a.pad_total == 1 && a.extra() == 1));
+  // VALID: (in - effective) / stride + 1; dilation 2 makes a 3-tap window 5 wide.
+  a = window_axis(7, 3, 2, 2, AXON_PADDING_VALID);
+  CHECK((a.out == 2 && a.pad_total == 0));
+  CHECK(window_axis(4, 3, 1, 2, AXON_PADDING_VALID).out == 0);
+}

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
       ("help,h", "show this help and exit")
       ("json", "print one JSON object instead of the listing")
       ("timing", "print each plugin's load time and the total start-up time")
-      ("ops", "list the ops each device has kernels for (opens the devices)");
+      ("ops", "list the ops each device has kernels for, with their dtypes (opens the devices)")
+      ("op-table", "print the op table every plugin implements against (Markdown) and exit");
     po::options_description device("device options (same as axon-train)");
     axon::cli::add_device_options(device);
     po::options_description all;
@@ -32,6 +33,10 @@ int main(int argc, char** argv) {
       std::cout << "Usage: axon-devices [options]\n\nLists the devices axon can use, the devices it found but "
                    "excluded, and the plugins it skipped, each with the reason.\n\n"
                 << all << "\nEnvironment variables and details: docs/cli.md\n";
+      return 0;
+    }
+    if (vm.count("op-table")) {  // needs no plugins
+      axon::devices_app::write_op_table(std::cout);
       return 0;
     }
     axon::Config config = axon::cli::make_config(vm);

@@ -16,6 +16,9 @@ struct ReportOptions {
 void write_text(std::ostream& out, const Runtime& rt, const ReportOptions& opt);
 void write_json(std::ostream& out, const Runtime& rt, const ReportOptions& opt);
 
+// The op table as Markdown (--op-table; docs/ops.md).
+void write_op_table(std::ostream& out);
+
 // "23.4 GiB", "512 MiB", "unknown" for 0.
 std::string human_bytes(uint64_t bytes);
 

@@ -151,7 +151,7 @@ inline constexpr OpSchema kOpTable[] = {
    {{"logits"}, {"labels", AXON_INT32}}, 2, 2, {{"loss"}, {"dlogits"}}, 2, 2, AttrKind::none, 0, 0, "", kF32,
    "loss [N] and dlogits = softmax - onehot (not divided by N)"},
   {OpId::ApplyAdam, "ApplyAdam", {{"var"}, {"m"}, {"v"}, {"grad"}}, 4, 4, {}, 0, 0, AttrKind::adam, 3, 0, "", kF32,
-   "Keras' Adam step: var, m, v updated in place"},
+   "Keras' Adam step, epsilon added to sqrt(v) after the bias correction folded into the learning rate"},
   {OpId::InTopK, "InTopK", {{"logits"}, {"labels", AXON_INT32}}, 2, 2, {{"correct"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
    "TensorFlow's InTopK with k = 1 (ties count), as float 0/1"},
   {OpId::Sum, "Sum", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,

@@ -47,7 +47,7 @@ const std::vector<Bad> kBad{
     {"inner dims differ", "MatMul", {{F, {2, 3}}, {F, {4, 5}}}, {{F, {2, 5}}}, &kMatMul, "[2,3]"},
     {"rank 3", "MatMul", {{F, {2, 3, 1}}, {F, {3, 5}}}, {{F, {2, 5}}}, &kMatMul, "[2,3,1]"},
     {"bias length", "BiasAdd", {{F, {4, 3}}, {F, {4}}}, {{F, {4, 3}}}, nullptr, "[4]"},
-    {"value rank 1", "BiasAdd", {{F, {3}}, {F, {3}}}, {{F, {3}}}, nullptr, "[3]"},
+    {"value rank 0", "BiasAdd", {{F, {}}, {F, {3}}}, {{F, {}}}, nullptr, "got shape []"},
     {"output length", "BiasAddGrad", {{F, {4, 3}}}, {{F, {4}}}, nullptr, "[4]"},
     {"shape mismatch", "Relu", {{F, {4, 3}}}, {{F, {3, 4}}}, nullptr, "[3,4]"},
     {"two inputs", "Relu", {{F, {4}}, {F, {4}}}, {{F, {4}}}, nullptr, ""},

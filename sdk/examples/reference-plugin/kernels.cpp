@@ -1,7 +1,7 @@
-// Naive, obviously correct kernels for every op of plugin_abi.h. Each one
-// checks ranks, shapes and dtypes first and names the op and the shapes when
-// they are wrong; sums are accumulated in double. Speed is not a goal: this is
-// the oracle the real backends are tested against.
+// Naive, obviously correct kernels for every op of plugin_abi.h. Each call is
+// checked against the op table first (the SDK's validator names the op and the
+// tensor that is wrong); sums are accumulated in double. Speed is not a goal:
+// this is the oracle the real backends are tested against.
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -16,95 +16,33 @@ namespace {
 
 using namespace axon::sdk;
 
-// ------------------------------------------------------------------ checks
+// ------------------------------------------------------------------ validation
 
-std::string dims_string(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) (s += (i ? "," : "")) += std::to_string(d[i]);
-  return s + "]";
+// Every kernel is registered behind the op table's validator (op_validate.hpp):
+// counts, dtypes, ranks, shapes and attributes are checked before it runs, so
+// a kernel checks only what lies in the data (labels, argmax taps).
+template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
+axon_status validated(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
+  return guarded(err, [&] {
+    std::string why;
+    if (!axon::validate_call(axon::op_schema(Op), *call, &why)) fail(AXON_INVALID_ARGUMENT, why);
+    F(*static_cast<Device*>(device_ctx), KernelCall(*call));
+  });
 }
 
-// Dtype, optional rank (-1: any) and a usable data pointer.
-void want(const KernelCall& c, const TensorRef& t, const char* what, axon_dtype dt, int rank = -1) {
-  require(t.dtype() == dt, format("%s: %s must be %s, got %s", c.op(), what, dtype_name(dt), dtype_name(t.dtype())));
-  require(t.rank() >= 0 && t.rank() <= AXON_MAX_RANK, format("%s: %s has invalid rank %d", c.op(), what, t.rank()));
-  if (rank >= 0)
-    require(t.rank() == rank,
-            format("%s: %s must have rank %d, got shape %s", c.op(), what, rank, t.shape_string().c_str()));
-  for (int i = 0; i < t.rank(); ++i)
-    require(t.dim(i) >= 0, format("%s: %s has a negative dimension %s", c.op(), what, t.shape_string().c_str()));
-  require(t.numel() == 0 || t.raw() != nullptr, format("%s: %s has no data", c.op(), what));
+// The call's attribute struct (its presence and size are validated).
+template <class A>
+const A& attrs(const KernelCall& c) {
+  return c.attrs<A>(axon::attr_info(axon::attr_kind_of<A>::value).min_size);
 }
 
-void want_shape(const KernelCall& c, const TensorRef& t, const char* what, const std::vector<int64_t>& dims) {
-  bool same = t.rank() == static_cast<int>(dims.size());
-  for (int i = 0; same && i < t.rank(); ++i) same = t.dim(i) == dims[i];
-  require(same, format("%s: %s has shape %s, expected %s", c.op(), what, t.shape_string().c_str(),
-                       dims_string(dims).c_str()));
-}
-
-void want_same_shape(const KernelCall& c, const TensorRef& t, const char* what, const TensorRef& like) {
-  std::vector<int64_t> d(like.c().dims, like.c().dims + like.rank());
-  want_shape(c, t, what, d);
-}
-
-// ------------------------------------------------------------------ window geometry (TensorFlow's rules)
-
-struct Axis {
-  int64_t out;  // output size
-  int64_t pad;  // padding before the first element
-};
-
-// VALID: out = ceil((in - effective_k + 1) / stride).
-// SAME:  out = ceil(in / stride); total padding = max((out-1)*stride + effective_k - in, 0), the smaller half before.
-Axis window_axis(const KernelCall& c, const char* axis, int64_t in, int64_t k, int64_t stride, int64_t dilation,
-                 axon_padding padding) {
-  int64_t eff = (k - 1) * dilation + 1;
-  require(k >= 1, format("%s: %s window size must be >= 1, got %lld", c.op(), axis, static_cast<long long>(k)));
-  if (padding == AXON_PADDING_VALID) {
-    require(in >= eff, format("%s: %s window %lld (dilated %lld) is larger than the input %lld with VALID padding",
-                              c.op(), axis, static_cast<long long>(k), static_cast<long long>(eff),
-                              static_cast<long long>(in)));
-    return {(in - eff) / stride + 1, 0};
-  }
-  int64_t out = (in + stride - 1) / stride;
-  int64_t total = std::max<int64_t>((out - 1) * stride + eff - in, 0);
-  return {out, total / 2};
-}
-
-void check_padding(const KernelCall& c, axon_padding p) {
-  require(p == AXON_PADDING_VALID || p == AXON_PADDING_SAME, format("%s: unknown padding %d", c.op(), static_cast<int>(p)));
-}
-
-// Geometry of a convolution: x [N,H,W,C], filter [KH,KW,C,OC], y [N,OH,OW,OC].
-struct Conv {
-  int64_t n, h, w, c, kh, kw, oc, oh, ow, pad_h, pad_w, sh, sw, dh, dw;
-};
-
-// `x` is the input-image shape (x itself, or dx), `f` the filter shape.
-Conv conv_geometry(const KernelCall& c, const TensorRef& x, const TensorRef& f) {
-  const auto& a = c.attrs<axon_conv2d_attrs>(AXON_STRUCT_SIZE(axon_conv2d_attrs, padding));
-  require(a.stride_h >= 1 && a.stride_w >= 1, format("%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w));
-  require(a.dilation_h >= 1 && a.dilation_w >= 1,
-          format("%s: dilations must be >= 1, got %d,%d", c.op(), a.dilation_h, a.dilation_w));
-  check_padding(c, a.padding);
-  require(f.dim(2) == x.dim(3), format("%s: filter %s has %lld input channels, image %s has %lld", c.op(),
-                                       f.shape_string().c_str(), static_cast<long long>(f.dim(2)),
-                                       x.shape_string().c_str(), static_cast<long long>(x.dim(3))));
-  Conv g{};
-  g.n = x.dim(0), g.h = x.dim(1), g.w = x.dim(2), g.c = x.dim(3);
-  g.kh = f.dim(0), g.kw = f.dim(1), g.oc = f.dim(3);
-  g.sh = a.stride_h, g.sw = a.stride_w, g.dh = a.dilation_h, g.dw = a.dilation_w;
-  Axis ah = window_axis(c, "height", g.h, g.kh, g.sh, g.dh, a.padding);
-  Axis aw = window_axis(c, "width", g.w, g.kw, g.sw, g.dw, a.padding);
-  g.oh = ah.out, g.pad_h = ah.pad, g.ow = aw.out, g.pad_w = aw.pad;
-  return g;
-}
+using axon::ConvGeometry;
+using axon::PoolGeometry;
 
 // Calls f(n, oh, ow, kh, kw, x_index_base) for every (output pixel, tap) that
 // reads a real (not padded) input pixel; x_index_base indexes x[n,ih,iw,0].
 template <class F>
-void for_each_tap(const Conv& g, F&& f) {
+void for_each_tap(const ConvGeometry& g, F&& f) {
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t oh = 0; oh < g.oh; ++oh)
       for (int64_t ow = 0; ow < g.ow; ++ow)
@@ -126,13 +64,8 @@ void store(const std::vector<double>& acc, float* out) {
 // ------------------------------------------------------------------ convolution
 
 void conv2d(Device&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, y, "output", AXON_FLOAT32, 4);
-  Conv g = conv_geometry(c, x, f);
-  want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
+  const ConvGeometry g = axon::conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), f.c());
   const float* xp = x.data<float>();
   const float* fp = f.data<float>();
   std::vector<double> acc(static_cast<size_t>(y.numel()), 0.0);
@@ -146,13 +79,8 @@ void conv2d(Device&, const KernelCall& c) {
 
 // dx[x pixel] += dy[y pixel] * filter for every tap that read that pixel.
 void conv2d_backprop_input(Device&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
-  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, dx, "input gradient", AXON_FLOAT32, 4);
-  Conv g = conv_geometry(c, dx, f);
-  want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
+  const ConvGeometry g = axon::conv_geometry(attrs<axon_conv2d_attrs>(c), dx.c(), f.c());
   const float* dyp = dy.data<float>();
   const float* fp = f.data<float>();
   std::vector<double> acc(static_cast<size_t>(dx.numel()), 0.0);
@@ -166,13 +94,8 @@ void conv2d_backprop_input(Device&, const KernelCall& c) {
 
 // dfilter[tap, ci, o] += x[pixel read by the tap] * dy[output pixel].
 void conv2d_backprop_filter(Device&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef x = c.input(0), dy = c.input(1), df = c.output(0);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
-  want(c, df, "filter gradient", AXON_FLOAT32, 4);
-  Conv g = conv_geometry(c, x, df);
-  want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
+  const ConvGeometry g = axon::conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), df.c());
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
   std::vector<double> acc(static_cast<size_t>(df.numel()), 0.0);
@@ -186,28 +109,11 @@ void conv2d_backprop_filter(Device&, const KernelCall& c) {
 
 // ------------------------------------------------------------------ max pooling
 
-struct Pool {
-  int64_t n, h, w, c, kh, kw, oh, ow, pad_h, pad_w, sh, sw;
-};
-
-Pool pool_geometry(const KernelCall& c, const TensorRef& x) {
-  const auto& a = c.attrs<axon_pool_attrs>(AXON_STRUCT_SIZE(axon_pool_attrs, padding));
-  require(a.stride_h >= 1 && a.stride_w >= 1, format("%s: strides must be >= 1, got %d,%d", c.op(), a.stride_h, a.stride_w));
-  check_padding(c, a.padding);
-  Pool p{};
-  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
-  p.kh = a.window_h, p.kw = a.window_w, p.sh = a.stride_h, p.sw = a.stride_w;
-  Axis ah = window_axis(c, "height", p.h, p.kh, p.sh, 1, a.padding);
-  Axis aw = window_axis(c, "width", p.w, p.kw, p.sw, 1, a.padding);
-  p.oh = ah.out, p.pad_h = ah.pad, p.ow = aw.out, p.pad_w = aw.pad;
-  return p;
-}
-
 // Index into x of the first maximum (row-major scan) of the window of y[n,oh,ow,ch];
 // padded positions take no part. A window always holds at least one real pixel.
 // `tap`, when given, receives that maximum's place in the window, kh * window_w
 // + kw, counted from the window's unclipped top-left corner.
-int64_t argmax_in_window(const Pool& p, const float* x, int64_t n, int64_t oh, int64_t ow, int64_t ch,
+int64_t argmax_in_window(const PoolGeometry& p, const float* x, int64_t n, int64_t oh, int64_t ow, int64_t ch,
                          int64_t* tap = nullptr) {
   int64_t best = -1;
   for (int64_t kh = 0; kh < p.kh; ++kh) {
@@ -227,12 +133,8 @@ int64_t argmax_in_window(const Pool& p, const float* x, int64_t n, int64_t oh, i
 }
 
 void max_pool(Device&, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, y, "output", AXON_FLOAT32, 4);
-  Pool p = pool_geometry(c, x);
-  want_shape(c, y, "output", {p.n, p.oh, p.ow, p.c});
+  const PoolGeometry p = axon::pool_geometry(attrs<axon_pool_attrs>(c), x.c());
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   for (int64_t n = 0; n < p.n; ++n)
@@ -244,16 +146,8 @@ void max_pool(Device&, const KernelCall& c) {
 
 // The whole gradient of each window goes to its first maximum, as in TensorFlow.
 void max_pool_grad(Device&, const KernelCall& c) {
-  c.expect_arity(3, 1);
-  TensorRef x = c.input(0), y = c.input(1), dy = c.input(2), dx = c.output(0);
-  want(c, x, "orig_input", AXON_FLOAT32, 4);
-  want(c, y, "orig_output", AXON_FLOAT32, 4);
-  want(c, dy, "grad", AXON_FLOAT32, 4);
-  want(c, dx, "output", AXON_FLOAT32, 4);
-  Pool p = pool_geometry(c, x);
-  want_shape(c, y, "orig_output", {p.n, p.oh, p.ow, p.c});
-  want_shape(c, dy, "grad", {p.n, p.oh, p.ow, p.c});
-  want_same_shape(c, dx, "output", x);
+  TensorRef x = c.input(0), dy = c.input(2), dx = c.output(0);
+  const PoolGeometry p = axon::pool_geometry(attrs<axon_pool_attrs>(c), x.c());
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
   std::vector<double> acc(static_cast<size_t>(dx.numel()), 0.0);
@@ -268,24 +162,14 @@ void max_pool_grad(Device&, const KernelCall& c) {
 // ------------------------------------------------------------------ elementwise
 
 void relu(Device&, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "features", AXON_FLOAT32);
-  want(c, y, "activations", AXON_FLOAT32);
-  want_same_shape(c, y, "activations", x);
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   for (int64_t i = 0; i < x.numel(); ++i) yp[i] = xp[i] > 0.0f ? xp[i] : 0.0f;
 }
 
 void relu_grad(Device&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef dy = c.input(0), y = c.input(1), dx = c.output(0);
-  want(c, dy, "gradients", AXON_FLOAT32);
-  want(c, y, "features", AXON_FLOAT32);
-  want(c, dx, "backprops", AXON_FLOAT32);
-  want_same_shape(c, y, "features", dy);
-  want_same_shape(c, dx, "backprops", dy);
   const float* g = dy.data<float>();
   const float* yp = y.data<float>();
   float* out = dx.data<float>();
@@ -293,26 +177,15 @@ void relu_grad(Device&, const KernelCall& c) {
 }
 
 void scale(Device&, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "x", AXON_FLOAT32);
-  want(c, y, "y", AXON_FLOAT32);
-  want_same_shape(c, y, "y", x);
-  float alpha = c.attrs<axon_scale_attrs>(AXON_STRUCT_SIZE(axon_scale_attrs, alpha)).alpha;
+  float alpha = attrs<axon_scale_attrs>(c).alpha;
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   for (int64_t i = 0; i < x.numel(); ++i) yp[i] = alpha * xp[i];
 }
 
 void add_n(Device&, const KernelCall& c) {
-  require(c.num_inputs() >= 1 && c.num_outputs() == 1,
-          format("%s: expected at least 1 input and 1 output, got %d and %d", c.op(), c.num_inputs(), c.num_outputs()));
   TensorRef y = c.output(0);
-  want(c, y, "sum", AXON_FLOAT32);
-  for (int k = 0; k < c.num_inputs(); ++k) {
-    want(c, c.input(k), "input", AXON_FLOAT32);
-    want_same_shape(c, c.input(k), "input", y);
-  }
   std::vector<double> acc(static_cast<size_t>(y.numel()), 0.0);
   for (int k = 0; k < c.num_inputs(); ++k) {
     const float* xp = c.input(k).data<float>();
@@ -322,31 +195,21 @@ void add_n(Device&, const KernelCall& c) {
 }
 
 void fill(Device&, const KernelCall& c) {
-  c.expect_arity(0, 1);
   TensorRef y = c.output(0);
-  want(c, y, "output", AXON_FLOAT32);
-  float v = c.attrs<axon_fill_attrs>(AXON_STRUCT_SIZE(axon_fill_attrs, value)).value;
+  float v = attrs<axon_fill_attrs>(c).value;
   float* yp = y.data<float>();
   for (int64_t i = 0; i < y.numel(); ++i) yp[i] = v;
 }
 
 void normalize_image(Device&, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "image", AXON_UINT8);
-  want(c, y, "output", AXON_FLOAT32);
-  want_same_shape(c, y, "output", x);
   const uint8_t* xp = x.data<uint8_t>();
   float* yp = y.data<float>();
   for (int64_t i = 0; i < x.numel(); ++i) yp[i] = static_cast<float>(xp[i] / 255.0);
 }
 
 void identity(Device&, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "input", x.dtype());
-  want(c, y, "output", x.dtype());
-  want_same_shape(c, y, "output", x);
   if (x.numel() > 0 && x.raw() != y.raw())
     std::memmove(y.raw(), x.raw(), static_cast<size_t>(x.numel()) * dtype_size(x.dtype()));
 }
@@ -354,18 +217,11 @@ void identity(Device&, const KernelCall& c) {
 // ------------------------------------------------------------------ matmul and bias
 
 void mat_mul(Device&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef a = c.input(0), b = c.input(1), out = c.output(0);
-  want(c, a, "a", AXON_FLOAT32, 2);
-  want(c, b, "b", AXON_FLOAT32, 2);
-  want(c, out, "product", AXON_FLOAT32, 2);
-  const auto& at = c.attrs<axon_matmul_attrs>(AXON_STRUCT_SIZE(axon_matmul_attrs, transpose_b));
+  const auto& at = attrs<axon_matmul_attrs>(c);
   bool ta = at.transpose_a != 0, tb = at.transpose_b != 0;
   int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
-  int64_t kb = tb ? b.dim(1) : b.dim(0), n = tb ? b.dim(0) : b.dim(1);
-  require(k == kb, format("%s: inner dimensions differ: a %s%s, b %s%s", c.op(), a.shape_string().c_str(),
-                          ta ? "^T" : "", b.shape_string().c_str(), tb ? "^T" : ""));
-  want_shape(c, out, "product", {m, n});
+  int64_t n = tb ? b.dim(0) : b.dim(1);
   const float* ap = a.data<float>();
   const float* bp = b.data<float>();
   float* cp = out.data<float>();
@@ -378,15 +234,7 @@ void mat_mul(Device&, const KernelCall& c) {
 }
 
 void bias_add(Device&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef x = c.input(0), bias = c.input(1), y = c.output(0);
-  want(c, x, "value", AXON_FLOAT32);
-  want(c, bias, "bias", AXON_FLOAT32, 1);
-  want(c, y, "output", AXON_FLOAT32);
-  require(x.rank() >= 2, format("%s: value must be at least 2-D, got shape %s", c.op(), x.shape_string().c_str()));
-  require(bias.dim(0) == x.dim(-1), format("%s: bias %s does not match the last dimension of value %s", c.op(),
-                                           bias.shape_string().c_str(), x.shape_string().c_str()));
-  want_same_shape(c, y, "output", x);
   int64_t ch = bias.dim(0);
   const float* xp = x.data<float>();
   const float* bp = bias.data<float>();
@@ -395,12 +243,7 @@ void bias_add(Device&, const KernelCall& c) {
 }
 
 void bias_add_grad(Device&, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef dy = c.input(0), db = c.output(0);
-  want(c, dy, "out_backprop", AXON_FLOAT32);
-  want(c, db, "output", AXON_FLOAT32, 1);
-  require(dy.rank() >= 2, format("%s: out_backprop must be at least 2-D, got shape %s", c.op(), dy.shape_string().c_str()));
-  want_shape(c, db, "output", {dy.dim(-1)});
   int64_t ch = dy.dim(-1);
   std::vector<double> acc(static_cast<size_t>(ch), 0.0);
   const float* g = dy.data<float>();
@@ -431,34 +274,23 @@ void relu_in_place(const TensorRef& y) {
   for (int64_t i = 0; i < y.numel(); ++i) p[i] = p[i] > 0.0f ? p[i] : 0.0f;
 }
 
-int32_t activation(const KernelCall& c, int32_t a) {
-  require(a == AXON_ACTIVATION_NONE || a == AXON_ACTIVATION_RELU,
-          format("%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a)));
-  return a;
-}
-
 void fused_conv2d(Device& d, const KernelCall& c) {
-  c.expect_arity(3, 1);
-  const auto& a = c.attrs<axon_fused_conv2d_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_attrs, activation));
-  const int32_t act = activation(c, a.activation);
+  const auto& a = attrs<axon_fused_conv2d_attrs>(c);
   TensorRef y = c.output(0);
   run_step<conv2d>(d, c, {c.input(0).c(), c.input(1).c()}, y.c(), &a.conv);
   run_step<bias_add>(d, c, {y.c(), c.input(2).c()}, y.c(), nullptr);
-  if (act == AXON_ACTIVATION_RELU) relu_in_place(y);
+  if (a.activation == AXON_ACTIVATION_RELU) relu_in_place(y);
 }
 
 void fused_mat_mul(Device& d, const KernelCall& c) {
-  c.expect_arity(3, 1);
-  const auto& a = c.attrs<axon_fused_matmul_attrs>(AXON_STRUCT_SIZE(axon_fused_matmul_attrs, activation));
-  const int32_t act = activation(c, a.activation);
+  const auto& a = attrs<axon_fused_matmul_attrs>(c);
   TensorRef y = c.output(0);
   run_step<mat_mul>(d, c, {c.input(0).c(), c.input(1).c()}, y.c(), &a.matmul);
   run_step<bias_add>(d, c, {y.c(), c.input(2).c()}, y.c(), nullptr);
-  if (act == AXON_ACTIVATION_RELU) relu_in_place(y);
+  if (a.activation == AXON_ACTIVATION_RELU) relu_in_place(y);
 }
 
 void fused_relu_grad_bias_add_grad(Device& d, const KernelCall& c) {
-  c.expect_arity(2, 2);
   TensorRef dx = c.output(0);
   run_step<relu_grad>(d, c, {c.input(0).c(), c.input(1).c()}, dx.c(), nullptr);
   run_step<bias_add_grad>(d, c, {dx.c()}, c.output(1).c(), nullptr);
@@ -469,18 +301,6 @@ void fused_relu_grad_bias_add_grad(Device& d, const KernelCall& c) {
 // the tap MaxPool's (and MaxPoolGrad's) first-maximum scan picks. The backward
 // routes dy to those taps and runs the three gradient kernels above on dz.
 
-// A call of the same op carrying only `attrs`: the geometry helpers read their
-// conv or pool attrs from the call they are given.
-struct AttrsCall {
-  axon_kernel_call s{};
-  AttrsCall(const KernelCall& c, const void* attrs) {
-    s.struct_size = sizeof s;
-    s.op = c.op();
-    s.attrs = attrs;
-  }
-  KernelCall call() const { return KernelCall(s); }
-};
-
 axon_tensor float_tensor(std::vector<float>& buf, const std::vector<int64_t>& dims) {
   axon_tensor t{};
   t.data = buf.empty() ? nullptr : buf.data();
@@ -490,50 +310,16 @@ axon_tensor float_tensor(std::vector<float>& buf, const std::vector<int64_t>& di
   return t;
 }
 
-const axon_fused_conv2d_max_pool_attrs& conv_pool_attrs(const KernelCall& c) {
-  const auto& a = c.attrs<axon_fused_conv2d_max_pool_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_max_pool_attrs, pool));
-  activation(c, a.activation);
-  // The argmax is one byte and 255 means "none": at most 255 taps.
-  const int64_t taps = int64_t(a.pool.window_h) * a.pool.window_w;
-  require(taps <= AXON_ARGMAX_NONE, format("%s: pool window %dx%d has %lld taps, more than the %d a uint8 argmax can name",
-                                           c.op(), a.pool.window_h, a.pool.window_w, static_cast<long long>(taps),
-                                           AXON_ARGMAX_NONE));
-  return a;
-}
-
-struct ConvPool {
-  Conv conv;  // x -> z
-  Pool pool;  // z -> y
-};
-
-ConvPool conv_pool_geometry(const KernelCall& c, const axon_fused_conv2d_max_pool_attrs& a, const TensorRef& x,
-                            const TensorRef& f) {
-  ConvPool g{};
-  AttrsCall cc(c, &a.conv);
-  g.conv = conv_geometry(cc.call(), x, f);
-  axon_tensor z{};
-  z.dtype = AXON_FLOAT32;
-  z.rank = 4;
-  z.dims[0] = g.conv.n, z.dims[1] = g.conv.oh, z.dims[2] = g.conv.ow, z.dims[3] = g.conv.oc;
-  AttrsCall pc(c, &a.pool);
-  g.pool = pool_geometry(pc.call(), TensorRef(z));
-  return g;
+// The pooling z -> y of the fused ops, z being the convolution's output.
+PoolGeometry fused_pool_geometry(const axon_fused_conv2d_max_pool_attrs& a, const TensorRef& x, const TensorRef& f) {
+  const ConvGeometry g = axon::conv_geometry(a.conv, x.c(), f.c());
+  return axon::pool_geometry(a.pool, g.n, g.oh, g.ow, g.oc);
 }
 
 void fused_conv2d_max_pool(Device& d, const KernelCall& c) {
-  c.expect_arity(3, 2);
-  const auto& a = conv_pool_attrs(c);
+  const auto& a = attrs<axon_fused_conv2d_max_pool_attrs>(c);
   TensorRef x = c.input(0), f = c.input(1), b = c.input(2), y = c.output(0), am = c.output(1);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, b, "bias", AXON_FLOAT32, 1);
-  want(c, y, "output", AXON_FLOAT32, 4);
-  want(c, am, "argmax", AXON_UINT8, 4);
-  const ConvPool g = conv_pool_geometry(c, a, x, f);
-  const Pool& p = g.pool;
-  want_shape(c, b, "bias", {g.conv.oc});
-  want_shape(c, y, "output", {p.n, p.oh, p.ow, p.c});
-  want_shape(c, am, "argmax", {p.n, p.oh, p.ow, p.c});
+  const PoolGeometry p = fused_pool_geometry(a, x, f);
 
   // z lives in ordinary host memory, which is what this device's memory is.
   std::vector<float> zbuf(static_cast<size_t>(p.n * p.h * p.w * p.c));
@@ -558,29 +344,10 @@ void fused_conv2d_max_pool(Device& d, const KernelCall& c) {
 }
 
 void fused_conv2d_max_pool_grad(Device& d, const KernelCall& c) {
-  require(c.num_inputs() == 4 && (c.num_outputs() == 2 || c.num_outputs() == 3),
-          format("%s: expected 4 inputs (x, filter, dy, argmax) and 2 or 3 outputs (dfilter, dbias[, dx]), got %d and %d",
-                 c.op(), c.num_inputs(), c.num_outputs()));
-  const auto& a = conv_pool_attrs(c);
+  const auto& a = attrs<axon_fused_conv2d_max_pool_attrs>(c);
   TensorRef x = c.input(0), f = c.input(1), dy = c.input(2), am = c.input(3);
   TensorRef df = c.output(0), db = c.output(1);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
-  want(c, am, "argmax", AXON_UINT8, 4);
-  want(c, df, "filter gradient", AXON_FLOAT32, 4);
-  want(c, db, "bias gradient", AXON_FLOAT32, 1);
-  const ConvPool g = conv_pool_geometry(c, a, x, f);
-  const Pool& p = g.pool;
-  want_shape(c, dy, "out_backprop", {p.n, p.oh, p.ow, p.c});
-  want_shape(c, am, "argmax", {p.n, p.oh, p.ow, p.c});
-  want_same_shape(c, df, "filter gradient", f);
-  want_shape(c, db, "bias gradient", {p.c});
-  if (c.num_outputs() == 3) {
-    TensorRef dx = c.output(2);
-    want(c, dx, "input gradient", AXON_FLOAT32, 4);
-    want_same_shape(c, dx, "input gradient", x);
-  }
+  const PoolGeometry p = fused_pool_geometry(a, x, f);
 
   // dz: each window's dy added at its argmax tap, windows in row-major order
   // (float adds, so that a backend routing the same way matches bit for bit).
@@ -611,25 +378,10 @@ void fused_conv2d_max_pool_grad(Device& d, const KernelCall& c) {
 
 // ------------------------------------------------------------------ loss, metrics, reductions
 
-// Checks logits [N,C] and int32 labels [N]; returns N and C.
-std::pair<int64_t, int64_t> logits_and_labels(const KernelCall& c, const TensorRef& logits, const TensorRef& labels) {
-  want(c, logits, "logits", AXON_FLOAT32, 2);
-  want(c, labels, "labels", AXON_INT32, 1);
-  require(labels.dim(0) == logits.dim(0), format("%s: labels %s do not match logits %s", c.op(),
-                                                 labels.shape_string().c_str(), logits.shape_string().c_str()));
-  require(logits.dim(1) >= 1, format("%s: logits %s have no classes", c.op(), logits.shape_string().c_str()));
-  return {logits.dim(0), logits.dim(1)};
-}
-
 // loss = logsumexp(logits) - logits[label]; dlogits = softmax - onehot.
 void sparse_softmax_xent(Device&, const KernelCall& c) {
-  c.expect_arity(2, 2);
   TensorRef logits = c.input(0), labels = c.input(1), loss = c.output(0), grad = c.output(1);
-  auto [n, k] = logits_and_labels(c, logits, labels);
-  want(c, loss, "loss", AXON_FLOAT32);
-  want_shape(c, loss, "loss", {n});
-  want(c, grad, "backprop", AXON_FLOAT32);
-  want_same_shape(c, grad, "backprop", logits);
+  const int64_t n = logits.dim(0), k = logits.dim(1);
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   for (int64_t i = 0; i < n; ++i)
@@ -653,11 +405,8 @@ void sparse_softmax_xent(Device&, const KernelCall& c) {
 // of the row is greater (a tie counts); any NaN or infinity in the row, or a
 // label outside [0, C), gives 0.
 void in_top_k(Device&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
-  auto [n, k] = logits_and_labels(c, logits, labels);
-  want(c, out, "precision", AXON_FLOAT32);
-  want_shape(c, out, "precision", {n});
+  const int64_t n = logits.dim(0), k = logits.dim(1);
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   float* o = out.data<float>();
@@ -672,11 +421,8 @@ void in_top_k(Device&, const KernelCall& c) {
 // Keras' sparse_categorical_accuracy: 1 where the label is the lowest index
 // holding the row's largest logit (tf.argmax's tie rule).
 void sparse_categorical_accuracy(Device&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
-  auto [n, k] = logits_and_labels(c, logits, labels);
-  want(c, out, "accuracy", AXON_FLOAT32);
-  want_shape(c, out, "accuracy", {n});
+  const int64_t n = logits.dim(0), k = logits.dim(1);
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   float* o = out.data<float>();
@@ -687,12 +433,7 @@ void sparse_categorical_accuracy(Device&, const KernelCall& c) {
 }
 
 void sum(Device&, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "input", AXON_FLOAT32);
-  want(c, y, "output", AXON_FLOAT32);
-  require(y.numel() == 1 && y.rank() <= 1,
-          format("%s: output must be a scalar ([] or [1]), got shape %s", c.op(), y.shape_string().c_str()));
   const float* xp = x.data<float>();
   double s = 0.0;
   for (int64_t i = 0; i < x.numel(); ++i) s += xp[i];
@@ -701,17 +442,8 @@ void sum(Device&, const KernelCall& c) {
 
 // Keras Adam: lr_t = lr*sqrt(1-b2^t)/(1-b1^t); m,v moving averages; var -= lr_t*m/(sqrt(v)+eps).
 void apply_adam(Device&, const KernelCall& c) {
-  c.expect_arity(4, 0);
   TensorRef var = c.input(0), m = c.input(1), v = c.input(2), g = c.input(3);
-  want(c, var, "var", AXON_FLOAT32);
-  want(c, m, "m", AXON_FLOAT32);
-  want(c, v, "v", AXON_FLOAT32);
-  want(c, g, "grad", AXON_FLOAT32);
-  want_same_shape(c, m, "m", var);
-  want_same_shape(c, v, "v", var);
-  want_same_shape(c, g, "grad", var);
-  const auto& a = c.attrs<axon_adam_attrs>(AXON_STRUCT_SIZE(axon_adam_attrs, step));
-  require(a.step >= 1, format("%s: step must be >= 1, got %lld", c.op(), static_cast<long long>(a.step)));
+  const auto& a = attrs<axon_adam_attrs>(c);
   double b1 = a.beta_1, b2 = a.beta_2, t = double(a.step);
   double lr_t = a.learning_rate * std::sqrt(1.0 - std::pow(b2, t)) / (1.0 - std::pow(b1, t));
   float* vp = var.data<float>();
@@ -727,42 +459,46 @@ void apply_adam(Device&, const KernelCall& c) {
   }
 }
 
-template <void (*F)(Device&, const KernelCall&)>
-constexpr axon_kernel_fn k = &kernel<Device, F>;
+// Op's kernel F for each dtype the op table keys it by.
+template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
+void add(KernelTable& t) {
+  const axon::OpSchema& s = axon::op_schema(Op);
+  for (int dt = 0; dt < axon::kDtypeCount; ++dt)
+    if (axon::kernel_dtype_allowed(s, static_cast<axon_dtype>(dt)))
+      t.add(s.name, static_cast<axon_dtype>(dt), &validated<Op, F>);
+}
 
 }  // namespace
 
 const KernelTable& kernel_table() {
   static const KernelTable table = [] {
+    using axon::OpId;
     KernelTable t;
-    t.add("Conv2D", AXON_FLOAT32, k<conv2d>)
-        .add("Conv2DBackpropInput", AXON_FLOAT32, k<conv2d_backprop_input>)
-        .add("Conv2DBackpropFilter", AXON_FLOAT32, k<conv2d_backprop_filter>)
-        .add("MaxPool", AXON_FLOAT32, k<max_pool>)
-        .add("MaxPoolGrad", AXON_FLOAT32, k<max_pool_grad>)
-        .add("Relu", AXON_FLOAT32, k<relu>)
-        .add("ReluGrad", AXON_FLOAT32, k<relu_grad>)
-        .add("MatMul", AXON_FLOAT32, k<mat_mul>)
-        .add("BiasAdd", AXON_FLOAT32, k<bias_add>)
-        .add("BiasAddGrad", AXON_FLOAT32, k<bias_add_grad>)
-        .add("SparseSoftmaxCrossEntropyWithLogits", AXON_FLOAT32, k<sparse_softmax_xent>)
-        .add("ApplyAdam", AXON_FLOAT32, k<apply_adam>)
-        .add("InTopK", AXON_FLOAT32, k<in_top_k>)
-        .add("_SparseCategoricalAccuracy", AXON_FLOAT32, k<sparse_categorical_accuracy>)
-        .add("Sum", AXON_FLOAT32, k<sum>)
-        .add("Fill", AXON_FLOAT32, k<fill>)
-        .add("Scale", AXON_FLOAT32, k<scale>)
-        .add("AddN", AXON_FLOAT32, k<add_n>)
-        .add("NormalizeImage", AXON_UINT8, k<normalize_image>)
-        .add("Identity", AXON_FLOAT32, k<identity>)
-        .add("Identity", AXON_INT32, k<identity>)
-        .add("Identity", AXON_UINT8, k<identity>)
-        .add("Identity", AXON_INT64, k<identity>)
-        .add("_FusedConv2D", AXON_FLOAT32, k<fused_conv2d>)
-        .add("_FusedMatMul", AXON_FLOAT32, k<fused_mat_mul>)
-        .add("_FusedReluGradBiasAddGrad", AXON_FLOAT32, k<fused_relu_grad_bias_add_grad>)
-        .add("_FusedConv2DMaxPool", AXON_FLOAT32, k<fused_conv2d_max_pool>)
-        .add("_FusedConv2DMaxPoolGrad", AXON_FLOAT32, k<fused_conv2d_max_pool_grad>);
+    add<OpId::Conv2D, conv2d>(t);
+    add<OpId::Conv2DBackpropInput, conv2d_backprop_input>(t);
+    add<OpId::Conv2DBackpropFilter, conv2d_backprop_filter>(t);
+    add<OpId::MaxPool, max_pool>(t);
+    add<OpId::MaxPoolGrad, max_pool_grad>(t);
+    add<OpId::Relu, relu>(t);
+    add<OpId::ReluGrad, relu_grad>(t);
+    add<OpId::MatMul, mat_mul>(t);
+    add<OpId::BiasAdd, bias_add>(t);
+    add<OpId::BiasAddGrad, bias_add_grad>(t);
+    add<OpId::SparseSoftmaxCrossEntropyWithLogits, sparse_softmax_xent>(t);
+    add<OpId::ApplyAdam, apply_adam>(t);
+    add<OpId::InTopK, in_top_k>(t);
+    add<OpId::SparseCategoricalAccuracy, sparse_categorical_accuracy>(t);
+    add<OpId::Sum, sum>(t);
+    add<OpId::Fill, fill>(t);
+    add<OpId::Scale, scale>(t);
+    add<OpId::AddN, add_n>(t);
+    add<OpId::NormalizeImage, normalize_image>(t);
+    add<OpId::Identity, identity>(t);
+    add<OpId::FusedConv2D, fused_conv2d>(t);
+    add<OpId::FusedMatMul, fused_mat_mul>(t);
+    add<OpId::FusedReluGradBiasAddGrad, fused_relu_grad_bias_add_grad>(t);
+    add<OpId::FusedConv2DMaxPool, fused_conv2d_max_pool>(t);
+    add<OpId::FusedConv2DMaxPoolGrad, fused_conv2d_max_pool_grad>(t);
     return t;
   }();
   return table;

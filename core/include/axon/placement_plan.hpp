@@ -28,6 +28,12 @@ struct PlannedOp {
   std::vector<std::string> parts_missing;
 };
 
+// What one recorded step placed, and what it found missing.
+struct PlacementPlan {
+  std::vector<PlannedOp> ops;
+  std::vector<PlannedOp> missing;
+};
+
 class PlacementRecorder {
  public:
   PlacementRecorder();   // starts recording on this thread (not nestable)

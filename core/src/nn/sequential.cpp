@@ -206,6 +206,29 @@ void Sequential::train_step(const data::HostBatch& batch) {
   step(batch, true);
 }
 
+PlacementPlan Sequential::plan_train_step(const data::HostBatch& batch) {
+  if (!built() || !replicas_[0]->compiled()) throw UsageError("Sequential: compile the model first");
+  check_batch(batch);
+  Replica& r = *replicas_[0];
+  // Host-side counters a recorded step would still move.
+  const int64_t iterations = r.optimizer().iterations();
+  const int64_t samples = r.train_metrics().samples();
+  PlacementPlan plan;
+  {
+    // Replica 0 on this thread only: the recorder is per thread, and the
+    // other replicas would place the same ops on their own devices.
+    DeviceScope scope(r.device());
+    PlacementRecorder recorder;
+    r.compute_gradients(slice(batch, 0), batch.size);
+    r.apply_gradients(batch.size, true);
+    plan.ops = recorder.ops();
+    plan.missing = recorder.missing();
+  }
+  r.optimizer().set_iterations(iterations);
+  r.train_metrics().set_samples(samples);
+  return plan;
+}
+
 const Tensor& Sequential::per_sample_loss(int64_t batch_size) const {
   if (!built()) throw RuntimeError("the model " + name_ + " is not built");
   return replicas_[0]->per_sample_loss(batch_size);

@@ -15,6 +15,7 @@
 #include <axon/nn/metrics.hpp>
 #include <axon/nn/optimizer.hpp>
 #include <axon/nn/replica.hpp>
+#include <axon/placement_plan.hpp>
 #include <axon/strategy.hpp>
 
 #include <functional>
@@ -85,6 +86,11 @@ class Sequential {
   // One optimisation step on a host batch, the global batch (fit's inner
   // loop): compute_gradients then one Adam update on every replica.
   void train_step(const data::HostBatch& batch);
+  // The placement of one training step on replica 0's device, recorded and
+  // not run (placement_plan.hpp): every (op, dtype, layer) with its device,
+  // and every kernel that device lacks. The model's state (weights, step
+  // counts, metric totals) is as before.
+  PlacementPlan plan_train_step(const data::HostBatch& batch);
   // Forward, loss, backward on every replica's part of the batch, then the
   // all-reduce: every Parameter::grad holds the gradient of the batch's mean
   // loss, without updating the weights. The loss and accuracy also

@@ -49,6 +49,7 @@ Config Config::from_environment() {
   if (const char* v = env("AXON_ALLOW_TF32")) c.allow_tf32 = boolean("AXON_ALLOW_TF32", v);
   if (const char* v = env("AXON_DETERMINISTIC")) c.deterministic = boolean("AXON_DETERMINISTIC", v);
   if (const char* v = env("AXON_FUSED_OPS")) c.fused_ops = boolean("AXON_FUSED_OPS", v);
+  if (const char* v = env("AXON_CHECK_NUMERICS")) c.check_numerics = boolean("AXON_CHECK_NUMERICS", v);
   if (const char* v = env("AXON_LOG_LEVEL")) {
     try {
       log::parse_level(v);
@@ -89,6 +90,7 @@ std::optional<std::string> Config::lookup(const std::string& key) const {
   }
   if (key == "allow-tf32") return flag(allow_tf32);
   if (key == "deterministic") return flag(deterministic);
+  if (key == "check-numerics") return flag(check_numerics);
   if (key == "log-level") return log_level;
   if (key == "log-device-placement") return flag(log_device_placement);
   if (key == "strict-placement") return flag(strict_placement);

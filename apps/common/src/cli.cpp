@@ -36,6 +36,9 @@ void add_device_options(po::options_description& options) {
     ("allow-tf32", po::bool_switch(), "let GPU matrix products use TF32 [AXON_ALLOW_TF32=1]")
     ("deterministic", po::bool_switch(),
      "GPU convolutions use only algorithms that give the same bits on every run [AXON_DETERMINISTIC=1]")
+    ("check-numerics", po::bool_switch(),
+     "check every float output of every op for NaN and Inf and fail at the first, naming op, layer and device "
+     "(slow: waits for each op) [AXON_CHECK_NUMERICS=1]")
     ("log-level", po::value<std::string>()->value_name("LEVEL"),
      "debug, info, warning or error [AXON_LOG_LEVEL, default warning]")
     ("allow-insecure-plugin-path", po::bool_switch(),
@@ -73,6 +76,7 @@ Config make_config(const po::variables_map& vm) {
   if (on("gpu-memory-growth")) c.gpu_memory_growth = true;
   if (on("allow-tf32")) c.allow_tf32 = true;
   if (on("deterministic")) c.deterministic = true;
+  if (on("check-numerics")) c.check_numerics = true;
   if (on("allow-insecure-plugin-path")) c.allow_insecure_plugin_path = true;
   if (vm.count("gpu-memory-limit")) {
     int64_t mb = vm["gpu-memory-limit"].as<int64_t>();

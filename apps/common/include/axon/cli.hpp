@@ -16,7 +16,8 @@ namespace axon::cli {
 
 // --plugin-dir, --visible-devices, --cpu-devices, --threads,
 // --log-device-placement, --strict-placement, --gpu-memory-growth,
-// --gpu-memory-limit, --allow-tf32, --deterministic, --log-level.
+// --gpu-memory-limit, --allow-tf32, --deterministic, --check-numerics,
+// --log-level, --allow-insecure-plugin-path.
 void add_device_options(boost::program_options::options_description& options);
 
 // The environment first (Config::from_environment), then the flags, which

@@ -19,8 +19,19 @@ std::string why_no_device(const Runtime& rt, const std::string& type);
 
 // --device given: that device; if it does not exist, a warning and the CPU
 // (UsageError naming the devices there are under --strict-placement).
-// Otherwise the runtime's default device.
+// Otherwise the runtime's default device. Either way the device is opened
+// here: a plugin that fails to start a device the user named (--device, or
+// --visible-devices), or that failed to load and would have given its type,
+// is a UsageError with the plugin's message, never a quiet CPU run.
 DeviceChoice choose_device(const Runtime& rt, const std::optional<std::string>& requested);
+
+// Opens each device (a strategy's replicas) before training; a failure is a
+// UsageError naming the plugin when --visible-devices named the device,
+// else the RuntimeError of the open.
+void start_devices(const Runtime& rt, const std::vector<Device*>& devices);
+// Opens a device the user named (`named_by`: "--compare toy:0"); UsageError
+// "<named_by>: plugin P failed to start: <its message>" when it cannot.
+void start_device(Device& device, const std::string& named_by, const char* joiner = ": ");
 
 std::string device_list(const Runtime& rt);  // "/device:CPU:0, /device:CPU:1"
 

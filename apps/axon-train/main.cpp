@@ -29,9 +29,12 @@ char g_program[64] = "axon-train";
 
 // The strategy --strategy names, over the devices it uses.
 std::unique_ptr<Strategy> make_strategy(const Runtime& rt, const train_app::Options& opts, Workers* workers) {
-  if (opts.strategy == "mirrored") return make_mirrored_strategy(mirrored_devices(rt));
-  if (opts.strategy == "multi-worker")
-    return make_multi_worker_strategy(mirrored_devices(rt), *workers, opts.collective_timeout_s);
+  if (opts.strategy != "default") {
+    const std::vector<Device*> devices = mirrored_devices(rt);
+    train_app::start_devices(rt, devices);
+    if (opts.strategy == "mirrored") return make_mirrored_strategy(devices);
+    return make_multi_worker_strategy(devices, *workers, opts.collective_timeout_s);
+  }
   const train_app::DeviceChoice choice = train_app::choose_device(rt, opts.device);
   if (!opts.quiet) {
     std::printf("Training on %s (%s): %s\n", choice.device->name().c_str(), choice.device->props().name,

@@ -113,8 +113,16 @@ std::vector<Plugin*>& kept_plugins() {
   return *kept;
 }
 
-// Loads and initialises one file; returns the plugin or sets `reason`.
-Plugin* load_one(const fs::path& path, HostContext* host, std::string& reason) {
+// What load_one says about a file it could not use.
+struct Failure {
+  std::string reason;   // for the skip warning
+  bool started = false;  // the entry point ran
+  std::string message;  // the plugin's own message when its init failed
+};
+
+// Loads and initialises one file; returns the plugin or fills `failure`.
+Plugin* load_one(const fs::path& path, HostContext* host, Failure& failure) {
+  std::string& reason = failure.reason;
   auto t0 = std::chrono::steady_clock::now();
   auto* lib = new boost::dll::shared_library();
   std::error_code ec;
@@ -138,10 +146,12 @@ Plugin* load_one(const fs::path& path, HostContext* host, std::string& reason) {
   axon_error err{};
   err.struct_size = sizeof err;
   axon_status st = init(&host->api, table.get(), &err);
+  failure.started = true;
   if (st != AXON_OK) {
     err.message[sizeof err.message - 1] = '\0';
+    failure.message = err.message[0] ? err.message : "no message";
     reason = std::string(AXON_PLUGIN_ENTRY_SYMBOL " failed (status ") + std::to_string(static_cast<int>(st)) +
-             "): " + (err.message[0] ? err.message : "no message");
+             "): " + failure.message;
     return nullptr;
   }
   auto plugin = std::make_unique<Plugin>();
@@ -276,19 +286,22 @@ LoadResult load_plugins(const Config& config, HostContext* host) {
       log::warning(kTag, "loading plugins from the world-writable folder " + dir + " (--allow-insecure-plugin-path)");
     for (const fs::path& path : files) {
       const std::string file = path.filename().string();
-      std::string reason;
-      bool load_failed = false;
+      Failure failure;
+      std::string& reason = failure.reason;
+      bool load_failed = false, duplicate = false;
       if (auto it = loaded_files.find(file); it != loaded_files.end()) {
         reason = "duplicate of " + it->second;
+        duplicate = true;
       } else if ((insecure_dir || world_writable(path)) && !config.allow_insecure_plugin_path) {
         reason = std::string(insecure_dir ? "its folder is" : "it is") +
                  " world-writable, so anyone could have put it there (--allow-insecure-plugin-path loads it)";
       } else {
         if (!insecure_dir && world_writable(path))
           log::warning(kTag, "loading the world-writable plugin file " + path.string() + " (--allow-insecure-plugin-path)");
-        if (Plugin* p = load_one(path, host, reason)) {
+        if (Plugin* p = load_one(path, host, failure)) {
           if (auto dup = seen_names.find(p->info.name); dup != seen_names.end()) {
             reason = "duplicate of " + dup->second + " (both are plugin '" + p->info.name + "')";
+            duplicate = true;
           } else {
             seen_names.emplace(p->info.name, p->path);
             loaded_files.emplace(file, p->path);
@@ -305,8 +318,18 @@ LoadResult load_plugins(const Config& config, HostContext* host) {
       }
       if (load_failed) failed.push_back(result.skipped.size());
       result.skipped.push_back({path.string(), reason});
+      if (!duplicate) {
+        // libaxon-plugin-<name>.so: the name says the device type when the plugin could not.
+        const size_t prefix = std::strlen("libaxon-plugin-"), suffix = std::strlen(".so");
+        result.unloaded.push_back({file.substr(prefix, file.size() - prefix - suffix), path.string(), failure.started,
+                                   failure.message.empty() ? reason : failure.message});
+      }
     }
   }
+  // A broken copy that a good file of the same name replaced took nothing away.
+  std::erase_if(result.unloaded, [&](const UnloadedPlugin& u) {
+    return loaded_files.count(fs::path(u.path).filename().string()) != 0;
+  });
   // One warning per skipped file, once it is known what loaded instead.
   for (size_t i = 0; i < result.skipped.size(); ++i) {
     const SkippedPlugin& s = result.skipped[i];

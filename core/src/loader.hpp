@@ -31,9 +31,19 @@ HostContext* make_host_context(const Config& config);
 // AXON_PLUGIN_PATH), then <dir of libaxon-core>/axon/plugins.
 std::vector<std::string> plugin_search_dirs(const Config& config);
 
+// A plugin file that was skipped (not as a duplicate) and that no file of
+// the same name replaced: its devices are missing because it failed.
+struct UnloadedPlugin {
+  std::string name;     // <name> of libaxon-plugin-<name>.so
+  std::string path;
+  bool started = false;  // its entry point ran (and failed, or gave a table that was refused)
+  std::string message;   // the plugin's own message when init failed, else the skip reason
+};
+
 struct LoadResult {
   std::vector<Plugin*> plugins;  // in discovery order
   std::vector<SkippedPlugin> skipped;
+  std::vector<UnloadedPlugin> unloaded;
 };
 LoadResult load_plugins(const Config& config, HostContext* host);
 

@@ -41,6 +41,25 @@ std::string join_names(const std::vector<Candidate>& cs) {
   return s.empty() ? "(none)" : s;
 }
 
+// The device type a plugin file's name stands for: "toy" -> TOY, "cuda" -> GPU.
+std::string type_of_plugin_name(const std::string& name) {
+  try {
+    return parse_device_spec(name).type;
+  } catch (const UsageError&) {
+    return upper(name);
+  }
+}
+
+std::optional<std::string> failure_for_type(const std::vector<UnloadedPlugin>& unloaded, const std::string& type) {
+  const std::string want = type_of_plugin_name(type);
+  for (const UnloadedPlugin& u : unloaded) {
+    if (type_of_plugin_name(u.name) != want) continue;
+    if (u.started) return "plugin " + u.name + " failed to start: " + u.message;
+    return "plugin " + u.name + " was not loaded from " + u.path + ": " + u.message;
+  }
+  return std::nullopt;
+}
+
 axon_device_config device_config(const Config& c, int logical_index) {
   axon_device_config d{};
   d.struct_size = sizeof d;
@@ -65,6 +84,7 @@ struct Runtime::Impl {
   std::vector<Plugin*> loaded;  // every plugin object, kept (like the runtime) for the process
   std::vector<PluginInfo> plugins;
   std::vector<SkippedPlugin> skipped;
+  std::vector<UnloadedPlugin> unloaded;
   std::vector<ExcludedDevice> excluded;
   std::vector<std::unique_ptr<Device>> owned;
   std::vector<Device*> devices;
@@ -78,6 +98,7 @@ void Runtime::Impl::build() {
   LoadResult result = load_plugins(config, host);
   loaded = result.plugins;
   skipped = result.skipped;
+  unloaded = result.unloaded;
 
   std::vector<Candidate> candidates;
   std::map<std::string, int> next_index;
@@ -132,9 +153,12 @@ void Runtime::Impl::build() {
     for (const DeviceSpec& spec : specs) {
       auto it = std::find_if(candidates.begin(), candidates.end(),
                              [&](const Candidate& c) { return c.type == spec.type && c.index == spec.index; });
-      if (it == candidates.end())
+      if (it == candidates.end()) {
+        if (auto failed = failure_for_type(unloaded, spec.type))
+          throw UsageError(src + " names " + spec.canonical() + ", but " + *failed);
         throw UsageError(src + " names " + spec.canonical() + ", which does not exist; devices: " +
                          join_names(candidates));
+      }
       size_t k = static_cast<size_t>(it - candidates.begin());
       if (chosen[k]) throw UsageError(src + " names " + spec.canonical() + " twice");
       chosen[k] = true;
@@ -222,6 +246,10 @@ Device& Runtime::default_device() const {
 }
 
 Device* Runtime::cpu_device() const { return impl_->cpu; }
+
+std::optional<std::string> Runtime::failed_plugin(const std::string& type) const {
+  return failure_for_type(impl_->unloaded, type);
+}
 
 int Runtime::count(const std::string& type) const {
   std::string t = upper(type);

@@ -7,6 +7,7 @@
 #include <axon/device.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,13 @@ class Runtime {
   // The first visible CPU device (the soft-placement fallback); nullptr if none.
   Device* cpu_device() const;
   int count(const std::string& type) const;  // visible devices of a type
+  // Why devices of `type` ("TOY", "gpu") are missing because the plugin
+  // that would give them failed: "plugin toy failed to start: <its
+  // message>" (its init failed or its table was refused) or "plugin toy was
+  // not loaded from PATH: <reason>". A plugin that failed before saying its
+  // device type is matched by its file name, libaxon-plugin-<name>.so
+  // (case-insensitive; cuda means GPU). nullopt when none such failed.
+  std::optional<std::string> failed_plugin(const std::string& type) const;
 
   ~Runtime();
 

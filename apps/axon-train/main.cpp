@@ -12,6 +12,7 @@
 #include <axon/data/mnist.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
+#include <axon/train/terminate_on_nan.hpp>
 #include <axon/workers.hpp>
 
 #include <chrono>
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
   // First: a SIGINT or SIGTERM from here on stops at the next step boundary.
   train_app::install_stop_handlers();
   std::unique_ptr<Workers> workers;
-  bool stopped_by_signal = false;
+  bool stopped_by_signal = false, quiet_exit = false;
   const int code = cli::run_main(g_program, [&] {
     std::optional<train_app::Options> parsed = train_app::parse_options(argc, argv);
     if (!parsed) return 0;
@@ -106,6 +107,13 @@ int main(int argc, char** argv) {
       if (chief) std::fprintf(stderr, "%s: %s\n", g_program, stopped.message.c_str());
       stopped_by_signal = true;
       return stopped.exit_code;
+    } catch (const train::TrainingDiverged& e) {
+      // Every worker reads the same all-reduced loss and stops at the same
+      // step: the chief alone says so (and ends the job, as after any
+      // failure), the others leave quietly rather than race it to abort.
+      if (chief) throw;
+      quiet_exit = true;
+      return 1;
     }
     if (opts.verbose) train_app::print_peak_rss(stdout);
     return 0;
@@ -114,6 +122,7 @@ int main(int argc, char** argv) {
   // otherwise wait for this one in their next collective.
   // A stop is agreed by every worker (and the chief may still be writing
   // its checkpoint): no abort then.
-  if (code != 0 && !stopped_by_signal && workers != nullptr && workers->launched()) workers->abort(code);
+  if (code != 0 && !stopped_by_signal && !quiet_exit && workers != nullptr && workers->launched())
+    workers->abort(code);
   return code;
 }

@@ -15,6 +15,7 @@
 #include <axon/train/metrics_csv.hpp>
 #include <axon/train/progress.hpp>
 #include <axon/train/tensorboard.hpp>
+#include <axon/train/terminate_on_nan.hpp>
 #include <axon/train/weights.hpp>
 
 #include <unistd.h>
@@ -87,6 +88,15 @@ train::TrainingPosition resume(nn::Sequential& model, const train::RunIdentity& 
   if (!strategy.is_chief() && !bytes.empty()) at = train::restore_checkpoint(model, run, bytes, dir.path());
   std::fflush(stdout);
   return at;
+}
+
+// After training diverged: what was kept of it.
+std::string not_saved(const Options& opts, bool write_files, const train::CheckpointCallback* checkpoints) {
+  std::string s = "weights not saved";
+  if (write_files && opts.save) s += " to " + *opts.save;
+  if (checkpoints != nullptr && !checkpoints->last_file().empty())
+    s += "; the newest checkpoint, " + checkpoints->last_file().string() + ", is from before it";
+  return s;
 }
 
 // --initial-weights: the chief's bytes (read_initial_weights), set by every worker.
@@ -175,6 +185,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     if (!opts.quiet)
       std::printf("Evaluated %s on %lld test images: loss: %.4f - accuracy: %.4f\n",
                   opts.initial_weights->c_str(), static_cast<long long>(ds.test.count), v.loss, v.accuracy);
+    train::synchronize_replicas(*model);
     if (write_files && opts.save) {
       train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
       if (!opts.quiet) std::printf("Saved weights to %s\n", opts.save->c_str());
@@ -209,7 +220,12 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   fit.initial_epoch = resumed.epochs_done;
   fit.initial_step = resumed.step_in_epoch;
   fit.stop_requested = [] { return stop_signal() != 0; };
+  const bool progress_on_terminal = ::isatty(::fileno(stdout)) != 0 && !opts.quiet;
   train::ProgressBar progress(stdout, ::isatty(::fileno(stdout)) != 0);
+  // First: a step whose loss is not finite reaches no other callback (no
+  // checkpoint, CSV row or event of it), and every epoch ends synchronised.
+  train::TerminateOnNaN terminate_on_nan(*model);
+  fit.callbacks.push_back(&terminate_on_nan);
   ReplicaTimesReport times(stdout);
   std::unique_ptr<train::MetricsCsvLogger> csv;
   std::unique_ptr<train::CheckpointCallback> checkpoints;
@@ -235,13 +251,26 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     reset_op_times();
     set_op_profiling(true);
   }
-  r.history = model->fit(ds.train, fit);
+  try {
+    r.history = model->fit(ds.train, fit);
+  } catch (const train::TrainingDiverged& e) {
+    if (progress_on_terminal) std::fputc('\n', stdout);  // end the progress bar's line
+    std::fflush(stdout);
+    throw train::TrainingDiverged(std::string(e.what()) + ": stopping; " + not_saved(opts, write_files, checkpoints.get()),
+                                  e.global_step);
+  } catch (...) {
+    if (progress_on_terminal) std::fputc('\n', stdout);
+    std::fflush(stdout);
+    throw;
+  }
   if (opts.profile) set_op_profiling(false);
 
   if (r.history.stopped) {
     const int sig = stop_signal();
-    if (::isatty(::fileno(stdout)) && !opts.quiet) std::fputc('\n', stdout);  // end the progress bar's line
+    if (progress_on_terminal) std::fputc('\n', stdout);  // end the progress bar's line
     std::fflush(stdout);
+    // A failure of the work queued before the stop is the run's outcome, not the signal.
+    train::synchronize_replicas(*model);
     const train::TrainingPosition at{r.history.stopped_epoch - 1, r.history.stopped_step,
                                      model->optimizer().iterations(), {}};
     std::string where = "stopped by " + std::string(signal_name(sig)) + " at " + position(at, opts.epochs, steps);
@@ -256,8 +285,17 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     throw Stopped{128 + sig, where};
   }
 
+  // Also when fit trained nothing (a run resumed at its last epoch's end).
+  train::synchronize_replicas(*model);
   if (write_files && opts.save) {
-    train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
+    try {
+      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
+    } catch (const train::NonFiniteWeights& e) {
+      // The last step's gradients can be NaN with its loss finite.
+      throw train::TrainingDiverged("weights are not finite after training (" + e.detail + "): " +
+                                        not_saved(opts, write_files, checkpoints.get()),
+                                    model->optimizer().iterations());
+    }
     if (!opts.quiet) std::printf("Saved weights to %s\n", opts.save->c_str());
   }
   if (!opts.quiet) {

@@ -7,6 +7,7 @@
 #include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
+#include <axon/train/terminate_on_nan.hpp>
 #include <axon/train/weight_tensors.hpp>
 
 #include <nlohmann/json.hpp>
@@ -135,6 +136,7 @@ std::vector<float> flat_from(const io::SafetensorsFile& f, const fs::path& file,
 }  // namespace
 
 std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, const TrainingPosition& at) {
+  synchronize_replicas(model);  // a failure of queued work, before its results are read
   nn::Replica& r0 = model.replica(0);
   nn::Adam& adam = r0.optimizer();
   io::SafetensorsWriter w;
@@ -144,6 +146,7 @@ std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, 
   add_weight_tensors(w, "optimizer/v/", adam.v(), layout);
   float sums[2] = {0, 0};
   r0.train_metrics().totals().copy_to_host(sums, sizeof sums);
+  check_finite_for_writing("metrics/train_sums", sums);
   w.add_f32("metrics/train_sums", {2}, sums);
 
   nlohmann::json history = nlohmann::json::array();
@@ -310,8 +313,9 @@ CheckpointCallback::CheckpointCallback(nn::Sequential& model, const RunIdentity&
       history_(std::move(resumed_from.history)),
       last_step_written_(resumed_from.global_step > 0 ? resumed_from.global_step : -1) {}
 
-void CheckpointCallback::on_epoch_begin(int epoch, int, int64_t steps) {
+void CheckpointCallback::on_epoch_begin(int epoch, int epochs, int64_t steps) {
   epoch_ = epoch;
+  epochs_ = epochs;
   steps_ = steps;
 }
 
@@ -337,7 +341,19 @@ fs::path CheckpointCallback::write_stopped(int epoch, int64_t steps_done) {
 }
 
 fs::path CheckpointCallback::write(const TrainingPosition& at) {
-  last_file_ = dir_.write(serialize_checkpoint(model_, run_, at), at.global_step, keep_);
+  std::string bytes;
+  try {
+    bytes = serialize_checkpoint(model_, run_, at);
+  } catch (const NonFiniteWeights& e) {
+    // A NaN can reach the weights through the gradients while the loss
+    // stays finite (a max-pool passes over it): stop here, where it shows.
+    const int epoch = at.step_in_epoch == 0 ? at.epochs_done : at.epochs_done + 1;
+    throw TrainingDiverged("weights are not finite at " +
+                               training_position(epoch, epochs_, at.step_in_epoch, steps_, at.global_step) + " (" +
+                               e.detail + "), so no checkpoint of it was written",
+                           at.global_step);
+  }
+  last_file_ = dir_.write(bytes, at.global_step, keep_);
   last_step_written_ = at.global_step;
   return last_file_;
 }

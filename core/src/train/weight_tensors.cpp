@@ -29,12 +29,21 @@ WeightLayout WeightLayout::packed(const std::vector<std::pair<std::string, Shape
   return l;
 }
 
+void check_finite_for_writing(const std::string& name, std::span<const float> values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw NonFiniteWeights(name + " holds " + (std::isnan(values[i]) ? "nan" : values[i] < 0 ? "-inf" : "inf") +
+                             " at element " + std::to_string(i));
+}
+
 void add_weight_tensors(io::SafetensorsWriter& w, const std::string& prefix, const Tensor& flat,
                         const WeightLayout& layout) {
   const std::vector<float> host = flat.to_vector<float>();
-  for (size_t i = 0; i < layout.names.size(); ++i)
-    w.add_f32(prefix + layout.names[i], layout.shapes[i],
-              std::span<const float>(host.data() + layout.offsets[i], static_cast<size_t>(numel(layout.shapes[i]))));
+  for (size_t i = 0; i < layout.names.size(); ++i) {
+    const std::span<const float> values(host.data() + layout.offsets[i], static_cast<size_t>(numel(layout.shapes[i])));
+    check_finite_for_writing(prefix + layout.names[i], values);
+    w.add_f32(prefix + layout.names[i], layout.shapes[i], values);
+  }
 }
 
 std::vector<float> weight_tensors_from(const io::SafetensorsFile& f, const std::string& prefix,

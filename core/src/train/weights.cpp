@@ -1,6 +1,7 @@
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
 #include <axon/train/atomic_file.hpp>
+#include <axon/train/terminate_on_nan.hpp>
 #include <axon/io/safetensors.hpp>
 #include <axon/train/weight_tensors.hpp>
 #include <axon/train/weights.hpp>
@@ -71,6 +72,7 @@ class Reader {
 }  // namespace
 
 std::string serialize_weights(nn::Sequential& model) {
+  synchronize_replicas(model);  // a failure of queued work, before its results are read
   std::string out(kWeightsMagic, sizeof kWeightsMagic);
   const auto params = model.parameters();
   put<uint32_t>(out, kVersion);
@@ -82,6 +84,7 @@ std::string serialize_weights(nn::Sequential& model) {
     put<uint32_t>(out, static_cast<uint32_t>(p->value.rank()));
     for (int64_t d : p->value.shape()) put<int64_t>(out, d);
     const std::vector<float> v = p->value.to_vector<float>();
+    check_finite_for_writing(p->name, v);
     out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
   }
   put<uint32_t>(out, crc_of(out.data(), out.size()));
@@ -91,6 +94,7 @@ std::string serialize_weights(nn::Sequential& model) {
 bool is_safetensors_file(const std::filesystem::path& file) { return file.extension() == ".safetensors"; }
 
 std::string serialize_safetensors_weights(nn::Sequential& model, const WeightsMetadata& metadata) {
+  synchronize_replicas(model);
   nn::Replica& r0 = model.replica(0);
   io::SafetensorsWriter w;
   add_weight_tensors(w, "", r0.buffers().values(), WeightLayout::of(r0));

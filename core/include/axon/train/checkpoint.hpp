@@ -89,7 +89,8 @@ class CheckpointDir {
 // Writes a checkpoint at the end of every epoch and every `every` steps
 // (0: epoch ends only), and on demand (a stop). Must come after the
 // callbacks whose results belong in it (none do today: the history is kept
-// here).
+// here). Weights that are not finite are never written: TrainingDiverged
+// (axon/train/terminate_on_nan.hpp) says where instead.
 class CheckpointCallback : public nn::Callback {
  public:
   CheckpointCallback(nn::Sequential& model, const RunIdentity& run, CheckpointDir dir, int64_t every, int keep,
@@ -111,7 +112,7 @@ class CheckpointCallback : public nn::Callback {
   int64_t every_;
   int keep_;
   std::vector<nn::EpochLogs> history_;
-  int epoch_ = 0;
+  int epoch_ = 0, epochs_ = 0;
   int64_t steps_ = 0;
   int64_t last_step_written_ = -1;
   std::filesystem::path last_file_;

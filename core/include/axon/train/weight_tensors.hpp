@@ -4,9 +4,11 @@
 // and safetensors weights files share this naming.
 #pragma once
 
+#include <axon/error.hpp>
 #include <axon/io/safetensors.hpp>
 #include <axon/nn/replica.hpp>
 
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,8 +28,21 @@ struct WeightLayout {
   static WeightLayout packed(const std::vector<std::pair<std::string, Shape>>& weights);
 };
 
+// Weights about to be written hold NaN or Inf: the readers refuse such
+// files, so they are never written. what(): "refusing to write weights that
+// are not finite: " + detail.
+class NonFiniteWeights : public RuntimeError {
+ public:
+  explicit NonFiniteWeights(const std::string& detail)
+      : RuntimeError("refusing to write weights that are not finite: " + detail), detail(detail) {}
+  std::string detail;  // "conv2d/kernel holds nan at element 3"
+};
+
+// NonFiniteWeights naming the tensor and the first value that is not finite.
+void check_finite_for_writing(const std::string& name, std::span<const float> values);
+
 // Adds `flat` (a replica's flat buffer of values, or Adam's m or v), cut into
-// the layout's tensors.
+// the layout's tensors; NonFiniteWeights for a NaN or Inf.
 void add_weight_tensors(io::SafetensorsWriter& w, const std::string& prefix, const Tensor& flat,
                         const WeightLayout& layout);
 

@@ -12,7 +12,6 @@
 // Tiles are fixed by the shapes alone (see thread_pool.hpp), so results are
 // bit-identical whatever the thread count.
 #include "blas.hpp"
-#include "checks.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
@@ -29,14 +28,14 @@ namespace {
 constexpr int64_t kSerialMacs = 1 << 18;
 constexpr int64_t kSerialElements = 1 << 15;
 
-bool pointwise(const ConvGeom& g) { return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_h == 0 && g.pad_w == 0; }
+bool pointwise(const ConvGeometry& g) { return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_h == 0 && g.pad_w == 0; }
 
 // Visits every (row, kh) of rows [r0, r1): f(dst, xrow, iw0) with dst the
 // offset of the kh segment (KW*C floats) inside the tile, xrow the offset in x
 // of the input row the segment reads (-1 when it is padding) and iw0 the
 // segment's first input column (may be negative).
 template <class F>
-void for_each_tap_row(const ConvGeom& g, int64_t r0, int64_t r1, F&& f) {
+void for_each_tap_row(const ConvGeometry& g, int64_t r0, int64_t r1, F&& f) {
   const int64_t k = g.k(), kwc = g.kw * g.c;
   int64_t ow = r0 % g.ow, oh = (r0 / g.ow) % g.oh, n = r0 / (g.ow * g.oh);
   for (int64_t r = r0; r < r1; ++r) {
@@ -74,7 +73,7 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) inline void zero_f
 }
 
 // col[r - r0, :] = the input pixels tap r reads (zeros for padding).
-void im2col(const ConvGeom& g, const float* x, int64_t r0, int64_t r1, float* col) {
+void im2col(const ConvGeometry& g, const float* x, int64_t r0, int64_t r1, float* col) {
   const int64_t kwc = g.kw * g.c;
   for_each_tap_row(g, r0, r1, [&](int64_t dst, int64_t xrow, int64_t iw0) {
     float* d = col + dst;
@@ -94,7 +93,7 @@ void im2col(const ConvGeom& g, const float* x, int64_t r0, int64_t r1, float* co
 // dx[pixels tap r reads] += col[r - r0, :]; the inverse of im2col. Compiled
 // per instruction set (a quarter of Conv2DBackpropInput's time is here).
 template <int W>
-__attribute__((always_inline)) inline void col2im_add_body(const ConvGeom& g, const float* col, int64_t r0, int64_t r1,
+__attribute__((always_inline)) inline void col2im_add_body(const ConvGeometry& g, const float* col, int64_t r0, int64_t r1,
                                                             float* dx) {
   for_each_tap_row(g, r0, r1, [&](int64_t src, int64_t xrow, int64_t iw0) {
     if (xrow < 0) return;
@@ -115,7 +114,7 @@ __attribute__((always_inline)) inline void col2im_add_body(const ConvGeom& g, co
   });
 }
 
-AXON_CPU_DISPATCH(col2im_add, (const ConvGeom& g, const float* col, int64_t r0, int64_t r1, float* dx),
+AXON_CPU_DISPATCH(col2im_add, (const ConvGeometry& g, const float* col, int64_t r0, int64_t r1, float* dx),
                   (g, col, r0, r1, dx))
 
 // Small-K convolutions read their rows straight from the image when no tap of
@@ -129,7 +128,7 @@ constexpr int64_t kMaxGatherK = 2048;
 // offsets, or for K >= kSmallK without AVX2/AVX-512: baseline SSE2 broadcast-
 // FMA loops lose to OpenBLAS there (measured: 3x), while with AVX-512 the
 // gathered kernels beat im2col + sgemm by 40-50% at the CNN's shapes.
-const int32_t* tap_offsets(CpuDevice& d, const ConvGeom& g) {
+const int32_t* tap_offsets(CpuDevice& d, const ConvGeometry& g) {
   if (g.h * g.w * g.c >= (int64_t{1} << 31)) return nullptr;
   if (g.k() >= kSmallK && simd::isa() == simd::Isa::base) return nullptr;
   if (g.k() > kMaxGatherK) return nullptr;
@@ -140,7 +139,7 @@ const int32_t* tap_offsets(CpuDevice& d, const ConvGeom& g) {
       for (int64_t ci = 0; ci < g.c; ++ci) off[p++] = static_cast<int32_t>((kh * g.dh * g.w + kw * g.dw) * g.c + ci);
   return off;
 }
-bool row_bases(const ConvGeom& g, int64_t r0, int64_t r1, int64_t* base) {
+bool row_bases(const ConvGeometry& g, int64_t r0, int64_t r1, int64_t* base) {
   // One output row (oh) at a time: the bounds test on its height taps, then
   // the columns of the row without padding (a test per pixel only at the
   // edges): this runs for every tile of the gathered kernels.
@@ -177,12 +176,12 @@ void zero(float* p, int64_t n) {
 
 int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
 
-const int32_t* conv_taps(CpuDevice& d, const ConvGeom& g) { return pointwise(g) ? nullptr : tap_offsets(d, g); }
+const int32_t* conv_taps(CpuDevice& d, const ConvGeometry& g) { return pointwise(g) ? nullptr : tap_offsets(d, g); }
 
 // y = ep(conv(x, f)): the epilogue (bias, relu) runs on each tile as it
 // leaves the registers (gathered / small-K kernels) or while it is still in
 // cache after sgemm, so _FusedConv2D costs no extra pass over y.
-void conv2d_into(CpuDevice& d, const ConvGeom& g, const float* xp, const float* w, float* yp, const Epilogue& ep) {
+void conv2d_into(CpuDevice& d, const ConvGeometry& g, const float* xp, const float* w, float* yp, const Epilogue& ep) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
   if (m * oc == 0) return;
   if (k == 0) {
@@ -197,14 +196,14 @@ void conv2d_into(CpuDevice& d, const ConvGeom& g, const float* xp, const float* 
   });
 }
 
-bool conv_rows_independent(const ConvGeom& g, const int32_t* taps) {
+bool conv_rows_independent(const ConvGeometry& g, const int32_t* taps) {
   if (g.k() < kSmallK) return true;  // gathered or im2col'd, the same register-blocked kernel
   const bool inside = g.pad_h == 0 && g.pad_w == 0 && (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h &&
                       (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
   return taps != nullptr && inside;  // every tile gathered
 }
 
-void conv_rows(CpuDevice& d, int t, const ConvGeom& g, const int32_t* taps, const float* x, const float* w, int64_t b,
+void conv_rows(CpuDevice& d, int t, const ConvGeometry& g, const int32_t* taps, const float* x, const float* w, int64_t b,
                int64_t e, float* y, const Epilogue& ep) {
   const int64_t k = g.k(), oc = g.oc;
   const float* a = x + b * k;
@@ -224,32 +223,17 @@ namespace {
 // ------------------------------------------------------------------ Conv2D
 
 void conv2d(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, y, "output", AXON_FLOAT32, 4);
-  ConvGeom g = conv_geometry(c, x, f);
-  want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
+  const ConvGeometry g = conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), f.c());
   conv2d_into(d, g, x.data<float>(), f.data<float>(), y.data<float>(), Epilogue{});
 }
 
 // ------------------------------------------------------------------ _FusedConv2D
 
 void fused_conv2d(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(3, 1);
   TensorRef x = c.input(0), f = c.input(1), bias = c.input(2), y = c.output(0);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, bias, "bias", AXON_FLOAT32, 1);
-  want(c, y, "output", AXON_FLOAT32, 4);
-  const auto& a = c.attrs<axon_fused_conv2d_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_attrs, activation));
-  AXON_CHECK(a.activation == AXON_ACTIVATION_NONE || a.activation == AXON_ACTIVATION_RELU,
-             "%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a.activation));
-  ConvGeom g = conv_geometry(c, a.conv, x, f);
-  want_shape(c, y, "output", {g.n, g.oh, g.ow, g.oc});
-  AXON_CHECK(bias.dim(0) == g.oc, "%s: bias %s does not match the filter's %lld output channels", c.op(),
-             bias.shape_string().c_str(), static_cast<long long>(g.oc));
+  const auto& a = attrs<axon_fused_conv2d_attrs>(c);
+  const ConvGeometry g = conv_geometry(a.conv, x.c(), f.c());
   Epilogue ep;
   ep.bias = g.oc > 0 ? bias.data<float>() : nullptr;
   ep.relu = a.activation == AXON_ACTIVATION_RELU;
@@ -259,32 +243,22 @@ void fused_conv2d(CpuDevice& d, const KernelCall& c) {
 // ------------------------------------------------------------------ Conv2DBackpropFilter
 
 void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef x = c.input(0), dy = c.input(1), df = c.output(0);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
-  want(c, df, "filter gradient", AXON_FLOAT32, 4);
-  ConvGeom g = conv_geometry(c, x, df);
-  want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
+  const ConvGeometry g = conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), df.c());
   conv2d_backprop_filter_into(d, g, x.data<float>(), dy.data<float>(), df.data<float>());
 }
 
 // ------------------------------------------------------------------ Conv2DBackpropInput
 
 void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
-  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, dx, "input gradient", AXON_FLOAT32, 4);
-  ConvGeom g = conv_geometry(c, dx, f);
-  want_shape(c, dy, "out_backprop", {g.n, g.oh, g.ow, g.oc});
+  const ConvGeometry g = conv_geometry(attrs<axon_conv2d_attrs>(c), dx.c(), f.c());
   conv2d_backprop_input_into(d, g, dy.data<float>(), f.data<float>(), dx.data<float>());
 }
 
 }  // namespace
 
-void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeom& g, const float* xp, const float* dyp, float* out) {
+void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* xp, const float* dyp, float* out) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc, size = k * oc;
   if (size == 0) return;
   if (m == 0) return zero(out, size);
@@ -320,7 +294,7 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeom& g, const float* x
   });
 }
 
-void conv2d_backprop_input_into(CpuDevice& d, const ConvGeom& g, const float* dyp, const float* w, float* out) {
+void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dyp, const float* w, float* out) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
   if (g.n * g.h * g.w * g.c == 0) return;
   const bool parallel = m * k * oc >= kSerialMacs;
@@ -362,10 +336,10 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeom& g, const float* dy
 }
 
 void add_conv_kernels(sdk::KernelTable& t) {
-  t.add("Conv2D", AXON_FLOAT32, &cpu_kernel<conv2d>)
-      .add("_FusedConv2D", AXON_FLOAT32, &cpu_kernel<fused_conv2d>)
-      .add("Conv2DBackpropInput", AXON_FLOAT32, &cpu_kernel<conv2d_backprop_input>)
-      .add("Conv2DBackpropFilter", AXON_FLOAT32, &cpu_kernel<conv2d_backprop_filter>);
+  add<OpId::Conv2D, conv2d>(t);
+  add<OpId::FusedConv2D, fused_conv2d>(t);
+  add<OpId::Conv2DBackpropInput, conv2d_backprop_input>(t);
+  add<OpId::Conv2DBackpropFilter, conv2d_backprop_filter>(t);
 }
 
 }  // namespace axon::cpu

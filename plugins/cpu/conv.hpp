@@ -3,9 +3,10 @@
 // Rows are output pixels r = (n, oh, ow) in NHWC order; see conv.cpp.
 #pragma once
 
-#include "checks.hpp"
 #include "device.hpp"
 #include "small_gemm.hpp"
+
+#include <axon/op_geometry.hpp>
 
 #include <cstdint>
 
@@ -19,24 +20,24 @@ int64_t tile_rows(int64_t k);
 
 // The filter's tap offsets for the gathered kernels (nullptr where they do not
 // apply); computed once per call and passed to every conv_rows of that call.
-const int32_t* conv_taps(CpuDevice& d, const ConvGeom& g);
+const int32_t* conv_taps(CpuDevice& d, const ConvGeometry& g);
 
 // y[0 .. e-b) = ep(conv rows [b, e)) on pool thread t (uses its scratch).
-void conv_rows(CpuDevice& d, int t, const ConvGeom& g, const int32_t* taps, const float* x, const float* w, int64_t b,
+void conv_rows(CpuDevice& d, int t, const ConvGeometry& g, const int32_t* taps, const float* x, const float* w, int64_t b,
                int64_t e, float* y, const Epilogue& ep);
 
 // Whether conv_rows gives every row the same bits whatever [b, e) it is
 // computed in. Not when some products go to sgemm (K >= kSmallK with padding,
 // a 1x1 convolution, or no AVX2): sgemm rounds a row differently depending
 // on the rows around it.
-bool conv_rows_independent(const ConvGeom& g, const int32_t* taps);
+bool conv_rows_independent(const ConvGeometry& g, const int32_t* taps);
 
 // Conv2D / _FusedConv2D on raw buffers, in conv.cpp's own tiles.
-void conv2d_into(CpuDevice& d, const ConvGeom& g, const float* x, const float* w, float* y, const Epilogue& ep);
+void conv2d_into(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep);
 
 // Conv2DBackpropFilter and Conv2DBackpropInput on raw buffers (shapes checked
 // by the caller). Both use the device's partials() scratch.
-void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeom& g, const float* x, const float* dy, float* dfilter);
-void conv2d_backprop_input_into(CpuDevice& d, const ConvGeom& g, const float* dy, const float* w, float* dx);
+void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dfilter);
+void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx);
 
 }  // namespace axon::cpu

@@ -15,7 +15,6 @@
 // bit (same products, every sum in the same order; where sgemm would make a
 // row's rounding depend on its tile, the forward computes the convolution in
 // Conv2D's own tiles first, see conv_rows_independent).
-#include "checks.hpp"
 #include "conv.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
@@ -31,8 +30,8 @@ constexpr int64_t kSerialMacs = 1 << 18;      // below: one thread (as conv.cpp)
 constexpr int64_t kSerialElements = 1 << 15;  // below: one thread (as math.cpp)
 
 struct ConvPoolGeom {
-  ConvGeom g;  // the convolution; its output [n, oh, ow, oc] is the pool's input
-  PoolGeom p;
+  ConvGeometry g;  // the convolution; its output [n, oh, ow, oc] is the pool's input
+  PoolGeometry p;
   bool relu;
   // Conv output rows [lo, hi) that pooled row ph reads.
   int64_t lo(int64_t ph) const { return std::max<int64_t>(0, ph * p.sh - p.pad_h); }
@@ -40,14 +39,10 @@ struct ConvPoolGeom {
 };
 
 ConvPoolGeom geometry(const KernelCall& c, const TensorRef& x, const TensorRef& filter) {
-  const auto& a = c.attrs<axon_fused_conv2d_max_pool_attrs>(AXON_STRUCT_SIZE(axon_fused_conv2d_max_pool_attrs, pool));
-  AXON_CHECK(a.activation == AXON_ACTIVATION_NONE || a.activation == AXON_ACTIVATION_RELU,
-             "%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a.activation));
+  const auto& a = attrs<axon_fused_conv2d_max_pool_attrs>(c);
   ConvPoolGeom cp;
-  cp.g = conv_geometry(c, a.conv, x, filter);
-  cp.p = pool_geometry(c, a.pool, cp.g.n, cp.g.oh, cp.g.ow, cp.g.oc);
-  AXON_CHECK(cp.p.kh * cp.p.kw <= AXON_ARGMAX_NONE, "%s: a pool window of %lldx%lld has more taps than a uint8 argmax holds (255)",
-             c.op(), static_cast<long long>(cp.p.kh), static_cast<long long>(cp.p.kw));
+  cp.g = conv_geometry(a.conv, x.c(), filter.c());
+  cp.p = pool_geometry(a.pool, cp.g.n, cp.g.oh, cp.g.ow, cp.g.oc);
   cp.relu = a.activation == AXON_ACTIVATION_RELU;
   return cp;
 }
@@ -94,10 +89,10 @@ __attribute__((always_inline)) inline void pool_window(const ConvPoolGeom& cp, i
 template <int W>
 __attribute__((always_inline)) inline void pool_tile_body(const ConvPoolGeom& cp, const float* z, int64_t lo,
                                                            int64_t ph0, int64_t ph1, float* y, uint8_t* argmax) {
-  const PoolGeom& p = cp.p;
+  const PoolGeometry& p = cp.p;
   const int64_t ch = p.c;
   struct Tap {
-    const PoolGeom& p;
+    const PoolGeometry& p;
     const float* z;
     int64_t lo, hs, ws;  // hs, ws: the window's unclipped corner
     const float* at(int64_t ih, int64_t iw) const { return z + ((ih - lo) * p.w + iw) * p.c; }
@@ -133,19 +128,10 @@ AXON_CPU_DISPATCH(pool_tile,
                   (cp, z, lo, ph0, ph1, y, argmax))
 
 void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(3, 2);
   TensorRef x = c.input(0), f = c.input(1), bias = c.input(2), y = c.output(0), am = c.output(1);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, bias, "bias", AXON_FLOAT32, 1);
-  want(c, y, "output", AXON_FLOAT32, 4);
-  want(c, am, "argmax", AXON_UINT8, 4);
   const ConvPoolGeom cp = geometry(c, x, f);
-  const ConvGeom& g = cp.g;
-  const PoolGeom& p = cp.p;
-  want_shape(c, bias, "bias", {g.oc});
-  want_shape(c, y, "output", {p.n, p.oh, p.ow, p.c});
-  want_shape(c, am, "argmax", {p.n, p.oh, p.ow, p.c});
+  const ConvGeometry& g = cp.g;
+  const PoolGeometry& p = cp.p;
   if (y.numel() == 0) return;
   const float* xp = x.data<float>();
   const float* w = f.data<float>();
@@ -204,7 +190,7 @@ __attribute__((always_inline)) inline void route_rows_body(const ConvPoolGeom& c
                                                             double* acc) {
   using F = typename simd::Vec<W>::f;
   using I = typename simd::Vec<W>::i;
-  const PoolGeom& p = cp.p;
+  const PoolGeometry& p = cp.p;
   const int64_t ch = p.c, vec_end = ch / W * W;
   // Windows [first, last) along one axis covering position o: those v with
   // v*s - pad <= o < v*s - pad + k.
@@ -261,9 +247,9 @@ __attribute__((always_inline)) inline void route_rows_body(const ConvPoolGeom& c
 // (oh / kh, ow / kw) alone. One pass over the rows per W channels, the sums
 // in registers, positions tracked by counters.
 struct TiledWalk {
-  const PoolGeom& p;
+  const PoolGeometry& p;
   int64_t ow, oh, n, qx, pw, qy, ph;
-  TiledWalk(const PoolGeom& g, int64_t r)
+  TiledWalk(const PoolGeometry& g, int64_t r)
       : p(g), ow(r % g.w), oh(r / g.w % g.h), n(r / (g.w * g.h)), qx(ow % g.kw), pw(ow / g.kw), qy(oh % g.kh),
         ph(oh / g.kh) {}
   // Offset of the pixel's pooled value (times channels), or -1 off the windows.
@@ -285,7 +271,7 @@ __attribute__((always_inline)) inline void route_tiled_body(const ConvPoolGeom& 
                                                              double* acc) {
   using F = typename simd::Vec<W>::f;
   using I = typename simd::Vec<W>::i;
-  const PoolGeom& p = cp.p;
+  const PoolGeometry& p = cp.p;
   const int64_t ch = p.c, vec_end = ch / W * W;
   for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
     simd::DoubleSum<W> s;
@@ -327,7 +313,7 @@ AXON_CPU_DISPATCH(route_rows,
 // error. One vectorised pass over the bytes; the window-by-window check only
 // where windows are clipped by padding.
 void check_argmax(const KernelCall& c, const ConvPoolGeom& cp, const uint8_t* a, int64_t count) {
-  const PoolGeom& p = cp.p;
+  const PoolGeometry& p = cp.p;
   const auto taps = static_cast<uint8_t>(p.kh * p.kw), span = static_cast<uint8_t>(AXON_ARGMAX_NONE - taps);
   uint8_t bad = 0;
   for (int64_t i = 0; i < count; ++i) bad |= static_cast<uint8_t>(static_cast<uint8_t>(a[i] - taps) < span);
@@ -344,29 +330,12 @@ void check_argmax(const KernelCall& c, const ConvPoolGeom& cp, const uint8_t* a,
 }
 
 void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
-  AXON_CHECK(c.num_inputs() == 4 && (c.num_outputs() == 2 || c.num_outputs() == 3),
-             "%s: expected 4 inputs (x, filter, dy, argmax) and 2 or 3 outputs (dfilter, dbias[, dx]), got %d and %d",
-             c.op(), c.num_inputs(), c.num_outputs());
   TensorRef x = c.input(0), f = c.input(1), dy = c.input(2), am = c.input(3);
   TensorRef df = c.output(0), db = c.output(1);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, f, "filter", AXON_FLOAT32, 4);
-  want(c, dy, "out_backprop", AXON_FLOAT32, 4);
-  want(c, am, "argmax", AXON_UINT8, 4);
-  want(c, df, "filter gradient", AXON_FLOAT32, 4);
-  want(c, db, "bias gradient", AXON_FLOAT32, 1);
   const ConvPoolGeom cp = geometry(c, x, f);
-  const ConvGeom& g = cp.g;
-  const PoolGeom& p = cp.p;
-  want_shape(c, dy, "out_backprop", {p.n, p.oh, p.ow, p.c});
-  want_shape(c, am, "argmax", {p.n, p.oh, p.ow, p.c});
-  want_same_shape(c, df, "filter gradient", f);
-  want_shape(c, db, "bias gradient", {g.oc});
+  const ConvGeometry& g = cp.g;
+  const PoolGeometry& p = cp.p;
   const bool want_dx = c.num_outputs() == 3;
-  if (want_dx) {
-    want(c, c.output(2), "input gradient", AXON_FLOAT32, 4);
-    want_same_shape(c, c.output(2), "input gradient", x);
-  }
   check_argmax(c, cp, am.data<uint8_t>(), am.numel());
   const uint8_t* ap = am.data<uint8_t>();
 
@@ -398,8 +367,8 @@ void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
 }  // namespace
 
 void add_conv_pool_kernels(sdk::KernelTable& t) {
-  t.add("_FusedConv2DMaxPool", AXON_FLOAT32, &cpu_kernel<fused_conv2d_max_pool>)
-      .add("_FusedConv2DMaxPoolGrad", AXON_FLOAT32, &cpu_kernel<fused_conv2d_max_pool_grad>);
+  add<OpId::FusedConv2DMaxPool, fused_conv2d_max_pool>(t);
+  add<OpId::FusedConv2DMaxPoolGrad, fused_conv2d_max_pool_grad>(t);
 }
 
 }  // namespace axon::cpu

@@ -6,16 +6,50 @@
 #include <axon/plugin.hpp>
 
 #include <mutex>
+#include <string>
+
+// Throws AXON_INVALID_ARGUMENT with a printf-style message when `cond` is
+// false: for this plugin's own limits and for checks of the data. A macro so
+// the message is formatted only on failure.
+#define AXON_CHECK(cond, ...) \
+  do {                        \
+    if (!(cond)) ::axon::sdk::fail(AXON_INVALID_ARGUMENT, ::axon::sdk::format(__VA_ARGS__)); \
+  } while (0)
 
 namespace axon::cpu {
 
-// The C entry of a CPU kernel. A CPU device's "stream" is the calling
-// thread; calls on one device are serialised (they share its scratch and
-// threads), calls on different devices run concurrently.
-template <void (*F)(CpuDevice&, const sdk::KernelCall&)>
+using sdk::KernelCall;
+using sdk::TensorRef;
+
+// The C entry of op Op's kernel F. The call is checked against the op table
+// first (op_validate.hpp: counts, dtypes, shapes, attributes; a message only
+// on failure), so F checks only this plugin's limits and the data. A CPU
+// device's "stream" is the calling thread; calls on one device are
+// serialised (they share its scratch and threads), calls on different
+// devices run concurrently.
+template <OpId Op, void (*F)(CpuDevice&, const KernelCall&)>
 axon_status cpu_kernel(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
-  std::lock_guard<std::mutex> lock(static_cast<CpuDevice*>(device_ctx)->kernel_mutex());
-  return sdk::kernel<CpuDevice, F>(device_ctx, call, err);
+  return sdk::guarded(err, [&] {
+    std::string why;
+    if (!validate_call(op_schema(Op), *call, &why)) sdk::fail(AXON_INVALID_ARGUMENT, why);
+    auto& d = *static_cast<CpuDevice*>(device_ctx);
+    std::lock_guard<std::mutex> lock(d.kernel_mutex());
+    F(d, KernelCall(*call));
+  });
+}
+
+// Registers F as op Op's kernel for each dtype the op table keys it by.
+template <OpId Op, void (*F)(CpuDevice&, const KernelCall&)>
+void add(sdk::KernelTable& t) {
+  const OpSchema& s = op_schema(Op);
+  for (int dt = 0; dt < kDtypeCount; ++dt)
+    if (kernel_dtype_allowed(s, static_cast<axon_dtype>(dt))) t.add(s.name, static_cast<axon_dtype>(dt), &cpu_kernel<Op, F>);
+}
+
+// The call's attribute struct (its presence and size are validated).
+template <class A>
+const A& attrs(const KernelCall& c) {
+  return c.attrs<A>(attr_info(attr_kind_of<A>::value).min_size);
 }
 
 const sdk::KernelTable& kernel_table();

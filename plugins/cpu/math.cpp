@@ -2,7 +2,6 @@
 // ops, reductions (accumulated in double, per thread, added in thread order),
 // the loss, InTopK and the accuracy metric, and the Adam update.
 #include "blas.hpp"
-#include "checks.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
@@ -13,9 +12,6 @@
 
 namespace axon::cpu {
 namespace {
-
-using sdk::format;
-using sdk::require;
 
 // Loops below kSerialElements run on the calling thread; larger ones are cut
 // into chunks of kChunkElements (fixed, so reductions are reproducible).
@@ -31,21 +27,11 @@ void elementwise(CpuDevice& d, int64_t n, F&& f) {
 
 // c = ep(op(a) * op(b)); the epilogue (bias, relu) runs on each block of rows
 // right after its sgemm, while it is in cache.
-void mat_mul_into(CpuDevice& d, const KernelCall& c, const axon_matmul_attrs& at, const Epilogue& ep,
-                  const TensorRef* bias) {
+void mat_mul_into(CpuDevice& d, const KernelCall& c, const axon_matmul_attrs& at, const Epilogue& ep) {
   TensorRef a = c.input(0), b = c.input(1), out = c.output(0);
-  want(c, a, "a", AXON_FLOAT32, 2);
-  want(c, b, "b", AXON_FLOAT32, 2);
-  want(c, out, "product", AXON_FLOAT32, 2);
   const bool ta = at.transpose_a != 0, tb = at.transpose_b != 0;
   const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
-  const int64_t kb = tb ? b.dim(1) : b.dim(0), n = tb ? b.dim(0) : b.dim(1);
-  AXON_CHECK(k == kb, "%s: inner dimensions differ: a %s%s, b %s%s", c.op(), a.shape_string().c_str(), ta ? "^T" : "",
-                          b.shape_string().c_str(), tb ? "^T" : "");
-  want_shape(c, out, "product", {m, n});
-  if (bias != nullptr)
-    AXON_CHECK(bias->dim(0) == n, "%s: bias %s does not match the product's %lld columns", c.op(),
-               bias->shape_string().c_str(), static_cast<long long>(n));
+  const int64_t n = tb ? b.dim(0) : b.dim(1);
   AXON_CHECK(m < (int64_t{1} << 31) && n < (int64_t{1} << 31) && k < (int64_t{1} << 31),
              "%s: dimensions of a %s and b %s exceed the BLAS limit of 2^31-1", c.op(), a.shape_string().c_str(),
              b.shape_string().c_str());
@@ -67,34 +53,21 @@ void mat_mul_into(CpuDevice& d, const KernelCall& c, const axon_matmul_attrs& at
   });
 }
 
-void mat_mul(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
-  mat_mul_into(d, c, c.attrs<axon_matmul_attrs>(AXON_STRUCT_SIZE(axon_matmul_attrs, transpose_b)), Epilogue{}, nullptr);
-}
+void mat_mul(CpuDevice& d, const KernelCall& c) { mat_mul_into(d, c, attrs<axon_matmul_attrs>(c), Epilogue{}); }
 
 void fused_mat_mul(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(3, 1);
-  const auto& a = c.attrs<axon_fused_matmul_attrs>(AXON_STRUCT_SIZE(axon_fused_matmul_attrs, activation));
-  AXON_CHECK(a.matmul.struct_size >= AXON_STRUCT_SIZE(axon_matmul_attrs, transpose_b),
-             "%s: matmul attribute struct too small (%zu bytes)", c.op(), a.matmul.struct_size);
-  AXON_CHECK(a.activation == AXON_ACTIVATION_NONE || a.activation == AXON_ACTIVATION_RELU,
-             "%s: unknown activation %d (0 none, 1 relu)", c.op(), static_cast<int>(a.activation));
+  const auto& a = attrs<axon_fused_matmul_attrs>(c);
   TensorRef bias = c.input(2);
-  want(c, bias, "bias", AXON_FLOAT32, 1);
   Epilogue ep;
   ep.bias = bias.numel() > 0 ? bias.data<float>() : nullptr;
   ep.relu = a.activation == AXON_ACTIVATION_RELU;
-  mat_mul_into(d, c, a.matmul, ep, &bias);
+  mat_mul_into(d, c, a.matmul, ep);
 }
 
 // ------------------------------------------------------------------ elementwise
 
 void relu(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "features", AXON_FLOAT32);
-  want(c, y, "activations", AXON_FLOAT32);
-  want_same_shape(c, y, "activations", x);
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   elementwise(d, x.numel(), [&](int64_t b, int64_t e) {
@@ -103,13 +76,7 @@ void relu(CpuDevice& d, const KernelCall& c) {
 }
 
 void relu_grad(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef dy = c.input(0), y = c.input(1), dx = c.output(0);
-  want(c, dy, "gradients", AXON_FLOAT32);
-  want(c, y, "features", AXON_FLOAT32);
-  want(c, dx, "backprops", AXON_FLOAT32);
-  want_same_shape(c, y, "features", dy);
-  want_same_shape(c, dx, "backprops", dy);
   const float* g = dy.data<float>();
   const float* yp = y.data<float>();
   float* out = dx.data<float>();
@@ -122,15 +89,7 @@ void relu_grad(CpuDevice& d, const KernelCall& c) {
 }
 
 void bias_add(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef x = c.input(0), bias = c.input(1), y = c.output(0);
-  want(c, x, "value", AXON_FLOAT32);
-  want(c, bias, "bias", AXON_FLOAT32, 1);
-  want(c, y, "output", AXON_FLOAT32);
-  AXON_CHECK(x.rank() >= 2, "%s: value must be at least 2-D, got shape %s", c.op(), x.shape_string().c_str());
-  AXON_CHECK(bias.dim(0) == x.dim(-1), "%s: bias %s does not match the last dimension of value %s", c.op(),
-                                           bias.shape_string().c_str(), x.shape_string().c_str());
-  want_same_shape(c, y, "output", x);
   const int64_t ch = bias.dim(0);
   if (ch == 0) return;
   const float* xp = x.data<float>();
@@ -143,12 +102,7 @@ void bias_add(CpuDevice& d, const KernelCall& c) {
 }
 
 void bias_add_grad(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef dy = c.input(0), db = c.output(0);
-  want(c, dy, "out_backprop", AXON_FLOAT32);
-  want(c, db, "output", AXON_FLOAT32, 1);
-  AXON_CHECK(dy.rank() >= 2, "%s: out_backprop must be at least 2-D, got shape %s", c.op(), dy.shape_string().c_str());
-  want_shape(c, db, "output", {dy.dim(-1)});
   const int64_t ch = dy.dim(-1);
   if (ch == 0) return;
   const int64_t rows = dy.numel() / ch;
@@ -223,16 +177,7 @@ AXON_CPU_DISPATCH(relu_grad_sums,
 // the same chunks and double sums as BiasAddGrad, so the results are
 // bit-identical to the two ops run apart.
 void relu_grad_bias_add_grad(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(2, 2);
   TensorRef dy = c.input(0), y = c.input(1), dx = c.output(0), db = c.output(1);
-  want(c, dy, "gradients", AXON_FLOAT32);
-  want(c, y, "features", AXON_FLOAT32);
-  want(c, dx, "backprops", AXON_FLOAT32);
-  want(c, db, "bias gradient", AXON_FLOAT32, 1);
-  want_same_shape(c, y, "features", dy);
-  want_same_shape(c, dx, "backprops", dy);
-  AXON_CHECK(dy.rank() >= 2, "%s: gradients must be at least 2-D, got shape %s", c.op(), dy.shape_string().c_str());
-  want_shape(c, db, "bias gradient", {dy.dim(-1)});
   const int64_t ch = dy.dim(-1);
   if (ch == 0) return;
   const int64_t rows = dy.numel() / ch;
@@ -253,12 +198,8 @@ void relu_grad_bias_add_grad(CpuDevice& d, const KernelCall& c) {
 }
 
 void scale(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "x", AXON_FLOAT32);
-  want(c, y, "y", AXON_FLOAT32);
-  want_same_shape(c, y, "y", x);
-  const float alpha = c.attrs<axon_scale_attrs>(AXON_STRUCT_SIZE(axon_scale_attrs, alpha)).alpha;
+  const float alpha = attrs<axon_scale_attrs>(c).alpha;
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   elementwise(d, x.numel(), [&](int64_t b, int64_t e) {
@@ -269,13 +210,7 @@ void scale(CpuDevice& d, const KernelCall& c) {
 // Sums in float, inputs in order (the rounding of adding them one by one).
 // Works in blocks through a small buffer so the output may alias any input.
 void add_n(CpuDevice& d, const KernelCall& c) {
-  AXON_CHECK(c.num_inputs() >= 1 && c.num_outputs() == 1, "%s: expected at least 1 input and 1 output, got %d and %d", c.op(), c.num_inputs(), c.num_outputs());
   TensorRef y = c.output(0);
-  want(c, y, "sum", AXON_FLOAT32);
-  for (int k = 0; k < c.num_inputs(); ++k) {
-    want(c, c.input(k), "input", AXON_FLOAT32);
-    want_same_shape(c, c.input(k), "input", y);
-  }
   float* yp = y.data<float>();
   const int inputs = c.num_inputs();
   elementwise(d, y.numel(), [&](int64_t b, int64_t e) {
@@ -295,20 +230,14 @@ void add_n(CpuDevice& d, const KernelCall& c) {
 }
 
 void fill(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(0, 1);
   TensorRef y = c.output(0);
-  want(c, y, "output", AXON_FLOAT32);
-  const float v = c.attrs<axon_fill_attrs>(AXON_STRUCT_SIZE(axon_fill_attrs, value)).value;
+  const float v = attrs<axon_fill_attrs>(c).value;
   float* yp = y.data<float>();
   elementwise(d, y.numel(), [&](int64_t b, int64_t e) { std::fill(yp + b, yp + e, v); });
 }
 
 void normalize_image(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "image", AXON_UINT8);
-  want(c, y, "output", AXON_FLOAT32);
-  want_same_shape(c, y, "output", x);
   const uint8_t* xp = x.data<uint8_t>();
   float* yp = y.data<float>();
   // x / 255 with one correctly rounded float division: exactly the reference.
@@ -318,11 +247,7 @@ void normalize_image(CpuDevice& d, const KernelCall& c) {
 }
 
 void identity(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "input", x.dtype());
-  want(c, y, "output", x.dtype());
-  want_same_shape(c, y, "output", x);
   if (x.numel() == 0 || x.raw() == y.raw()) return;
   const auto* src = static_cast<const char*>(x.raw());
   auto* dst = static_cast<char*>(y.raw());
@@ -335,11 +260,7 @@ void identity(CpuDevice& d, const KernelCall& c) {
 // ------------------------------------------------------------------ reductions, loss, metric
 
 void sum(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "input", AXON_FLOAT32);
-  want(c, y, "output", AXON_FLOAT32);
-  AXON_CHECK(y.numel() == 1 && y.rank() <= 1, "%s: output must be a scalar ([] or [1]), got shape %s", c.op(), y.shape_string().c_str());
   const float* xp = x.data<float>();
   const int64_t n = x.numel();
   const int64_t chunks = chunk_count(n, kChunkElements);
@@ -354,25 +275,11 @@ void sum(CpuDevice& d, const KernelCall& c) {
   *y.data<float>() = static_cast<float>(s);
 }
 
-std::pair<int64_t, int64_t> logits_and_labels(const KernelCall& c, const TensorRef& logits, const TensorRef& labels) {
-  want(c, logits, "logits", AXON_FLOAT32, 2);
-  want(c, labels, "labels", AXON_INT32, 1);
-  AXON_CHECK(labels.dim(0) == logits.dim(0), "%s: labels %s do not match logits %s", c.op(),
-                                                 labels.shape_string().c_str(), logits.shape_string().c_str());
-  AXON_CHECK(logits.dim(1) >= 1, "%s: logits %s have no classes", c.op(), logits.shape_string().c_str());
-  return {logits.dim(0), logits.dim(1)};
-}
-
 // loss = logsumexp(logits) - logits[label]; dlogits = softmax - onehot.
 // Batches are small (N x 10), so this runs on the calling thread in double.
 void sparse_softmax_xent(CpuDevice&, const KernelCall& c) {
-  c.expect_arity(2, 2);
   TensorRef logits = c.input(0), labels = c.input(1), loss = c.output(0), grad = c.output(1);
-  auto [n, k] = logits_and_labels(c, logits, labels);
-  want(c, loss, "loss", AXON_FLOAT32);
-  want_shape(c, loss, "loss", {n});
-  want(c, grad, "backprop", AXON_FLOAT32);
-  want_same_shape(c, grad, "backprop", logits);
+  const int64_t n = logits.dim(0), k = logits.dim(1);
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   for (int64_t i = 0; i < n; ++i)
@@ -396,11 +303,8 @@ void sparse_softmax_xent(CpuDevice&, const KernelCall& c) {
 // none of the row is greater (ties count); a NaN or infinity anywhere in the
 // row, or a label outside [0, C), gives 0.
 void in_top_k(CpuDevice&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
-  auto [n, k] = logits_and_labels(c, logits, labels);
-  want(c, out, "precision", AXON_FLOAT32);
-  want_shape(c, out, "precision", {n});
+  const int64_t n = logits.dim(0), k = logits.dim(1);
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   float* o = out.data<float>();
@@ -424,11 +328,8 @@ void in_top_k(CpuDevice&, const KernelCall& c) {
 // Keras' accuracy: 1 where the label is the first index of the row's
 // largest logit (tf.argmax's tie rule); out-of-range labels give 0.
 void sparse_categorical_accuracy(CpuDevice&, const KernelCall& c) {
-  c.expect_arity(2, 1);
   TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
-  auto [n, k] = logits_and_labels(c, logits, labels);
-  want(c, out, "accuracy", AXON_FLOAT32);
-  want_shape(c, out, "accuracy", {n});
+  const int64_t n = logits.dim(0), k = logits.dim(1);
   const float* lg = logits.data<float>();
   const int32_t* lb = labels.data<int32_t>();
   float* o = out.data<float>();
@@ -485,17 +386,8 @@ AXON_CPU_DISPATCH(adam_update, (const AdamStep& s, float* var, float* m, float* 
 // Keras Adam in float: lr_t = lr*sqrt(1-b2^t)/(1-b1^t) (computed in double once);
 // m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; var -= lr_t*m/(sqrt(v)+eps).
 void apply_adam(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(4, 0);
   TensorRef var = c.input(0), m = c.input(1), v = c.input(2), g = c.input(3);
-  want(c, var, "var", AXON_FLOAT32);
-  want(c, m, "m", AXON_FLOAT32);
-  want(c, v, "v", AXON_FLOAT32);
-  want(c, g, "grad", AXON_FLOAT32);
-  want_same_shape(c, m, "m", var);
-  want_same_shape(c, v, "v", var);
-  want_same_shape(c, g, "grad", var);
-  const auto& a = c.attrs<axon_adam_attrs>(AXON_STRUCT_SIZE(axon_adam_attrs, step));
-  AXON_CHECK(a.step >= 1, "%s: step must be >= 1, got %lld", c.op(), static_cast<long long>(a.step));
+  const auto& a = attrs<axon_adam_attrs>(c);
   const double t = double(a.step);
   const float lr_t = static_cast<float>(a.learning_rate * std::sqrt(1.0 - std::pow(double(a.beta_2), t)) /
                                         (1.0 - std::pow(double(a.beta_1), t)));
@@ -511,32 +403,26 @@ void apply_adam(CpuDevice& d, const KernelCall& c) {
   });
 }
 
-template <void (*F)(CpuDevice&, const KernelCall&)>
-constexpr axon_kernel_fn k = &cpu_kernel<F>;
-
 }  // namespace
 
 void add_math_kernels(sdk::KernelTable& t) {
-  t.add("Relu", AXON_FLOAT32, k<relu>)
-      .add("ReluGrad", AXON_FLOAT32, k<relu_grad>)
-      .add("MatMul", AXON_FLOAT32, k<mat_mul>)
-      .add("_FusedMatMul", AXON_FLOAT32, k<fused_mat_mul>)
-      .add("_FusedReluGradBiasAddGrad", AXON_FLOAT32, k<relu_grad_bias_add_grad>)
-      .add("BiasAdd", AXON_FLOAT32, k<bias_add>)
-      .add("BiasAddGrad", AXON_FLOAT32, k<bias_add_grad>)
-      .add("SparseSoftmaxCrossEntropyWithLogits", AXON_FLOAT32, k<sparse_softmax_xent>)
-      .add("ApplyAdam", AXON_FLOAT32, k<apply_adam>)
-      .add("InTopK", AXON_FLOAT32, k<in_top_k>)
-      .add("_SparseCategoricalAccuracy", AXON_FLOAT32, k<sparse_categorical_accuracy>)
-      .add("Sum", AXON_FLOAT32, k<sum>)
-      .add("Fill", AXON_FLOAT32, k<fill>)
-      .add("Scale", AXON_FLOAT32, k<scale>)
-      .add("AddN", AXON_FLOAT32, k<add_n>)
-      .add("NormalizeImage", AXON_UINT8, k<normalize_image>)
-      .add("Identity", AXON_FLOAT32, k<identity>)
-      .add("Identity", AXON_INT32, k<identity>)
-      .add("Identity", AXON_UINT8, k<identity>)
-      .add("Identity", AXON_INT64, k<identity>);
+  add<OpId::Relu, relu>(t);
+  add<OpId::ReluGrad, relu_grad>(t);
+  add<OpId::MatMul, mat_mul>(t);
+  add<OpId::FusedMatMul, fused_mat_mul>(t);
+  add<OpId::FusedReluGradBiasAddGrad, relu_grad_bias_add_grad>(t);
+  add<OpId::BiasAdd, bias_add>(t);
+  add<OpId::BiasAddGrad, bias_add_grad>(t);
+  add<OpId::SparseSoftmaxCrossEntropyWithLogits, sparse_softmax_xent>(t);
+  add<OpId::ApplyAdam, apply_adam>(t);
+  add<OpId::InTopK, in_top_k>(t);
+  add<OpId::SparseCategoricalAccuracy, sparse_categorical_accuracy>(t);
+  add<OpId::Sum, sum>(t);
+  add<OpId::Fill, fill>(t);
+  add<OpId::Scale, scale>(t);
+  add<OpId::AddN, add_n>(t);
+  add<OpId::NormalizeImage, normalize_image>(t);
+  add<OpId::Identity, identity>(t);
 }
 
 }  // namespace axon::cpu

@@ -1,7 +1,6 @@
 // MaxPool and MaxPoolGrad over NHWC: the channel loop is innermost and
 // contiguous, so it vectorises; windows are clipped to the image once per
 // output pixel instead of testing every tap.
-#include "checks.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
@@ -20,18 +19,14 @@ struct Window {
   int64_t h0, h1, w0, w1;  // clipped input rows [h0, h1), columns [w0, w1)
 };
 
-Window window(const PoolGeom& p, int64_t oh, int64_t ow) {
+Window window(const PoolGeometry& p, int64_t oh, int64_t ow) {
   const int64_t h = oh * p.sh - p.pad_h, w = ow * p.sw - p.pad_w;
   return {std::max<int64_t>(h, 0), std::min(h + p.kh, p.h), std::max<int64_t>(w, 0), std::min(w + p.kw, p.w)};
 }
 
 void max_pool(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(1, 1);
   TensorRef x = c.input(0), y = c.output(0);
-  want(c, x, "input", AXON_FLOAT32, 4);
-  want(c, y, "output", AXON_FLOAT32, 4);
-  PoolGeom p = pool_geometry(c, x);
-  want_shape(c, y, "output", {p.n, p.oh, p.ow, p.c});
+  const PoolGeometry p = pool_geometry(attrs<axon_pool_attrs>(c), x.c());
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   const int64_t ch = p.c;
@@ -63,7 +58,7 @@ void max_pool(CpuDevice& d, const KernelCall& c) {
 // vector selects, then every tap gets `gradient where it won, else 0`
 // (stored when the windows tile the image, added otherwise).
 template <int W>
-__attribute__((always_inline)) inline void max_pool_grad_image_body(const PoolGeom& p, const float* image,
+__attribute__((always_inline)) inline void max_pool_grad_image_body(const PoolGeometry& p, const float* image,
                                                                      const float* dy, float* grad, bool tiles) {
   using F = typename simd::Vec<W>::f;
   using I = typename simd::Vec<W>::i;
@@ -106,28 +101,20 @@ __attribute__((always_inline)) inline void max_pool_grad_image_body(const PoolGe
 }
 
 AXON_CPU_DISPATCH(max_pool_grad_image,
-                  (const PoolGeom& p, const float* image, const float* dy, float* grad, bool tiles),
+                  (const PoolGeometry& p, const float* image, const float* dy, float* grad, bool tiles),
                   (p, image, dy, grad, tiles))
 
 // Each window's gradient goes to its first maximum. Windows may overlap, so
 // threads own whole images and scatter into them alone.
 void max_pool_grad(CpuDevice& d, const KernelCall& c) {
-  c.expect_arity(3, 1);
-  TensorRef x = c.input(0), y = c.input(1), dy = c.input(2), dx = c.output(0);
-  want(c, x, "orig_input", AXON_FLOAT32, 4);
-  want(c, y, "orig_output", AXON_FLOAT32, 4);
-  want(c, dy, "grad", AXON_FLOAT32, 4);
-  want(c, dx, "output", AXON_FLOAT32, 4);
-  PoolGeom p = pool_geometry(c, x);
-  want_shape(c, y, "orig_output", {p.n, p.oh, p.ow, p.c});
-  want_shape(c, dy, "grad", {p.n, p.oh, p.ow, p.c});
-  want_same_shape(c, dx, "output", x);
+  TensorRef x = c.input(0), dy = c.input(2), dx = c.output(0);
+  const PoolGeometry p = pool_geometry(attrs<axon_pool_attrs>(c), x.c());
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
   float* dxp = dx.data<float>();
   const int64_t ch = p.c, image_size = p.h * p.w * ch;
-  AXON_CHECK(image_size < (int64_t{1} << 31), "%s: images of %lld elements are too large (limit 2^31)", c.op(),
-                                                            static_cast<long long>(image_size));
+  AXON_CHECK(image_size < (int64_t{1} << 31), "%s: x %s: the CPU plugin takes images of fewer than 2^31 elements",
+             c.op(), x.shape_string().c_str());
   // When the windows tile the image exactly, each window writes its own
   // pixels (no clearing pass, no read-modify-write); otherwise dx is cleared
   // first and windows add into it.
@@ -144,8 +131,8 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
 }  // namespace
 
 void add_pool_kernels(sdk::KernelTable& t) {
-  t.add("MaxPool", AXON_FLOAT32, &cpu_kernel<max_pool>)
-      .add("MaxPoolGrad", AXON_FLOAT32, &cpu_kernel<max_pool_grad>);
+  add<OpId::MaxPool, max_pool>(t);
+  add<OpId::MaxPoolGrad, max_pool_grad>(t);
 }
 
 }  // namespace axon::cpu

@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <map>
 #include <memory>
 #include <new>
 #include <string>
@@ -184,30 +183,42 @@ class Device {
 };
 
 // Maps (op, dtype) -> kernel function. Build one per device kind, statically.
+// Ops are found through the op table (find_op), so a name the table lacks is
+// refused when it is added, not silently never called.
 class KernelTable {
  public:
   KernelTable& add(const char* op, axon_dtype dtype, axon_kernel_fn fn) {
-    auto [it, inserted] = fns_.emplace(std::make_pair(std::string(op), dtype), fn);
-    if (inserted && std::find_if(names_.begin(), names_.end(), [&](const std::string& n) { return n == op; }) == names_.end())
-      names_.emplace_back(op);
+    const OpSchema* s = find_op(op);
+    if (s == nullptr) fail(AXON_INTERNAL, format("KernelTable: %s is not an op of the op table", op));
+    if (!kernel_dtype_allowed(*s, dtype))
+      fail(AXON_INTERNAL, format("KernelTable: the op table keys no %s kernel by %s", op, dtype_name(dtype)));
+    axon_kernel_fn& slot = fns_[static_cast<size_t>(s->id) * kDtypeCount + static_cast<size_t>(dtype)];
+    if (slot == nullptr && !has_any(s->id)) order_.push_back(s->id);
+    slot = fn;
     rebuild_list();
     return *this;
   }
   axon_kernel_fn find(const char* op, axon_dtype dtype) const {
-    auto it = fns_.find(std::make_pair(std::string(op), dtype));
-    return it == fns_.end() ? nullptr : it->second;
+    const OpSchema* s = op == nullptr ? nullptr : find_op(op);
+    if (s == nullptr || static_cast<unsigned>(dtype) >= static_cast<unsigned>(kDtypeCount)) return nullptr;
+    return fns_[static_cast<size_t>(s->id) * kDtypeCount + static_cast<size_t>(dtype)];
   }
   const char* const* list() const { return list_.data(); }
 
  private:
+  bool has_any(OpId id) const {
+    for (int t = 0; t < kDtypeCount; ++t)
+      if (fns_[static_cast<size_t>(id) * kDtypeCount + t] != nullptr) return true;
+    return false;
+  }
   void rebuild_list() {
     list_.clear();
-    for (const auto& n : names_) list_.push_back(n.c_str());
+    for (OpId id : order_) list_.push_back(op_name(id));
     list_.push_back(nullptr);
   }
-  std::map<std::pair<std::string, axon_dtype>, axon_kernel_fn> fns_;
-  std::vector<std::string> names_;
-  std::vector<const char*> list_;
+  axon_kernel_fn fns_[kOpCount * kDtypeCount] = {};
+  std::vector<OpId> order_;  // in the order ops were added, for list()
+  std::vector<const char*> list_{nullptr};
 };
 
 // Turns `void F(DeviceT&, const KernelCall&)` into an axon_kernel_fn.

@@ -1,13 +1,13 @@
-// TensorFlow's window arithmetic (plugins/cuda/kernels/windows.hpp) and the
+// TensorFlow's window arithmetic (axon::window_axis, op_geometry.hpp) and the
 // way the CUDA plugin maps it onto cuDNN: symmetric padding pad_before plus one
 // explicit extra row/column at the end must give cuDNN's output size formula
 // exactly TensorFlow's output size, for every small shape. The pooling path
 // (explicit border of pad_total, no cuDNN padding) is checked the same way.
 #include <catch2/catch.hpp>
 
-#include "windows.hpp"
+#include <axon/op_geometry.hpp>
 
-using axon::cuda::tf_window;
+using axon::window_axis;
 
 TEST_CASE("TF windows map onto cuDNN's symmetric padding", "[cuda][windows]") {
   int checked = 0;
@@ -16,7 +16,7 @@ TEST_CASE("TF windows map onto cuDNN's symmetric padding", "[cuda][windows]") {
       for (int64_t stride = 1; stride <= 3; ++stride)
         for (int64_t dil = 1; dil <= 3; ++dil)
           for (axon_padding pad : {AXON_PADDING_SAME, AXON_PADDING_VALID}) {
-            const auto w = tf_window(in, k, stride, dil, pad);
+            const auto w = window_axis(in, k, stride, dil, pad);
             const int64_t eff = (k - 1) * dil + 1;
             INFO("in " << in << " k " << k << " stride " << stride << " dil " << dil << " SAME " << (pad == AXON_PADDING_SAME));
             if (pad == AXON_PADDING_SAME) {

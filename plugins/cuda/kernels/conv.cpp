@@ -6,7 +6,8 @@
 #include "cuda_device.hpp"
 #include "elementwise.hpp"
 #include "math_policy.hpp"
-#include "windows.hpp"
+
+#include <axon/op_geometry.hpp>
 
 #include <optional>
 
@@ -25,39 +26,16 @@ enum Kind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
 
 constexpr size_t kMaxWorkspace = size_t{1} << 30;  // algorithms needing more are skipped
 
-// The convolution's sizes, checked against TensorFlow's rules.
-struct Geometry {
-  int64_t n, h, w, c;  // input (unpadded)
-  int64_t r, s, k;     // filter
-  Window wh, ww;
-  int64_t stride_h, stride_w, dil_h, dil_w;
-  int64_t hp() const { return h + wh.extra(); }  // input height as given to cuDNN
-  int64_t wp() const { return w + ww.extra(); }
-  bool padded() const { return wh.extra() != 0 || ww.extra() != 0; }
+// TensorFlow's geometry (op_geometry.hpp) as cuDNN takes it: cuDNN pads both
+// sides alike, so SAME's odd row/column (at the end) is made part of the input.
+struct Geometry : ConvGeometry {
+  explicit Geometry(const ConvGeometry& g) : ConvGeometry(g) {}
+  int64_t extra_h() const { return pad_h_total - 2 * pad_h; }
+  int64_t extra_w() const { return pad_w_total - 2 * pad_w; }
+  int64_t hp() const { return h + extra_h(); }  // input height as given to cuDNN
+  int64_t wp() const { return w + extra_w(); }
+  bool padded() const { return extra_h() != 0 || extra_w() != 0; }
 };
-
-Geometry geometry(const sdk::KernelCall& c, const int64_t (&in)[4], const sdk::TensorRef& filter) {
-  const auto& a = c.attrs<axon_conv2d_attrs>();
-  sdk::require(filter.rank() == 4, sdk::format("%s: filter must be HWIO (rank 4), got %s", c.op(), filter.shape_string().c_str()));
-  sdk::require(a.stride_h >= 1 && a.stride_w >= 1 && a.dilation_h >= 1 && a.dilation_w >= 1,
-               sdk::format("%s: strides and dilations must be >= 1", c.op()));
-  sdk::require(a.padding == AXON_PADDING_SAME || a.padding == AXON_PADDING_VALID, sdk::format("%s: unknown padding", c.op()));
-  Geometry g{in[0], in[1], in[2], in[3], filter.dim(0), filter.dim(1), filter.dim(3), {}, {},
-             a.stride_h, a.stride_w, a.dilation_h, a.dilation_w};
-  sdk::require(filter.dim(2) == g.c, sdk::format("%s: filter %s has %lld input channels, input has %lld", c.op(),
-                                                 filter.shape_string().c_str(), (long long)filter.dim(2), (long long)g.c));
-  g.wh = tf_window(g.h, g.r, g.stride_h, g.dil_h, a.padding);
-  g.ww = tf_window(g.w, g.s, g.stride_w, g.dil_w, a.padding);
-  return g;
-}
-
-void expect_nhwc(const sdk::KernelCall& c, const sdk::TensorRef& t, int64_t n, int64_t h, int64_t w, int64_t ch,
-                 const char* what) {
-  const bool ok = t.rank() == 4 && t.dim(0) == n && t.dim(1) == h && t.dim(2) == w && t.dim(3) == ch;
-  if (!ok)
-    sdk::fail(AXON_INVALID_ARGUMENT, sdk::format("%s: %s must be [%lld,%lld,%lld,%lld], got %s", c.op(), what, (long long)n,
-                                                 (long long)h, (long long)w, (long long)ch, t.shape_string().c_str()));
-}
 
 int as_int(int64_t v, const char* op) {
   sdk::require(v <= INT32_MAX, sdk::format("%s: dimension %lld is too large for cuDNN", op, (long long)v));
@@ -87,7 +65,7 @@ void choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t index, const Geometry&
                                     "N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
                                     d.label().c_str(), op, kKindNames[kind], p.algo, index + 1, p.candidates.size(),
                                     static_cast<int>(math), p.workspace, (long long)g.n, (long long)g.hp(),
-                                    (long long)g.wp(), (long long)g.c, (long long)g.k, (long long)g.r, (long long)g.s));
+                                    (long long)g.wp(), (long long)g.c, (long long)g.oc, (long long)g.kh, (long long)g.kw));
 }
 
 // Runs `call(algo, workspace, bytes)`; if cuDNN says the chosen algorithm is
@@ -112,8 +90,8 @@ void execute(CudaDevice& d, ConvPlan& p, Kind kind, const Geometry& g, const cha
 ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
   const MathPolicy policy = math_policy(d);
   const bool tf32 = policy.allow_tf32;
-  ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.k, g.r, g.s, g.wh.pad_before, g.ww.pad_before,
-              g.stride_h, g.stride_w, g.dil_h, g.dil_w, tf32 ? 1 : 0, policy.deterministic ? 1 : 0};
+  ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.oc, g.kh, g.kw, g.pad_h, g.pad_w, g.sh, g.sw, g.dh, g.dw,
+              tf32 ? 1 : 0, policy.deterministic ? 1 : 0};
   auto& slot = d.conv_plans().plans[key];
   if (slot) return *slot;
 
@@ -124,22 +102,22 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
   CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
   CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.c, op),
                                          as_int(g.hp(), op), as_int(g.wp(), op)));
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.k, op),
-                                         as_int(g.wh.out, op), as_int(g.ww.out, op)));
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, as_int(g.k, op), as_int(g.c, op),
-                                         as_int(g.r, op), as_int(g.s, op)));
-  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.wh.pad_before, op), as_int(g.ww.pad_before, op),
-                                              as_int(g.stride_h, op), as_int(g.stride_w, op), as_int(g.dil_h, op),
-                                              as_int(g.dil_w, op), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.oc, op),
+                                         as_int(g.oh, op), as_int(g.ow, op)));
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, as_int(g.oc, op), as_int(g.c, op),
+                                         as_int(g.kh, op), as_int(g.kw, op)));
+  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.pad_h, op), as_int(g.pad_w, op), as_int(g.sh, op),
+                                              as_int(g.sw, op), as_int(g.dh, op), as_int(g.dw, op),
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, descriptor_math(policy)));
 
   // cuDNN's own output size must agree with TensorFlow's (it does, given the
   // explicit extra row/column); a mismatch would be a bug here.
   int on = 0, oc = 0, oh = 0, ow = 0;
   CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &on, &oc, &oh, &ow));
-  if (oh != g.wh.out || ow != g.ww.out)
+  if (oh != g.oh || ow != g.ow)
     sdk::fail(AXON_INTERNAL, sdk::format("%s: cuDNN output %dx%d differs from TensorFlow's %lldx%lld", op, oh, ow,
-                                         (long long)g.wh.out, (long long)g.ww.out));
+                                         (long long)g.oh, (long long)g.ow));
 
   // Heuristics only (no timing runs): they allocate nothing and need no data.
   // The policy drops what may not run (down-conversion, TF32 when off, too
@@ -168,7 +146,7 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
     sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s algorithm for N=%lld H=%lld W=%lld C=%lld K=%lld "
                                               "R=%lld S=%lld (TF32 %s, deterministic %s)", op, kKindNames[kind],
                                               (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c,
-                                              (long long)g.k, (long long)g.r, (long long)g.s, tf32 ? "allowed" : "off",
+                                              (long long)g.oc, (long long)g.kh, (long long)g.kw, tf32 ? "allowed" : "off",
                                               policy.deterministic ? "on" : "off"));
   choose(d, *p, kind, 0, g, op);
   slot = std::move(p);
@@ -183,18 +161,13 @@ void filter_to_krsc(CudaDevice& d, const sdk::TensorRef& f, float* out) {
   launch::transpose(d.stream(), f.data<float>(), out, f.numel() / k, k);
 }
 
-bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.k == 0 || g.wh.out == 0 || g.ww.out == 0; }
+bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.oc == 0 || g.oh == 0 || g.ow == 0; }
 
 void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
-  c.expect_arity(2, 1);
   auto x = c.input(0), f = c.input(1), y = c.output(0);
-  for (auto* t : {&x, &f, &y}) expect_dtype(c, *t, AXON_FLOAT32, "every tensor");
-  sdk::require(x.rank() == 4, sdk::format("%s: input must be NHWC (rank 4), got %s", c.op(), x.shape_string().c_str()));
-  const int64_t in[4] = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
-  Geometry g = geometry(c, in, f);
-  expect_nhwc(c, y, g.n, g.wh.out, g.ww.out, g.k, "output");
+  const Geometry g(conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), f.c()));
   if (y.numel() == 0) return;
-  if (g.c == 0 || g.r == 0 || g.s == 0) return launch::fill(d.stream(), y.data<float>(), y.numel(), 0.f);
+  if (g.c == 0) return launch::fill(d.stream(), y.data<float>(), y.numel(), 0.f);
   ConvPlan& p = plan_for(d, kForward, g, c.op());
   CudaDevice::Scratch w(d, f.numel() * sizeof(float));
   filter_to_krsc(d, f, w.get<float>());
@@ -212,15 +185,10 @@ void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
 }
 
 void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
-  c.expect_arity(2, 1);
   auto dy = c.input(0), f = c.input(1), dx = c.output(0);
-  for (auto* t : {&dy, &f, &dx}) expect_dtype(c, *t, AXON_FLOAT32, "every tensor");
-  sdk::require(dx.rank() == 4, sdk::format("%s: dx must be NHWC (rank 4), got %s", c.op(), dx.shape_string().c_str()));
-  const int64_t in[4] = {dx.dim(0), dx.dim(1), dx.dim(2), dx.dim(3)};
-  Geometry g = geometry(c, in, f);
-  expect_nhwc(c, dy, g.n, g.wh.out, g.ww.out, g.k, "dy");
+  const Geometry g(conv_geometry(attrs<axon_conv2d_attrs>(c), dx.c(), f.c()));
   if (dx.numel() == 0) return;
-  if (empty(g) || g.r == 0 || g.s == 0) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
+  if (empty(g)) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
   ConvPlan& p = plan_for(d, kBackwardData, g, c.op());
   CudaDevice::Scratch w(d, f.numel() * sizeof(float));
   filter_to_krsc(d, f, w.get<float>());
@@ -239,13 +207,8 @@ void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
 }
 
 void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
-  c.expect_arity(2, 1);
   auto x = c.input(0), dy = c.input(1), df = c.output(0);
-  for (auto* t : {&x, &dy, &df}) expect_dtype(c, *t, AXON_FLOAT32, "every tensor");
-  sdk::require(x.rank() == 4, sdk::format("%s: input must be NHWC (rank 4), got %s", c.op(), x.shape_string().c_str()));
-  const int64_t in[4] = {x.dim(0), x.dim(1), x.dim(2), x.dim(3)};
-  Geometry g = geometry(c, in, df);
-  expect_nhwc(c, dy, g.n, g.wh.out, g.ww.out, g.k, "dy");
+  const Geometry g(conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), df.c()));
   if (df.numel() == 0) return;
   if (empty(g)) return launch::fill(d.stream(), df.data<float>(), df.numel(), 0.f);
   ConvPlan& p = plan_for(d, kBackwardFilter, g, c.op());
@@ -270,9 +233,9 @@ void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
 }  // namespace
 
 void register_conv_kernels(sdk::KernelTable& t) {
-  t.add("Conv2D", AXON_FLOAT32, cuda_kernel<conv2d>);
-  t.add("Conv2DBackpropInput", AXON_FLOAT32, cuda_kernel<conv2d_backprop_input>);
-  t.add("Conv2DBackpropFilter", AXON_FLOAT32, cuda_kernel<conv2d_backprop_filter>);
+  add<OpId::Conv2D, conv2d>(t);
+  add<OpId::Conv2DBackpropInput, conv2d_backprop_input>(t);
+  add<OpId::Conv2DBackpropFilter, conv2d_backprop_filter>(t);
 }
 
 }  // namespace axon::cuda

@@ -186,18 +186,4 @@ const char* const* CudaDevice::list_ops() { return kernel_table().list(); }
 
 axon_memory_info CudaDevice::memory_info() { return allocator_->info(); }
 
-void expect_dtype(const sdk::KernelCall& c, const sdk::TensorRef& t, axon_dtype dtype, const char* what) {
-  if (t.dtype() != dtype)
-    sdk::fail(AXON_INVALID_ARGUMENT,
-              sdk::format("%s: %s must be %s, got %s", c.op(), what, sdk::dtype_name(dtype), sdk::dtype_name(t.dtype())));
-}
-
-void expect_same_shape(const sdk::KernelCall& c, const sdk::TensorRef& a, const sdk::TensorRef& b, const char* what) {
-  bool same = a.rank() == b.rank();
-  for (int i = 0; same && i < a.rank(); ++i) same = a.dim(i) == b.dim(i);
-  if (!same)
-    sdk::fail(AXON_INVALID_ARGUMENT, sdk::format("%s: %s shapes differ: %s vs %s", c.op(), what, a.shape_string().c_str(),
-                                                 b.shape_string().c_str()));
-}
-
 }  // namespace axon::cuda

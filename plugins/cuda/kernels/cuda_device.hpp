@@ -79,15 +79,33 @@ class CudaDevice final : public sdk::Device {
   std::unique_ptr<ConvPlans> conv_plans_;
 };
 
-// Turns `void F(CudaDevice&, const sdk::KernelCall&)` into an axon_kernel_fn
-// that activates the device first.
-template <void (*F)(CudaDevice&, const sdk::KernelCall&)>
+// Turns `void F(CudaDevice&, const sdk::KernelCall&)`, op Op's kernel, into
+// an axon_kernel_fn. The call is checked against the op table first
+// (op_validate.hpp: counts, dtypes, shapes, attributes), so F checks only what
+// cuDNN and cuBLAS cannot take; then the device is made current.
+template <OpId Op, void (*F)(CudaDevice&, const sdk::KernelCall&)>
 axon_status cuda_kernel(void* ctx, const axon_kernel_call* call, axon_error* err) {
   return sdk::guarded(err, [&] {
+    std::string why;
+    if (!validate_call(op_schema(Op), *call, &why)) sdk::fail(AXON_INVALID_ARGUMENT, why);
     auto& d = static_cast<CudaDevice&>(*static_cast<sdk::Device*>(ctx));
     d.activate();
     F(d, sdk::KernelCall(*call));
   });
+}
+
+// Registers F as op Op's kernel for each dtype the op table keys it by.
+template <OpId Op, void (*F)(CudaDevice&, const sdk::KernelCall&)>
+void add(sdk::KernelTable& t) {
+  const OpSchema& s = op_schema(Op);
+  for (int dt = 0; dt < kDtypeCount; ++dt)
+    if (kernel_dtype_allowed(s, static_cast<axon_dtype>(dt))) t.add(s.name, static_cast<axon_dtype>(dt), &cuda_kernel<Op, F>);
+}
+
+// The call's attribute struct (its presence and size are validated).
+template <class A>
+const A& attrs(const sdk::KernelCall& c) {
+  return c.attrs<A>(attr_info(attr_kind_of<A>::value).min_size);
 }
 
 // The device behind a device_ctx handed out by open_device.
@@ -98,9 +116,5 @@ void register_conv_kernels(sdk::KernelTable& t);
 void register_pool_activation_kernels(sdk::KernelTable& t);
 void register_matmul_kernels(sdk::KernelTable& t);
 void register_own_kernels(sdk::KernelTable& t);
-
-// Shared argument checks.
-void expect_dtype(const sdk::KernelCall& c, const sdk::TensorRef& t, axon_dtype dtype, const char* what);
-void expect_same_shape(const sdk::KernelCall& c, const sdk::TensorRef& a, const sdk::TensorRef& b, const char* what);
 
 }  // namespace axon::cuda

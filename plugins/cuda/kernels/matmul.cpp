@@ -7,21 +7,14 @@ namespace axon::cuda {
 namespace {
 
 void matmul(CudaDevice& d, const sdk::KernelCall& c) {
-  c.expect_arity(2, 1);
   auto a = c.input(0), b = c.input(1), y = c.output(0);
-  for (auto* t : {&a, &b, &y}) expect_dtype(c, *t, AXON_FLOAT32, "every tensor");
-  const auto& at = c.attrs<axon_matmul_attrs>();
-  sdk::require(a.rank() == 2 && b.rank() == 2 && y.rank() == 2,
-               sdk::format("%s: a, b and c must be 2-D, got %s, %s, %s", c.op(), a.shape_string().c_str(),
-                           b.shape_string().c_str(), y.shape_string().c_str()));
+  const auto& at = attrs<axon_matmul_attrs>(c);
   const bool ta = at.transpose_a != 0, tb = at.transpose_b != 0;
   const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
-  const int64_t kb = tb ? b.dim(1) : b.dim(0), n = tb ? b.dim(0) : b.dim(1);
-  sdk::require(k == kb, sdk::format("%s: inner dimensions differ: a %s%s, b %s%s", c.op(), a.shape_string().c_str(),
-                                    ta ? "^T" : "", b.shape_string().c_str(), tb ? "^T" : ""));
-  sdk::require(y.dim(0) == m && y.dim(1) == n, sdk::format("%s: c must be [%lld,%lld], got %s", c.op(), (long long)m,
-                                                           (long long)n, y.shape_string().c_str()));
-  sdk::require(m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX, sdk::format("%s: matrix too large for cuBLAS", c.op()));
+  const int64_t n = tb ? b.dim(0) : b.dim(1);
+  sdk::require(m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX,
+               sdk::format("%s: a %s and b %s are too large for cuBLAS (dimensions up to 2^31-1)", c.op(),
+                           a.shape_string().c_str(), b.shape_string().c_str()));
   if (m == 0 || n == 0) return;
   if (k == 0) {
     CUDA_CHECK(cudaMemsetAsync(y.raw(), 0, y.numel() * sizeof(float), d.stream()));
@@ -36,6 +29,6 @@ void matmul(CudaDevice& d, const sdk::KernelCall& c) {
 
 }  // namespace
 
-void register_matmul_kernels(sdk::KernelTable& t) { t.add("MatMul", AXON_FLOAT32, cuda_kernel<matmul>); }
+void register_matmul_kernels(sdk::KernelTable& t) { add<OpId::MatMul, matmul>(t); }
 
 }  // namespace axon::cuda

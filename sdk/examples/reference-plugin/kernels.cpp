@@ -253,7 +253,7 @@ void bias_add_grad(Device&, const KernelCall& c) {
 
 // ------------------------------------------------------------------ fused ops
 // Compositions of the kernels above (the oracle for fast fused kernels): each
-// step runs as a call of its own, named after the fused op so errors read right.
+// step runs as a call of its own, well-formed since the fused call is.
 
 // Runs kernel f on (inputs..., output) as its own call.
 template <void (*F)(Device&, const KernelCall&)>

@@ -137,6 +137,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("test-limit", po::value<int64_t>()->value_name("N")->default_value(0), "validate on the first N samples only (0: all)")
     ("no-prefetch", po::bool_switch(), "prepare each batch when it is needed instead of in the background")
     ("profile", po::bool_switch(), "print where the time goes, per op (synchronises after every op)")
+    ("dry-run", po::bool_switch(),
+     "place one training step without running it: print every op with its dtype, layer and device, each "
+     "fallback (and what moves along with a fused op), and every kernel the device lacks; then exit")
     ("quiet,q", po::bool_switch(), "print nothing but warnings and errors")
     ("verbose,v", po::bool_switch(), "also print the model summary and device memory in use/peak/reserved");
   po::options_description devices("Devices");
@@ -224,6 +227,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (o.test_limit < 0) throw UsageError("--test-limit must be 0 (all) or more, got " + std::to_string(o.test_limit));
   o.prefetch = !vm["no-prefetch"].as<bool>();
   o.profile = vm["profile"].as<bool>();
+  o.dry_run = vm["dry-run"].as<bool>();
   o.quiet = vm["quiet"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
   if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose contradict each other");

@@ -33,6 +33,7 @@ struct Options {
   bool resume = false;
   int64_t train_limit = 0, test_limit = 0;  // 0: all
   bool quiet = false, verbose = false, profile = false, prefetch = true;
+  bool dry_run = false;  // --dry-run: print one step's placement, train nothing
   Config config;
 };
 

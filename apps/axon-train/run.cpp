@@ -1,5 +1,7 @@
 #include "run.hpp"
 
+#include "placement_report.hpp"
+
 #include "stop_signals.hpp"
 
 #include <axon/dispatch.hpp>
@@ -10,6 +12,7 @@
 #include <axon/nn/layers.hpp>
 #include <axon/nn/sequential.hpp>
 #include <axon/profile.hpp>
+#include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
 #include <axon/train/checkpoint.hpp>
 #include <axon/train/metrics_csv.hpp>
@@ -171,6 +174,26 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   adam.learning_rate = opts.learning_rate;
   model->compile(adam);
   if (opts.initial_weights) set_initial_weights(*model, strategy, opts);
+
+  // --dry-run and --strict-placement: one step placed, not run, so every
+  // missing kernel is known at once, before any training.
+  const bool strict = Runtime::get().config().strict_placement;
+  if (opts.dry_run || strict) {
+    data::HostBatch batch;
+    batch.size = std::min<int64_t>(opts.batch_size, ds.train.count);
+    batch.images.assign(static_cast<size_t>(batch.size * ds.train.rows * ds.train.cols), 0);
+    batch.labels.assign(static_cast<size_t>(batch.size), 0);
+    const PlacementPlan plan = model->plan_train_step(batch);
+    const std::string device = model->device().name();
+    if (opts.dry_run) {
+      print_placement_plan(stdout, plan, device);
+      std::fflush(stdout);
+    }
+    if (strict && !plan.missing.empty())
+      throw UsageError("--strict-placement: " + missing_kernels_message(plan, device));
+    if (opts.dry_run) return RunResult{};
+  }
+
   if (!opts.quiet) {
     std::printf("%s\n", strategy.describe(opts.batch_size).c_str());
     if (opts.verbose) std::fputs(model->summary().c_str(), stdout);

@@ -209,6 +209,18 @@ Device& place(const OpCall& call) {
   return p.device != nullptr ? *p.device : *p.requested;
 }
 
+void note_fused_path(OpId fused_op, Device& chosen, std::string_view layer, axon_dtype dtype) {
+  PlacementRecorder* rec = PlacementRecorder::current();
+  if (rec == nullptr) return;
+  Device* requested = DeviceScope::current();
+  if (requested == nullptr) requested = &Runtime::get().default_device();
+  if (requested == &chosen) return;
+  OpCall call;
+  call.op = fused_op;
+  call.layer = layer;
+  record(*rec, call, dtype, {&chosen, requested});
+}
+
 void run(const OpCall& call) {
   const axon_dtype dtype = call_dtype(call);
   if (PlacementRecorder* rec = PlacementRecorder::current()) {

@@ -20,9 +20,11 @@ PlacementRecorder::~PlacementRecorder() { t_recorder = previous_; }
 PlacementRecorder* PlacementRecorder::current() { return t_recorder; }
 
 void PlacementRecorder::record(PlannedOp op) {
+  // A fused op noted as a fallback is then run under its layer's own scope:
+  // the same (op, dtype, layer, device) again, which adds nothing.
   const bool seen = std::any_of(ops_.begin(), ops_.end(), [&](const PlannedOp& o) {
     return o.op == op.op && o.dtype == op.dtype && o.layer == op.layer && o.device == op.device &&
-           o.requested == op.requested;
+           (o.requested == op.requested || o.fallback);
   });
   if (!seen) ops_.push_back(std::move(op));
 }

@@ -53,5 +53,10 @@ Device& place(const OpCall& call);
 Device& place(OpId op, axon_dtype dtype);
 // Places and runs. Throws RuntimeError on kernel errors.
 void run(const OpCall& call);
+// A layer about to run `fused_op` on `chosen` (under its own DeviceScope)
+// because the op's plain path fell back there: under a PlacementRecorder this
+// records the fused op as that fallback, with the ops of its decomposition
+// that moved along and those the requested device lacks. No-op otherwise.
+void note_fused_path(OpId fused_op, Device& chosen, std::string_view layer, axon_dtype dtype);
 
 }  // namespace axon

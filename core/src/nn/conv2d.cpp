@@ -113,6 +113,7 @@ const Tensor* Conv2D::forward_pooled(const Tensor& x, const MaxPooling2D& pool) 
 
 const Tensor& Conv2D::backward_pooled(const Tensor& x, const Tensor& dy, const MaxPooling2D& pool, bool need_dx) {
   if (pooled_on_ == nullptr) throw RuntimeError("Conv2D " + name() + ": backward_pooled without forward_pooled");
+  note_fused_path(OpId::FusedConv2DMaxPoolGrad, *pooled_on_, name(), x.dtype());
   DeviceScope scope(*pooled_on_);
   const int64_t n = x.dim(0);
   const Tensor& argmax = buffer(kArgmax, n, pool.output_shape(), AXON_UINT8);

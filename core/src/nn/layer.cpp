@@ -61,7 +61,9 @@ Device* Layer::fused_device(OpId fused_op, OpId plain_op, const Tensor& x) const
   c.layer = name();
   c.inputs = inputs;
   Device& d = place(c);
-  return d.has_kernel(fused_op, x.dtype()) ? &d : nullptr;
+  if (!d.has_kernel(fused_op, x.dtype())) return nullptr;
+  note_fused_path(fused_op, d, name(), x.dtype());
+  return &d;
 }
 
 const Tensor& Layer::none() {

@@ -17,6 +17,12 @@ metrics CSV and the checkpoints hold nothing of the failed step.
                     init failed: exit 2 with its message; axon-devices lists it
   failed_open       the same when open_device fails
   no_devices        a plugin offering no device: the CPU fallback names its reason
+  dry_run           --dry-run on a TOY without Conv2D and its gradients lists
+                    exactly those three as missing, what moves along inside
+                    the fused ops, and trains nothing
+  strict_placement  --strict-placement names all three at once (exit 2); with
+                    every kernel there it trains
+  placement_log     --log-device-placement lines carry the layer
 
 Usage: errors_test.py CASE AXON_TRAIN AXON_DEVICES PLUGIN_DIRS"""
 import hashlib
@@ -263,8 +269,65 @@ def no_devices(t):
                     re.escape(reason) + r"\).*", "--strict-placement")
 
 
+NO_CONV = ["Conv2D float32", "Conv2DBackpropFilter float32", "Conv2DBackpropInput float32"]
+
+
+def missing_of(line):
+    """The (op dtype) list of '3 kernels this model needs are missing on D: A (layers); B (layers)'."""
+    m = re.search(r"(\d+) kernels? this model needs (?:is|are) missing on /device:TOY:0: (.*?)\.?$", line)
+    if m is None:
+        return None
+    items = [re.sub(r" \(.*\)$", "", item) for item in m.group(2).split("; ")]
+    check(int(m.group(1)) == len(items), "the count matches the list", line)
+    return sorted(items)
+
+
+def dry_run(t):
+    r = t.train("noconv", ["--device", "toy:0", "--dry-run"])
+    check(r.code == 0, "--dry-run exits 0", r)
+    check("Epoch" not in r.out and "Saved" not in r.out, "--dry-run trains nothing", r)
+    lines = r.out.splitlines()
+    last = [line for line in lines if "missing on /device:TOY:0" in line]
+    check(len(last) == 1 and missing_of(last[0]) == NO_CONV, "--dry-run lists exactly the three missing kernels", r)
+    # Each layer's fused path went to the CPU for Conv2D alone: the rest moved along.
+    check(re.search(r"^  _FusedConv2DMaxPool +float32 +conv2d +/device:CPU:0 \(fallback: no kernel on /device:TOY:0\)$",
+                    r.out, re.M) is not None, "the fused forward is shown falling back", r)
+    check("moves BiasAdd, Relu, MaxPool along: /device:TOY:0 has them, but they run inside _FusedConv2DMaxPool" in r.out,
+          "what moved along with it is named", r)
+    check(re.search(r"^  MatMul +float32 +dense +/device:TOY:0$", r.out, re.M) is not None,
+          "ops TOY has stay on TOY", r)
+    # The same listing under --strict-placement: nothing else has to run it.
+    r = t.train("noconv", ["--device", "toy:0", "--dry-run", "--strict-placement"])
+    check(r.code == 2, "--dry-run --strict-placement with kernels missing exits 2", r)
+    listed = [line for line in r.out.splitlines() if "missing on /device:TOY:0" in line]
+    check(len(listed) == 1 and missing_of(listed[0]) == NO_CONV, "and lists the same three", r)
+    r = t.train("clean", ["--device", "toy:0", "--dry-run"])
+    check(r.code == 0 and "Every kernel this model needs is on /device:TOY:0." in r.out,
+          "a TOY with every plain kernel: nothing missing", r)
+
+
+def strict_placement(t):
+    r = t.train("noconv", ["--device", "toy:0", "--epochs", "1", "--strict-placement"])
+    line = check_one_error(r, 2, r"axon-train: error: --strict-placement: 3 kernels this model needs are missing on "
+                                 r"/device:TOY:0: .*", "--strict-placement")
+    check(missing_of(line) == NO_CONV, "all three named at once, not only the first", line)
+    check("Epoch" not in r.out, "nothing trained", r)
+    r = t.train("clean", ["--device", "toy:0", "--epochs", "1", "--strict-placement"])
+    check(r.code == 0 and "Epoch 1/1" in r.out, "with every kernel on TOY, --strict-placement trains", r)
+
+
+def placement_log(t):
+    r = t.train("clean", ["--device", "toy:0", "--epochs", "1", "--log-device-placement"])
+    check(r.code == 0, "a run with the placement log", r)
+    for line in ("Executing op ApplyAdam (adam) in device /device:TOY:0",
+                 "Executing op Conv2D (conv2d_1) in device /device:TOY:0",
+                 "Executing op MatMul (dense_1) in device /device:TOY:0"):
+        check(r.err.splitlines().count(line) == 1, "once: " + line, r)
+
+
 CASES = {f.__name__: f for f in (async_sync, async_replicas, async_checkpoint, nan_loss, nan_weights, check_numerics,
-                                  check_numerics_setting, failed_init, failed_open, no_devices)}
+                                  check_numerics_setting, failed_init, failed_open, no_devices, dry_run,
+                                  strict_placement, placement_log)}
 
 with tempfile.TemporaryDirectory(prefix="axon-errors-") as tmp:
     CASES[case](Run(tmp))

@@ -12,6 +12,9 @@
 //   TOY_FAIL_INIT    axon_plugin_init fails.
 //   TOY_FAIL_OPEN    open_device fails.
 //   TOY_NO_DEVICES   device_count is 0, with an unavailable reason.
+//   TOY_NO_CONV      no Conv2D, Conv2DBackpropInput or Conv2DBackpropFilter
+//                    kernel (for placement planning: --dry-run,
+//                    --strict-placement).
 //
 // (TOY_* above in upper case are compile definitions; the numbers come from
 // environment variables of the same names.) The fused ops (_Fused*, the
@@ -68,7 +71,13 @@ class ToyDevice final : public Device {
   }
 
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override {
-    if (op == nullptr || op[0] == '_' || ref::kernel_table().find(op, dtype) == nullptr) return nullptr;
+    const axon::OpSchema* s = op == nullptr ? nullptr : axon::find_op(op);
+    if (s == nullptr || axon::op_is_optional(*s) || ref::kernel_table().find(op, dtype) == nullptr) return nullptr;
+#if defined(TOY_NO_CONV)
+    if (s->id == axon::OpId::Conv2D || s->id == axon::OpId::Conv2DBackpropInput ||
+        s->id == axon::OpId::Conv2DBackpropFilter)
+      return nullptr;
+#endif
     return &run;
   }
   const char* const* list_ops() override { return ops(); }
@@ -89,7 +98,8 @@ class ToyDevice final : public Device {
   void after(const axon_kernel_call& call) {
 #if defined(TOY_FAULT_ASYNC)
     const char* op = std::getenv("TOY_FAULT_OP");
-    if (std::strcmp(call.op, op != nullptr && *op != '\0' ? op : "ApplyAdam") != 0) return;
+    const axon::OpSchema* faulty = axon::find_op(op != nullptr && *op != '\0' ? op : "ApplyAdam");
+    if (faulty == nullptr || axon::find_op(call.op) != faulty) return;
     const int64_t n = ++calls_;
     if (id_ == env_number("TOY_FAULT_DEVICE", 0) && n == env_number("TOY_FAULT_CALL", 1)) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -97,7 +107,7 @@ class ToyDevice final : public Device {
                  ": planted asynchronous fault";
     }
 #elif defined(TOY_FAULT_NAN)
-    if (std::strcmp(call.op, "Relu") == 0 && ++relu_calls_ == env_number("TOY_NAN_CALL", 3)) {
+    if (axon::find_op(call.op) == &axon::op_schema(axon::OpId::Relu) && ++relu_calls_ == env_number("TOY_NAN_CALL", 3)) {
       const axon_tensor& y = call.outputs[0];
       int64_t count = 1;
       for (int i = 0; i < y.rank; ++i) count *= y.dims[i];
@@ -113,8 +123,16 @@ class ToyDevice final : public Device {
   static const char* const* ops() {
     static const std::vector<const char*> list = [] {
       std::vector<const char*> v;
-      for (const char* const* op = ref::kernel_table().list(); *op != nullptr; ++op)
-        if ((*op)[0] != '_') v.push_back(*op);
+      for (const char* const* op = ref::kernel_table().list(); *op != nullptr; ++op) {
+        const axon::OpSchema* s = axon::find_op(*op);
+        if (s == nullptr || axon::op_is_optional(*s)) continue;
+#if defined(TOY_NO_CONV)
+        if (s->id == axon::OpId::Conv2D || s->id == axon::OpId::Conv2DBackpropInput ||
+            s->id == axon::OpId::Conv2DBackpropFilter)
+          continue;
+#endif
+        v.push_back(*op);
+      }
       v.push_back(nullptr);
       return v;
     }();

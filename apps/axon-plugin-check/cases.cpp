@@ -1,0 +1,563 @@
+#include "cases.hpp"
+
+#include "reference.hpp"
+
+#include <axon/op_geometry.hpp>
+
+#include <cstring>
+#include <random>
+
+namespace axon::plugin_check {
+
+// ------------------------------------------------------------------ tensors
+
+HostTensor::HostTensor(axon_dtype t, Dims d) : dtype(t), dims(std::move(d)) {
+  bytes.assign(static_cast<size_t>(numel()) * dtype_size(t), 0);
+}
+
+int64_t HostTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+axon_tensor HostTensor::view(void* data) const {
+  axon_tensor t{};
+  t.data = numel() > 0 ? data : nullptr;
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(dims.size());
+  for (size_t i = 0; i < dims.size() && i < AXON_MAX_RANK; ++i) t.dims[i] = dims[i];
+  return t;
+}
+
+std::string dims_text(const Dims& d) {
+  if (d.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < d.size(); ++i) (s += (i ? "x" : "")) += std::to_string(d[i]);
+  return s;
+}
+
+const void* Attrs::get(AttrKind k) const {
+  switch (k) {
+    case AttrKind::none: return nullptr;
+    case AttrKind::conv2d: return &conv;
+    case AttrKind::pool: return &pool;
+    case AttrKind::matmul: return &matmul;
+    case AttrKind::adam: return &adam;
+    case AttrKind::fill: return &fill;
+    case AttrKind::scale: return &scale;
+    case AttrKind::fused_conv2d: return &fused_conv;
+    case AttrKind::fused_matmul: return &fused_matmul;
+    case AttrKind::fused_conv2d_max_pool: return &conv_pool;
+  }
+  return nullptr;
+}
+
+std::string kernel_name(const OpSchema& op, axon_dtype key) {
+  return std::string("kernel[") + op.name + " " + dtype_name(key) + "]";
+}
+
+std::string Case::name() const { return kernel_name(*op, key) + " " + label; }
+
+int Case::result_count() const {
+  return op->in_place_inputs > 0 ? op->in_place_inputs : static_cast<int>(outputs.size());
+}
+
+const char* Case::result_name(int i) const {
+  return op->in_place_inputs > 0 ? input_slot(*op, i).name : output_slot(*op, i).name;
+}
+
+namespace {
+
+// ------------------------------------------------------------------ values and cases
+
+constexpr axon_padding kSame = AXON_PADDING_SAME, kValid = AXON_PADDING_VALID;
+
+class Gen {
+ public:
+  Gen(const OpSchema& op, axon_dtype key)
+      : op_(op), key_(key), rng_(1000u + 16u * static_cast<unsigned>(op.id) + static_cast<unsigned>(key)) {}
+
+  Case& add(std::string label) {
+    cases_.emplace_back();
+    Case& c = cases_.back();
+    c.op = &op_;
+    c.key = key_;
+    c.label = std::move(label);
+    return c;
+  }
+  std::vector<Case> take() { return std::move(cases_); }
+
+  // Uniform in [lo, hi): mixed signs, as training data is.
+  HostTensor floats(Dims d, float lo = -1.0f, float hi = 1.0f) {
+    HostTensor t(AXON_FLOAT32, std::move(d));
+    std::uniform_real_distribution<float> u(lo, hi);
+    for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = u(rng_);
+    return t;
+  }
+  // Whole numbers in [lo, hi]: exact sums and many ties.
+  HostTensor whole(Dims d, int lo, int hi) {
+    HostTensor t(AXON_FLOAT32, std::move(d));
+    std::uniform_int_distribution<int> u(lo, hi);
+    for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = static_cast<float>(u(rng_));
+    return t;
+  }
+  HostTensor labels(int64_t n, int64_t classes) {
+    HostTensor t(AXON_INT32, {n});
+    std::uniform_int_distribution<int32_t> u(0, static_cast<int32_t>(classes - 1));
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t v = u(rng_);
+      std::memcpy(&t.bytes[static_cast<size_t>(i) * 4], &v, 4);
+    }
+    return t;
+  }
+  // Any bit pattern but NaN, for dtypes compared bit for bit.
+  HostTensor raw(axon_dtype dt, Dims d) {
+    if (dt == AXON_FLOAT32) return floats(std::move(d), -100.0f, 100.0f);
+    HostTensor t(dt, std::move(d));
+    std::uniform_int_distribution<int> u(0, 255);
+    for (unsigned char& b : t.bytes) b = static_cast<unsigned char>(u(rng_));
+    return t;
+  }
+  // ReLU outputs: zeros where the draw was negative.
+  HostTensor relu_like(Dims d) {
+    HostTensor t = floats(std::move(d));
+    for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = t.f32()[i] > 0 ? t.f32()[i] : 0.0f;
+    return t;
+  }
+
+ private:
+  const OpSchema& op_;
+  axon_dtype key_;
+  std::mt19937 rng_;
+  std::vector<Case> cases_;
+};
+
+HostTensor f32(Dims d) { return HostTensor(AXON_FLOAT32, std::move(d)); }
+
+void judge_all(Case& c, Rule r, bool abs_all) {
+  c.rules.assign(static_cast<size_t>(c.result_count()), r);
+  c.abs_inputs.assign(c.inputs.size(), abs_all);
+}
+
+// ------------------------------------------------------------------ convolutions
+
+struct ConvSpec {
+  Dims x, f;
+  axon_padding pad;
+  int sh, sw, dh, dw;
+};
+
+const char* pad_name(axon_padding p) { return p == kSame ? "SAME" : "VALID"; }
+
+std::string pair_text(int a, int b) { return a == b ? std::to_string(a) : std::to_string(a) + "x" + std::to_string(b); }
+
+std::string conv_text(const ConvSpec& s) {
+  std::string t = std::string(pad_name(s.pad)) + " stride " + pair_text(s.sh, s.sw);
+  if (s.dh != 1 || s.dw != 1) t += " dilation " + pair_text(s.dh, s.dw);
+  return t + " " + dims_text(s.x) + " * " + dims_text(s.f);
+}
+
+axon_conv2d_attrs conv_attrs(const ConvSpec& s) {
+  return {sizeof(axon_conv2d_attrs), s.sh, s.sw, s.dh, s.dw, s.pad};
+}
+
+Dims conv_out(const ConvSpec& s) {
+  const ConvGeometry g = conv_geometry(conv_attrs(s), s.x.data(), s.f.data());
+  return {g.n, g.oh, g.ow, g.oc};
+}
+
+// Odd sizes, batch 1 and 2, SAME and VALID, strides 1 and 2, dilation 2,
+// a layer of the guide's CNN and an empty batch; only the third has SAME,
+// stride 2 and an odd width.
+const std::vector<ConvSpec>& conv_specs() {
+  static const std::vector<ConvSpec> specs = {
+      {{1, 7, 5, 3}, {3, 3, 3, 4}, kValid, 1, 1, 1, 1},
+      {{2, 6, 7, 2}, {3, 3, 2, 3}, kSame, 1, 1, 1, 1},
+      {{1, 7, 5, 3}, {3, 3, 3, 4}, kSame, 2, 2, 1, 1},
+      {{2, 8, 9, 3}, {2, 3, 3, 2}, kValid, 2, 2, 1, 1},
+      {{1, 6, 6, 2}, {3, 3, 2, 2}, kSame, 2, 2, 1, 1},
+      {{1, 5, 8, 2}, {1, 3, 2, 3}, kSame, 2, 1, 1, 1},
+      {{1, 9, 8, 2}, {3, 3, 2, 3}, kSame, 1, 1, 2, 2},
+      {{1, 9, 9, 1}, {2, 2, 1, 2}, kValid, 1, 1, 2, 2},
+      {{2, 13, 13, 32}, {3, 3, 32, 64}, kValid, 1, 1, 1, 1},  // the CNN's second layer
+      {{0, 5, 5, 3}, {3, 3, 3, 4}, kSame, 1, 1, 1, 1},
+  };
+  return specs;
+}
+
+void conv_cases(Gen& g, OpId id) {
+  int k = 0;
+  for (const ConvSpec& s : conv_specs()) {
+    const Dims y = conv_out(s);
+    switch (id) {
+      case OpId::Conv2D: {
+        Case& c = g.add(conv_text(s));
+        c.inputs = {g.floats(s.x), g.floats(s.f)};
+        c.outputs = {f32(y)};
+        c.attrs.conv = conv_attrs(s);
+        judge_all(c, Rule::sum, true);
+        break;
+      }
+      case OpId::Conv2DBackpropInput: {
+        Case& c = g.add(conv_text(s));
+        c.inputs = {g.floats(y), g.floats(s.f)};
+        c.outputs = {f32(s.x)};
+        c.attrs.conv = conv_attrs(s);
+        judge_all(c, Rule::sum, true);
+        break;
+      }
+      case OpId::Conv2DBackpropFilter: {
+        Case& c = g.add(conv_text(s));
+        c.inputs = {g.floats(s.x), g.floats(y)};
+        c.outputs = {f32(s.f)};
+        c.attrs.conv = conv_attrs(s);
+        judge_all(c, Rule::sum, true);
+        break;
+      }
+      default: {  // _FusedConv2D, with and without relu in turn
+        const int act = k % 2 == 0 ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
+        Case& c = g.add(conv_text(s) + (act == AXON_ACTIVATION_RELU ? ", relu" : ", no activation"));
+        c.inputs = {g.floats(s.x), g.floats(s.f), g.floats({s.f[3]})};
+        c.outputs = {f32(y)};
+        c.attrs.fused_conv = {sizeof(axon_fused_conv2d_attrs), conv_attrs(s), act};
+        judge_all(c, Rule::sum, true);
+        break;
+      }
+    }
+    ++k;
+  }
+}
+
+// ------------------------------------------------------------------ pooling
+
+struct PoolSpec {
+  Dims x;
+  axon_padding pad;
+  int wh, ww, sh, sw;
+};
+
+axon_pool_attrs pool_attrs(const PoolSpec& s) { return {sizeof(axon_pool_attrs), s.wh, s.ww, s.sh, s.sw, s.pad}; }
+
+std::string pool_text(const PoolSpec& s) {
+  return std::string(pad_name(s.pad)) + " " + std::to_string(s.wh) + "x" + std::to_string(s.ww) + " stride " +
+         pair_text(s.sh, s.sw) + " " + dims_text(s.x);
+}
+
+void pool_cases(Gen& g, OpId id) {
+  static const std::vector<PoolSpec> specs = {
+      {{1, 7, 5, 3}, kValid, 2, 2, 2, 2}, {{2, 7, 6, 2}, kSame, 3, 3, 2, 2}, {{1, 5, 5, 2}, kSame, 2, 2, 1, 1},
+      {{1, 6, 7, 1}, kValid, 3, 3, 1, 1}, {{1, 5, 7, 2}, kSame, 3, 2, 2, 1}, {{0, 4, 4, 2}, kSame, 2, 2, 2, 2},
+  };
+  for (const PoolSpec& s : specs) {
+    const axon_pool_attrs a = pool_attrs(s);
+    const PoolGeometry p = pool_geometry(a, s.x[0], s.x[1], s.x[2], s.x[3]);
+    const Dims y = {p.n, p.oh, p.ow, p.c};
+    Case& c = g.add(pool_text(s));
+    c.attrs.pool = a;
+    if (id == OpId::MaxPool) {
+      c.inputs = {g.floats(s.x)};
+      c.outputs = {f32(y)};
+      judge_all(c, Rule::exact, false);
+    } else {  // MaxPoolGrad: y is MaxPool(x); dy is summed where windows overlap
+      HostTensor x = g.floats(s.x);
+      HostTensor yv = run_reference(op_schema(OpId::MaxPool), {x}, {f32(y)}, &c.attrs.pool)[0];
+      c.inputs = {x, yv, g.floats(y)};
+      c.outputs = {f32(s.x)};
+      judge_all(c, Rule::sum, false);
+      c.abs_inputs[2] = true;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ convolution + max pooling
+
+struct ConvPoolSpec {
+  ConvSpec conv;
+  PoolSpec pool;  // pool.x unused
+  int act;
+};
+
+axon_fused_conv2d_max_pool_attrs conv_pool_attrs(const ConvPoolSpec& s) {
+  return {sizeof(axon_fused_conv2d_max_pool_attrs), conv_attrs(s.conv), s.act, pool_attrs(s.pool)};
+}
+
+std::string conv_pool_text(const ConvPoolSpec& s) {
+  const PoolSpec& p = s.pool;
+  return "conv " + conv_text(s.conv) + ", pool " + pad_name(p.pad) + " " + std::to_string(p.wh) + "x" +
+         std::to_string(p.ww) + " stride " + pair_text(p.sh, p.sw) +
+         (s.act == AXON_ACTIVATION_RELU ? ", relu" : ", no activation");
+}
+
+void conv_pool_cases(Gen& g, OpId id) {
+  static const std::vector<ConvPoolSpec> specs = {
+      {{{1, 7, 5, 3}, {3, 3, 3, 4}, kSame, 1, 1, 1, 1}, {{}, kValid, 2, 2, 2, 2}, AXON_ACTIVATION_RELU},
+      {{{2, 8, 7, 2}, {3, 3, 2, 3}, kValid, 1, 1, 1, 1}, {{}, kSame, 3, 3, 2, 2}, AXON_ACTIVATION_NONE},
+      {{{1, 9, 9, 1}, {3, 3, 1, 2}, kSame, 2, 2, 1, 1}, {{}, kSame, 2, 2, 2, 2}, AXON_ACTIVATION_RELU},
+      {{{1, 7, 6, 2}, {2, 2, 2, 2}, kValid, 1, 1, 2, 2}, {{}, kValid, 2, 2, 1, 1}, AXON_ACTIVATION_NONE},
+      // the guide's CNN's first layer
+      {{{2, 28, 28, 1}, {3, 3, 1, 32}, kValid, 1, 1, 1, 1}, {{}, kValid, 2, 2, 2, 2}, AXON_ACTIVATION_RELU},
+      {{{0, 6, 6, 2}, {3, 3, 2, 2}, kSame, 1, 1, 1, 1}, {{}, kValid, 2, 2, 2, 2}, AXON_ACTIVATION_RELU},
+  };
+  for (const ConvPoolSpec& s : specs) {
+    const axon_fused_conv2d_max_pool_attrs a = conv_pool_attrs(s);
+    const ConvGeometry cg = conv_geometry(a.conv, s.conv.x.data(), s.conv.f.data());
+    const PoolGeometry p = pool_geometry(a.pool, cg.n, cg.oh, cg.ow, cg.oc);
+    const Dims y = {p.n, p.oh, p.ow, p.c};
+    const Dims bias = {s.conv.f[3]};
+    if (id == OpId::FusedConv2DMaxPool) {
+      Case& c = g.add(conv_pool_text(s));
+      c.attrs.conv_pool = a;
+      c.inputs = {g.floats(s.conv.x), g.floats(s.conv.f), g.floats(bias)};
+      c.outputs = {f32(y), HostTensor(AXON_UINT8, y)};
+      judge_all(c, Rule::sum, true);
+      c.rules[1] = Rule::exact;  // the argmax tap
+      continue;
+    }
+    // The gradient, with the argmax its forward gives, with and without dx.
+    HostTensor x = g.floats(s.conv.x), f = g.floats(s.conv.f), b = g.floats(bias);
+    HostTensor argmax = run_reference(op_schema(OpId::FusedConv2DMaxPool), {x, f, b},
+                                      {f32(y), HostTensor(AXON_UINT8, y)}, &a)[1];
+    HostTensor dy = g.floats(y);
+    for (bool with_dx : {true, false}) {
+      Case& c = g.add(conv_pool_text(s) + (with_dx ? ", with dx" : ", without dx"));
+      c.attrs.conv_pool = a;
+      c.inputs = {x, f, dy, argmax};
+      c.outputs = {f32(s.conv.f), f32(bias)};
+      if (with_dx) c.outputs.push_back(f32(s.conv.x));
+      judge_all(c, Rule::sum, true);
+      c.abs_inputs[3] = false;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ matrix products
+
+struct MatMulSpec {
+  int64_t m, k, n;
+  int ta, tb;
+};
+
+std::string matmul_text(const MatMulSpec& s, const Dims& a, const Dims& b) {
+  return dims_text(a) + (s.ta ? "^T" : "") + " * " + dims_text(b) + (s.tb ? "^T" : "");
+}
+
+void matmul_cases(Gen& g, OpId id) {
+  // Both transposes, batch 1, odd sizes, the CNN's Dense layer (batch 64,
+  // 576 -> 64) and its gradient's product, no rows, and k = 0 (c is all zeros).
+  static const std::vector<MatMulSpec> plain = {{3, 5, 4, 0, 0},  {3, 5, 4, 1, 0},   {3, 5, 4, 0, 1},
+                                                {3, 5, 4, 1, 1},  {1, 7, 3, 0, 0},   {5, 9, 7, 0, 1},
+                                                {64, 576, 64, 0, 0}, {576, 64, 64, 1, 0}, {0, 5, 4, 0, 0},
+                                                {3, 0, 4, 0, 0}};
+  static const std::vector<MatMulSpec> fused = {{3, 5, 4, 0, 0}, {3, 5, 4, 1, 1}, {1, 7, 3, 0, 1},  {5, 9, 7, 1, 0},
+                                                {64, 576, 64, 0, 0}, {0, 5, 4, 0, 0}, {3, 0, 4, 0, 0}};
+  int i = 0;
+  for (const MatMulSpec& s : id == OpId::MatMul ? plain : fused) {
+    const Dims a = s.ta ? Dims{s.k, s.m} : Dims{s.m, s.k};
+    const Dims b = s.tb ? Dims{s.n, s.k} : Dims{s.k, s.n};
+    const axon_matmul_attrs ma{sizeof(axon_matmul_attrs), s.ta, s.tb};
+    if (id == OpId::MatMul) {
+      Case& c = g.add(matmul_text(s, a, b));
+      c.inputs = {g.floats(a), g.floats(b)};
+      c.outputs = {f32({s.m, s.n})};
+      c.attrs.matmul = ma;
+      judge_all(c, Rule::sum, true);
+    } else {
+      const int act = i % 2 == 0 ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
+      Case& c = g.add(matmul_text(s, a, b) + (act == AXON_ACTIVATION_RELU ? ", relu" : ", no activation"));
+      c.inputs = {g.floats(a), g.floats(b), g.floats({s.n})};
+      c.outputs = {f32({s.m, s.n})};
+      c.attrs.fused_matmul = {sizeof(axon_fused_matmul_attrs), ma, act};
+      judge_all(c, Rule::sum, true);
+    }
+    ++i;
+  }
+}
+
+// ------------------------------------------------------------------ the other ops
+
+void elementwise_cases(Gen& g, OpId id) {
+  static const std::vector<Dims> shapes = {{3, 5, 7}, {1}, {2, 3, 4, 5}, {0, 3}};
+  for (const Dims& d : shapes) {
+    switch (id) {
+      case OpId::Relu: {
+        Case& c = g.add(dims_text(d));
+        c.inputs = {g.floats(d)};
+        c.outputs = {f32(d)};
+        judge_all(c, Rule::exact, false);
+        break;
+      }
+      case OpId::ReluGrad: {
+        Case& c = g.add(dims_text(d));
+        c.inputs = {g.floats(d), g.relu_like(d)};
+        c.outputs = {f32(d)};
+        judge_all(c, Rule::exact, false);
+        break;
+      }
+      case OpId::Scale:
+        for (bool in_place : {false, true}) {
+          Case& c = g.add("alpha -0.75 " + dims_text(d) + (in_place ? ", in place" : ""));
+          c.inputs = {g.floats(d)};
+          c.outputs = {f32(d)};
+          c.in_place = in_place;
+          c.attrs.scale = {sizeof(axon_scale_attrs), -0.75f};
+          judge_all(c, Rule::exact, false);
+        }
+        break;
+      case OpId::Fill: {
+        Case& c = g.add("value 2.5 " + dims_text(d));
+        c.outputs = {f32(d)};
+        c.attrs.fill = {sizeof(axon_fill_attrs), 2.5f};
+        judge_all(c, Rule::exact, false);
+        break;
+      }
+      case OpId::Identity: {
+        Case& c = g.add(dims_text(d));
+        HostTensor x = g.raw(c.key, d);
+        c.inputs = {x};
+        c.outputs = {HostTensor(c.key, d)};
+        judge_all(c, Rule::exact, false);
+        break;
+      }
+      case OpId::NormalizeImage: {
+        Case& c = g.add(dims_text(d));
+        c.inputs = {g.raw(AXON_UINT8, d)};
+        c.outputs = {f32(d)};
+        judge_all(c, Rule::exact, false);
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
+void bias_cases(Gen& g, OpId id) {
+  static const std::vector<Dims> shapes = {{2, 3, 5}, {1, 7}, {2, 2, 3, 4}, {0, 4}};
+  for (const Dims& d : shapes) {
+    const Dims bias = {d.back()};
+    switch (id) {
+      case OpId::BiasAdd:
+        for (bool in_place : {false, true}) {
+          Case& c = g.add(dims_text(d) + " + bias " + dims_text(bias) + (in_place ? ", in place" : ""));
+          c.inputs = {g.floats(d), g.floats(bias)};
+          c.outputs = {f32(d)};
+          c.in_place = in_place;
+          judge_all(c, Rule::exact, false);
+        }
+        break;
+      case OpId::BiasAddGrad: {
+        Case& c = g.add(dims_text(d));
+        c.inputs = {g.floats(d)};
+        c.outputs = {f32(bias)};
+        judge_all(c, Rule::sum, true);
+        break;
+      }
+      case OpId::FusedReluGradBiasAddGrad: {
+        Case& c = g.add(dims_text(d));
+        c.inputs = {g.floats(d), g.relu_like(d)};
+        c.outputs = {f32(d), f32(bias)};
+        judge_all(c, Rule::sum, false);
+        c.rules[0] = Rule::exact;  // dx is ReluGrad
+        c.abs_inputs[0] = true;
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
+void sum_cases(Gen& g, OpId id) {
+  if (id == OpId::Sum) {
+    const std::vector<std::pair<Dims, Dims>> shapes = {{{3, 5, 7}, {}}, {{1}, {1}}, {{4, 9}, {1}}, {{0, 3}, {}}};
+    for (const auto& [x, y] : shapes) {
+      Case& c = g.add(dims_text(x) + " -> " + dims_text(y));
+      c.inputs = {g.floats(x)};
+      c.outputs = {f32(y)};
+      judge_all(c, Rule::sum, true);
+    }
+    return;
+  }
+  // AddN with 1, 2 and 3 inputs.
+  const std::vector<std::pair<int, Dims>> shapes = {{3, {2, 3, 4}}, {1, {3, 5}}, {2, {1}}, {3, {0, 3}}};
+  for (const auto& [n, d] : shapes) {
+    Case& c = g.add(std::to_string(n) + (n == 1 ? " input " : " inputs ") + dims_text(d));
+    for (int i = 0; i < n; ++i) c.inputs.push_back(g.floats(d));
+    c.outputs = {f32(d)};
+    judge_all(c, Rule::sum, true);
+  }
+}
+
+void classifier_cases(Gen& g, OpId id) {
+  struct Spec {
+    int64_t n, classes;
+    bool ties;
+  };
+  static const std::vector<Spec> specs = {{5, 10, false}, {1, 3, false}, {8, 4, true}, {0, 10, false}};
+  for (const Spec& s : specs) {
+    if (s.ties && id == OpId::SparseSoftmaxCrossEntropyWithLogits) continue;
+    Case& c = g.add(std::string(s.ties ? "ties " : "") + dims_text({s.n, s.classes}));
+    // Ties: whole-number logits, so classes share the maximum.
+    c.inputs = {s.ties ? g.whole({s.n, s.classes}, 0, 2) : g.floats({s.n, s.classes}, -4.0f, 4.0f),
+                g.labels(s.n, s.classes)};
+    if (id == OpId::SparseSoftmaxCrossEntropyWithLogits) {
+      c.outputs = {f32({s.n}), f32({s.n, s.classes})};
+      judge_all(c, Rule::loss, false);
+      c.rules[1] = Rule::dlogits;
+    } else {
+      c.outputs = {f32({s.n})};
+      judge_all(c, Rule::exact, false);
+    }
+  }
+}
+
+void adam_cases(Gen& g) {
+  struct Spec {
+    Dims d;
+    int64_t step;
+  };
+  static const std::vector<Spec> specs = {{{37}, 1}, {{37}, 7}, {{3, 5}, 7}, {{0}, 1}};
+  for (const Spec& s : specs) {
+    Case& c = g.add("step " + std::to_string(s.step) + " " + dims_text(s.d));
+    c.inputs = {g.floats(s.d), g.floats(s.d, -0.1f, 0.1f), g.floats(s.d, 0.0f, 0.01f), g.floats(s.d)};
+    c.attrs.adam = {sizeof(axon_adam_attrs), 0.01f, 0.9f, 0.999f, 1e-7f, s.step};
+    judge_all(c, Rule::adam_var, false);
+    c.rules = {Rule::adam_var, Rule::adam_m, Rule::adam_v};
+  }
+}
+
+}  // namespace
+
+std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
+  Gen g(op, key);
+  switch (op.id) {
+    case OpId::Conv2D:
+    case OpId::Conv2DBackpropInput:
+    case OpId::Conv2DBackpropFilter:
+    case OpId::FusedConv2D: conv_cases(g, op.id); break;
+    case OpId::MaxPool:
+    case OpId::MaxPoolGrad: pool_cases(g, op.id); break;
+    case OpId::FusedConv2DMaxPool:
+    case OpId::FusedConv2DMaxPoolGrad: conv_pool_cases(g, op.id); break;
+    case OpId::MatMul:
+    case OpId::FusedMatMul: matmul_cases(g, op.id); break;
+    case OpId::Relu:
+    case OpId::ReluGrad:
+    case OpId::Scale:
+    case OpId::Fill:
+    case OpId::Identity:
+    case OpId::NormalizeImage: elementwise_cases(g, op.id); break;
+    case OpId::BiasAdd:
+    case OpId::BiasAddGrad:
+    case OpId::FusedReluGradBiasAddGrad: bias_cases(g, op.id); break;
+    case OpId::Sum:
+    case OpId::AddN: sum_cases(g, op.id); break;
+    case OpId::SparseSoftmaxCrossEntropyWithLogits:
+    case OpId::InTopK:
+    case OpId::SparseCategoricalAccuracy: classifier_cases(g, op.id); break;
+    case OpId::ApplyAdam: adam_cases(g); break;
+    case OpId::count: break;
+  }
+  return g.take();
+}
+
+}  // namespace axon::plugin_check

@@ -1,0 +1,169 @@
+#include "device_checks.hpp"
+
+#include "device_calls.hpp"
+
+#include <axon/op_table.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace axon::plugin_check {
+
+void check_list_ops(const axon_device_api& api, Report& report) {
+  const char* name = "list_ops names the ops get_kernel has";
+  std::set<std::string> listed, unknown;
+  if (const char* const* ops = api.list_ops(api.device_ctx))
+    for (; *ops != nullptr; ++ops) {
+      listed.insert(*ops);
+      if (find_op(*ops) == nullptr) unknown.insert(*ops);
+    }
+  std::string problems;
+  int with_kernel = 0;
+  for (const OpSchema& op : kOpTable) {
+    bool has = false;
+    for (int t = 0; t < kDtypeCount; ++t)
+      has = has || (kernel_dtype_allowed(op, static_cast<axon_dtype>(t)) &&
+                    api.get_kernel(api.device_ctx, op.name, static_cast<axon_dtype>(t)) != nullptr);
+    with_kernel += has;
+    if (has && !listed.count(op.name)) problems += std::string(problems.empty() ? "" : "; ") + op.name + " has a kernel but is not listed";
+    if (!has && listed.count(op.name)) problems += std::string(problems.empty() ? "" : "; ") + op.name + " is listed but has no kernel";
+  }
+  if (!problems.empty()) return report.fail(name, problems);
+  std::string extra;
+  for (const std::string& u : unknown) extra += (extra.empty() ? "" : ", ") + u;
+  report.pass(name, std::to_string(with_kernel) + " ops" +
+                        (extra.empty() ? "" : "; also listed, not in the op table (never used by axon): " + extra));
+}
+
+namespace {
+
+void check_alignment(const axon_device_api& api, Report& report) {
+  const std::string name = "allocator: " + std::to_string(kAlignment) + "-byte alignment";
+  const size_t sizes[] = {1, 3, 64, 100, 1000, 4096, 65537, size_t{1} << 20};
+  DeviceBuffers mem(api);
+  try {
+    for (size_t n : sizes) {
+      const auto at = reinterpret_cast<uintptr_t>(mem.allocate(n));
+      if (at % kAlignment != 0) {
+        size_t a = 1;
+        while (at % (a * 2) == 0) a *= 2;
+        return report.fail(name, "allocate(" + std::to_string(n) + ") gave an address aligned to " + std::to_string(a) +
+                                     " bytes only");
+      }
+    }
+  } catch (const CallFailed& e) {
+    return report.fail(name, e.what());
+  }
+  report.pass(name, std::to_string(std::size(sizes)) + " allocations of 1 to 1048576 bytes");
+}
+
+axon_memory_info info_of(const axon_device_api& api) {
+  axon_memory_info m{};
+  m.struct_size = sizeof m;
+  axon_error err{};
+  err.struct_size = sizeof err;
+  const axon_status s = api.memory_info(api.device_ctx, &m, &err);
+  if (s != AXON_OK) throw CallFailed("memory_info returned " + status_text(s, err));
+  return m;
+}
+
+// in_use grows by at least what was asked for and goes back when it is freed;
+// peak_in_use and reserved are at least in_use.
+void check_accounting(const axon_device_api& api, Report& report) {
+  const char* name = "allocator: memory_info accounting";
+  if (api.memory_info == nullptr) return report.skip(name, "the device has no memory_info (it is optional)");
+  try {
+    const uint64_t asked = 1000 + 3 * 4096 + 5;
+    const axon_memory_info before = info_of(api);
+    axon_memory_info during{};
+    {
+      DeviceBuffers mem(api);
+      mem.allocate(1000);
+      mem.allocate(3 * 4096 + 5);
+      during = info_of(api);
+    }
+    synchronize(api);  // a device that frees in stream order has done so now
+    const axon_memory_info after = info_of(api);
+    auto n = [](uint64_t v) { return std::to_string(v); };
+    if (during.in_use < before.in_use + asked)
+      return report.fail(name, "in_use went from " + n(before.in_use) + " to " + n(during.in_use) + " bytes after " +
+                                   n(asked) + " bytes were allocated");
+    if (during.peak_in_use < during.in_use)
+      return report.fail(name, "peak_in_use " + n(during.peak_in_use) + " is below in_use " + n(during.in_use));
+    if (during.reserved < during.in_use)
+      return report.fail(name, "reserved " + n(during.reserved) + " is below in_use " + n(during.in_use));
+    if (after.in_use != before.in_use)
+      return report.fail(name, "in_use was " + n(before.in_use) + " bytes, " + n(during.in_use) + " with " + n(asked) +
+                                   " more allocated, and " + n(after.in_use) + " once they were freed (want " +
+                                   n(before.in_use) + ")");
+    report.pass(name, "in_use " + n(before.in_use) + " -> " + n(during.in_use) + " -> " + n(after.in_use) + ", peak " +
+                          n(during.peak_in_use));
+  } catch (const CallFailed& e) {
+    report.fail(name, e.what());
+  }
+}
+
+}  // namespace
+
+void check_allocator(const axon_device_api& api, Report& report) {
+  check_alignment(api, report);
+  check_accounting(api, report);
+}
+
+void check_copies(const axon_device_api& api, Report& report) {
+  const size_t n = 65537 + 3;  // odd: no copy may assume whole words
+  std::vector<unsigned char> data(n), back(n);
+  std::mt19937 rng(7);
+  for (unsigned char& b : data) b = static_cast<unsigned char>(rng());
+  DeviceBuffers mem(api);
+  unsigned char* a = nullptr;
+  unsigned char* b = nullptr;
+  auto differs = [&](const unsigned char* want, size_t len) -> std::string {
+    for (size_t i = 0; i < len; ++i)
+      if (back[i] != want[i])
+        return "byte " + std::to_string(i) + " of " + std::to_string(len) + " is " + std::to_string(back[i]) +
+               ", want " + std::to_string(want[i]);
+    return "";
+  };
+  const char* round_trip = "copy: host->device->host";
+  try {
+    a = static_cast<unsigned char*>(mem.allocate(n));
+    b = static_cast<unsigned char*>(mem.allocate(n));
+    mem.upload(a, data.data(), n);
+    mem.download(back.data(), a, n);
+    if (std::string d = differs(data.data(), n); !d.empty()) return report.fail(round_trip, d);
+    report.pass(round_trip, std::to_string(n) + " bytes");
+  } catch (const CallFailed& e) {
+    return report.fail(round_trip, e.what());
+  }
+  const char* d2d = "copy: device->device";
+  axon_error err{};
+  err.struct_size = sizeof err;
+  try {
+    const axon_status s = api.copy_device_to_device(api.device_ctx, b, a, n, &err);
+    if (s != AXON_OK) return report.fail(d2d, "copy_device_to_device returned " + status_text(s, err));
+    mem.download(back.data(), b, n);
+    if (std::string d = differs(data.data(), n); !d.empty()) return report.fail(d2d, d);
+    report.pass(d2d, std::to_string(n) + " bytes");
+  } catch (const CallFailed& e) {
+    return report.fail(d2d, e.what());
+  }
+  // Inside allocations, as axon's views are: 256 bytes into one, 512 into the other.
+  const char* offsets = "copy: device->device between offsets into allocations";
+  try {
+    const size_t len = n - 1000;
+    const axon_status s = api.copy_device_to_device(api.device_ctx, b + 512, a + 256, len, &err);
+    if (s != AXON_OK) return report.fail(offsets, "copy_device_to_device returned " + status_text(s, err));
+    mem.download(back.data(), b + 512, len);
+    if (std::string d = differs(data.data() + 256, len); !d.empty()) return report.fail(offsets, d);
+    report.pass(offsets, std::to_string(len) + " bytes");
+  } catch (const CallFailed& e) {
+    report.fail(offsets, e.what());
+  }
+}
+
+}  // namespace axon::plugin_check

@@ -1,0 +1,75 @@
+#include "reference.hpp"
+
+#include "kernels.hpp"  // the reference plugin's: ref::kernel_table()
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace axon::plugin_check {
+namespace {
+
+// The reference kernels take a device but keep nothing in it: their memory
+// is host memory, and none of these is ever called.
+class HostDevice final : public axon::sdk::Device {
+ public:
+  void* allocate(size_t) override { return nullptr; }
+  void deallocate(void*) noexcept override {}
+  void copy_host_to_device(void*, const void*, size_t) override {}
+  void copy_device_to_host(void*, const void*, size_t) override {}
+  void copy_device_to_device(void*, const void*, size_t) override {}
+  axon_kernel_fn get_kernel(const char* op, axon_dtype t) override { return ref::kernel_table().find(op, t); }
+  const char* const* list_ops() override { return ref::kernel_table().list(); }
+};
+
+void* data_of(HostTensor& t) { return t.bytes.empty() ? nullptr : t.bytes.data(); }
+
+}  // namespace
+
+std::vector<HostTensor> run_reference(const OpSchema& op, std::vector<HostTensor> inputs,
+                                      std::vector<HostTensor> outputs, const void* attrs, bool in_place) {
+  const axon_dtype key = !inputs.empty() ? inputs[0].dtype : outputs.at(0).dtype;
+  axon_kernel_fn fn = ref::kernel_table().find(op.name, key);
+  if (fn == nullptr) throw std::runtime_error(std::string("the reference has no ") + op.name + " kernel");
+  std::vector<axon_tensor> in, out;
+  for (HostTensor& t : inputs) in.push_back(t.view(data_of(t)));
+  for (HostTensor& t : outputs) out.push_back(t.view(data_of(t)));
+  if (in_place) out.at(0).data = in.at(0).data;
+  axon_kernel_call call{};
+  call.struct_size = sizeof call;
+  call.op = op.name;
+  call.num_inputs = static_cast<int32_t>(in.size());
+  call.inputs = in.data();
+  call.num_outputs = static_cast<int32_t>(out.size());
+  call.outputs = out.data();
+  call.attrs = attrs;
+  static HostDevice device;
+  axon_error err{};
+  err.struct_size = sizeof err;
+  if (fn(&device, &call, &err) != AXON_OK)
+    throw std::runtime_error(std::string("the reference refused the case: ") + err.message);
+  if (op.in_place_inputs > 0) {
+    inputs.resize(static_cast<size_t>(op.in_place_inputs));
+    return inputs;
+  }
+  if (in_place) outputs[0] = inputs[0];
+  return outputs;
+}
+
+Expected expected_results(const Case& c) {
+  Expected e;
+  e.want = run_reference(*c.op, c.inputs, c.outputs, c.attr_ptr(), c.in_place);
+  bool any_sum = false;
+  for (Rule r : c.rules) any_sum = any_sum || r == Rule::sum;
+  if (!any_sum) return e;
+  std::vector<HostTensor> magnitudes = c.inputs;
+  for (size_t i = 0; i < magnitudes.size(); ++i) {
+    if (i >= c.abs_inputs.size() || !c.abs_inputs[i] || magnitudes[i].dtype != AXON_FLOAT32) continue;
+    float* p = magnitudes[i].f32();
+    for (int64_t k = 0; k < magnitudes[i].numel(); ++k) p[k] = std::fabs(p[k]);
+  }
+  e.abs_sum = run_reference(*c.op, std::move(magnitudes), c.outputs, c.attr_ptr(), c.in_place);
+  return e;
+}
+
+}  // namespace axon::plugin_check

@@ -1,0 +1,179 @@
+// A "CHK" device on host memory that serves every op from the reference
+// kernels, for axon-plugin-check's tests. A define picks one fault, and each
+// fault fails exactly one of the checker's checks:
+//   CHK_FAULT_WRONGKERNEL  Conv2D with SAME padding, stride 2 and an odd width
+//                          leaves out the last output column;
+//   CHK_FAULT_CRASHBAD     MatMul trusts the rank of its first input and
+//                          crashes on any other than 2;
+//   CHK_FAULT_LEAKINFO     memory_info's in_use never goes down;
+//   CHK_FAULT_LOSTASYNC    synchronize() drops the error Relu's bad input left.
+// Relu validates asynchronously in every variant (a bad call returns OK and
+// the next synchronize() reports it), so CHK_FAULT_NONE passes every check,
+// the deferred errors included.
+#include "kernels.hpp"
+
+#include <axon/op_validate.hpp>
+#include <axon/plugin.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace chk {
+
+using namespace axon::sdk;
+
+class ChkDevice final : public Device {
+ public:
+  explicit ChkDevice(const axon_device_config& config)
+      : limit_(config.memory_mode == AXON_MEMORY_LIMIT ? config.memory_limit_bytes : 0) {}
+
+  void* allocate(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (limit_ != 0 && bytes > limit_ - std::min(limit_, in_use_))
+      fail(AXON_OUT_OF_MEMORY, format("/device:CHK:0: out of memory: requested %zu bytes, limit %llu bytes, in use "
+                                      "%llu bytes", bytes, static_cast<unsigned long long>(limit_),
+                                      static_cast<unsigned long long>(in_use_)));
+    const size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+    void* p = rounded < bytes ? nullptr : std::aligned_alloc(64, rounded);
+    if (p == nullptr)
+      fail(AXON_OUT_OF_MEMORY, format("/device:CHK:0: out of memory: requested %zu bytes", bytes));
+    sizes_[p] = bytes;
+    in_use_ += bytes;
+    peak_ = std::max(peak_, in_use_);
+    return p;
+  }
+  void deallocate(void* p) noexcept override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sizes_.find(p);
+    if (it == sizes_.end()) return;
+#ifndef CHK_FAULT_LEAKINFO
+    in_use_ -= it->second;
+#endif
+    sizes_.erase(it);
+    std::free(p);
+  }
+  void copy_host_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
+  void copy_device_to_host(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
+  void copy_device_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
+
+  // Reports (and clears) the error a deferred validation left.
+  void synchronize() override {
+    std::string pending;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending.swap(pending_);
+    }
+#ifndef CHK_FAULT_LOSTASYNC
+    if (!pending.empty()) fail(AXON_INVALID_ARGUMENT, pending);
+#endif
+  }
+  void defer_error(const std::string& message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.empty()) pending_ = message;
+  }
+
+  axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override;
+  const char* const* list_ops() override { return ref::kernel_table().list(); }
+
+  axon_memory_info memory_info() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    axon_memory_info m{};
+    m.struct_size = sizeof m;
+    m.in_use = in_use_;
+    m.peak_in_use = peak_;
+    m.reserved = in_use_;
+    m.limit = limit_;
+    return m;
+  }
+
+ private:
+  static void copy(void* dst, const void* src, size_t n) {
+    if (n == 0) return;
+    require(dst != nullptr && src != nullptr, "CHK: copy with a null pointer");
+    std::memmove(dst, src, n);
+  }
+
+  const uint64_t limit_;
+  std::mutex mu_;
+  std::unordered_map<void*, size_t> sizes_;
+  uint64_t in_use_ = 0, peak_ = 0;
+  std::string pending_;
+};
+
+axon_kernel_fn reference(const char* op) { return ref::kernel_table().find(op, AXON_FLOAT32); }
+
+// Relu as a queued device would run it: a bad call is accepted, and its
+// error is left for synchronize().
+axon_status relu_deferred(void* ctx, const axon_kernel_call* call, axon_error* err) {
+  std::string why;
+  if (!axon::validate_call(axon::op_schema(axon::OpId::Relu), *call, &why)) {
+    static_cast<ChkDevice*>(static_cast<Device*>(ctx))->defer_error(why);
+    return AXON_OK;
+  }
+  return reference("Relu")(ctx, call, err);
+}
+
+#ifdef CHK_FAULT_WRONGKERNEL
+axon_status conv2d_drops_column(void* ctx, const axon_kernel_call* call, axon_error* err) {
+  const axon_status s = reference("Conv2D")(ctx, call, err);
+  if (s != AXON_OK) return s;
+  const auto& a = *static_cast<const axon_conv2d_attrs*>(call->attrs);
+  const axon_tensor& x = call->inputs[0];
+  const axon_tensor& y = call->outputs[0];
+  if (a.padding != AXON_PADDING_SAME || a.stride_w != 2 || x.dims[2] % 2 == 0) return s;
+  float* yp = static_cast<float*>(y.data);
+  for (int64_t row = 0; row < y.dims[0] * y.dims[1]; ++row)
+    for (int64_t c = 0; c < y.dims[3]; ++c) yp[(row * y.dims[2] + y.dims[2] - 1) * y.dims[3] + c] = 0.0f;
+  return s;
+}
+#endif
+
+#ifdef CHK_FAULT_CRASHBAD
+axon_status matmul_trusting(void* ctx, const axon_kernel_call* call, axon_error* err) {
+  // Rows of a looked up per rank, as if every caller passed a matrix.
+  static const int64_t two = 2;
+  static const int64_t* const rows_by_rank[AXON_MAX_RANK + 1] = {nullptr, nullptr, &two};
+  const int rank = std::clamp(call->inputs[0].rank, 0, AXON_MAX_RANK);
+  const int64_t* volatile rows = rows_by_rank[rank];
+  if (*rows != 2) return AXON_INTERNAL;
+  return reference("MatMul")(ctx, call, err);
+}
+#endif
+
+axon_kernel_fn ChkDevice::get_kernel(const char* op, axon_dtype dtype) {
+  const std::string name = op;
+  if (dtype == AXON_FLOAT32 && name == "Relu") return relu_deferred;
+#ifdef CHK_FAULT_WRONGKERNEL
+  if (dtype == AXON_FLOAT32 && name == "Conv2D") return conv2d_drops_column;
+#endif
+#ifdef CHK_FAULT_CRASHBAD
+  if (dtype == AXON_FLOAT32 && name == "MatMul") return matmul_trusting;
+#endif
+  return ref::kernel_table().find(op, dtype);
+}
+
+class ChkPlugin final : public Plugin {
+ public:
+  int device_count() noexcept override { return 1; }
+  axon_device_props device_props(int physical_id) override {
+    require(physical_id == 0, format("chk: no device %d (it has one)", physical_id));
+    axon_device_props p{};
+    copy_string(p.name, "axon-plugin-check test device (reference kernels)");
+    p.physical_id = 0;
+    p.threads = 1;
+    return p;
+  }
+  std::unique_ptr<Device> open_device(int physical_id, const axon_device_config& config) override {
+    require(physical_id == 0, format("chk: no device %d (it has one)", physical_id));
+    return std::make_unique<ChkDevice>(config);
+  }
+};
+
+}  // namespace chk
+
+AXON_DEFINE_PLUGIN(new chk::ChkPlugin(), "chk", "0.1.0", "CHK", 5)

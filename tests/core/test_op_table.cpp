@@ -257,6 +257,13 @@ TEST_CASE("the validator names the op and the tensor for each kind of malformed 
     Case adam = cases[static_cast<int>(OpId::ApplyAdam)];
     adam.in[2].dims[0] = 6;
     CHECK(adam.why() == "ApplyAdam: v has shape [6], expected var's [7]");
+    bias = cases[static_cast<int>(OpId::BiasAdd)];
+    bias.in[0] = tensor({4});
+    bias.out[0] = tensor({4});
+    CHECK(bias.why() == "BiasAdd: x must have rank >= 2, got shape [4]");  // TensorFlow's rule
+    Case xent = cases[static_cast<int>(OpId::SparseSoftmaxCrossEntropyWithLogits)];
+    xent.in[0] = xent.out[1] = tensor({5, 0});
+    CHECK(xent.why() == "SparseSoftmaxCrossEntropyWithLogits: logits [5,0] have no classes");
     Case sum = cases[static_cast<int>(OpId::Sum)];
     sum.out[0] = tensor({2});
     CHECK(sum.why() == "Sum: y must be a scalar ([] or [1]), got shape [2]");

@@ -62,7 +62,7 @@ const std::vector<Bad> kBad{
      "inner dimensions differ: a [2,3], b [4,5]"},
     {"rank 3", "MatMul", {{F, {2, 3, 1}}, {F, {3, 5}}}, {{F, {2, 5}}}, &kMatMul, "a must have rank 2, got shape [2,3,1]"},
     {"bias length", "BiasAdd", {{F, {4, 3}}, {F, {4}}}, {{F, {4, 3}}}, nullptr, "bias has shape [4], expected [3]"},
-    {"value rank 0", "BiasAdd", {{F, {}}, {F, {3}}}, {{F, {}}}, nullptr, "x must have rank >= 1, got shape []"},
+    {"value rank 1", "BiasAdd", {{F, {3}}, {F, {3}}}, {{F, {3}}}, nullptr, "x must have rank >= 2, got shape [3]"},
     {"output length", "BiasAddGrad", {{F, {4, 3}}}, {{F, {4}}}, nullptr, "dbias has shape [4], expected [3]"},
     {"shape mismatch", "Relu", {{F, {4, 3}}}, {{F, {3, 4}}}, nullptr, "y has shape [3,4], expected x's [4,3]"},
     {"two inputs", "Relu", {{F, {4}}, {F, {4}}}, {{F, {4}}}, nullptr, "expected 1 inputs and 1 outputs, got 2 and 1"},

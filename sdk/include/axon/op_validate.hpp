@@ -111,6 +111,11 @@ class Validation {
     if (!padding_known(a.padding)) return fail("unknown padding %d", raw(a.padding));
     return true;
   }
+  // Logits [N, C] need a class to take a softmax or a maximum over.
+  bool has_classes(const axon_tensor& logits) {
+    if (logits.dims[1] >= 1) return true;
+    return fail("logits %s have no classes", dims_string(logits).c_str());
+  }
   bool activation(int32_t act) {
     if (act == AXON_ACTIVATION_NONE || act == AXON_ACTIVATION_RELU) return true;
     return fail("unknown activation %d", act);
@@ -203,18 +208,18 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       if (s.id == OpId::FusedMatMul && !v.shape_is(in[2], "bias", {n})) return false;
       return v.shape_is(out[0], "c", {m, n});
     }
-    case OpId::BiasAdd:
-      if (in[0].rank < 1) return v.fail("x must have rank >= 1, got shape %s", dims_string(in[0]).c_str());
+    case OpId::BiasAdd:  // TensorFlow's rule: at least 2-D
+      if (in[0].rank < 2) return v.fail("x must have rank >= 2, got shape %s", dims_string(in[0]).c_str());
       return v.shape_is(in[1], "bias", {in[0].dims[in[0].rank - 1]}) && v.same_shape(out[0], "y", in[0], "x");
     case OpId::BiasAddGrad:
-      if (in[0].rank < 1) return v.fail("dy must have rank >= 1, got shape %s", dims_string(in[0]).c_str());
+      if (in[0].rank < 2) return v.fail("dy must have rank >= 2, got shape %s", dims_string(in[0]).c_str());
       return v.shape_is(out[0], "dbias", {in[0].dims[in[0].rank - 1]});
     case OpId::SparseSoftmaxCrossEntropyWithLogits:
-      return v.rank_is(in[0], "logits", 2) && v.shape_is(in[1], "labels", {in[0].dims[0]}) &&
+      return v.rank_is(in[0], "logits", 2) && v.has_classes(in[0]) && v.shape_is(in[1], "labels", {in[0].dims[0]}) &&
              v.shape_is(out[0], "loss", {in[0].dims[0]}) && v.same_shape(out[1], "dlogits", in[0], "logits");
     case OpId::InTopK:
     case OpId::SparseCategoricalAccuracy:
-      return v.rank_is(in[0], "logits", 2) && v.shape_is(in[1], "labels", {in[0].dims[0]}) &&
+      return v.rank_is(in[0], "logits", 2) && v.has_classes(in[0]) && v.shape_is(in[1], "labels", {in[0].dims[0]}) &&
              v.shape_is(out[0], "correct", {in[0].dims[0]});
     case OpId::ApplyAdam: {
       const auto& a = *static_cast<const axon_adam_attrs*>(c.attrs);
@@ -241,7 +246,7 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
              v.shape_is(out[0], "y", {g.n, g.oh, g.ow, g.oc});
     }
     case OpId::FusedReluGradBiasAddGrad:
-      if (in[0].rank < 1) return v.fail("dy must have rank >= 1, got shape %s", dims_string(in[0]).c_str());
+      if (in[0].rank < 2) return v.fail("dy must have rank >= 2, got shape %s", dims_string(in[0]).c_str());
       return v.same_shape(in[1], "y", in[0], "dy") && v.same_shape(out[0], "dx", in[0], "dy") &&
              v.shape_is(out[1], "dbias", {in[0].dims[in[0].rank - 1]});
     case OpId::FusedConv2DMaxPool:

@@ -5,16 +5,26 @@ git worktree (of HEAD, or --rev) under --work, built once in its own build
 folder and rebuilt incrementally for each mutation.
 
     python3 tools/mutate/run.py [--work /tmp/axon-mutate] [--rev HEAD] [--only NAME ...]
-                                [--noop-sweep] [--table FILE] [-j N]
+                                [--noop-sweep] [--check] [--targets T ...] [--baseline]
+                                [--table FILE] [-j N]
 
-Each mutation edits exact text (each `old` must occur exactly once, or the
-mutation is reported as stale), rebuilds, runs its tests with ctest, and is
-reverted. A mutation is caught when at least one of its tests fails. The
-table (markdown, as in docs/testing.md) lists every mutation with the tests
-that caught it. --noop-sweep adds one mutation per kernel of the CPU and
-reference plugins: the kernel returns at once, leaving its outputs as they
-were. Exit 0 when every mutation is caught, 1 otherwise. Slow (minutes per
-mutation on two cores): not part of CI.
+Each mutation edits exact text: each `old` must occur exactly once in the
+file at --rev. Every selected mutation is checked against the tree before
+anything is built, and one whose text is not there (a file gone, the code
+rewritten) stops the run with its name: no mutation is ever skipped. Then
+each is planted, rebuilt, its tests run with ctest, and reverted. A
+mutation is caught when at least one of its tests fails. The table
+(markdown, as in docs/testing.md) lists every mutation with the tests that
+caught it. --noop-sweep adds one mutation per kernel the CPU and reference
+plugins register (add<OpId::X, fn>): fn returns at once, leaving its outputs
+as they were; a registered kernel whose definition is not found stops the
+run too. --check only checks the text of the selected mutations at --rev
+(no worktree, no build). --targets builds only the targets named (and what
+they need) instead of everything: faster, for mutations whose tests need
+nothing else. --baseline (implied by --targets) first runs the selected
+mutations' tests on the unmutated copy and stops if any fails, since a test
+failing anyway would be counted as a catch. Exit 0 when every mutation is caught, 1 otherwise.
+Slow (minutes per mutation on two cores): not part of CI.
 """
 import argparse
 import os
@@ -25,21 +35,25 @@ import time
 
 CPU = "plugins/cpu"
 REF = "sdk/examples/reference-plugin/kernels.cpp"
+# TensorFlow's window geometry, written once for the host's validation and
+# every plugin (CPU, reference, CUDA): a bug planted here moves them all.
+GEOMETRY = "sdk/include/axon/op_geometry.hpp"
 
 # The tests a mutation of the kernels may trip: the kernel tests (each ISA),
 # the goldens, the layer gradchecks and model tests, the contract tests.
 KERNEL_TESTS = r"^(kernels|goldens|train\.gradcheck|train\.model|cuda_kernels_driver_on_cpu)"
+# ... and, for the shared geometry, the op table's hand-worked window sizes
+# and shapes (tests/core/test_op_table.cpp).
+GEOMETRY_TESTS = r"^(kernels|goldens|train\.gradcheck|train\.model|cuda_kernels_driver_on_cpu|core\.unit\.)"
 
 MUTATIONS = [
     {
         "name": "SAME split reversed",
-        "what": "SAME padding puts the larger half before (CPU and reference)",
+        "what": "SAME padding puts the larger half before (window_axis: the host's validation, CPU, reference and CUDA at once)",
         "edits": [
-            (f"{CPU}/checks.cpp", "return {out, std::max<int64_t>((out - 1) * stride + eff - in, 0) / 2};",
-             "return {out, (std::max<int64_t>((out - 1) * stride + eff - in, 0) + 1) / 2};"),
-            (REF, "return {out, total / 2};", "return {out, (total + 1) / 2};"),
+            (GEOMETRY, "w.pad_before = w.pad_total / 2;", "w.pad_before = (w.pad_total + 1) / 2;"),
         ],
-        "tests": KERNEL_TESTS,
+        "tests": GEOMETRY_TESTS,
     },
     {
         "name": "Adam epsilon inside the root",
@@ -94,12 +108,12 @@ MUTATIONS = [
     },
     {
         "name": "stride off by one",
-        "what": "VALID output size (in - k + 1) / stride + 1 (CPU and reference)",
+        "what": "VALID output size (in - k + 1) / stride + 1 (window_axis: the host's validation, CPU, reference and CUDA at once)",
         "edits": [
-            (f"{CPU}/checks.cpp", "return {(in - eff) / stride + 1, 0};", "return {(in - eff + 1) / stride + 1, 0};"),
-            (REF, "return {(in - eff) / stride + 1, 0};", "return {(in - eff + 1) / stride + 1, 0};"),
+            (GEOMETRY, "w.out = in >= effective ? (in - effective) / stride + 1 : 0;",
+             "w.out = in >= effective ? (in - effective + 1) / stride + 1 : 0;"),
         ],
-        "tests": KERNEL_TESTS,
+        "tests": GEOMETRY_TESTS,
     },
     {
         "name": "bias left out",
@@ -117,7 +131,7 @@ MUTATIONS = [
         "what": "Conv2DBackpropFilter leaves out the batch's last image (CPU and reference)",
         "edits": [
             (f"{CPU}/conv.cpp", "conv2d_backprop_filter_into(d, g, x.data<float>(), dy.data<float>(), df.data<float>());",
-             "conv2d_backprop_filter_into(d, [&] { ConvGeom h = g; h.n -= h.n > 1; return h; }(), x.data<float>(), "
+             "conv2d_backprop_filter_into(d, [&] { ConvGeometry h = g; h.n -= h.n > 1; return h; }(), x.data<float>(), "
              "dy.data<float>(), df.data<float>());"),
             (REF, "acc[static_cast<size_t>(((kh * g.kw + kw) * g.c + ci) * g.oc + o)] += double(xp[xi + ci]) * d[o];",
              "if (n != g.n - 1) acc[static_cast<size_t>(((kh * g.kw + kw) * g.c + ci) * g.oc + o)] += "
@@ -149,9 +163,10 @@ MUTATIONS += [
     },
     {
         "name": "training accuracy counts ties",
-        "what": "the metric looks for a misspelt op, so it always takes InTopK",
-        "edits": [("core/src/nn/metrics.cpp", 'has_kernel("_SparseCategoricalAccuracy", logits.dtype())',
-                   'has_kernel("_SparseCategoricalAcuracy", logits.dtype())')],
+        "what": "the metric asks for SparseCategoricalAccuracy's kernel by the labels' dtype (int32), which none has, "
+                "so it always takes InTopK",
+        "edits": [("core/src/nn/metrics.cpp", "has_kernel(OpId::SparseCategoricalAccuracy, logits.dtype())",
+                   "has_kernel(OpId::SparseCategoricalAccuracy, labels.dtype())")],
         "tests": r"^train\.model",
     },
     {
@@ -191,6 +206,61 @@ MUTATIONS += [
 ]
 
 
+# The host's side of the op table and of a training run: validation,
+# dispatch, the placement recorder, check-numerics, synchronisation.
+MUTATIONS += [
+    {
+        "name": "Conv2D output shape unchecked",
+        "what": "the host's validator (op_validate.hpp) checks Conv2D's input and filter but not y's shape",
+        "edits": [("sdk/include/axon/op_validate.hpp",
+                   'return v.conv(a, in[0], "x", in[1], "filter", &g) && v.shape_is(out[0], "y", {g.n, g.oh, g.ow, g.oc});',
+                   'return v.conv(a, in[0], "x", in[1], "filter", &g);')],
+        "tests": r"^core\.(unit|runtime)\.",
+    },
+    {
+        "name": "in-place inputs not copied back",
+        "what": "dispatch reads in_place_inputs as 0: ApplyAdam run on a fallback device leaves var, m and v as they were",
+        "edits": [("core/src/dispatch.cpp",
+                   "    for (int i = 0; i < schema.in_place_inputs && i < static_cast<int>(n_in); ++i)\n"
+                   "      if (staged_in[i].defined()) {",
+                   "    for (int i = 0; i < 0 && i < static_cast<int>(n_in); ++i)\n"
+                   "      if (staged_in[i].defined()) {")],
+        "tests": r"^core\.runtime\.",
+    },
+    {
+        "name": "fused op listed as missing",
+        "what": "the placement recorder lists a fused op that fell back as a missing kernel itself, not the parts it lacks",
+        "edits": [("core/src/placement_plan.cpp", "if (s == nullptr || !op_is_optional(*s)) {",
+                   "if (s == nullptr || !op_is_optional(*s) || true) {")],
+        "tests": r"^(core\.runtime\.|errors\.(dry_run|strict_placement))",
+    },
+    {
+        "name": "parts_missing not listed",
+        "what": "a fused op that fell back lists no parts_missing, so the kernels it lacks are not reported",
+        "edits": [("core/src/dispatch.cpp", "      planned.parts_missing.emplace_back(name);\n", "      (void)name;\n")],
+        "tests": r"^(core\.runtime\.|errors\.(dry_run|strict_placement))",
+    },
+    {
+        "name": "check-numerics never throws",
+        "what": "check-numerics reads every output and finds nothing: a NaN or Inf goes on",
+        "edits": [("core/src/dispatch.cpp", "      if (!std::isfinite(host[i])) {", "      if (false && !std::isfinite(host[i])) {")],
+        "tests": r"^(core\.runtime\.|errors\.check_numerics)",
+    },
+    {
+        "name": "epoch ends unsynchronised",
+        "what": "TerminateOnNaN synchronises no replica after an epoch's last step or at its end: a queued failure "
+                "surfaces only when training is over",
+        "edits": [("core/src/train/terminate_on_nan.cpp",
+                   "  // Before validation queues more work on a device that may have failed.\n  synchronize_replicas(model_);\n",
+                   "  // Before validation queues more work on a device that may have failed.\n"),
+                  ("core/src/train/terminate_on_nan.cpp",
+                   "void TerminateOnNaN::on_epoch_end(const nn::EpochLogs&) { synchronize_replicas(model_); }",
+                   "void TerminateOnNaN::on_epoch_end(const nn::EpochLogs&) {}")],
+        "tests": r"^errors\.(async|nan)",
+    },
+]
+
+
 def sh(cmd, cwd, log=None, timeout=None):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if log is not None:
@@ -199,35 +269,62 @@ def sh(cmd, cwd, log=None, timeout=None):
     return p
 
 
-def kernel_functions(path, table_call):
-    """Names of the kernel functions a file registers (k<fn> / cpu_kernel<fn>)."""
-    text = open(path).read()
-    return sorted(set(re.findall(table_call, text)))
+class Stale(Exception):
+    """A mutation's text is not in the tree: it would test nothing."""
 
 
-def noop_mutations(tree):
-    """One mutation per kernel of the CPU and reference plugins: it returns at once."""
+# Kernel registrations, as plugins/cpu/kernels.hpp and the reference plugin
+# write them: add<OpId::Relu, relu>(t);
+REGISTRATION = re.compile(r"\badd<OpId::(\w+), (\w+)>\(t\);")
+
+
+def noop_mutations(read, listdir):
+    """One mutation per kernel the CPU and reference plugins register: it
+    returns at once. `read(rel)` gives a file's text, `listdir(rel)` a
+    folder's names. Raises Stale when a plugin registers no kernel or a
+    registered kernel's definition is not found exactly once."""
     out = []
-    for rel, call, sig in [(REF, r"k<(\w+)>", r"void {}\(Device&[^)]*\) \{{\n"),
-                           (f"{CPU}/math.cpp", r"k<(\w+)>", r"void {}\(CpuDevice&[^)]*\) \{{\n"),
-                           (f"{CPU}/conv.cpp", r"cpu_kernel<(\w+)>", r"void {}\(CpuDevice&[^)]*\) \{{\n"),
-                           (f"{CPU}/pool.cpp", r"cpu_kernel<(\w+)>", r"void {}\(CpuDevice&[^)]*\) \{{\n"),
-                           (f"{CPU}/conv_pool.cpp", r"cpu_kernel<(\w+)>", r"void {}\(CpuDevice&[^)]*\) \{{\n")]:
-        path = os.path.join(tree, rel)
-        if not os.path.exists(path):
-            continue
-        text = open(path).read()
-        for fn in kernel_functions(path, call):
-            m = re.search(sig.format(fn), text)
-            if not m:
-                continue
-            head = m.group(0)
-            plugin = "reference" if rel == REF else "cpu"
+    cpu_sources = sorted(f"{CPU}/{n}" for n in listdir(CPU) if n.endswith(".cpp"))
+    for plugin, sources, device in [("reference", [REF], "Device"), ("cpu", cpu_sources, "CpuDevice")]:
+        texts = {rel: read(rel) for rel in sources}
+        registered = sorted({fn for text in texts.values() for _, fn in REGISTRATION.findall(text)})
+        if not registered:
+            raise Stale(f"no kernel registered as add<OpId::X, fn>(t) in {', '.join(sources)}")
+        for fn in registered:
+            # void relu(CpuDevice& d, const KernelCall& c) {   (the body on this line or the next)
+            sig = re.compile(r"^void " + fn + r"\(" + device + r"&[^)]*\) \{", re.M)
+            where = [(rel, m.group(0)) for rel, text in texts.items() for m in sig.finditer(text)]
+            if len(where) != 1:
+                raise Stale(f"the {plugin} plugin's kernel {fn}: {len(where)} definitions "
+                            f"'void {fn}({device}& ...) {{' in {', '.join(sources)}")
+            rel, head = where[0]
             out.append({"name": f"no-op {plugin} {fn}", "what": f"the {plugin} plugin's {fn} returns at once",
-                        "edits": [(rel, head, head + "  return;  // mutation: a no-op kernel\n")],
+                        "edits": [(rel, head, head + " return; /* mutation: a no-op kernel */")],
                         # the kernel tests once (all of them, baseline SIMD), the goldens, the model tests
                         "tests": r"^(kernels\[base\]|goldens\.(cpu|reference)$|goldens\.cnn_adam$|train\.model)"})
     return out
+
+
+def failed_tests(ctest_output):
+    """The tests ctest's summary lists as failed (any way of failing, not run included)."""
+    return sorted(set(re.findall(r"^\s*\d+ - (\S+(?: \S+)*?) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
+                                 r"Exception|Child aborted|Not Run)\)", ctest_output, re.M)))
+
+
+def stale_edits(m, read):
+    """Why mutation m cannot be planted in the tree `read` reads, or None."""
+    texts = {}
+    for rel, old, new in m["edits"]:
+        if rel not in texts:
+            try:
+                texts[rel] = read(rel)
+            except (OSError, KeyError):
+                return f"{rel} is not in the tree"
+        n = texts[rel].count(old)
+        if n != 1:
+            return f"{rel}: the text to change occurs {n} times: {old.splitlines()[0].strip()!r}"
+        texts[rel] = texts[rel].replace(old, new)  # a later edit of the same file sees this one
+    return None
 
 
 def main():
@@ -237,64 +334,111 @@ def main():
     p.add_argument("--rev", default="HEAD")
     p.add_argument("--only", nargs="*")
     p.add_argument("--noop-sweep", action="store_true")
+    p.add_argument("--check", action="store_true", help="only check that each mutation's text is there")
+    p.add_argument("--targets", nargs="+", help="build only these targets")
+    p.add_argument("--baseline", action="store_true", help="run the tests unmutated first; stop if any fails")
     p.add_argument("--table")
     p.add_argument("-j", type=int, default=os.cpu_count() or 2)
     a = p.parse_args()
+    build_cmd = lambda: ["cmake", "--build", build, f"-j{a.j}"] + (["--target", *a.targets] if a.targets else [])
+
+    r = sh(["git", "rev-parse", "--verify", a.rev + "^{commit}"], root)
+    if r.returncode != 0:
+        sys.exit(f"run.py: no commit {a.rev}")
+    rev = r.stdout.strip()
+
+    # The mutations, checked against the files at `rev` before anything is built.
+    def read_at_rev(rel):
+        r = sh(["git", "show", f"{rev}:{rel}"], root)
+        if r.returncode != 0:
+            raise KeyError(rel)
+        return r.stdout
+
+    def listdir_at_rev(rel):
+        return sh(["git", "ls-tree", "--name-only", f"{rev}:{rel}"], root).stdout.split()
+
+    only = set(a.only or [])
+    candidates = list(MUTATIONS)
+    try:
+        if a.noop_sweep or any(n.startswith("no-op ") for n in only):
+            noops = noop_mutations(read_at_rev, listdir_at_rev)
+            candidates += noops
+    except Stale as e:
+        sys.exit(f"run.py: the no-op sweep cannot be planted at {rev[:12]}: {e}")
+    unknown = sorted(only - {m["name"] for m in candidates})
+    if unknown:
+        sys.exit("run.py: no mutation named " + ", ".join(repr(n) for n in unknown))
+    mutations = [m for m in candidates
+                 if not only or m["name"] in only or (a.noop_sweep and m["name"].startswith("no-op "))]
+    stale = [(m["name"], why) for m in mutations for why in [stale_edits(m, read_at_rev)] if why]
+    for name, why in stale:
+        print(f"STALE  {name}: {why}", file=sys.stderr)
+    if stale:
+        sys.exit(f"run.py: {len(stale)} of {len(mutations)} mutations do not apply to {rev[:12]}; "
+                 "update their text in tools/mutate/run.py")
+    if a.check:
+        for m in mutations:
+            print(f"ok  {m['name']} ({', '.join(sorted({rel for rel, _, _ in m['edits']}))})")
+        print(f"{len(mutations)} mutations apply to {rev[:12]}")
+        return 0
 
     tree = os.path.join(a.work, "tree")
     build = os.path.join(tree, "build-mutate")
     log = os.path.join(a.work, "mutate.log")
     os.makedirs(a.work, exist_ok=True)
-    rev = sh(["git", "rev-parse", a.rev], root).stdout.strip()
     if not os.path.isdir(tree):
         r = sh(["git", "worktree", "add", "--detach", tree, rev], root, log)
         if r.returncode != 0:
             sys.exit(f"run.py: cannot make the worktree {tree}: {r.stderr}")
     else:
-        sh(["git", "checkout", "--force", "--detach", rev], tree, log)
+        r = sh(["git", "checkout", "--force", "--detach", rev], tree, log)
+        if r.returncode != 0:
+            sys.exit(f"run.py: cannot check out {rev[:12]} in {tree}: {r.stderr}")
     if os.path.realpath(tree) == os.path.realpath(root):
         sys.exit("run.py: the copy must not be the checkout itself")
     if not os.path.isdir(build):
         sh(["cmake", "--preset", "default", "-B", build], tree, log)
     print(f"tree {tree} at {rev[:12]}; building (log: {log})", flush=True)
-    if sh(["cmake", "--build", build, f"-j{a.j}"], tree, log).returncode != 0:
+    if sh(build_cmd(), tree, log).returncode != 0:
         sys.exit(f"run.py: the unmutated tree does not build; see {log}")
+    if a.baseline or a.targets:
+        union = "|".join(sorted({f"({m['tests']})" for m in mutations}))
+        r = sh(["ctest", "--test-dir", build, "-R", union, f"-j{a.j}", "--timeout", "300"], tree, log)
+        failing = failed_tests(r.stdout)
+        if failing or r.returncode != 0:
+            sys.exit(f"run.py: unmutated, these tests fail already (see {log}): {', '.join(failing) or r.stdout[-2000:]}")
+        print(f"baseline: {len(re.findall(r'Test +#', r.stdout))} tests pass unmutated", flush=True)
 
-    mutations = [m for m in MUTATIONS if not a.only or m["name"] in a.only]
-    if a.noop_sweep:
-        mutations += noop_mutations(tree)
     rows, missed = [], 0
     for m in mutations:
         t0 = time.time()
-        originals, stale = {}, None
-        for rel, old, new in m["edits"]:
+        originals, stale = {}, stale_edits(m, lambda rel: open(os.path.join(tree, rel)).read())
+        for rel, old, new in [] if stale else m["edits"]:
             path = os.path.join(tree, rel)
             current = open(path).read()
             originals.setdefault(rel, current)
-            if current.count(old) != 1:
-                stale = f"{rel}: the text to change occurs {current.count(old)} times"
-                break
             with open(path, "w") as f:
                 f.write(current.replace(old, new))
         caught, verdict = [], ""
         if stale:
             verdict = f"stale ({stale})"
-        elif sh(["cmake", "--build", build, f"-j{a.j}"], tree, log).returncode != 0:
+        elif sh(build_cmd(), tree, log).returncode != 0:
             verdict = "caught by the build"
             caught = ["(build)"]
         else:
             r = sh(["ctest", "--test-dir", build, "-R", m["tests"], f"-j{a.j}", "--timeout", "300"], tree, log)
-            caught = sorted(set(re.findall(r"^\s*\d+ - (\S+(?: \S+)*?) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Child aborted)\)",
-                                           r.stdout, re.M)))
+            caught = failed_tests(r.stdout)
             verdict = "caught" if caught else "MISSED"
+            if not caught and "No tests were found" in r.stdout + r.stderr:
+                verdict = f"no test matches {m['tests']}"
         for rel, text in originals.items():
             with open(os.path.join(tree, rel), "w") as f:
                 f.write(text)
-        if verdict == "MISSED" or verdict.startswith("stale"):
+        if not caught:
             missed += 1
         rows.append((m["name"], m["what"], caught, verdict))
         print(f"{verdict:>8}  {m['name']}: {', '.join(caught) or '-'} ({time.time() - t0:.0f} s)", flush=True)
-    sh(["cmake", "--build", build, f"-j{a.j}"], tree, log)  # leave the copy built unmutated
+    sh(build_cmd(), tree, log)  # leave the copy built unmutated
 
     lines = [f"Mutation run of {rev[:12]}, {time.strftime('%Y-%m-%d')}: {len(rows) - missed} of {len(rows)} caught.",
              "", "| mutation | what | caught by |", "| --- | --- | --- |"]

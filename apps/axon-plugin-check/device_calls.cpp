@@ -69,7 +69,7 @@ std::vector<HostTensor> run_on_device(const axon_device_api& api, axon_kernel_fn
     HostTensor poison(t.dtype, t.dims);
     if (t.dtype == AXON_FLOAT32)
       for (int64_t i = 0; i < poison.numel(); ++i) poison.f32()[i] = std::nanf("");
-    else
+    else if (!poison.bytes.empty())
       std::memset(poison.bytes.data(), 0xEE, poison.bytes.size());
     void* p = mem.allocate(t.bytes.size());
     mem.upload(p, poison.bytes.data(), poison.bytes.size());

@@ -84,4 +84,24 @@ check("/device:REF:0" in text and text.splitlines()[-1].startswith("Num GPUs Ava
 out = sh(os.path.join(consumer_build, "axon-consumer"), env=with_ref).stdout
 check("/device:REF:0 relu(-1,2) = 0,2" in out and "/device:CPU:0 relu(-1,2) = 0,2" in out,
       "a program linking axon::core runs ops on REF and CPU", out)
+
+# ---- axon-plugin-check, installed: the reference plugin built above from the
+# installed sources passes every check, its training run against the
+# installed CPU plugin included (when the data set is there).
+plugin_check = os.path.join(prefix, "bin/axon-plugin-check")
+check(os.path.exists(plugin_check), "installed bin/axon-plugin-check")
+pc = subprocess.run([plugin_check, "--json", ref_so], capture_output=True, text=True, env=env, timeout=600)
+try:
+    pc_doc = json.loads(pc.stdout)
+except ValueError:
+    pc_doc = None
+check(pc.returncode == 0 and pc_doc is not None and pc_doc["summary"]["failed"] == 0,
+      "the installed axon-plugin-check passes the out-of-tree reference plugin",
+      f"exit {pc.returncode}\n{pc.stdout[-4000:]}\n{pc.stderr[-2000:]}")
+pc_train = [c for c in pc_doc["checks"] if c["name"].startswith("training: ")]
+check(len(pc_train) == 1 and (pc_train[0]["status"] == "pass" or
+                              not os.path.isdir("/usr/share/datasets/fashion-mnist")),
+      "its training run (the installed axon-train next to it) agrees with the CPU's", json.dumps(pc_train))
+# ---- end of axon-plugin-check
+
 print("package test passed")

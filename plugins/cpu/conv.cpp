@@ -224,7 +224,7 @@ namespace {
 
 void conv2d(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
-  const ConvGeometry g = conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), f.c());
+  const ConvGeometry g = conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), f.c());
   conv2d_into(d, g, x.data<float>(), f.data<float>(), y.data<float>(), Epilogue{});
 }
 
@@ -232,7 +232,7 @@ void conv2d(CpuDevice& d, const KernelCall& c) {
 
 void fused_conv2d(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), f = c.input(1), bias = c.input(2), y = c.output(0);
-  const auto& a = attrs<axon_fused_conv2d_attrs>(c);
+  const auto& a = c.attrs<axon_fused_conv2d_attrs>();
   const ConvGeometry g = conv_geometry(a.conv, x.c(), f.c());
   Epilogue ep;
   ep.bias = g.oc > 0 ? bias.data<float>() : nullptr;
@@ -244,7 +244,7 @@ void fused_conv2d(CpuDevice& d, const KernelCall& c) {
 
 void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), dy = c.input(1), df = c.output(0);
-  const ConvGeometry g = conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), df.c());
+  const ConvGeometry g = conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c());
   conv2d_backprop_filter_into(d, g, x.data<float>(), dy.data<float>(), df.data<float>());
 }
 
@@ -252,7 +252,7 @@ void conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
 
 void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
   TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
-  const ConvGeometry g = conv_geometry(attrs<axon_conv2d_attrs>(c), dx.c(), f.c());
+  const ConvGeometry g = conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c());
   conv2d_backprop_input_into(d, g, dy.data<float>(), f.data<float>(), dx.data<float>());
 }
 

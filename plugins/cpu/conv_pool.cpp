@@ -39,7 +39,7 @@ struct ConvPoolGeom {
 };
 
 ConvPoolGeom geometry(const KernelCall& c, const TensorRef& x, const TensorRef& filter) {
-  const auto& a = attrs<axon_fused_conv2d_max_pool_attrs>(c);
+  const auto& a = c.attrs<axon_fused_conv2d_max_pool_attrs>();
   ConvPoolGeom cp;
   cp.g = conv_geometry(a.conv, x.c(), filter.c());
   cp.p = pool_geometry(a.pool, cp.g.n, cp.g.oh, cp.g.ow, cp.g.oc);

@@ -41,15 +41,7 @@ axon_status cpu_kernel(void* device_ctx, const axon_kernel_call* call, axon_erro
 // Registers F as op Op's kernel for each dtype the op table keys it by.
 template <OpId Op, void (*F)(CpuDevice&, const KernelCall&)>
 void add(sdk::KernelTable& t) {
-  const OpSchema& s = op_schema(Op);
-  for (int dt = 0; dt < kDtypeCount; ++dt)
-    if (kernel_dtype_allowed(s, static_cast<axon_dtype>(dt))) t.add(s.name, static_cast<axon_dtype>(dt), &cpu_kernel<Op, F>);
-}
-
-// The call's attribute struct (its presence and size are validated).
-template <class A>
-const A& attrs(const KernelCall& c) {
-  return c.attrs<A>(attr_info(attr_kind_of<A>::value).min_size);
+  t.add(Op, &cpu_kernel<Op, F>);
 }
 
 const sdk::KernelTable& kernel_table();

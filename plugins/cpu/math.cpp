@@ -53,10 +53,10 @@ void mat_mul_into(CpuDevice& d, const KernelCall& c, const axon_matmul_attrs& at
   });
 }
 
-void mat_mul(CpuDevice& d, const KernelCall& c) { mat_mul_into(d, c, attrs<axon_matmul_attrs>(c), Epilogue{}); }
+void mat_mul(CpuDevice& d, const KernelCall& c) { mat_mul_into(d, c, c.attrs<axon_matmul_attrs>(), Epilogue{}); }
 
 void fused_mat_mul(CpuDevice& d, const KernelCall& c) {
-  const auto& a = attrs<axon_fused_matmul_attrs>(c);
+  const auto& a = c.attrs<axon_fused_matmul_attrs>();
   TensorRef bias = c.input(2);
   Epilogue ep;
   ep.bias = bias.numel() > 0 ? bias.data<float>() : nullptr;
@@ -199,7 +199,7 @@ void relu_grad_bias_add_grad(CpuDevice& d, const KernelCall& c) {
 
 void scale(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
-  const float alpha = attrs<axon_scale_attrs>(c).alpha;
+  const float alpha = c.attrs<axon_scale_attrs>().alpha;
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   elementwise(d, x.numel(), [&](int64_t b, int64_t e) {
@@ -231,7 +231,7 @@ void add_n(CpuDevice& d, const KernelCall& c) {
 
 void fill(CpuDevice& d, const KernelCall& c) {
   TensorRef y = c.output(0);
-  const float v = attrs<axon_fill_attrs>(c).value;
+  const float v = c.attrs<axon_fill_attrs>().value;
   float* yp = y.data<float>();
   elementwise(d, y.numel(), [&](int64_t b, int64_t e) { std::fill(yp + b, yp + e, v); });
 }
@@ -387,7 +387,7 @@ AXON_CPU_DISPATCH(adam_update, (const AdamStep& s, float* var, float* m, float* 
 // m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; var -= lr_t*m/(sqrt(v)+eps).
 void apply_adam(CpuDevice& d, const KernelCall& c) {
   TensorRef var = c.input(0), m = c.input(1), v = c.input(2), g = c.input(3);
-  const auto& a = attrs<axon_adam_attrs>(c);
+  const auto& a = c.attrs<axon_adam_attrs>();
   const double t = double(a.step);
   const float lr_t = static_cast<float>(a.learning_rate * std::sqrt(1.0 - std::pow(double(a.beta_2), t)) /
                                         (1.0 - std::pow(double(a.beta_1), t)));

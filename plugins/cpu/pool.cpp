@@ -26,7 +26,7 @@ Window window(const PoolGeometry& p, int64_t oh, int64_t ow) {
 
 void max_pool(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
-  const PoolGeometry p = pool_geometry(attrs<axon_pool_attrs>(c), x.c());
+  const PoolGeometry p = pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   const int64_t ch = p.c;
@@ -108,7 +108,7 @@ AXON_CPU_DISPATCH(max_pool_grad_image,
 // threads own whole images and scatter into them alone.
 void max_pool_grad(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), dy = c.input(2), dx = c.output(0);
-  const PoolGeometry p = pool_geometry(attrs<axon_pool_attrs>(c), x.c());
+  const PoolGeometry p = pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
   float* dxp = dx.data<float>();

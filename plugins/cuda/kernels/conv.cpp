@@ -165,7 +165,7 @@ bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.oc == 0 || g.oh
 
 void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), f = c.input(1), y = c.output(0);
-  const Geometry g(conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), f.c()));
+  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), f.c()));
   if (y.numel() == 0) return;
   if (g.c == 0) return launch::fill(d.stream(), y.data<float>(), y.numel(), 0.f);
   ConvPlan& p = plan_for(d, kForward, g, c.op());
@@ -186,7 +186,7 @@ void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
 
 void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
   auto dy = c.input(0), f = c.input(1), dx = c.output(0);
-  const Geometry g(conv_geometry(attrs<axon_conv2d_attrs>(c), dx.c(), f.c()));
+  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c()));
   if (dx.numel() == 0) return;
   if (empty(g)) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
   ConvPlan& p = plan_for(d, kBackwardData, g, c.op());
@@ -208,7 +208,7 @@ void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
 
 void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), dy = c.input(1), df = c.output(0);
-  const Geometry g(conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), df.c()));
+  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c()));
   if (df.numel() == 0) return;
   if (empty(g)) return launch::fill(d.stream(), df.data<float>(), df.numel(), 0.f);
   ConvPlan& p = plan_for(d, kBackwardFilter, g, c.op());

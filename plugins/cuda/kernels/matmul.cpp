@@ -8,7 +8,7 @@ namespace {
 
 void matmul(CudaDevice& d, const sdk::KernelCall& c) {
   auto a = c.input(0), b = c.input(1), y = c.output(0);
-  const auto& at = attrs<axon_matmul_attrs>(c);
+  const auto& at = c.attrs<axon_matmul_attrs>();
   const bool ta = at.transpose_a != 0, tb = at.transpose_b != 0;
   const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
   const int64_t n = tb ? b.dim(0) : b.dim(1);

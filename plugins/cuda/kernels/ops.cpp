@@ -39,7 +39,7 @@ void softmax_xent(CudaDevice& d, const sdk::KernelCall& c) {
 
 void apply_adam(CudaDevice& d, const sdk::KernelCall& c) {
   auto var = c.input(0), m = c.input(1), v = c.input(2), g = c.input(3);
-  const auto& a = attrs<axon_adam_attrs>(c);
+  const auto& a = c.attrs<axon_adam_attrs>();
   // Keras: the bias corrections are folded into the learning rate (in double on the host).
   const double t = static_cast<double>(a.step);
   const double lr_t = a.learning_rate * std::sqrt(1.0 - std::pow(static_cast<double>(a.beta_2), t)) /
@@ -67,12 +67,12 @@ void sum(CudaDevice& d, const sdk::KernelCall& c) {
 
 void fill(CudaDevice& d, const sdk::KernelCall& c) {
   auto y = c.output(0);
-  launch::fill(d.stream(), y.data<float>(), y.numel(), attrs<axon_fill_attrs>(c).value);
+  launch::fill(d.stream(), y.data<float>(), y.numel(), c.attrs<axon_fill_attrs>().value);
 }
 
 void scale(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), y = c.output(0);
-  launch::scale(d.stream(), x.data<float>(), y.data<float>(), x.numel(), attrs<axon_scale_attrs>(c).alpha);
+  launch::scale(d.stream(), x.data<float>(), y.data<float>(), x.numel(), c.attrs<axon_scale_attrs>().alpha);
 }
 
 void add_n(CudaDevice& d, const sdk::KernelCall& c) {

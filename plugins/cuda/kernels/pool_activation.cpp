@@ -68,7 +68,7 @@ const float* padded_input(CudaDevice& d, const Pool& g, const float* x, std::opt
 
 void max_pool(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), y = c.output(0);
-  const auto& a = attrs<axon_pool_attrs>(c);
+  const auto& a = c.attrs<axon_pool_attrs>();
   const Pool g(pool_geometry(a, x.c()));
   if (y.numel() == 0) return;
   std::optional<CudaDevice::Scratch> xpad;
@@ -82,7 +82,7 @@ void max_pool(CudaDevice& d, const sdk::KernelCall& c) {
 
 void max_pool_grad(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), y = c.input(1), dy = c.input(2), dx = c.output(0);
-  const auto& a = attrs<axon_pool_attrs>(c);
+  const auto& a = c.attrs<axon_pool_attrs>();
   const Pool g(pool_geometry(a, x.c()));
   if (dx.numel() == 0) return;
   if (y.numel() == 0) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);

@@ -30,11 +30,6 @@ axon_status validated(void* device_ctx, const axon_kernel_call* call, axon_error
   });
 }
 
-// The call's attribute struct (its presence and size are validated).
-template <class A>
-const A& attrs(const KernelCall& c) {
-  return c.attrs<A>(axon::attr_info(axon::attr_kind_of<A>::value).min_size);
-}
 
 using axon::ConvGeometry;
 using axon::PoolGeometry;
@@ -65,7 +60,7 @@ void store(const std::vector<double>& acc, float* out) {
 
 void conv2d(Device&, const KernelCall& c) {
   TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
-  const ConvGeometry g = axon::conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), f.c());
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), f.c());
   const float* xp = x.data<float>();
   const float* fp = f.data<float>();
   std::vector<double> acc(static_cast<size_t>(y.numel()), 0.0);
@@ -80,7 +75,7 @@ void conv2d(Device&, const KernelCall& c) {
 // dx[x pixel] += dy[y pixel] * filter for every tap that read that pixel.
 void conv2d_backprop_input(Device&, const KernelCall& c) {
   TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
-  const ConvGeometry g = axon::conv_geometry(attrs<axon_conv2d_attrs>(c), dx.c(), f.c());
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c());
   const float* dyp = dy.data<float>();
   const float* fp = f.data<float>();
   std::vector<double> acc(static_cast<size_t>(dx.numel()), 0.0);
@@ -95,7 +90,7 @@ void conv2d_backprop_input(Device&, const KernelCall& c) {
 // dfilter[tap, ci, o] += x[pixel read by the tap] * dy[output pixel].
 void conv2d_backprop_filter(Device&, const KernelCall& c) {
   TensorRef x = c.input(0), dy = c.input(1), df = c.output(0);
-  const ConvGeometry g = axon::conv_geometry(attrs<axon_conv2d_attrs>(c), x.c(), df.c());
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c());
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
   std::vector<double> acc(static_cast<size_t>(df.numel()), 0.0);
@@ -134,7 +129,7 @@ int64_t argmax_in_window(const PoolGeometry& p, const float* x, int64_t n, int64
 
 void max_pool(Device&, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
-  const PoolGeometry p = axon::pool_geometry(attrs<axon_pool_attrs>(c), x.c());
+  const PoolGeometry p = axon::pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   for (int64_t n = 0; n < p.n; ++n)
@@ -147,7 +142,7 @@ void max_pool(Device&, const KernelCall& c) {
 // The whole gradient of each window goes to its first maximum, as in TensorFlow.
 void max_pool_grad(Device&, const KernelCall& c) {
   TensorRef x = c.input(0), dy = c.input(2), dx = c.output(0);
-  const PoolGeometry p = axon::pool_geometry(attrs<axon_pool_attrs>(c), x.c());
+  const PoolGeometry p = axon::pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
   std::vector<double> acc(static_cast<size_t>(dx.numel()), 0.0);
@@ -178,7 +173,7 @@ void relu_grad(Device&, const KernelCall& c) {
 
 void scale(Device&, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
-  float alpha = attrs<axon_scale_attrs>(c).alpha;
+  float alpha = c.attrs<axon_scale_attrs>().alpha;
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   for (int64_t i = 0; i < x.numel(); ++i) yp[i] = alpha * xp[i];
@@ -196,7 +191,7 @@ void add_n(Device&, const KernelCall& c) {
 
 void fill(Device&, const KernelCall& c) {
   TensorRef y = c.output(0);
-  float v = attrs<axon_fill_attrs>(c).value;
+  float v = c.attrs<axon_fill_attrs>().value;
   float* yp = y.data<float>();
   for (int64_t i = 0; i < y.numel(); ++i) yp[i] = v;
 }
@@ -218,7 +213,7 @@ void identity(Device&, const KernelCall& c) {
 
 void mat_mul(Device&, const KernelCall& c) {
   TensorRef a = c.input(0), b = c.input(1), out = c.output(0);
-  const auto& at = attrs<axon_matmul_attrs>(c);
+  const auto& at = c.attrs<axon_matmul_attrs>();
   bool ta = at.transpose_a != 0, tb = at.transpose_b != 0;
   int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
   int64_t n = tb ? b.dim(0) : b.dim(1);
@@ -275,7 +270,7 @@ void relu_in_place(const TensorRef& y) {
 }
 
 void fused_conv2d(Device& d, const KernelCall& c) {
-  const auto& a = attrs<axon_fused_conv2d_attrs>(c);
+  const auto& a = c.attrs<axon_fused_conv2d_attrs>();
   TensorRef y = c.output(0);
   run_step<conv2d>(d, c, {c.input(0).c(), c.input(1).c()}, y.c(), &a.conv);
   run_step<bias_add>(d, c, {y.c(), c.input(2).c()}, y.c(), nullptr);
@@ -283,7 +278,7 @@ void fused_conv2d(Device& d, const KernelCall& c) {
 }
 
 void fused_mat_mul(Device& d, const KernelCall& c) {
-  const auto& a = attrs<axon_fused_matmul_attrs>(c);
+  const auto& a = c.attrs<axon_fused_matmul_attrs>();
   TensorRef y = c.output(0);
   run_step<mat_mul>(d, c, {c.input(0).c(), c.input(1).c()}, y.c(), &a.matmul);
   run_step<bias_add>(d, c, {y.c(), c.input(2).c()}, y.c(), nullptr);
@@ -317,7 +312,7 @@ PoolGeometry fused_pool_geometry(const axon_fused_conv2d_max_pool_attrs& a, cons
 }
 
 void fused_conv2d_max_pool(Device& d, const KernelCall& c) {
-  const auto& a = attrs<axon_fused_conv2d_max_pool_attrs>(c);
+  const auto& a = c.attrs<axon_fused_conv2d_max_pool_attrs>();
   TensorRef x = c.input(0), f = c.input(1), b = c.input(2), y = c.output(0), am = c.output(1);
   const PoolGeometry p = fused_pool_geometry(a, x, f);
 
@@ -344,7 +339,7 @@ void fused_conv2d_max_pool(Device& d, const KernelCall& c) {
 }
 
 void fused_conv2d_max_pool_grad(Device& d, const KernelCall& c) {
-  const auto& a = attrs<axon_fused_conv2d_max_pool_attrs>(c);
+  const auto& a = c.attrs<axon_fused_conv2d_max_pool_attrs>();
   TensorRef x = c.input(0), f = c.input(1), dy = c.input(2), am = c.input(3);
   TensorRef df = c.output(0), db = c.output(1);
   const PoolGeometry p = fused_pool_geometry(a, x, f);
@@ -443,7 +438,7 @@ void sum(Device&, const KernelCall& c) {
 // Keras Adam: lr_t = lr*sqrt(1-b2^t)/(1-b1^t); m,v moving averages; var -= lr_t*m/(sqrt(v)+eps).
 void apply_adam(Device&, const KernelCall& c) {
   TensorRef var = c.input(0), m = c.input(1), v = c.input(2), g = c.input(3);
-  const auto& a = attrs<axon_adam_attrs>(c);
+  const auto& a = c.attrs<axon_adam_attrs>();
   double b1 = a.beta_1, b2 = a.beta_2, t = double(a.step);
   double lr_t = a.learning_rate * std::sqrt(1.0 - std::pow(b2, t)) / (1.0 - std::pow(b1, t));
   float* vp = var.data<float>();
@@ -462,10 +457,7 @@ void apply_adam(Device&, const KernelCall& c) {
 // Op's kernel F for each dtype the op table keys it by.
 template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
 void add(KernelTable& t) {
-  const axon::OpSchema& s = axon::op_schema(Op);
-  for (int dt = 0; dt < axon::kDtypeCount; ++dt)
-    if (axon::kernel_dtype_allowed(s, static_cast<axon_dtype>(dt)))
-      t.add(s.name, static_cast<axon_dtype>(dt), &validated<Op, F>);
+  t.add(Op, &validated<Op, F>);
 }
 
 }  // namespace

@@ -148,9 +148,10 @@ class KernelCall {
     if (!validate_call(*s, c_, &why)) fail(AXON_INVALID_ARGUMENT, why);
   }
   // The attribute struct, checked to be present and to hold at least the
-  // fields up to `min_size` (use AXON_STRUCT_SIZE on the last required field).
+  // fields up to `min_size` (by default all the fields the op table's ABI
+  // minor defines, as the validator requires).
   template <class A>
-  const A& attrs(size_t min_size = sizeof(A)) const {
+  const A& attrs(size_t min_size = attr_info(attr_kind_of<A>::value).min_size) const {
     const A* a = static_cast<const A*>(c_.attrs);
     if (a == nullptr) fail(AXON_INVALID_ARGUMENT, format("%s: attributes missing", c_.op));
     if (a->struct_size < min_size)
@@ -196,6 +197,13 @@ class KernelTable {
     if (slot == nullptr && !has_any(s->id)) order_.push_back(s->id);
     slot = fn;
     rebuild_list();
+    return *this;
+  }
+  // `fn` as op `op`'s kernel for every dtype the op table keys it by.
+  KernelTable& add(OpId op, axon_kernel_fn fn) {
+    const OpSchema& s = op_schema(op);
+    for (int t = 0; t < kDtypeCount; ++t)
+      if (kernel_dtype_allowed(s, static_cast<axon_dtype>(t))) add(s.name, static_cast<axon_dtype>(t), fn);
     return *this;
   }
   axon_kernel_fn find(const char* op, axon_dtype dtype) const {

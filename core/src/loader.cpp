@@ -150,7 +150,7 @@ Plugin* load_one(const fs::path& path, HostContext* host, Failure& failure) {
   if (st != AXON_OK) {
     err.message[sizeof err.message - 1] = '\0';
     failure.message = err.message[0] ? err.message : "no message";
-    reason = std::string(AXON_PLUGIN_ENTRY_SYMBOL " failed (status ") + std::to_string(static_cast<int>(st)) +
+    reason = std::string(AXON_PLUGIN_ENTRY_SYMBOL " failed (") + axon_status_name(st) +
              "): " + failure.message;
     return nullptr;
   }

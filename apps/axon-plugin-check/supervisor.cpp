@@ -131,6 +131,7 @@ std::optional<std::string> ProbeSupervisor::start() {
   if (!spawn(args_.first, &why)) return "could not start a probe worker: " + why;
   bool timed_out = false;
   std::optional<std::string> line = read_line(kLoadTimeoutMs, &timed_out);
+  if (line && line->rfind("L fail ", 0) == 0) load_error_ = line->substr(7);
   if (line && line->rfind("L ", 0) == 0) return std::nullopt;
   if (timed_out) {
     ::kill(pid_, SIGKILL);
@@ -142,6 +143,12 @@ std::optional<std::string> ProbeSupervisor::start() {
 
 AsyncSummary ProbeSupervisor::collect(Report& report) {
   AsyncSummary async;
+  if (!load_error_.empty()) {
+    report.fail("probe worker", "could not use the device opened with a " + std::to_string(kProbeLimitMb) +
+                                    " MiB memory limit: " + load_error_);
+    stop();
+    return async;
+  }
   int current = -1;
   std::string current_name;
   for (;;) {

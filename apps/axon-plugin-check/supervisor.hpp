@@ -29,8 +29,9 @@ class ProbeSupervisor {
   ProbeSupervisor& operator=(const ProbeSupervisor&) = delete;
 
   // Starts the first worker and waits until it has loaded the plugin.
-  // nullopt when it loaded it (or was refused, which the checker's own load
-  // then reports); otherwise how the worker died while loading.
+  // nullopt when it loaded it, or was refused (the checker's own load then
+  // reports why, or, if that load succeeds, collect() does); otherwise how
+  // the worker died while loading.
   std::optional<std::string> start();
 
   // Reads every probe's result into `report`, restarting after a crash.
@@ -47,6 +48,7 @@ class ProbeSupervisor {
   pid_t pid_ = -1;
   int fd_ = -1;
   std::string buffer_;
+  std::string load_error_;  // the first worker's "L fail" reason
 };
 
 }  // namespace axon::plugin_check

@@ -450,10 +450,10 @@ def main():
     sh(build_cmd(), tree, log)  # leave the copy built unmutated
 
     lines = [f"Mutation run of {rev[:12]}, {time.strftime('%Y-%m-%d')}: {len(rows) - missed} of {len(rows)} caught.",
-             "", "| mutation | what | caught by |", "| --- | --- | --- |"]
+             "", "| mutation | what | run at | caught by |", "| --- | --- | --- | --- |"]
     for name, what, caught, verdict in rows:
         shown = ", ".join(f"`{c}`" for c in caught[:6]) + (f" and {len(caught) - 6} more" if len(caught) > 6 else "")
-        lines.append(f"| {name} | {what} | {shown if caught else '**' + verdict + '**'} |")
+        lines.append(f"| {name} | {what} | {rev[:7]} | {shown if caught else '**' + verdict + '**'} |")
     table = "\n".join(lines) + "\n"
     print("\n" + table)
     if a.table:

@@ -34,7 +34,7 @@ struct HostTensor {
 
 std::string dims_text(const Dims& d);  // "1x7x5x3", "scalar"
 
-// How one result is judged against the reference (tolerance.hpp).
+// How one result is judged against the reference (axon/tolerance.hpp).
 enum class Rule {
   exact,     // equal
   sum,       // a sum of products: needs S, the op run on the inputs' magnitudes

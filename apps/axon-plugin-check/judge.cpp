@@ -1,6 +1,6 @@
 #include "judge.hpp"
 
-#include "tolerance.hpp"
+#include <axon/tolerance.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -32,7 +32,7 @@ int32_t label_at(const HostTensor& labels, int64_t row) {
   return v;
 }
 
-// B of tolerance.hpp's ops rule for element i, as tests/goldens/tf/README.md
+// B of axon/tolerance.hpp's ops rule for element i, as tests/goldens/tf/README.md
 // defines it for the loss and Adam.
 double magnitude(const Case& c, Rule rule, int64_t i, const HostTensor& want) {
   switch (rule) {

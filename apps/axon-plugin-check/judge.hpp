@@ -1,5 +1,5 @@
 // Judges a plugin's result against the reference's with axon's stated
-// tolerances (tolerance.hpp): which bound applies is the case's Rule.
+// tolerances (axon/tolerance.hpp): which bound applies is the case's Rule.
 #pragma once
 
 #include "cases.hpp"

@@ -12,7 +12,7 @@
 namespace axon::plugin_check {
 
 // only_op: one op's checks ("" for all). sum_ulps: the bound on sums of
-// products in units of u * S (tolerance.hpp).
+// products in units of u * S (axon/tolerance.hpp).
 void check_kernels(const axon_device_api& api, const std::string& only_op, double sum_ulps, Report& report);
 
 }  // namespace axon::plugin_check

@@ -11,7 +11,7 @@
 #include "probes.hpp"
 #include "report.hpp"
 #include "supervisor.hpp"
-#include "tolerance.hpp"
+#include <axon/tolerance.hpp>
 #include "training.hpp"
 
 #include <axon/cli.hpp>
@@ -44,7 +44,7 @@ struct Options {
   std::string op;
   bool json = false, no_train = false, allow_insecure = false;
   std::string data = axon::data::kDefaultDataDir;
-  double sum_ulps = tol::kSumUlps;
+  double sum_ulps = axon::tol::kSumUlps;
 };
 
 // Parses the command line; nullopt after --help. Throws UsageError.

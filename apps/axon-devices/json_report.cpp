@@ -1,33 +1,15 @@
 // The listing for scripts: one JSON object (docs/cli.md lists the fields).
 #include "report.hpp"
 
+#include <axon/json_text.hpp>
+
 #include <cstdio>
 #include <string>
 
 namespace axon::devices_app {
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string quote(const std::string& s) { return cli::json_string(s); }
 
 std::string number(double v) {
   char buf[32];

@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include <axon/json_text.hpp>
+
 #include <cstdio>
 
 namespace axon::plugin_check {
@@ -21,27 +23,7 @@ std::string one_line(std::string s) {
   return s;
 }
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string quote(const std::string& s) { return cli::json_string(s); }
 
 std::string lower(const char* s) {
   std::string out(s);

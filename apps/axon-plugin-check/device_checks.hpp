@@ -9,11 +9,8 @@
 
 namespace axon::plugin_check {
 
-// The alignment every allocation must have: a cache line. Neither the ABI nor
-// the guide states a number; the SDK's examples and axon's CPU plugin give
-// 64 bytes, and the views axon makes into one allocation (at 256-byte
-// offsets) have only the alignment of its start.
-inline constexpr size_t kAlignment = 64;
+// The alignment every allocation must have (plugin_abi.h).
+inline constexpr size_t kAlignment = AXON_ALLOCATION_ALIGNMENT;
 
 void check_list_ops(const axon_device_api& api, Report& report);
 void check_allocator(const axon_device_api& api, Report& report);

@@ -231,6 +231,8 @@ typedef enum axon_memory_mode {
   AXON_MEMORY_LIMIT = 2    /* grow on demand, never above limit_bytes */
 } axon_memory_mode;
 
+#define AXON_ALLOCATION_ALIGNMENT 64
+
 /* Static facts about one physical device. Filled by the plugin. */
 typedef struct axon_device_props {
   size_t struct_size;
@@ -278,7 +280,10 @@ typedef struct axon_device_api {
   size_t struct_size;
   void* device_ctx;
 
-  /* memory (required) */
+  /* memory (required). allocate returns memory aligned to at least
+   * AXON_ALLOCATION_ALIGNMENT bytes (axon makes views into one allocation at
+   * multiples of 256 bytes and relies on that start). The host never asks for
+   * 0 bytes; a plugin may answer them as it likes, without crashing. */
   axon_status (*allocate)(void* device_ctx, size_t bytes, void** ptr, axon_error* err);
   void (*deallocate)(void* device_ctx, void* ptr);
   /* Copies are ordered with the device's stream. host_to_device returns once

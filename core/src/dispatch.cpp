@@ -193,11 +193,6 @@ DeviceScope::DeviceScope(const std::string& device_name) : DeviceScope(Runtime::
 DeviceScope::~DeviceScope() { t_scope = previous_; }
 Device* DeviceScope::current() { return t_scope; }
 
-Device& place(OpId op, axon_dtype dtype) {
-  Placement p = place_with(op, dtype, PlacementRecorder::current() != nullptr);
-  return p.device != nullptr ? *p.device : *p.requested;
-}
-
 Device& place(const OpCall& call) {
   const axon_dtype dtype = call_dtype(call);
   PlacementRecorder* rec = PlacementRecorder::current();

@@ -49,8 +49,6 @@ struct OpCall {
 
 // Chooses the device for `call` per the rules above (without running it).
 Device& place(const OpCall& call);
-// The device `op` on tensors of `dtype` would run on (rules 1-3).
-Device& place(OpId op, axon_dtype dtype);
 // Places and runs. Throws RuntimeError on kernel errors.
 void run(const OpCall& call);
 // A layer about to run `fused_op` on `chosen` (under its own DeviceScope)

@@ -38,7 +38,7 @@ void write_op_table(std::ostream& out) {
   for (const OpSchema& s : kOpTable) {
     std::string what = s.summary;
     if (s.in_place_inputs > 0) what += " (the first " + std::to_string(s.in_place_inputs) + " inputs in place)";
-    if (op_is_optional(s)) what += "; optional, else " + std::string(s.decomposes_into);
+    if (op_is_optional(s)) what += "; optional, else " + parts_string(s);
     const char* attrs = attr_info(s.attrs).struct_name;
     out << "| `" << s.name << "` | " << slots(s.inputs, s.min_inputs, s.max_inputs) << " | "
         << slots(s.outputs, s.min_outputs, s.max_outputs) << " | " << (attrs[0] ? std::string("`") + attrs + "`" : "-")

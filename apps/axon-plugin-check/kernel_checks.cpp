@@ -45,7 +45,7 @@ void check_kernels(const axon_device_api& api, const std::string& only_op, doubl
       axon_kernel_fn fn = api.get_kernel(api.device_ctx, op.name, key);
       if (fn == nullptr) {
         report.skip(kernel_name(op, key),
-                    op_is_optional(op) ? std::string("no kernel (optional: axon runs ") + op.decomposes_into + " instead)"
+                    op_is_optional(op) ? "no kernel (optional: axon runs " + parts_string(op) + " instead)"
                                        : std::string("no kernel (axon runs the op on the CPU device instead)"));
         continue;
       }

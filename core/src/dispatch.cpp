@@ -111,17 +111,11 @@ void log_placement(const OpCall& call, const Device& d) {
 // A fused op that left its device: the ops of its decomposition, split into
 // those the requested device has (they moved along) and those it lacks.
 void split_parts(OpId op, const Device& requested, axon_dtype dtype, PlannedOp& planned) {
-  const OpSchema& s = op_schema(op);
-  std::string_view rest = s.decomposes_into;
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    std::string_view name = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-    const OpSchema* part = find_op(name);
-    if (part == nullptr) continue;
-    if (requested.has_kernel(part->id, dtype))
-      (planned.moved_with += planned.moved_with.empty() ? "" : ", ").append(name);
+  const OpParts& parts = op_schema(op).decomposes_into;
+  for (int i = 0; i < parts.count; ++i) {
+    const char* name = op_name(parts.ops[i]);
+    if (requested.has_kernel(parts.ops[i], dtype))
+      (planned.moved_with += planned.moved_with.empty() ? "" : ", ") += name;
     else
       planned.parts_missing.emplace_back(name);
   }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 namespace axon {
@@ -99,7 +100,14 @@ struct TensorSlot {
   int dtype = AXON_FLOAT32;    // an axon_dtype or kDtypeT
 };
 
-inline constexpr int kMaxSlots = 4;
+inline constexpr int kMaxSlots = 6;
+
+// What a fused op stands for: the plain ops, in the order they apply.
+inline constexpr int kMaxParts = 6;
+struct OpParts {
+  int count = 0;
+  OpId ops[kMaxParts] = {};
+};
 
 struct OpSchema {
   OpId id;
@@ -113,7 +121,7 @@ struct OpSchema {
   int abi_minor;        // the ABI 1.x that added the op
   // Fused ops: the ops the host runs instead where a device lacks this one;
   // empty for the others. The results equal the composition within rounding.
-  const char* decomposes_into;
+  OpParts decomposes_into;
   // The dtypes a kernel may be keyed by (first input's, or first output's).
   uint8_t kernel_dtypes;  // bit (1 << axon_dtype)
   const char* summary;    // one line for listings and docs
@@ -127,60 +135,61 @@ inline constexpr int kDtypeCount = 4;
 
 // clang-format off
 inline constexpr OpSchema kOpTable[] = {
-  {OpId::Conv2D, "Conv2D", {{"x"}, {"filter"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::conv2d, 0, 0, "", kF32,
+  {OpId::Conv2D, "Conv2D", {{"x"}, {"filter"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::conv2d, 0, 0, {}, kF32,
    "2-D convolution: x NHWC, filter HWIO -> y NHWC"},
-  {OpId::Conv2DBackpropInput, "Conv2DBackpropInput", {{"dy"}, {"filter"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::conv2d, 0, 0, "", kF32,
+  {OpId::Conv2DBackpropInput, "Conv2DBackpropInput", {{"dy"}, {"filter"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::conv2d, 0, 0, {}, kF32,
    "gradient of Conv2D with respect to x (dx's shape says x's)"},
-  {OpId::Conv2DBackpropFilter, "Conv2DBackpropFilter", {{"x"}, {"dy"}}, 2, 2, {{"dfilter"}}, 1, 1, AttrKind::conv2d, 0, 0, "", kF32,
+  {OpId::Conv2DBackpropFilter, "Conv2DBackpropFilter", {{"x"}, {"dy"}}, 2, 2, {{"dfilter"}}, 1, 1, AttrKind::conv2d, 0, 0, {}, kF32,
    "gradient of Conv2D with respect to the filter"},
-  {OpId::MaxPool, "MaxPool", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::pool, 0, 0, "", kF32,
+  {OpId::MaxPool, "MaxPool", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::pool, 0, 0, {}, kF32,
    "max pooling over windows of x NHWC"},
-  {OpId::MaxPoolGrad, "MaxPoolGrad", {{"x"}, {"y"}, {"dy"}}, 3, 3, {{"dx"}}, 1, 1, AttrKind::pool, 0, 0, "", kF32,
+  {OpId::MaxPoolGrad, "MaxPoolGrad", {{"x"}, {"y"}, {"dy"}}, 3, 3, {{"dx"}}, 1, 1, AttrKind::pool, 0, 0, {}, kF32,
    "gradient of MaxPool: dy routed to each window's first maximum"},
-  {OpId::Relu, "Relu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+  {OpId::Relu, "Relu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, {}, kF32,
    "y = max(x, 0)"},
-  {OpId::ReluGrad, "ReluGrad", {{"dy"}, {"y"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+  {OpId::ReluGrad, "ReluGrad", {{"dy"}, {"y"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 0, {}, kF32,
    "dx = dy where y > 0, else 0"},
-  {OpId::MatMul, "MatMul", {{"a"}, {"b"}}, 2, 2, {{"c"}}, 1, 1, AttrKind::matmul, 0, 0, "", kF32,
+  {OpId::MatMul, "MatMul", {{"a"}, {"b"}}, 2, 2, {{"c"}}, 1, 1, AttrKind::matmul, 0, 0, {}, kF32,
    "c = op(a) op(b), 2-D, op = transpose or not"},
-  {OpId::BiasAdd, "BiasAdd", {{"x"}, {"bias"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+  {OpId::BiasAdd, "BiasAdd", {{"x"}, {"bias"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::none, 0, 0, {}, kF32,
    "y = x + bias over the last dimension (in place allowed)"},
-  {OpId::BiasAddGrad, "BiasAddGrad", {{"dy"}}, 1, 1, {{"dbias"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+  {OpId::BiasAddGrad, "BiasAddGrad", {{"dy"}}, 1, 1, {{"dbias"}}, 1, 1, AttrKind::none, 0, 0, {}, kF32,
    "dbias = dy summed over all but the last dimension"},
   {OpId::SparseSoftmaxCrossEntropyWithLogits, "SparseSoftmaxCrossEntropyWithLogits",
-   {{"logits"}, {"labels", AXON_INT32}}, 2, 2, {{"loss"}, {"dlogits"}}, 2, 2, AttrKind::none, 0, 0, "", kF32,
+   {{"logits"}, {"labels", AXON_INT32}}, 2, 2, {{"loss"}, {"dlogits"}}, 2, 2, AttrKind::none, 0, 0, {}, kF32,
    "loss [N] and dlogits = softmax - onehot (not divided by N)"},
-  {OpId::ApplyAdam, "ApplyAdam", {{"var"}, {"m"}, {"v"}, {"grad"}}, 4, 4, {}, 0, 0, AttrKind::adam, 3, 0, "", kF32,
+  {OpId::ApplyAdam, "ApplyAdam", {{"var"}, {"m"}, {"v"}, {"grad"}}, 4, 4, {}, 0, 0, AttrKind::adam, 3, 0, {}, kF32,
    "Keras' Adam step, epsilon added to sqrt(v) after the bias correction folded into the learning rate"},
-  {OpId::InTopK, "InTopK", {{"logits"}, {"labels", AXON_INT32}}, 2, 2, {{"correct"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+  {OpId::InTopK, "InTopK", {{"logits"}, {"labels", AXON_INT32}}, 2, 2, {{"correct"}}, 1, 1, AttrKind::none, 0, 0, {}, kF32,
    "TensorFlow's InTopK with k = 1 (ties count), as float 0/1"},
-  {OpId::Sum, "Sum", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+  {OpId::Sum, "Sum", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, {}, kF32,
    "y (one element) = sum of all elements of x"},
-  {OpId::Fill, "Fill", {}, 0, 0, {{"y"}}, 1, 1, AttrKind::fill, 0, 0, "", kF32,
+  {OpId::Fill, "Fill", {}, 0, 0, {{"y"}}, 1, 1, AttrKind::fill, 0, 0, {}, kF32,
    "every element of y = value"},
-  {OpId::Scale, "Scale", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::scale, 0, 0, "", kF32,
+  {OpId::Scale, "Scale", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::scale, 0, 0, {}, kF32,
    "y = alpha * x (in place allowed)"},
-  {OpId::AddN, "AddN", {{"x"}}, 1, -1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "", kF32,
+  {OpId::AddN, "AddN", {{"x"}}, 1, -1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, {}, kF32,
    "y = x0 + x1 + ... elementwise"},
-  {OpId::NormalizeImage, "NormalizeImage", {{"x", AXON_UINT8}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, "",
+  {OpId::NormalizeImage, "NormalizeImage", {{"x", AXON_UINT8}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 0, {},
    dtype_bit(AXON_UINT8), "y (float32) = x (uint8) / 255"},
-  {OpId::Identity, "Identity", {{"x", kDtypeT}}, 1, 1, {{"y", kDtypeT}}, 1, 1, AttrKind::none, 0, 0, "", kAllDtypes,
+  {OpId::Identity, "Identity", {{"x", kDtypeT}}, 1, 1, {{"y", kDtypeT}}, 1, 1, AttrKind::none, 0, 0, {}, kAllDtypes,
    "y = x (a copy)"},
   {OpId::FusedConv2D, "_FusedConv2D", {{"x"}, {"filter"}, {"bias"}}, 3, 3, {{"y"}}, 1, 1, AttrKind::fused_conv2d, 0, 1,
-   "Conv2D, BiasAdd, Relu", kF32, "activation(Conv2D(x, filter) + bias)"},
+   {3, {OpId::Conv2D, OpId::BiasAdd, OpId::Relu}}, kF32, "activation(Conv2D(x, filter) + bias)"},
   {OpId::FusedMatMul, "_FusedMatMul", {{"a"}, {"b"}, {"bias"}}, 3, 3, {{"c"}}, 1, 1, AttrKind::fused_matmul, 0, 1,
-   "MatMul, BiasAdd, Relu", kF32, "activation(MatMul(a, b) + bias)"},
+   {3, {OpId::MatMul, OpId::BiasAdd, OpId::Relu}}, kF32, "activation(MatMul(a, b) + bias)"},
   {OpId::FusedReluGradBiasAddGrad, "_FusedReluGradBiasAddGrad", {{"dy"}, {"y"}}, 2, 2, {{"dx"}, {"dbias"}}, 2, 2,
-   AttrKind::none, 0, 1, "ReluGrad, BiasAddGrad", kF32, "dx = ReluGrad(dy, y), dbias = BiasAddGrad(dx)"},
+   AttrKind::none, 0, 1, {2, {OpId::ReluGrad, OpId::BiasAddGrad}}, kF32, "dx = ReluGrad(dy, y), dbias = BiasAddGrad(dx)"},
   {OpId::FusedConv2DMaxPool, "_FusedConv2DMaxPool", {{"x"}, {"filter"}, {"bias"}}, 3, 3,
-   {{"y"}, {"argmax", AXON_UINT8}}, 2, 2, AttrKind::fused_conv2d_max_pool, 0, 2, "Conv2D, BiasAdd, Relu, MaxPool", kF32,
+   {{"y"}, {"argmax", AXON_UINT8}}, 2, 2, AttrKind::fused_conv2d_max_pool, 0, 2, {4, {OpId::Conv2D, OpId::BiasAdd, OpId::Relu, OpId::MaxPool}}, kF32,
    "MaxPool(activation(Conv2D(x, filter) + bias)) and each window's argmax tap"},
   {OpId::FusedConv2DMaxPoolGrad, "_FusedConv2DMaxPoolGrad", {{"x"}, {"filter"}, {"dy"}, {"argmax", AXON_UINT8}}, 4, 4,
    {{"dfilter"}, {"dbias"}, {"dx"}}, 2, 3, AttrKind::fused_conv2d_max_pool, 0, 2,
-   "MaxPoolGrad, ReluGrad, BiasAddGrad, Conv2DBackpropFilter, Conv2DBackpropInput", kF32,
+   {5, {OpId::MaxPoolGrad, OpId::ReluGrad, OpId::BiasAddGrad, OpId::Conv2DBackpropFilter,
+    OpId::Conv2DBackpropInput}}, kF32,
    "the gradients of _FusedConv2DMaxPool (dx only when a third output is passed)"},
   {OpId::SparseCategoricalAccuracy, "_SparseCategoricalAccuracy", {{"logits"}, {"labels", AXON_INT32}}, 2, 2,
-   {{"correct"}}, 1, 1, AttrKind::none, 0, 3, "InTopK", kF32,
+   {{"correct"}}, 1, 1, AttrKind::none, 0, 3, {1, {OpId::InTopK}}, kF32,
    "Keras' sparse_categorical_accuracy (a tie goes to the lower index)"},
 };
 // clang-format on
@@ -205,7 +214,17 @@ inline const OpSchema* find_op(std::string_view name) {
 }
 
 // Optional ops: the host uses them only where a device has a kernel.
-constexpr bool op_is_optional(const OpSchema& s) { return s.decomposes_into[0] != '\0'; }
+constexpr bool op_is_optional(const OpSchema& s) { return s.decomposes_into.count > 0; }
+
+// "Conv2D, BiasAdd, Relu": a fused op's parts by name, for listings.
+inline std::string parts_string(const OpSchema& s) {
+  std::string out;
+  for (int i = 0; i < s.decomposes_into.count; ++i) {
+    if (i > 0) out += ", ";
+    out += kOpTable[static_cast<int>(s.decomposes_into.ops[i])].name;
+  }
+  return out;
+}
 
 constexpr bool kernel_dtype_allowed(const OpSchema& s, axon_dtype t) {
   return static_cast<unsigned>(t) < kDtypeCount && (s.kernel_dtypes & dtype_bit(t)) != 0;

@@ -49,6 +49,13 @@ const void* Attrs::get(AttrKind k) const {
     case AttrKind::fused_conv2d: return &fused_conv;
     case AttrKind::fused_matmul: return &fused_matmul;
     case AttrKind::fused_conv2d_max_pool: return &conv_pool;
+    case AttrKind::leaky_relu: return &leaky_relu;
+    case AttrKind::clipped_relu: return &clipped_relu;
+    case AttrKind::gelu: return &gelu;
+    case AttrKind::concat: return &concat;
+    case AttrKind::slice: return &slice;
+    case AttrKind::batch_norm: return &batch_norm;
+    case AttrKind::moving_average: return &moving_average;
   }
   return nullptr;
 }
@@ -555,6 +562,44 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::InTopK:
     case OpId::SparseCategoricalAccuracy: classifier_cases(g, op.id); break;
     case OpId::ApplyAdam: adam_cases(g); break;
+    // The ABI 1.4 ops: no cases yet.
+    case OpId::Sigmoid:
+    case OpId::SigmoidGrad:
+    case OpId::Tanh:
+    case OpId::TanhGrad:
+    case OpId::Elu:
+    case OpId::EluGrad:
+    case OpId::Selu:
+    case OpId::SeluGrad:
+    case OpId::Relu6:
+    case OpId::Relu6Grad:
+    case OpId::LeakyRelu:
+    case OpId::LeakyReluGrad:
+    case OpId::Softplus:
+    case OpId::SoftplusGrad:
+    case OpId::Gelu:
+    case OpId::GeluGrad:
+    case OpId::Silu:
+    case OpId::SiluGrad:
+    case OpId::ClippedRelu:
+    case OpId::ClippedReluGrad:
+    case OpId::Softmax:
+    case OpId::SoftmaxGrad:
+    case OpId::AvgPool:
+    case OpId::AvgPoolGrad:
+    case OpId::Sub:
+    case OpId::Mul:
+    case OpId::Maximum:
+    case OpId::MaximumGrad:
+    case OpId::ConcatV2:
+    case OpId::Slice:
+    case OpId::Pad:
+    case OpId::FusedBatchNormV3:
+    case OpId::FusedBatchNormGradV3:
+    case OpId::MovingAverage:
+    case OpId::DepthwiseConv2dNative:
+    case OpId::DepthwiseConv2dNativeBackpropInput:
+    case OpId::DepthwiseConv2dNativeBackpropFilter:
     case OpId::count: break;
   }
   return g.take();

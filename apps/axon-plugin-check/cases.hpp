@@ -56,6 +56,13 @@ struct Attrs {
   axon_fused_conv2d_attrs fused_conv{};
   axon_fused_matmul_attrs fused_matmul{};
   axon_fused_conv2d_max_pool_attrs conv_pool{};
+  axon_leaky_relu_attrs leaky_relu{};
+  axon_clipped_relu_attrs clipped_relu{};
+  axon_gelu_attrs gelu{};
+  axon_concat_attrs concat{};
+  axon_slice_attrs slice{};
+  axon_batch_norm_attrs batch_norm{};
+  axon_moving_average_attrs moving_average{};
 
   const void* get(AttrKind k) const;  // nullptr for AttrKind::none
   void* get(AttrKind k) { return const_cast<void*>(static_cast<const Attrs*>(this)->get(k)); }

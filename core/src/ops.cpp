@@ -183,4 +183,197 @@ void sparse_categorical_accuracy(const Tensor& logits, const Tensor& labels, Ten
   call<OpId::SparseCategoricalAccuracy>(layer, in(&logits, &labels), out(&correct));
 }
 
+void sigmoid(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Sigmoid>(layer, in(&x), out(&y)); }
+void sigmoid_grad(const Tensor& y, const Tensor& dy, Tensor& dx, const std::string& layer) {
+  call<OpId::SigmoidGrad>(layer, in(&y, &dy), out(&dx));
+}
+void tanh(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Tanh>(layer, in(&x), out(&y)); }
+void tanh_grad(const Tensor& y, const Tensor& dy, Tensor& dx, const std::string& layer) {
+  call<OpId::TanhGrad>(layer, in(&y, &dy), out(&dx));
+}
+void elu(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Elu>(layer, in(&x), out(&y)); }
+void elu_grad(const Tensor& dy, const Tensor& y, Tensor& dx, const std::string& layer) {
+  call<OpId::EluGrad>(layer, in(&dy, &y), out(&dx));
+}
+void selu(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Selu>(layer, in(&x), out(&y)); }
+void selu_grad(const Tensor& dy, const Tensor& y, Tensor& dx, const std::string& layer) {
+  call<OpId::SeluGrad>(layer, in(&dy, &y), out(&dx));
+}
+void relu6(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Relu6>(layer, in(&x), out(&y)); }
+void relu6_grad(const Tensor& dy, const Tensor& x, Tensor& dx, const std::string& layer) {
+  call<OpId::Relu6Grad>(layer, in(&dy, &x), out(&dx));
+}
+namespace {
+axon_leaky_relu_attrs leaky(float alpha) {
+  axon_leaky_relu_attrs a{};
+  a.struct_size = sizeof a;
+  a.alpha = alpha;
+  return a;
+}
+axon_gelu_attrs gelu_form(bool approximate) {
+  axon_gelu_attrs a{};
+  a.struct_size = sizeof a;
+  a.approximate = approximate ? 1 : 0;
+  return a;
+}
+axon_slice_attrs slice_attrs(const std::vector<int64_t>& begin) {
+  axon_slice_attrs a{};
+  a.struct_size = sizeof a;
+  for (size_t i = 0; i < begin.size() && i < AXON_MAX_RANK; ++i) a.begin[i] = begin[i];
+  return a;
+}
+}  // namespace
+void leaky_relu(const Tensor& x, Tensor& y, float alpha, const std::string& layer) {
+  const auto a = leaky(alpha);
+  call<OpId::LeakyRelu>(layer, in(&x), out(&y), &a);
+}
+void leaky_relu_grad(const Tensor& dy, const Tensor& x, Tensor& dx, float alpha, const std::string& layer) {
+  const auto a = leaky(alpha);
+  call<OpId::LeakyReluGrad>(layer, in(&dy, &x), out(&dx), &a);
+}
+void softplus(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Softplus>(layer, in(&x), out(&y)); }
+void softplus_grad(const Tensor& dy, const Tensor& x, Tensor& dx, const std::string& layer) {
+  call<OpId::SoftplusGrad>(layer, in(&dy, &x), out(&dx));
+}
+void gelu(const Tensor& x, Tensor& y, bool approximate, const std::string& layer) {
+  const auto a = gelu_form(approximate);
+  call<OpId::Gelu>(layer, in(&x), out(&y), &a);
+}
+void gelu_grad(const Tensor& dy, const Tensor& x, Tensor& dx, bool approximate, const std::string& layer) {
+  const auto a = gelu_form(approximate);
+  call<OpId::GeluGrad>(layer, in(&dy, &x), out(&dx), &a);
+}
+void silu(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Silu>(layer, in(&x), out(&y)); }
+void silu_grad(const Tensor& dy, const Tensor& x, Tensor& dx, const std::string& layer) {
+  call<OpId::SiluGrad>(layer, in(&dy, &x), out(&dx));
+}
+axon_clipped_relu_attrs clipped_relu_attrs(float negative_slope, float max_value, float threshold) {
+  axon_clipped_relu_attrs a{};
+  a.struct_size = sizeof a;
+  a.negative_slope = negative_slope;
+  a.max_value = max_value;
+  a.threshold = threshold;
+  return a;
+}
+void clipped_relu(const Tensor& x, Tensor& y, const axon_clipped_relu_attrs& a, const std::string& layer) {
+  call<OpId::ClippedRelu>(layer, in(&x), out(&y), &a);
+}
+void clipped_relu_grad(const Tensor& dy, const Tensor& x, Tensor& dx, const axon_clipped_relu_attrs& a,
+                       const std::string& layer) {
+  call<OpId::ClippedReluGrad>(layer, in(&dy, &x), out(&dx), &a);
+}
+void softmax(const Tensor& logits, Tensor& y, const std::string& layer) {
+  call<OpId::Softmax>(layer, in(&logits), out(&y));
+}
+void softmax_grad(const Tensor& dy, const Tensor& y, Tensor& dx, const std::string& layer) {
+  call<OpId::SoftmaxGrad>(layer, in(&dy, &y), out(&dx));
+}
+
+axon_pool_attrs pool_attrs(int window_h, int window_w, int stride_h, int stride_w, axon_padding padding) {
+  axon_pool_attrs a{};
+  a.struct_size = sizeof a;
+  a.window_h = window_h;
+  a.window_w = window_w;
+  a.stride_h = stride_h;
+  a.stride_w = stride_w;
+  a.padding = padding;
+  return a;
+}
+void avg_pool(const Tensor& x, Tensor& y, const axon_pool_attrs& a, const std::string& layer) {
+  call<OpId::AvgPool>(layer, in(&x), out(&y), &a);
+}
+void avg_pool_grad(const Tensor& dy, Tensor& dx, const axon_pool_attrs& a, const std::string& layer) {
+  call<OpId::AvgPoolGrad>(layer, in(&dy), out(&dx), &a);
+}
+void sub(const Tensor& a, const Tensor& b, Tensor& y, const std::string& layer) {
+  call<OpId::Sub>(layer, in(&a, &b), out(&y));
+}
+void mul(const Tensor& a, const Tensor& b, Tensor& y, const std::string& layer) {
+  call<OpId::Mul>(layer, in(&a, &b), out(&y));
+}
+void maximum(const Tensor& a, const Tensor& b, Tensor& y, const std::string& layer) {
+  call<OpId::Maximum>(layer, in(&a, &b), out(&y));
+}
+void maximum_grad(const Tensor& dy, const Tensor& a, const Tensor& b, Tensor& da, Tensor& db,
+                  const std::string& layer) {
+  call<OpId::MaximumGrad>(layer, in(&dy, &a, &b), out(&da, &db));
+}
+void concat(const std::vector<const Tensor*>& xs, Tensor& y, int axis, const std::string& layer) {
+  axon_concat_attrs a{};
+  a.struct_size = sizeof a;
+  a.axis = axis;
+  Tensor* outputs[] = {&y};
+  OpCall c;  // a run-time input count, as AddN's
+  c.op = OpId::ConcatV2;
+  c.layer = layer;
+  c.inputs = xs;
+  c.outputs = outputs;
+  c.attrs = &a;
+  run(c);
+}
+void slice(const Tensor& x, Tensor& y, const std::vector<int64_t>& begin, const std::string& layer) {
+  const auto a = slice_attrs(begin);
+  call<OpId::Slice>(layer, in(&x), out(&y), &a);
+}
+void pad(const Tensor& x, Tensor& y, const std::vector<int64_t>& begin, const std::string& layer) {
+  const auto a = slice_attrs(begin);
+  call<OpId::Pad>(layer, in(&x), out(&y), &a);
+}
+
+axon_batch_norm_attrs batch_norm_attrs(float epsilon, bool is_training, float exponential_avg_factor) {
+  axon_batch_norm_attrs a{};
+  a.struct_size = sizeof a;
+  a.epsilon = epsilon;
+  a.exponential_avg_factor = exponential_avg_factor;
+  a.is_training = is_training ? 1 : 0;
+  return a;
+}
+void fused_batch_norm(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                      const Tensor& variance, Tensor& y, const axon_batch_norm_attrs& a, const std::string& layer) {
+  call<OpId::FusedBatchNormV3>(layer, in(&x, &scale, &offset, &mean, &variance), out(&y), &a);
+}
+void fused_batch_norm_training(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                               const Tensor& variance, Tensor& y, Tensor& batch_mean, Tensor& batch_variance,
+                               Tensor& reserve_space_1, Tensor& reserve_space_2, const axon_batch_norm_attrs& a,
+                               const std::string& layer) {
+  call<OpId::FusedBatchNormV3>(layer, in(&x, &scale, &offset, &mean, &variance),
+                               out(&y, &batch_mean, &batch_variance, &reserve_space_1, &reserve_space_2), &a);
+}
+void fused_batch_norm_grad(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& reserve_space_1,
+                           const Tensor& reserve_space_2, Tensor& dx, Tensor& scale_backprop, Tensor& offset_backprop,
+                           const axon_batch_norm_attrs& a, const std::string& layer) {
+  call<OpId::FusedBatchNormGradV3>(layer, in(&dy, &x, &scale, &reserve_space_1, &reserve_space_2),
+                                   out(&dx, &scale_backprop, &offset_backprop), &a);
+}
+void moving_average(Tensor& var, const Tensor& value, float momentum, float weight, const std::string& layer) {
+  axon_moving_average_attrs a{};
+  a.struct_size = sizeof a;
+  a.momentum = momentum;
+  a.weight = weight;
+  call<OpId::MovingAverage>(layer, in(&var, &value), std::array<Tensor*, 0>{}, &a);
+}
+
+axon_conv2d_attrs conv2d_attrs(int stride_h, int stride_w, int dilation_h, int dilation_w, axon_padding padding) {
+  axon_conv2d_attrs a{};
+  a.struct_size = sizeof a;
+  a.stride_h = stride_h;
+  a.stride_w = stride_w;
+  a.dilation_h = dilation_h;
+  a.dilation_w = dilation_w;
+  a.padding = padding;
+  return a;
+}
+void depthwise_conv2d(const Tensor& x, const Tensor& filter, Tensor& y, const axon_conv2d_attrs& a,
+                      const std::string& layer) {
+  call<OpId::DepthwiseConv2dNative>(layer, in(&x, &filter), out(&y), &a);
+}
+void depthwise_conv2d_backprop_input(const Tensor& dy, const Tensor& filter, Tensor& dx, const axon_conv2d_attrs& a,
+                                     const std::string& layer) {
+  call<OpId::DepthwiseConv2dNativeBackpropInput>(layer, in(&dy, &filter), out(&dx), &a);
+}
+void depthwise_conv2d_backprop_filter(const Tensor& x, const Tensor& dy, Tensor& dfilter, const axon_conv2d_attrs& a,
+                                      const std::string& layer) {
+  call<OpId::DepthwiseConv2dNativeBackpropFilter>(layer, in(&x, &dy), out(&dfilter), &a);
+}
+
 }  // namespace axon::ops

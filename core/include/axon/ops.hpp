@@ -5,7 +5,9 @@
 
 #include <axon/dispatch.hpp>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace axon::ops {
 
@@ -60,5 +62,71 @@ void fused_conv2d_max_pool_grad(const Tensor& x, const Tensor& filter, const Ten
 // lower index.
 void sparse_categorical_accuracy(const Tensor& logits, const Tensor& labels, Tensor& correct,
                                  const std::string& layer = {});
+
+// ABI 1.4. Activations and their gradients (inputs in TensorFlow's order).
+void sigmoid(const Tensor& x, Tensor& y, const std::string& layer = {});
+void sigmoid_grad(const Tensor& y, const Tensor& dy, Tensor& dx, const std::string& layer = {});
+void tanh(const Tensor& x, Tensor& y, const std::string& layer = {});
+void tanh_grad(const Tensor& y, const Tensor& dy, Tensor& dx, const std::string& layer = {});
+void elu(const Tensor& x, Tensor& y, const std::string& layer = {});
+void elu_grad(const Tensor& dy, const Tensor& y, Tensor& dx, const std::string& layer = {});
+void selu(const Tensor& x, Tensor& y, const std::string& layer = {});
+void selu_grad(const Tensor& dy, const Tensor& y, Tensor& dx, const std::string& layer = {});
+void relu6(const Tensor& x, Tensor& y, const std::string& layer = {});
+void relu6_grad(const Tensor& dy, const Tensor& x, Tensor& dx, const std::string& layer = {});
+void leaky_relu(const Tensor& x, Tensor& y, float alpha, const std::string& layer = {});
+void leaky_relu_grad(const Tensor& dy, const Tensor& x, Tensor& dx, float alpha, const std::string& layer = {});
+void softplus(const Tensor& x, Tensor& y, const std::string& layer = {});
+void softplus_grad(const Tensor& dy, const Tensor& x, Tensor& dx, const std::string& layer = {});
+void gelu(const Tensor& x, Tensor& y, bool approximate, const std::string& layer = {});
+void gelu_grad(const Tensor& dy, const Tensor& x, Tensor& dx, bool approximate, const std::string& layer = {});
+void silu(const Tensor& x, Tensor& y, const std::string& layer = {});
+void silu_grad(const Tensor& dy, const Tensor& x, Tensor& dx, const std::string& layer = {});
+// Keras' relu(x, negative_slope, max_value, threshold); max_value INFINITY: none.
+axon_clipped_relu_attrs clipped_relu_attrs(float negative_slope, float max_value, float threshold);
+void clipped_relu(const Tensor& x, Tensor& y, const axon_clipped_relu_attrs& a, const std::string& layer = {});
+void clipped_relu_grad(const Tensor& dy, const Tensor& x, Tensor& dx, const axon_clipped_relu_attrs& a,
+                       const std::string& layer = {});
+// Over the last dimension.
+void softmax(const Tensor& logits, Tensor& y, const std::string& layer = {});
+void softmax_grad(const Tensor& dy, const Tensor& y, Tensor& dx, const std::string& layer = {});
+
+// Pooling, elementwise arithmetic of equal shapes, and shapes.
+axon_pool_attrs pool_attrs(int window_h, int window_w, int stride_h, int stride_w, axon_padding padding);
+void avg_pool(const Tensor& x, Tensor& y, const axon_pool_attrs& a, const std::string& layer = {});
+void avg_pool_grad(const Tensor& dy, Tensor& dx, const axon_pool_attrs& a, const std::string& layer = {});
+void sub(const Tensor& a, const Tensor& b, Tensor& y, const std::string& layer = {});
+void mul(const Tensor& a, const Tensor& b, Tensor& y, const std::string& layer = {});
+void maximum(const Tensor& a, const Tensor& b, Tensor& y, const std::string& layer = {});
+void maximum_grad(const Tensor& dy, const Tensor& a, const Tensor& b, Tensor& da, Tensor& db,
+                  const std::string& layer = {});
+void concat(const std::vector<const Tensor*>& xs, Tensor& y, int axis, const std::string& layer = {});
+// begin: one entry per dimension of x (slice) or y (pad); the rest is zero.
+void slice(const Tensor& x, Tensor& y, const std::vector<int64_t>& begin, const std::string& layer = {});
+void pad(const Tensor& x, Tensor& y, const std::vector<int64_t>& begin, const std::string& layer = {});
+
+// Batch normalization over the last dimension (TensorFlow's FusedBatchNormV3).
+// Inference (is_training 0): only y. Training: all five outputs.
+axon_batch_norm_attrs batch_norm_attrs(float epsilon, bool is_training, float exponential_avg_factor = 1.0f);
+void fused_batch_norm(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                      const Tensor& variance, Tensor& y, const axon_batch_norm_attrs& a, const std::string& layer = {});
+void fused_batch_norm_training(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                               const Tensor& variance, Tensor& y, Tensor& batch_mean, Tensor& batch_variance,
+                               Tensor& reserve_space_1, Tensor& reserve_space_2, const axon_batch_norm_attrs& a,
+                               const std::string& layer = {});
+void fused_batch_norm_grad(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& reserve_space_1,
+                           const Tensor& reserve_space_2, Tensor& dx, Tensor& scale_backprop, Tensor& offset_backprop,
+                           const axon_batch_norm_attrs& a, const std::string& layer = {});
+// var = momentum * var + weight * value.
+void moving_average(Tensor& var, const Tensor& value, float momentum, float weight, const std::string& layer = {});
+
+// Depthwise convolution: filter [KH, KW, C, M].
+axon_conv2d_attrs conv2d_attrs(int stride_h, int stride_w, int dilation_h, int dilation_w, axon_padding padding);
+void depthwise_conv2d(const Tensor& x, const Tensor& filter, Tensor& y, const axon_conv2d_attrs& a,
+                      const std::string& layer = {});
+void depthwise_conv2d_backprop_input(const Tensor& dy, const Tensor& filter, Tensor& dx, const axon_conv2d_attrs& a,
+                                     const std::string& layer = {});
+void depthwise_conv2d_backprop_filter(const Tensor& x, const Tensor& dy, Tensor& dfilter, const axon_conv2d_attrs& a,
+                                      const std::string& layer = {});
 
 }  // namespace axon::ops

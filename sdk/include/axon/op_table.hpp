@@ -45,12 +45,67 @@ enum class OpId : uint8_t {
   FusedConv2DMaxPool,
   FusedConv2DMaxPoolGrad,
   SparseCategoricalAccuracy,
+  Sigmoid,
+  SigmoidGrad,
+  Tanh,
+  TanhGrad,
+  Elu,
+  EluGrad,
+  Selu,
+  SeluGrad,
+  Relu6,
+  Relu6Grad,
+  LeakyRelu,
+  LeakyReluGrad,
+  Softplus,
+  SoftplusGrad,
+  Gelu,
+  GeluGrad,
+  Silu,
+  SiluGrad,
+  ClippedRelu,
+  ClippedReluGrad,
+  Softmax,
+  SoftmaxGrad,
+  AvgPool,
+  AvgPoolGrad,
+  Sub,
+  Mul,
+  Maximum,
+  MaximumGrad,
+  ConcatV2,
+  Slice,
+  Pad,
+  FusedBatchNormV3,
+  FusedBatchNormGradV3,
+  MovingAverage,
+  DepthwiseConv2dNative,
+  DepthwiseConv2dNativeBackpropInput,
+  DepthwiseConv2dNativeBackpropFilter,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
 
 // The attribute struct an op takes through axon_kernel_call.attrs.
-enum class AttrKind : uint8_t { none, conv2d, pool, matmul, adam, fill, scale, fused_conv2d, fused_matmul, fused_conv2d_max_pool };
+enum class AttrKind : uint8_t {
+  none,
+  conv2d,
+  pool,
+  matmul,
+  adam,
+  fill,
+  scale,
+  fused_conv2d,
+  fused_matmul,
+  fused_conv2d_max_pool,
+  leaky_relu,
+  clipped_relu,
+  gelu,
+  concat,
+  slice,
+  batch_norm,
+  moving_average
+};
 
 // The struct's C name and the bytes a caller must fill at least (up to its
 // last field: AXON_STRUCT_SIZE). Sizes grow only by appending fields.
@@ -71,6 +126,14 @@ constexpr AttrInfo attr_info(AttrKind k) {
     case AttrKind::fused_matmul: return {"axon_fused_matmul_attrs", AXON_STRUCT_SIZE(axon_fused_matmul_attrs, activation)};
     case AttrKind::fused_conv2d_max_pool:
       return {"axon_fused_conv2d_max_pool_attrs", AXON_STRUCT_SIZE(axon_fused_conv2d_max_pool_attrs, pool)};
+    case AttrKind::leaky_relu: return {"axon_leaky_relu_attrs", AXON_STRUCT_SIZE(axon_leaky_relu_attrs, alpha)};
+    case AttrKind::clipped_relu: return {"axon_clipped_relu_attrs", AXON_STRUCT_SIZE(axon_clipped_relu_attrs, threshold)};
+    case AttrKind::gelu: return {"axon_gelu_attrs", AXON_STRUCT_SIZE(axon_gelu_attrs, approximate)};
+    case AttrKind::concat: return {"axon_concat_attrs", AXON_STRUCT_SIZE(axon_concat_attrs, axis)};
+    case AttrKind::slice: return {"axon_slice_attrs", AXON_STRUCT_SIZE(axon_slice_attrs, begin)};
+    case AttrKind::batch_norm: return {"axon_batch_norm_attrs", AXON_STRUCT_SIZE(axon_batch_norm_attrs, is_training)};
+    case AttrKind::moving_average:
+      return {"axon_moving_average_attrs", AXON_STRUCT_SIZE(axon_moving_average_attrs, weight)};
   }
   return {"", 0};
 }
@@ -90,6 +153,13 @@ template <> struct attr_kind_of<axon_fused_matmul_attrs> { static constexpr Attr
 template <> struct attr_kind_of<axon_fused_conv2d_max_pool_attrs> {
   static constexpr AttrKind value = AttrKind::fused_conv2d_max_pool;
 };
+template <> struct attr_kind_of<axon_leaky_relu_attrs> { static constexpr AttrKind value = AttrKind::leaky_relu; };
+template <> struct attr_kind_of<axon_clipped_relu_attrs> { static constexpr AttrKind value = AttrKind::clipped_relu; };
+template <> struct attr_kind_of<axon_gelu_attrs> { static constexpr AttrKind value = AttrKind::gelu; };
+template <> struct attr_kind_of<axon_concat_attrs> { static constexpr AttrKind value = AttrKind::concat; };
+template <> struct attr_kind_of<axon_slice_attrs> { static constexpr AttrKind value = AttrKind::slice; };
+template <> struct attr_kind_of<axon_batch_norm_attrs> { static constexpr AttrKind value = AttrKind::batch_norm; };
+template <> struct attr_kind_of<axon_moving_average_attrs> { static constexpr AttrKind value = AttrKind::moving_average; };
 
 // A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
 // dtype of its first input, or first output when it has none).
@@ -191,6 +261,86 @@ inline constexpr OpSchema kOpTable[] = {
   {OpId::SparseCategoricalAccuracy, "_SparseCategoricalAccuracy", {{"logits"}, {"labels", AXON_INT32}}, 2, 2,
    {{"correct"}}, 1, 1, AttrKind::none, 0, 3, {1, {OpId::InTopK}}, kF32,
    "Keras' sparse_categorical_accuracy (a tie goes to the lower index)"},
+
+  // ABI 1.4: the layers of Keras' image classifiers. Activation gradients take
+  // their inputs in TensorFlow's order.
+  {OpId::Sigmoid, "Sigmoid", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = 1 / (1 + exp(-x))"},
+  {OpId::SigmoidGrad, "SigmoidGrad", {{"y"}, {"dy"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "dx = dy * y * (1 - y)"},
+  {OpId::Tanh, "Tanh", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = tanh(x)"},
+  {OpId::TanhGrad, "TanhGrad", {{"y"}, {"dy"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "dx = dy * (1 - y * y)"},
+  {OpId::Elu, "Elu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = x where x > 0, else exp(x) - 1"},
+  {OpId::EluGrad, "EluGrad", {{"dy"}, {"y"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "dx = dy where y > 0, else dy * (y + 1)"},
+  {OpId::Selu, "Selu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = scale * x where x > 0, else scale * alpha * (exp(x) - 1) (TensorFlow's constants)"},
+  {OpId::SeluGrad, "SeluGrad", {{"dy"}, {"y"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "dx = dy * scale where y > 0, else dy * (y + scale * alpha)"},
+  {OpId::Relu6, "Relu6", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = min(max(x, 0), 6)"},
+  {OpId::Relu6Grad, "Relu6Grad", {{"dy"}, {"x"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "dx = dy where 0 < x < 6, else 0"},
+  {OpId::LeakyRelu, "LeakyRelu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::leaky_relu, 0, 4, {}, kF32,
+   "y = x where x > 0, else alpha * x"},
+  {OpId::LeakyReluGrad, "LeakyReluGrad", {{"dy"}, {"x"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::leaky_relu, 0, 4, {}, kF32,
+   "dx = dy where x > 0, else alpha * dy"},
+  {OpId::Softplus, "Softplus", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = log(1 + exp(x))"},
+  {OpId::SoftplusGrad, "SoftplusGrad", {{"dy"}, {"x"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "dx = dy * sigmoid(x)"},
+  {OpId::Gelu, "Gelu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::gelu, 0, 4, {}, kF32,
+   "y = x * Phi(x) (erf form), or its tanh approximation"},
+  {OpId::GeluGrad, "GeluGrad", {{"dy"}, {"x"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::gelu, 0, 4, {}, kF32,
+   "dx = dy * d/dx Gelu(x)"},
+  {OpId::Silu, "Silu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = x * sigmoid(x) (Keras' silu and swish)"},
+  {OpId::SiluGrad, "SiluGrad", {{"dy"}, {"x"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "dx = dy * sigmoid(x) * (1 + x * (1 - sigmoid(x)))"},
+  {OpId::ClippedRelu, "ClippedRelu", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::clipped_relu, 0, 4, {}, kF32,
+   "Keras' relu(x, negative_slope, max_value, threshold)"},
+  {OpId::ClippedReluGrad, "ClippedReluGrad", {{"dy"}, {"x"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::clipped_relu, 0, 4, {},
+   kF32, "dx = dy where threshold < x < max_value, negative_slope * dy where x <= threshold, else 0"},
+  {OpId::Softmax, "Softmax", {{"logits"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = softmax over the last dimension"},
+  {OpId::SoftmaxGrad, "SoftmaxGrad", {{"dy"}, {"y"}}, 2, 2, {{"dx"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "dx = (dy - sum(dy * y) over the last dimension) * y"},
+  {OpId::AvgPool, "AvgPool", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::pool, 0, 4, {}, kF32,
+   "average pooling over windows of x NHWC (SAME: over the taps inside x)"},
+  {OpId::AvgPoolGrad, "AvgPoolGrad", {{"dy"}}, 1, 1, {{"dx"}}, 1, 1, AttrKind::pool, 0, 4, {}, kF32,
+   "gradient of AvgPool (dx's shape says x's)"},
+  {OpId::Sub, "Sub", {{"a"}, {"b"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = a - b elementwise (equal shapes)"},
+  {OpId::Mul, "Mul", {{"a"}, {"b"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = a * b elementwise (equal shapes)"},
+  {OpId::Maximum, "Maximum", {{"a"}, {"b"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::none, 0, 4, {}, kF32,
+   "y = max(a, b) elementwise (equal shapes)"},
+  {OpId::MaximumGrad, "MaximumGrad", {{"dy"}, {"a"}, {"b"}}, 3, 3, {{"da"}, {"db"}}, 2, 2, AttrKind::none, 0, 4, {},
+   kF32, "da = dy where a >= b, db = dy where a < b (TensorFlow's rule for ties)"},
+  {OpId::ConcatV2, "ConcatV2", {{"x"}}, 1, -1, {{"y"}}, 1, 1, AttrKind::concat, 0, 4, {}, kF32,
+   "y = the inputs joined along axis"},
+  {OpId::Slice, "Slice", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::slice, 0, 4, {}, kF32,
+   "y = x[begin : begin + shape(y)]"},
+  {OpId::Pad, "Pad", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::slice, 0, 4, {}, kF32,
+   "y = zeros with x at begin"},
+  {OpId::FusedBatchNormV3, "FusedBatchNormV3", {{"x"}, {"scale"}, {"offset"}, {"mean"}, {"variance"}}, 5, 5,
+   {{"y"}, {"batch_mean"}, {"batch_variance"}, {"reserve_space_1"}, {"reserve_space_2"}}, 1, 5, AttrKind::batch_norm,
+   0, 4, {}, kF32,
+   "batch normalization over the last dimension; training: the batch's statistics (5 outputs)"},
+  {OpId::FusedBatchNormGradV3, "FusedBatchNormGradV3", {{"dy"}, {"x"}, {"scale"}, {"reserve_space_1"},
+   {"reserve_space_2"}}, 5, 5, {{"dx"}, {"scale_backprop"}, {"offset_backprop"}}, 3, 3, AttrKind::batch_norm, 0, 4, {},
+   kF32, "gradients of FusedBatchNormV3 (reserve spaces: the mean and biased variance it used)"},
+  {OpId::MovingAverage, "MovingAverage", {{"var"}, {"value"}}, 2, 2, {}, 0, 0, AttrKind::moving_average, 1, 4, {}, kF32,
+   "var = momentum * var + weight * value (batch normalization's moving statistics)"},
+  {OpId::DepthwiseConv2dNative, "DepthwiseConv2dNative", {{"x"}, {"filter"}}, 2, 2, {{"y"}}, 1, 1, AttrKind::conv2d, 0,
+   4, {}, kF32, "depthwise 2-D convolution: filter [KH, KW, C, M] -> y channels C * M"},
+  {OpId::DepthwiseConv2dNativeBackpropInput, "DepthwiseConv2dNativeBackpropInput", {{"dy"}, {"filter"}}, 2, 2,
+   {{"dx"}}, 1, 1, AttrKind::conv2d, 0, 4, {}, kF32, "gradient of DepthwiseConv2dNative with respect to x"},
+  {OpId::DepthwiseConv2dNativeBackpropFilter, "DepthwiseConv2dNativeBackpropFilter", {{"x"}, {"dy"}}, 2, 2,
+   {{"dfilter"}}, 1, 1, AttrKind::conv2d, 0, 4, {}, kF32, "gradient of DepthwiseConv2dNative with respect to the filter"},
 };
 // clang-format on
 

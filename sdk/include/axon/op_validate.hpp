@@ -11,6 +11,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 
@@ -138,6 +139,57 @@ class Validation {
     if (!rank_is(x, name, 4)) return false;
     *g = pool_geometry(a, x);
     return windows_fit(a.padding, x, a.window_h, a.window_w, 1, 1, name);
+  }
+
+  // Finite float attributes (NaN and Inf are refused unless said otherwise).
+  bool finite(float x, const char* what) {
+    if (x - x == 0.0f) return true;
+    return fail("%s must be finite, got %g", what, static_cast<double>(x));
+  }
+  bool at_least_rank(const axon_tensor& t, const char* name, int rank) {
+    if (t.rank >= rank) return true;
+    return fail("%s must have rank >= %d, got shape %s", name, rank, dims_string(t).c_str());
+  }
+  // [C] per-channel vectors of an input whose last dimension is C.
+  bool channels(const axon_tensor& t, const char* name, int64_t c) {
+    if (t.rank == 1 && t.dims[0] == c) return true;
+    return fail("%s has shape %s, expected [%lld] (one value per channel)", name, dims_string(t).c_str(),
+                static_cast<long long>(c));
+  }
+  // Slice (`small` inside `large` at `begin`) and Pad (the other way round).
+  bool placed_inside(const axon_slice_attrs& a, const axon_tensor& small, const char* small_name,
+                     const axon_tensor& large, const char* large_name) {
+    if (small.rank != large.rank)
+      return fail("%s %s and %s %s have different ranks", small_name, dims_string(small).c_str(), large_name,
+                  dims_string(large).c_str());
+    for (int i = 0; i < small.rank; ++i)
+      if (a.begin[i] < 0 || a.begin[i] > large.dims[i] - small.dims[i])
+        return fail("%s %s does not fit in %s %s at begin[%d] = %lld", small_name, dims_string(small).c_str(),
+                    large_name, dims_string(large).c_str(), i, static_cast<long long>(a.begin[i]));
+    return true;
+  }
+  // ConcatV2: equal ranks, equal dims off the axis, y's axis the sum.
+  bool concat(const axon_concat_attrs& a, const axon_kernel_call& c) {
+    const axon_tensor& x0 = c.inputs[0];
+    const axon_tensor& y = c.outputs[0];
+    if (x0.rank < 1) return fail("x0 must have rank >= 1, got shape %s", dims_string(x0).c_str());
+    if (a.axis < 0 || a.axis >= x0.rank) return fail("axis %d is outside x0's rank %d", a.axis, x0.rank);
+    int64_t total = 0;
+    for (int i = 0; i < c.num_inputs; ++i) {
+      const axon_tensor& x = c.inputs[i];
+      if (x.rank != x0.rank)
+        return fail("x%d %s and x0 %s have different ranks", i, dims_string(x).c_str(), dims_string(x0).c_str());
+      for (int d = 0; d < x.rank; ++d)
+        if (d != a.axis && x.dims[d] != x0.dims[d])
+          return fail("x%d %s and x0 %s differ off axis %d", i, dims_string(x).c_str(), dims_string(x0).c_str(),
+                      a.axis);
+      total += x.dims[a.axis];
+    }
+    bool same = y.rank == x0.rank;
+    for (int d = 0; same && d < y.rank; ++d) same = y.dims[d] == (d == a.axis ? total : x0.dims[d]);
+    if (same) return true;
+    return fail("y has shape %s, expected x0's %s with %lld along axis %d", dims_string(y).c_str(),
+                dims_string(x0).c_str(), static_cast<long long>(total), a.axis);
   }
 
  private:
@@ -268,6 +320,94 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
              v.same_shape(out[0], "dfilter", in[1], "filter") && v.shape_is(out[1], "dbias", {g.oc}) &&
              (c.num_outputs < 3 || v.same_shape(out[2], "dx", in[0], "x"));
     }
+    case OpId::Sigmoid:
+    case OpId::Tanh:
+    case OpId::Elu:
+    case OpId::Selu:
+    case OpId::Relu6:
+    case OpId::LeakyRelu:
+    case OpId::Softplus:
+    case OpId::Gelu:
+    case OpId::Silu:
+    case OpId::ClippedRelu:
+      return v.same_shape(out[0], "y", in[0], "x");
+    case OpId::SigmoidGrad:
+    case OpId::TanhGrad:
+    case OpId::EluGrad:
+    case OpId::SeluGrad:
+    case OpId::Relu6Grad:
+    case OpId::LeakyReluGrad:
+    case OpId::SoftplusGrad:
+    case OpId::GeluGrad:
+    case OpId::SiluGrad:
+    case OpId::ClippedReluGrad:
+      return v.same_shape(in[1], v.in_name(1), in[0], v.in_name(0)) && v.same_shape(out[0], "dx", in[0], v.in_name(0));
+    case OpId::Softmax:
+      if (!v.at_least_rank(in[0], "logits", 1)) return false;
+      if (in[0].dims[in[0].rank - 1] < 1) return v.fail("logits %s have no classes", dims_string(in[0]).c_str());
+      return v.same_shape(out[0], "y", in[0], "logits");
+    case OpId::SoftmaxGrad:
+      return v.at_least_rank(in[0], "dy", 1) && v.same_shape(in[1], "y", in[0], "dy") &&
+             v.same_shape(out[0], "dx", in[0], "dy");
+    case OpId::AvgPool: {
+      PoolGeometry g;
+      return v.pool(*static_cast<const axon_pool_attrs*>(c.attrs), in[0], "x", &g) &&
+             v.shape_is(out[0], "y", {g.n, g.oh, g.ow, g.c});
+    }
+    case OpId::AvgPoolGrad: {
+      PoolGeometry g;
+      return v.pool(*static_cast<const axon_pool_attrs*>(c.attrs), out[0], "dx", &g) &&
+             v.shape_is(in[0], "dy", {g.n, g.oh, g.ow, g.c});
+    }
+    case OpId::Sub:
+    case OpId::Mul:
+    case OpId::Maximum:
+      return v.same_shape(in[1], "b", in[0], "a") && v.same_shape(out[0], "y", in[0], "a");
+    case OpId::MaximumGrad:
+      return v.same_shape(in[1], "a", in[0], "dy") && v.same_shape(in[2], "b", in[0], "dy") &&
+             v.same_shape(out[0], "da", in[0], "dy") && v.same_shape(out[1], "db", in[0], "dy");
+    case OpId::ConcatV2:
+      return v.concat(*static_cast<const axon_concat_attrs*>(c.attrs), c);
+    case OpId::Slice:
+      return v.placed_inside(*static_cast<const axon_slice_attrs*>(c.attrs), out[0], "y", in[0], "x");
+    case OpId::Pad:
+      return v.placed_inside(*static_cast<const axon_slice_attrs*>(c.attrs), in[0], "x", out[0], "y");
+    case OpId::FusedBatchNormV3: {
+      const auto& a = *static_cast<const axon_batch_norm_attrs*>(c.attrs);
+      if (!v.at_least_rank(in[0], "x", 2)) return false;
+      const int64_t ch = in[0].dims[in[0].rank - 1];
+      for (int i = 1; i < 5; ++i)
+        if (!v.channels(in[i], v.in_name(i), ch)) return false;
+      if (a.is_training && c.num_outputs != 5)
+        return v.fail("training needs all 5 outputs, got %d", c.num_outputs);
+      for (int i = 1; i < c.num_outputs; ++i)
+        if (!v.channels(out[i], v.out_name(i), ch)) return false;
+      return v.same_shape(out[0], "y", in[0], "x");
+    }
+    case OpId::FusedBatchNormGradV3: {
+      if (!v.at_least_rank(in[1], "x", 2)) return false;
+      const int64_t ch = in[1].dims[in[1].rank - 1];
+      return v.same_shape(in[0], "dy", in[1], "x") && v.channels(in[2], "scale", ch) &&
+             v.channels(in[3], "reserve_space_1", ch) && v.channels(in[4], "reserve_space_2", ch) &&
+             v.same_shape(out[0], "dx", in[1], "x") && v.channels(out[1], "scale_backprop", ch) &&
+             v.channels(out[2], "offset_backprop", ch);
+    }
+    case OpId::MovingAverage:
+      return v.same_shape(in[1], "value", in[0], "var");
+    case OpId::DepthwiseConv2dNative:
+    case OpId::DepthwiseConv2dNativeBackpropInput:
+    case OpId::DepthwiseConv2dNativeBackpropFilter: {
+      // The filter's last dimension is the channel multiplier M; y has C * M channels.
+      ConvGeometry g;
+      const auto& a = *static_cast<const axon_conv2d_attrs*>(c.attrs);
+      const bool fwd = s.id == OpId::DepthwiseConv2dNative, bwd_in = s.id == OpId::DepthwiseConv2dNativeBackpropInput;
+      const axon_tensor& image = bwd_in ? out[0] : in[0];
+      const axon_tensor& filter = fwd || bwd_in ? in[1] : out[0];
+      if (!v.conv(a, image, bwd_in ? "dx" : "x", filter, s.id == OpId::DepthwiseConv2dNativeBackpropFilter ? "dfilter" : "filter", &g))
+        return false;
+      const axon_tensor& y = fwd ? out[0] : in[bwd_in ? 0 : 1];
+      return v.shape_is(y, fwd ? "y" : "dy", {g.n, g.oh, g.ow, g.c * g.oc});
+    }
     case OpId::count:
       break;
   }
@@ -328,6 +468,29 @@ inline bool validate_call(const OpSchema& s, const axon_kernel_call& call, std::
         return v.fail("matmul attribute struct too small (%zu < %zu bytes)", f.matmul.struct_size,
                       attr_info(AttrKind::matmul).min_size);
       if (!v.activation(f.activation)) return false;
+    }
+    if (s.attrs == AttrKind::leaky_relu && !v.finite(static_cast<const axon_leaky_relu_attrs*>(call.attrs)->alpha, "alpha"))
+      return false;
+    if (s.attrs == AttrKind::clipped_relu) {
+      const auto& a = *static_cast<const axon_clipped_relu_attrs*>(call.attrs);
+      if (!v.finite(a.negative_slope, "negative_slope") || !v.finite(a.threshold, "threshold")) return false;
+      if (!(a.max_value >= 0)) return v.fail("max_value must be >= 0 (INFINITY for none), got %g", static_cast<double>(a.max_value));
+    }
+    if (s.attrs == AttrKind::gelu) {
+      const int32_t approximate = static_cast<const axon_gelu_attrs*>(call.attrs)->approximate;
+      if (approximate != 0 && approximate != 1) return v.fail("approximate must be 0 or 1, got %d", approximate);
+    }
+    if (s.attrs == AttrKind::batch_norm) {
+      const auto& a = *static_cast<const axon_batch_norm_attrs*>(call.attrs);
+      if (!(a.epsilon > 0) || !v.finite(a.epsilon, "epsilon"))
+        return v.fail("epsilon must be a positive number, got %g", static_cast<double>(a.epsilon));
+      if (!(a.exponential_avg_factor >= 0 && a.exponential_avg_factor <= 1))
+        return v.fail("exponential_avg_factor must be from 0 to 1, got %g", static_cast<double>(a.exponential_avg_factor));
+      if (a.is_training != 0 && a.is_training != 1) return v.fail("is_training must be 0 or 1, got %d", a.is_training);
+    }
+    if (s.attrs == AttrKind::moving_average) {
+      const auto& a = *static_cast<const axon_moving_average_attrs*>(call.attrs);
+      if (!v.finite(a.momentum, "momentum") || !v.finite(a.weight, "weight")) return false;
     }
   }
   return validate_detail::shapes(v, s, call);

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 3
+#define AXON_ABI_MINOR 4
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -187,6 +187,58 @@ typedef struct axon_fused_conv2d_max_pool_attrs {
   int32_t activation; /* 0 none, 1 relu */
   axon_pool_attrs pool;
 } axon_fused_conv2d_max_pool_attrs;
+
+/* LeakyRelu, LeakyReluGrad (ABI 1.4): y = x where x > 0, else alpha * x. */
+typedef struct axon_leaky_relu_attrs {
+  size_t struct_size;
+  float alpha;
+} axon_leaky_relu_attrs;
+
+/* ClippedRelu, ClippedReluGrad (ABI 1.4): Keras' relu with its arguments,
+ * y = min(x, max_value) where x > threshold, else negative_slope * (x - threshold)
+ * (0 where x <= threshold when negative_slope is 0). max_value: INFINITY for none. */
+typedef struct axon_clipped_relu_attrs {
+  size_t struct_size;
+  float negative_slope;
+  float max_value;
+  float threshold;
+} axon_clipped_relu_attrs;
+
+/* Gelu, GeluGrad (ABI 1.4): approximate 0 is the erf form, 1 the tanh form. */
+typedef struct axon_gelu_attrs {
+  size_t struct_size;
+  int32_t approximate;
+} axon_gelu_attrs;
+
+/* ConcatV2 (ABI 1.4): the inputs joined along `axis` (0 <= axis < rank). */
+typedef struct axon_concat_attrs {
+  size_t struct_size;
+  int32_t axis;
+} axon_concat_attrs;
+
+/* Slice and Pad (ABI 1.4): where the smaller tensor sits in the larger one.
+ * Slice: y = x[begin : begin + shape(y)]; Pad: y = 0, then
+ * y[begin : begin + shape(x)] = x. Entries past the rank are ignored. */
+typedef struct axon_slice_attrs {
+  size_t struct_size;
+  int64_t begin[AXON_MAX_RANK];
+} axon_slice_attrs;
+
+/* FusedBatchNormV3, FusedBatchNormGradV3 (ABI 1.4), TensorFlow's semantics
+ * over the last dimension of x (rank >= 2). */
+typedef struct axon_batch_norm_attrs {
+  size_t struct_size;
+  float epsilon;
+  float exponential_avg_factor; /* forward, training: 1 gives the batch's statistics */
+  int32_t is_training;
+} axon_batch_norm_attrs;
+
+/* MovingAverage (ABI 1.4): var = momentum * var + weight * value. */
+typedef struct axon_moving_average_attrs {
+  size_t struct_size;
+  float momentum;
+  float weight;
+} axon_moving_average_attrs;
 
 /* The argmax of _FusedConv2DMaxPool: the tap of the pool window (row-major,
  * counted from the window's unclipped top-left corner) holding the window's

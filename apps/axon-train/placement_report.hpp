@@ -1,5 +1,5 @@
 // --dry-run and --strict-placement: the placement of one training step
-// (nn::Sequential::plan_train_step) as a table, and the kernels it lacks.
+// (nn::Model::plan_train_step) as a table, and the kernels it lacks.
 #pragma once
 
 #include <axon/placement_plan.hpp>

@@ -10,7 +10,7 @@
 #include <axon/log.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/layers.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
@@ -41,7 +41,7 @@ std::string position(const train::TrainingPosition& at, int epochs, int64_t step
 // --resume: the chief restores the newest checkpoint that reads back whole
 // (saying which damaged ones it passed over) and hands its bytes to the
 // other workers, which restore the same. No checkpoint at all: a fresh start.
-train::TrainingPosition resume(nn::Sequential& model, const train::RunIdentity& run, const train::CheckpointDir& dir,
+train::TrainingPosition resume(nn::Model& model, const train::RunIdentity& run, const train::CheckpointDir& dir,
                                Strategy& strategy, const Options& opts) {
   std::string bytes;
   train::TrainingPosition at;
@@ -103,14 +103,14 @@ std::string not_saved(const Options& opts, bool write_files, const train::Checkp
 }
 
 // --initial-weights: the chief's bytes (read_initial_weights), set by every worker.
-void set_initial_weights(nn::Sequential& model, Strategy& strategy, const Options& opts) {
+void set_initial_weights(nn::Model& model, Strategy& strategy, const Options& opts) {
   std::string bytes = strategy.is_chief() ? opts.initial_weights_bytes : std::string();
   strategy.broadcast_bytes(bytes, "the initial weights");
   train::set_weights(model, bytes, *opts.initial_weights);
 }
 
 // What a safetensors weights file keeps besides the weights.
-train::WeightsMetadata weights_metadata(nn::Sequential& model, const Options& opts, const data::ImageDataset& ds,
+train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, const data::ImageDataset& ds,
                                         const nn::History& history) {
   train::WeightsMetadata m;
   m["model"] = nn::keras_json(model, model.input_shape());
@@ -168,7 +168,7 @@ std::string read_initial_weights(const Options& opts, const data::ImageDataset& 
 RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files,
                    const std::filesystem::path& tensorboard_dir) {
   strategy.check_global_batch(opts.batch_size);
-  std::unique_ptr<nn::Sequential> model = model_for(opts, ds).model;
+  std::unique_ptr<nn::Model> model = model_for(opts, ds).model;
   model->build({ds.train.rows, ds.train.cols, 1}, strategy, opts.seed);
   nn::AdamOptions adam;
   adam.learning_rate = opts.learning_rate;

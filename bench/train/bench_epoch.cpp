@@ -6,7 +6,7 @@
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/dispatch.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
 

@@ -1,6 +1,8 @@
 // Op dispatch: placement (scope, priority, soft/strict fallback), staging of
 // tensors that live on another device, validation against the op table, the
 // placement log, the profiler, check-numerics and placement recording.
+#include "lowering.hpp"
+
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/log.hpp>
@@ -53,7 +55,20 @@ std::string devices_with_kernel(OpId op, axon_dtype dtype) {
 struct Placement {
   Device* device = nullptr;     // where it runs (nullptr: nowhere, only while recording)
   Device* requested = nullptr;  // where it was meant to run
+  bool lowered = false;         // a fused op run as its parts on `device`
 };
+
+// A fused op goes where its first part (the convolution, the product, ...)
+// would go: on a device that lacks the fused op but has that part, the parts
+// run there (each part it lacks falls back on its own); on a device without
+// the first part, the fused op falls back whole, taking its other parts
+// along, unless no CPU has it either.
+bool lower_on(OpId op, const Device& d, axon_dtype dtype) {
+  if (!lowerable(op) || d.has_kernel(op, dtype)) return false;
+  if (d.has_kernel(op_schema(op).decomposes_into.ops[0], dtype)) return true;
+  const Device* cpu = Runtime::get().cpu_device();
+  return cpu == nullptr || !cpu->has_kernel(op, dtype);
+}
 
 // The device that runs the op when the requested one has no kernel. While
 // recording, nothing throws and nothing is logged: the recorder lists it all.
@@ -87,11 +102,14 @@ Placement fall_back(OpId op, Device& requested, axon_dtype dtype, bool recording
 Placement place_with(OpId op, axon_dtype dtype, bool recording) {
   if (Device* scoped = DeviceScope::current()) {
     if (scoped->has_kernel(op, dtype)) return {scoped, scoped};
+    if (lower_on(op, *scoped, dtype)) return {scoped, scoped, true};
     return fall_back(op, *scoped, dtype, recording);
   }
   const Runtime& rt = Runtime::get();
-  for (Device* d : rt.devices())
+  for (Device* d : rt.devices()) {
     if (d->has_kernel(op, dtype)) return {d, d};
+    if (lower_on(op, *d, dtype)) return {d, d, true};
+  }
   if (rt.devices().empty()) throw RuntimeError(std::string("op ") + op_name(op) + ": no devices are available");
   if (recording) return {nullptr, &rt.default_device()};
   throw RuntimeError(std::string("op ") + op_name(op) + " has no " + dtype_name(dtype) + " kernel on any device");
@@ -212,11 +230,12 @@ void note_fused_path(OpId fused_op, Device& chosen, std::string_view layer, axon
 
 void run(const OpCall& call) {
   const axon_dtype dtype = call_dtype(call);
-  if (PlacementRecorder* rec = PlacementRecorder::current()) {
-    record(*rec, call, dtype, place_with(call.op, dtype, true));
-    return;
-  }
-  Device& d = *place_with(call.op, dtype, false).device;
+  PlacementRecorder* rec = PlacementRecorder::current();
+  const Placement p = place_with(call.op, dtype, rec != nullptr);
+  // The parts record (or run) themselves.
+  if (p.lowered) return run_lowered(call, *p.device);
+  if (rec != nullptr) return record(*rec, call, dtype, p);
+  Device& d = *p.device;
   const Config& config = Runtime::get().config();
   if (config.log_device_placement) log_placement(call, d);
 

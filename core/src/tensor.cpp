@@ -1,4 +1,6 @@
 // Tensors: a shared device buffer plus dtype and shape.
+#include "tensor_buffer.hpp"
+
 #include <axon/error.hpp>
 #include <axon/tensor.hpp>
 
@@ -6,16 +8,6 @@
 #include <vector>
 
 namespace axon {
-
-struct Tensor::Buffer {
-  Device* device;
-  void* data;
-  size_t bytes;
-  Buffer(Device& d, size_t n) : device(&d), data(n ? d.allocate(n) : nullptr), bytes(n) {}
-  ~Buffer() { device->deallocate(data); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
 
 std::string shape_string(const Shape& s) {
   std::string out = "[";
@@ -44,6 +36,9 @@ Tensor::Tensor(Device& device, axon_dtype dtype, Shape shape) : dtype_(dtype), s
     throw UsageError("tensor " + shape_string(shape_) + " of " + dtype_name(dtype) + " has more bytes than memory holds");
   buffer_ = std::make_shared<Buffer>(device, bytes);
 }
+
+Tensor::Tensor(std::shared_ptr<Buffer> buffer, axon_dtype dtype, Shape shape)
+    : buffer_(std::move(buffer)), dtype_(dtype), shape_(std::move(shape)) {}
 
 Device& Tensor::device() const {
   if (!buffer_) throw RuntimeError("empty tensor has no device");

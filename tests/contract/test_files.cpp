@@ -6,7 +6,7 @@
 #include <axon/data/mnist.hpp>
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/runtime.hpp>
 #include <axon/train/weights.hpp>
 

@@ -6,7 +6,7 @@
 #include "../train/synthetic.hpp"
 
 #include <axon/error.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
 #include <axon/workers.hpp>

@@ -2,8 +2,14 @@
 """axon-train's strategies end to end: mirrored over two logical CPU devices
 and multi-worker under Open MPI's mpirun, against the default strategy from
 the same seed. Weights are compared from the files --save writes: per tensor,
-||a - b|| / ||b|| must stay within 1e-6 after 10 steps (rounding only: the
+||a - b|| / ||b|| must stay within 1e-6 after 2 steps (rounding only: the
 replicas' sums are added in another order than one device adds them).
+Not more steps: a batch split over replicas tiles the convolutions
+differently, so a pooling window over Fashion-MNIST's flat background, whose
+values tie, can pick another maximum, and a ReLU input within rounding of 0
+can switch; such a switch moves a gradient by far more than rounding, and
+Adam carries it into the weights. On one AMD EPYC, 4 of 7 seeds crossed
+1e-6 at step 3 (up to 3e-4), none within 2 steps.
 
   strategies_test.py CASE AXON_TRAIN
 
@@ -20,7 +26,7 @@ import tempfile
 import time
 
 DATA = "/usr/share/datasets/fashion-mnist"
-SHORT = ["--epochs", "1", "--train-limit", "640", "--test-limit", "500", "--seed", "7"]  # 10 steps of 64
+SHORT = ["--epochs", "1", "--train-limit", "128", "--test-limit", "500", "--seed", "7"]  # 2 steps of 64
 TOLERANCE = 1e-6
 
 
@@ -99,7 +105,7 @@ def expect_equal_to_default(exe, tmp, cmd, what):
     saved = os.path.join(tmp, what + ".axw")
     out, err = train(cmd + ["--save", saved] + SHORT, what)
     w = worst_relative(saved, default)
-    print("%s vs default after 10 steps: worst ||a-b||/||b|| per tensor %.3e (limit %g)" % (what, w, TOLERANCE))
+    print("%s vs default after 2 steps: worst ||a-b||/||b|| per tensor %.3e (limit %g)" % (what, w, TOLERANCE))
     check(w <= TOLERANCE, "%s is %.3e from default, beyond %g" % (what, w, TOLERANCE))
     check(w > 0, "the runs should differ in rounding, yet are identical: is the comparison comparing anything?")
     return saved, out, err
@@ -292,7 +298,7 @@ def gpu_case(exe, tmp, cmd, what, marker):
     check(marker in out, "%r not in the output:\n%s" % (marker, out))
     # One replica: an all-reduce over one rank leaves the sums as they are.
     w = worst_relative(saved, default)
-    print("%s vs default on gpu:0 after 10 steps: %.3e" % (what, w))
+    print("%s vs default on gpu:0 after 2 steps: %.3e" % (what, w))
     check(w <= TOLERANCE, "%s is %.3e from default on the GPU" % (what, w))
 
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <axon/nn/layers.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/runtime.hpp>
 #include <axon/train/checkpoint.hpp>
 

@@ -23,7 +23,7 @@
 #include "golden_file.hpp"
 
 #include <axon/dispatch.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/runtime.hpp>
 
 #include <catch2/catch.hpp>

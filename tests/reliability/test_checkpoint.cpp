@@ -10,7 +10,7 @@
 #include <axon/io/read_file.hpp>
 #include <axon/io/safetensors.hpp>
 #include <axon/nn/layers.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/train/checkpoint.hpp>
 #include <axon/train/weights.hpp>
 

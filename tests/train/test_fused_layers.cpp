@@ -10,7 +10,7 @@
 #include <axon/dispatch.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/layers.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/profile.hpp>
 
 #include <catch2/catch.hpp>
@@ -30,6 +30,7 @@ std::vector<std::vector<float>> run_layer(Device& dev, Layer& layer, const Shape
   Rng rng(11);  // same weights, input and dy for every run
   layer.set_fused_ops(fused);
   layer.build(in, dev, rng);
+  layer.set_training(true);
   Shape xs{n};
   xs.insert(xs.end(), in.begin(), in.end());
   std::vector<float> xv(static_cast<size_t>(numel(xs)));
@@ -43,12 +44,12 @@ std::vector<std::vector<float>> run_layer(Device& dev, Layer& layer, const Shape
       p->value.copy_from_host(b.data(), b.size() * sizeof(float));
     }
   std::vector<std::vector<float>> out;
-  const Tensor& y = layer.forward(x);
+  const Tensor y = layer.forward(x);
   out.push_back(y.to_vector<float>());
   std::vector<float> r(static_cast<size_t>(y.numel()));
   for (float& v : r) v = rng.uniform(-1, 1);
   Tensor dy = make_tensor(dev, y.shape(), r);
-  out.push_back(layer.backward(x, dy, true).to_vector<float>());
+  out.push_back(layer.backward(dy, true).to_vector<float>());
   for (Parameter* p : layer.parameters()) out.push_back(p->grad.to_vector<float>());
   return out;
 }
@@ -159,7 +160,7 @@ Gradients cnn_gradients(Device& dev, bool fused) {
 
 }  // namespace
 
-// Sequential runs each Conv2D + MaxPooling2D pair as _FusedConv2DMaxPool /
+// A model runs each Conv2D + MaxPooling2D pair as _FusedConv2DMaxPool /
 // _FusedConv2DMaxPoolGrad where the device has them. The CPU plugin's pair
 // rounds exactly like its separate ops, so fusion never changes a training
 // run there; the reference device's separate ops agree within 1e-5.

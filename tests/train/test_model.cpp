@@ -7,7 +7,7 @@
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/layers.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/train/weights.hpp>
 
 #include <catch2/catch.hpp>

@@ -29,5 +29,8 @@ inline constexpr uint64_t kMaxModelJsonBytes = uint64_t{1} << 20;
 inline constexpr int kMaxModelLayers = 256;
 inline constexpr int64_t kMaxModelParameters = int64_t{1} << 24;
 inline constexpr int64_t kMaxLayerOutputsPerSample = int64_t{1} << 18;
+// All layers' outputs per sample together, in floats: what a training step
+// keeps for its backward at most (8 MB per sample; 512 MB at batch 64).
+inline constexpr int64_t kMaxActivationsPerSample = int64_t{1} << 21;
 
 }  // namespace axon::limits

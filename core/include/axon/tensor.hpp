@@ -64,8 +64,12 @@ class Tensor {
   // The ABI view passed to kernels.
   axon_tensor c_view() const;
 
- private:
   struct Buffer;
+
+ private:
+  friend class TensorPool;
+  Tensor(std::shared_ptr<Buffer> buffer, axon_dtype dtype, Shape shape);
+
   std::shared_ptr<Buffer> buffer_;
   size_t offset_ = 0;  // bytes into the buffer (views)
   axon_dtype dtype_ = AXON_FLOAT32;

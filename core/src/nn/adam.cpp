@@ -17,13 +17,13 @@ Adam::Adam(AdamOptions options) : options_(options) {
 
 void Adam::build(ParameterBuffers& params) {
   if (!params.bound()) throw RuntimeError("Adam::build: the parameters are not bound to buffers");
-  m_ = zeros(params.values().device(), params.values().shape());
-  v_ = zeros(params.values().device(), params.values().shape());
+  m_ = zeros(params.values().device(), params.trainable_values().shape());
+  v_ = zeros(params.values().device(), params.trainable_values().shape());
   iterations_ = 0;
 }
 
 void Adam::apply(ParameterBuffers& params) {
-  if (!m_.defined() || m_.numel() != params.values().numel())
+  if (!m_.defined() || m_.numel() != params.trainable_values().numel())
     throw RuntimeError("Adam::apply: the optimizer was built for other parameters");
   ++iterations_;
   axon_adam_attrs a{};
@@ -33,7 +33,7 @@ void Adam::apply(ParameterBuffers& params) {
   a.beta_2 = options_.beta_2;
   a.epsilon = options_.epsilon;
   a.step = iterations_;
-  ops::apply_adam(params.values(), m_, v_, params.parameter_gradients(), a, "adam");
+  ops::apply_adam(params.trainable_values(), m_, v_, params.parameter_gradients(), a, "adam");
 }
 
 }  // namespace axon::nn

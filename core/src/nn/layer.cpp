@@ -1,24 +1,50 @@
-#include <axon/dispatch.hpp>
 #include <axon/error.hpp>
+#include <axon/nn/initializers.hpp>
 #include <axon/nn/layer.hpp>
 #include <axon/runtime.hpp>
 
+#include <cctype>
+
 namespace axon::nn {
 
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::relu: return "relu";
-    case Activation::softmax: return "softmax";
-    case Activation::linear: break;
+const Shape& Layer::build(std::span<const Shape> inputs, Device& device, Rng& rng, TensorPool& pool) {
+  if (built()) throw RuntimeError("layer " + name_ + " is built twice");
+  const int n = static_cast<int>(inputs.size());
+  if (n < min_inputs() || n > max_inputs())
+    throw UsageError(what() + " takes " +
+                     (min_inputs() == max_inputs() ? std::to_string(min_inputs())
+                                                   : "from " + std::to_string(min_inputs()) + " to " +
+                                                         std::to_string(max_inputs())) +
+                     " inputs, got " + std::to_string(n));
+  input_shapes_.assign(inputs.begin(), inputs.end());
+  try {
+    output_shape_ = output_shape(inputs);
+  } catch (const UsageError& e) {
+    throw UsageError(what() + ": " + e.what());
   }
-  return "linear";
+  for (const WeightSpec& spec : weight_specs(inputs)) {
+    Parameter p;
+    p.name = name_ + "/" + spec.name;
+    p.trainable = spec.trainable;
+    switch (spec.initializer) {
+      case Initializer::glorot_uniform: p.value = make_tensor(device, spec.shape, glorot_uniform(spec.shape, rng)); break;
+      case Initializer::zeros: p.value = zeros(device, spec.shape); break;
+      case Initializer::ones:
+        p.value = make_tensor(device, spec.shape, std::vector<float>(static_cast<size_t>(numel(spec.shape)), 1.0f));
+        break;
+    }
+    if (p.trainable) p.grad = Tensor(device, AXON_FLOAT32, spec.shape);
+    weights_.push_back(std::move(p));
+  }
+  device_ = &device;
+  pool_ = &pool;
+  on_build(device, rng);
+  return output_shape_;
 }
 
-Shape Layer::build(const Shape& input_shape, Device& device, Rng& rng) {
-  input_shape_ = input_shape;
-  output_shape_ = do_build(input_shape, device, rng);
-  device_ = &device;
-  return output_shape_;
+const Shape& Layer::build(const Shape& input, Device& device, Rng& rng) {
+  own_pool_ = std::make_unique<TensorPool>(device);
+  return build({&input, 1}, device, rng, *own_pool_);
 }
 
 Device& Layer::device() const {
@@ -26,49 +52,63 @@ Device& Layer::device() const {
   return *device_;
 }
 
-int64_t Layer::parameter_count() {
+std::vector<Parameter*> Layer::parameters() {
+  std::vector<Parameter*> v;
+  for (Parameter& p : weights_) v.push_back(&p);
+  return v;
+}
+
+int64_t Layer::parameter_count(bool trainable_only) const {
   int64_t n = 0;
-  for (Parameter* p : parameters()) n += p->value.numel();
+  for (const Parameter& p : weights_)
+    if (p.trainable || !trainable_only) n += p.value.numel();
   return n;
 }
 
-Tensor& Layer::buffer(int slot, int64_t n, const Shape& per_sample, axon_dtype dtype) {
-  auto key = std::make_pair(slot, n);
-  auto it = buffers_.find(key);
-  if (it == buffers_.end()) {
-    Shape s{n};
-    s.insert(s.end(), per_sample.begin(), per_sample.end());
-    it = buffers_.emplace(key, Tensor(device(), dtype, std::move(s))).first;
-  }
-  return it->second;
+Tensor Layer::backward(const Tensor& dy, bool need_dx) {
+  Tensor dx;
+  const bool need[1] = {need_dx};
+  backward(dy, need, std::span<Tensor>(&dx, 1));
+  return dx;
 }
 
-namespace {
-// AXON_FUSED_OPS=0 (or false, no, off) turns fused ops off for every layer
-// (to compare, or to rule them out when chasing a numerical difference).
-// Read once, through the runtime's Config, which rejects a malformed value.
-bool fused_ops_enabled() {
+Tensor Layer::take(int64_t n, const Shape& per_sample, axon_dtype dtype) const {
+  if (pool_ == nullptr) throw RuntimeError("layer " + name_ + " is used before it is built");
+  Shape s{n};
+  s.insert(s.end(), per_sample.begin(), per_sample.end());
+  return pool_->take(dtype, std::move(s));
+}
+
+Tensor Layer::take_like(const Tensor& t) const {
+  if (pool_ == nullptr) throw RuntimeError("layer " + name_ + " is used before it is built");
+  return pool_->take(t.dtype(), t.shape());
+}
+
+std::string Layer::what() const { return std::string(type()) + " '" + name_ + "'"; }
+
+bool Layer::fused_ops() const {
+  // AXON_FUSED_OPS=0 (or false, no, off) turns fused ops off for every layer
+  // (to compare, or to rule them out when chasing a numerical difference).
+  // Read once, through the runtime's Config, which rejects a malformed value.
   static const bool on = Runtime::get().config().fused_ops;
-  return on;
-}
-}  // namespace
-
-Device* Layer::fused_device(OpId fused_op, OpId plain_op, const Tensor& x) const {
-  if (!fused_ops_ || !fused_ops_enabled()) return nullptr;
-  const Tensor* inputs[] = {&x};
-  OpCall c;
-  c.op = plain_op;
-  c.layer = name();
-  c.inputs = inputs;
-  Device& d = place(c);
-  if (!d.has_kernel(fused_op, x.dtype())) return nullptr;
-  note_fused_path(fused_op, d, name(), x.dtype());
-  return &d;
+  return fused_ops_ && on;
 }
 
-const Tensor& Layer::none() {
-  static const Tensor empty;
-  return empty;
+std::string default_layer_name(const std::string& keras_class) {
+  // Keras' to_snake_case: "MaxPooling2D" -> "max_pooling2d", "ReLU" -> "re_lu".
+  std::string out;
+  const size_t n = keras_class.size();
+  for (size_t i = 0; i < n; ++i) {
+    const char c = keras_class[i];
+    const bool upper = std::isupper(static_cast<unsigned char>(c)) != 0;
+    if (i > 0 && upper) {
+      const char prev = keras_class[i - 1];
+      const bool word_starts = i + 1 < n && std::islower(static_cast<unsigned char>(keras_class[i + 1])) != 0;
+      if (std::islower(static_cast<unsigned char>(prev)) != 0 || (word_starts && prev != '_')) out += '_';
+    }
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
 }
 
 }  // namespace axon::nn

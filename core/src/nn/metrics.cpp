@@ -7,19 +7,11 @@
 namespace axon::nn {
 
 namespace {
-// Keras' accuracy where the device the metric runs on has the op (ABI 1.3);
-// InTopK on a device without it, which also counts a tie for the largest
-// logit as correct (the two differ only there).
+// Keras' accuracy (ABI 1.3); dispatch runs InTopK on a device without it,
+// which also counts a tie for the largest logit as correct (the two differ
+// only there).
 void count_correct(const Tensor& logits, const Tensor& labels, Tensor& correct) {
-  const Tensor* inputs[] = {&logits, &labels};
-  OpCall c;
-  c.op = OpId::InTopK;
-  c.layer = "metrics";
-  c.inputs = inputs;
-  if (place(c).has_kernel(OpId::SparseCategoricalAccuracy, logits.dtype()))
-    ops::sparse_categorical_accuracy(logits, labels, correct, "metrics");
-  else
-    ops::in_top_k(logits, labels, correct, "metrics");
+  ops::sparse_categorical_accuracy(logits, labels, correct, "metrics");
 }
 }  // namespace
 

@@ -12,16 +12,21 @@ int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 void ParameterBuffers::bind(const std::vector<Parameter*>& params, Device& device, int64_t extra_grad_floats) {
   if (bound()) throw RuntimeError("ParameterBuffers::bind: already bound");
   if (extra_grad_floats < 0) throw UsageError("ParameterBuffers::bind: negative extra size");
-  std::vector<int64_t> offsets;
+  std::vector<int64_t> offsets(params.size());
   int64_t total = 0;
-  for (Parameter* p : params) {
-    if (p->value.dtype() != AXON_FLOAT32 || &p->value.device() != &device)
-      throw UsageError("ParameterBuffers::bind: " + p->name + " is not a float32 tensor on " + device.name());
-    offsets.push_back(total);
-    total = round_up(total + p->value.numel(), kAlignFloats);
-  }
-  parameter_floats_ = total;
-  const int64_t grad_floats = std::max<int64_t>(kAlignFloats, round_up(total + extra_grad_floats, kAlignFloats));
+  // Trainable weights first, so the optimizer and the all-reduce see one
+  // contiguous part; the non-trainable ones after it.
+  for (const bool trainable : {true, false})
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Parameter& p = *params[i];
+      if (p.trainable != trainable) continue;
+      if (p.value.dtype() != AXON_FLOAT32 || &p.value.device() != &device)
+        throw UsageError("ParameterBuffers::bind: " + p.name + " is not a float32 tensor on " + device.name());
+      offsets[i] = total;
+      total = round_up(total + p.value.numel(), kAlignFloats);
+      if (trainable) trainable_floats_ = total;
+    }
+  const int64_t grad_floats = std::max<int64_t>(kAlignFloats, round_up(trainable_floats_ + extra_grad_floats, kAlignFloats));
   values_ = Tensor(device, AXON_FLOAT32, {total});
   gradients_ = Tensor(device, AXON_FLOAT32, {grad_floats});
   // Zero everything first: the padding must hold zeros for good.
@@ -32,11 +37,12 @@ void ParameterBuffers::bind(const std::vector<Parameter*>& params, Device& devic
     Tensor value = values_.view(offsets[i], p.value.shape());
     ops::identity(p.value, value, "parameters");
     p.value = value;
-    p.grad = gradients_.view(offsets[i], p.value.shape());
+    if (p.trainable) p.grad = gradients_.view(offsets[i], p.value.shape());
   }
   offsets_ = offsets;
-  parameter_gradients_ = gradients_.view(0, {total});
-  extra_ = gradients_.view(total, {extra_grad_floats});
+  trainable_values_ = values_.view(0, {trainable_floats_});
+  parameter_gradients_ = gradients_.view(0, {trainable_floats_});
+  extra_ = gradients_.view(trainable_floats_, {extra_grad_floats});
 }
 
 }  // namespace axon::nn

@@ -1,14 +1,18 @@
-// A replica's step: upload the uint8 samples and labels, NormalizeImage, each
-// layer's forward, the loss and its gradient, the metric sums, each layer's
-// backward in reverse into the flat gradient buffer; after the all-reduce,
-// the metric totals and one ApplyAdam over all parameters. Nothing is
-// allocated after the first step of each batch size.
+// A replica's step: upload the uint8 samples and labels, NormalizeImage, the
+// plan's forward in node order, the loss and its gradient, the metric sums,
+// the plan's backward in reverse into the flat gradient buffer; after the
+// all-reduce, the metric totals and one ApplyAdam over all parameters.
+// Activations and gradients come from the replica's pool: nothing is
+// allocated on the device after the first step of each batch size.
+#include "fusion.hpp"
+
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
-#include <axon/nn/layers.hpp>
 #include <axon/nn/replica.hpp>
 #include <axon/ops.hpp>
+
+#include <algorithm>
 
 namespace axon::nn {
 namespace {
@@ -16,19 +20,62 @@ namespace {
 constexpr int64_t kMetricSums = 2;
 }  // namespace
 
-Replica::Replica(std::vector<std::unique_ptr<Layer>> layers, const Shape& input_shape, Device& device, Rng& rng)
-    : device_(&device), input_shape_(input_shape), layers_(std::move(layers)) {
+std::vector<Shape> output_shapes(const std::vector<Layer*>& layers, const std::vector<std::vector<int>>& inputs,
+                                 const Shape& input_shape) {
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    std::vector<Shape> in;
+    for (int j : inputs.at(i)) in.push_back(j == kModelInput ? input_shape : shapes.at(static_cast<size_t>(j)));
+    try {
+      shapes.push_back(layers[i]->output_shape(in));
+    } catch (const UsageError& e) {
+      throw UsageError("layer " + layers[i]->name() + " (" + layers[i]->type() + "): " + e.what());
+    }
+  }
+  return shapes;
+}
+
+Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng)
+    : device_(&device), input_shape_(input_shape), graph_(std::move(graph)), pool_(device) {
   DeviceScope scope(device);
-  Shape s = input_shape;
-  for (auto& l : layers_) s = l->build(s, device, rng);
-  if (s.size() != 1) throw UsageError("Sequential: the last layer must output [classes], got " + shape_string(s));
+  const size_t n = graph_.layers.size();
+  if (n == 0 || graph_.inputs.size() != n) throw UsageError("the model has no layers");
+  std::vector<Shape> shapes(n);
+  needs_grad_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    Layer& l = *graph_.layers[i];
+    std::vector<Shape> in;
+    bool grad = false;
+    for (int j : graph_.inputs[i]) {
+      if (j >= static_cast<int>(i) || j < kModelInput) throw RuntimeError("the model's graph is not in topological order");
+      in.push_back(j == kModelInput ? input_shape : shapes[static_cast<size_t>(j)]);
+      grad = grad || needs_grad(j);
+    }
+    l.build(in, device, rng, pool_);
+    shapes[i] = l.output_shape();
+    needs_grad_[i] = grad || l.parameter_count(true) > 0;
+    l.set_backprop(needs_grad_[i] != 0);
+  }
+  if (shapes.back().size() != 1)
+    throw UsageError("the model's output must be [classes] per sample, got " + shape_string(shapes.back()) +
+                     " (a Flatten or a global pooling before the last Dense)");
+  // A softmax output gives logits; the loss applies the softmax.
+  Layer& out = *graph_.layers.back();
+  if (out.ends_in_softmax()) out.set_output_logits(true);
   buffers_.bind(parameters(), device, kMetricSums);
-  layer_inputs_.assign(layers_.size(), nullptr);
-  pool_after_.assign(layers_.size(), nullptr);
-  pooled_.assign(layers_.size(), 0);
-  for (size_t i = 0; i + 1 < layers_.size(); ++i)
-    if (dynamic_cast<Conv2D*>(layers_[i].get()) != nullptr)
-      pool_after_[i] = dynamic_cast<MaxPooling2D*>(layers_[i + 1].get());
+  plan_ = plan_steps(graph_, pool_);
+  readers_.assign(n, 0);
+  for (PlanStep& s : plan_) {
+    s.backprop = needs_grad_[static_cast<size_t>(s.output)] != 0;
+    if (s.fused) s.fused->set_backprop(s.backprop);
+    for (int j : s.inputs)
+      if (j >= 0) ++readers_[static_cast<size_t>(j)];
+  }
+  outputs_.resize(n);
+  grads_.resize(n);
+  size_t widest = 0;
+  for (const PlanStep& step : plan_) widest = std::max(widest, step.inputs.size());
+  need_ = std::make_unique<bool[]>(widest);
   train_metrics_.build(device);
   eval_metrics_.build(device);
   eval_sums_ = zeros(device, {kMetricSums});
@@ -36,13 +83,13 @@ Replica::Replica(std::vector<std::unique_ptr<Layer>> layers, const Shape& input_
 
 std::vector<Layer*> Replica::layers() {
   std::vector<Layer*> v;
-  for (auto& l : layers_) v.push_back(l.get());
+  for (auto& l : graph_.layers) v.push_back(l.get());
   return v;
 }
 
 std::vector<Parameter*> Replica::parameters() {
   std::vector<Parameter*> v;
-  for (auto& l : layers_)
+  for (auto& l : graph_.layers)
     for (Parameter* p : l->parameters()) v.push_back(p);
   return v;
 }
@@ -80,47 +127,69 @@ Replica::Inputs& Replica::upload(const Samples& s) {
   return in;
 }
 
-const Tensor& Replica::forward(const Samples& s, bool training) {
+Tensor Replica::forward(const Samples& s, bool training) {
   DeviceScope scope(*device_);
-  for (auto& l : layers_) l->set_training(training);
-  Inputs& in = upload(s);
-  const Tensor* h = &in.images;
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    layer_inputs_[i] = h;
-    pooled_[i] = 0;
-    if (MaxPooling2D* pool = pool_after_[i]) {
-      if (const Tensor* y = static_cast<Conv2D&>(*layers_[i]).forward_pooled(*h, *pool)) {
-        pooled_[i] = 1;
-        layer_inputs_[++i] = nullptr;  // the conv output never exists
-        h = y;
-        continue;
-      }
-    }
-    h = &layers_[i]->forward(*h);
+  for (auto& l : graph_.layers) l->set_training(training);
+  for (PlanStep& step : plan_)
+    if (step.fused) step.fused->set_training(training);
+  const Inputs& in = upload(s);
+  left_ = readers_;
+  std::vector<Tensor> x;
+  for (const PlanStep& step : plan_) {
+    x.clear();
+    for (int j : step.inputs) x.push_back(j == kModelInput ? in.images : outputs_[static_cast<size_t>(j)]);
+    outputs_[static_cast<size_t>(step.output)] = step.layer->forward(x);
+    // An output nothing later reads is let go now (the layers keep what
+    // their backward needs).
+    for (int j : step.inputs)
+      if (j >= 0 && --left_[static_cast<size_t>(j)] == 0) outputs_[static_cast<size_t>(j)] = Tensor();
   }
-  return *h;
+  Tensor logits = std::move(outputs_.back());
+  outputs_.back() = Tensor();
+  return logits;
+}
+
+void Replica::accumulate(int node, const Tensor& g) {
+  Tensor& sum = grads_[static_cast<size_t>(node)];
+  if (!sum.defined()) {
+    sum = g;
+    return;
+  }
+  // A node read by several layers: its gradient is the sum of theirs.
+  Tensor total = pool_.take(g.dtype(), g.shape());
+  ops::add_n({&sum, &g}, total, graph_.layers[static_cast<size_t>(node)]->name());
+  sum = std::move(total);
+}
+
+void Replica::backward(const Tensor& dlogits) {
+  grads_.back() = dlogits;
+  std::vector<Tensor> dx;
+  for (size_t k = plan_.size(); k-- > 0;) {
+    PlanStep& step = plan_[k];
+    Tensor dy = std::move(grads_[static_cast<size_t>(step.output)]);
+    grads_[static_cast<size_t>(step.output)] = Tensor();
+    if (!step.backprop) continue;
+    const size_t n_in = step.inputs.size();
+    for (size_t i = 0; i < n_in; ++i) need_[i] = needs_grad(step.inputs[i]);
+    dx.assign(n_in, Tensor());
+    step.layer->backward(dy, std::span<const bool>(need_.get(), n_in), dx);
+    for (size_t i = 0; i < n_in; ++i)
+      if (need_[i]) accumulate(step.inputs[i], dx[i]);
+  }
 }
 
 void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
-  if (!loss_) throw UsageError("Sequential: compile the model first");
+  if (!loss_) throw UsageError("the model is not compiled: compile it first");
   DeviceScope scope(*device_);
   if (s.count == 0) {  // a short last batch left this replica nothing
     ops::fill(buffers_.gradients(), 0.0f, "replica");
     return;
   }
-  const Tensor& logits = forward(s, true);
+  const Tensor logits = forward(s, true);
   const Tensor& labels = inputs_.at(s.count).labels;
   loss_->forward_backward(logits, labels, global_batch);
   train_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, buffers_.extra());
-  const Tensor* g = &loss_->gradient(s.count);
-  for (size_t i = layers_.size(); i-- > 0;) {
-    if (i > 0 && pooled_[i - 1]) {  // layer i is the pool of a fused pair
-      --i;
-      g = &static_cast<Conv2D&>(*layers_[i]).backward_pooled(*layer_inputs_[i], *g, *pool_after_[i], i > 0);
-      continue;
-    }
-    g = &layers_[i]->backward(*layer_inputs_[i], *g, i > 0);
-  }
+  backward(loss_->gradient(s.count));
 }
 
 void Replica::apply_gradients(int64_t global_samples, bool update) {
@@ -130,9 +199,9 @@ void Replica::apply_gradients(int64_t global_samples, bool update) {
 }
 
 void Replica::evaluate(const Samples& s) {
-  if (!loss_) throw UsageError("Sequential::evaluate: compile the model first");
+  if (!loss_) throw UsageError("the model is not compiled: compile it first");
   DeviceScope scope(*device_);
-  const Tensor& logits = forward(s);
+  const Tensor logits = forward(s);
   const Tensor& labels = inputs_.at(s.count).labels;
   // The loss kernel also writes dlogits; harmless, and keeps one op set.
   loss_->forward_backward(logits, labels);

@@ -135,7 +135,7 @@ std::vector<float> flat_from(const io::SafetensorsFile& f, const fs::path& file,
 
 }  // namespace
 
-std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, const TrainingPosition& at) {
+std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const TrainingPosition& at) {
   synchronize_replicas(model);  // a failure of queued work, before its results are read
   nn::Replica& r0 = model.replica(0);
   nn::Adam& adam = r0.optimizer();
@@ -169,7 +169,7 @@ std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, 
   return w.bytes(true);
 }
 
-TrainingPosition restore_checkpoint(nn::Sequential& model, const RunIdentity& run, std::string bytes,
+TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, std::string bytes,
                                     const fs::path& file) {
   io::SafetensorsLimits limits;
   limits.max_header_bytes = kMaxHeaderBytes;
@@ -302,12 +302,12 @@ fs::path CheckpointDir::write(const std::string& bytes, int64_t global_step, int
   return file;
 }
 
-uint64_t CheckpointDir::max_file_bytes(nn::Sequential& model) {
+uint64_t CheckpointDir::max_file_bytes(nn::Model& model) {
   // Three float buffers (weights, m, v) and the metric sums, plus the header.
   return 8 + kMaxHeaderBytes + 3 * static_cast<uint64_t>(model.parameter_count()) * 4 + 8;
 }
 
-CheckpointCallback::CheckpointCallback(nn::Sequential& model, const RunIdentity& run, CheckpointDir dir, int64_t every,
+CheckpointCallback::CheckpointCallback(nn::Model& model, const RunIdentity& run, CheckpointDir dir, int64_t every,
                                        int keep, TrainingPosition resumed_from)
     : model_(model), run_(run), dir_(std::move(dir)), every_(every), keep_(keep),
       history_(std::move(resumed_from.history)),

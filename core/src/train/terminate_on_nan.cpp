@@ -10,7 +10,7 @@ void synchronize_devices(const std::vector<Device*>& devices) {
   for (Device* d : devices) d->synchronize();
 }
 
-void synchronize_replicas(const nn::Sequential& model) { synchronize_devices(model.strategy().replica_devices()); }
+void synchronize_replicas(const nn::Model& model) { synchronize_devices(model.strategy().replica_devices()); }
 
 std::string non_finite_name(double v) {
   if (std::isnan(v)) return "nan";

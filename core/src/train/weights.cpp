@@ -71,7 +71,7 @@ class Reader {
 
 }  // namespace
 
-std::string serialize_weights(nn::Sequential& model) {
+std::string serialize_weights(nn::Model& model) {
   synchronize_replicas(model);  // a failure of queued work, before its results are read
   std::string out(kWeightsMagic, sizeof kWeightsMagic);
   const auto params = model.parameters();
@@ -93,7 +93,7 @@ std::string serialize_weights(nn::Sequential& model) {
 
 bool is_safetensors_file(const std::filesystem::path& file) { return file.extension() == ".safetensors"; }
 
-std::string serialize_safetensors_weights(nn::Sequential& model, const WeightsMetadata& metadata) {
+std::string serialize_safetensors_weights(nn::Model& model, const WeightsMetadata& metadata) {
   synchronize_replicas(model);
   nn::Replica& r0 = model.replica(0);
   io::SafetensorsWriter w;
@@ -103,7 +103,7 @@ std::string serialize_safetensors_weights(nn::Sequential& model, const WeightsMe
   return w.bytes(true);
 }
 
-void save_weights(nn::Sequential& model, const std::filesystem::path& file, const WeightsMetadata& metadata) {
+void save_weights(nn::Model& model, const std::filesystem::path& file, const WeightsMetadata& metadata) {
   write_file_atomically(file, is_safetensors_file(file) ? serialize_safetensors_weights(model, metadata)
                                                         : serialize_weights(model));
 }
@@ -184,14 +184,14 @@ void check_weights(const WeightLayout& layout, const std::string& bytes, const s
   flat_from(layout, bytes, file);
 }
 
-void set_weights(nn::Sequential& model, const std::string& bytes, const std::filesystem::path& file) {
+void set_weights(nn::Model& model, const std::string& bytes, const std::filesystem::path& file) {
   // Everything is read and checked before any replica changes.
   const std::vector<float> flat = flat_from(WeightLayout::of(model.replica(0)), bytes, file);
   for (int i = 0; i < model.num_replicas(); ++i)
     model.replica(i).buffers().values().copy_from_host(flat.data(), flat.size() * sizeof(float));
 }
 
-void load_weights(nn::Sequential& model, const std::filesystem::path& file) {
+void load_weights(nn::Model& model, const std::filesystem::path& file) {
   // A folder, a device or a FIFO is never read, nor a file far larger than this model's.
   const uint64_t cap = max_weights_file_bytes(WeightLayout::of(model.replica(0)), file);
   set_weights(model, io::read_regular_file(file, cap, "weights file"), file);

@@ -1,4 +1,4 @@
-// What Sequential::fit reports while it trains, Keras style.
+// What Model::fit reports while it trains, Keras style.
 #pragma once
 
 #include <axon/nn/metrics.hpp>

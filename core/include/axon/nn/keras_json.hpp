@@ -1,32 +1,38 @@
-// Keras Sequential models as `model.to_json()` writes them, Keras 2's layout
-// and Keras 3's, read into axon's layers and written back (Keras 3's layout,
-// which Keras' `model_from_json` reads). Supported: the input shape,
-// Conv2D, MaxPooling2D, Flatten, Dense, Dropout, ReLU, with the settings
-// docs/training.md lists; anything else is a UsageError naming the layer,
-// its index and what is supported.
+// Keras models as `model.to_json()` writes them, Sequential and functional,
+// Keras 2's layout and Keras 3's, read into axon's layers (through the layer
+// registry) and written back (Keras 3's layout, which Keras' model_from_json
+// reads). docs/training.md lists the supported layers and settings; anything
+// else is a UsageError naming the file, the layer (index, class, name) and
+// the reason.
 #pragma once
 
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace axon::nn {
 
 struct KerasModel {
-  std::unique_ptr<Sequential> model;  // unbuilt; layers named as in the JSON
-  Shape input_shape;                  // [height, width, channels]
+  std::unique_ptr<Model> model;  // unbuilt; layers named as in the JSON
+  Shape input_shape;             // [height, width, channels]
   // Its weights in model order ("conv2d/kernel" [3, 3, 1, 32], ...), known
   // before the model is built.
   std::vector<std::pair<std::string, Shape>> weights;
 };
 
 // Parses `text` (from `source`, named in messages). Checks every layer's
-// settings and shapes, and the model's size against the limits of
+// settings and shapes, the graph, and the model's size against the limits of
 // axon/limits.hpp, before anything is allocated.
 KerasModel model_from_keras_json(const std::string& text, const std::string& source);
 
-// The model (built or not) as Keras 3's model.to_json() would write it.
-std::string keras_json(Sequential& model, const Shape& input_shape);
+// The model (built or not) as Keras 3's model.to_json() would write it: a
+// Sequential when every layer reads the one before it, else a Functional.
+std::string keras_json(Model& model, const Shape& input_shape);
+
+// The layers the reader knows, a Markdown table (docs/training.md shows it).
+std::string supported_layers_table();
 
 }  // namespace axon::nn

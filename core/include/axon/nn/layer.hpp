@@ -1,32 +1,50 @@
 // The layer interface of the training stack: explicit forward and backward
-// per layer (llm.c style), each a few op calls. A layer owns its output and
-// input-gradient buffers, one set per batch size, created on the first batch
-// of that size and reused for every later one (no per-step allocation).
+// per layer (llm.c style), each a few op calls. A layer is one node of a
+// model's graph: one or more inputs (merge layers take several), one output.
+// Everything a layer is lives in one place, its own file under
+// core/src/nn/layers/: its Keras class name and config (read through the
+// layer registry, written by write_config), its output shape (device-free),
+// its weights with Keras' names, order and layouts, and its forward and
+// backward passes. Activations and gradients come from the replica's tensor
+// pool and live only as long as a handle to them does: a layer keeps what
+// its backward needs (only while training) and lets go of it there.
 #pragma once
 
 #include <axon/nn/random.hpp>
 #include <axon/tensor.hpp>
+#include <axon/tensor_pool.hpp>
 
 #include <cstdint>
-#include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace axon::nn {
 
-// A trainable tensor and its gradient (same shape, same device).
+class KerasConfigWriter;
+
+// A weight and its gradient (same shape, same device). Non-trainable weights
+// (BatchNormalization's moving statistics) have no gradient and are changed
+// by their layer's forward pass, not by the optimizer.
 struct Parameter {
   std::string name;  // "conv2d/kernel"
   Tensor value;
-  Tensor grad;
+  Tensor grad;  // undefined when not trainable
+  bool trainable = true;
 };
 
-// softmax only ends a model (Dense): the layer outputs logits and the loss
-// applies the softmax (docs/training.md, "Models from Keras").
-enum class Activation { linear, relu, softmax };
-const char* activation_name(Activation a);
+// Keras' initializers the layers use for their weights.
+enum class Initializer { glorot_uniform, zeros, ones };
+
+// A weight a layer creates, known before anything is allocated.
+struct WeightSpec {
+  std::string name;  // Keras' name within the layer: "kernel", "bias", "moving_mean"
+  Shape shape;
+  Initializer initializer = Initializer::zeros;
+  bool trainable = true;
+};
 
 class Layer {
  public:
@@ -41,60 +59,108 @@ class Layer {
   virtual const char* type() const = 0;
   // An unbuilt layer of the same kind, settings and name: a replica's copy.
   virtual std::unique_ptr<Layer> clone() const = 0;
+  // The layer's own keys of its Keras config (Keras 3's layout); the caller
+  // adds name, trainable and dtype.
+  virtual void write_config(KerasConfigWriter& config) const = 0;
 
-  // Creates the parameters for a per-sample input shape (no batch dimension)
-  // on `device`, initialised from `rng`; returns the per-sample output shape.
-  // Throws UsageError when the input shape does not fit the layer.
-  Shape build(const Shape& input_shape, Device& device, Rng& rng);
+  // How many inputs the layer takes (merge layers: 2 or more).
+  virtual int min_inputs() const { return 1; }
+  virtual int max_inputs() const { return 1; }
+  // The per-sample output shape for these per-sample input shapes, without
+  // a device; UsageError saying why the inputs do not fit.
+  virtual Shape output_shape(std::span<const Shape> inputs) const = 0;
+  // The weights the layer creates for these inputs, in Keras' order.
+  virtual std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const {
+    (void)inputs;
+    return {};
+  }
+
+  // Creates the weights on `device` (initial values drawn from `rng` in
+  // weight_specs order), takes activation memory from `pool`.
+  // Returns the per-sample output shape.
+  const Shape& build(std::span<const Shape> inputs, Device& device, Rng& rng, TensorPool& pool);
+  const Shape& build(const Shape& input, Device& device, Rng& rng, TensorPool& pool) {
+    return build({&input, 1}, device, rng, pool);
+  }
+  // A layer used on its own (tests, eager use): its memory comes from a pool of its own.
+  const Shape& build(const Shape& input, Device& device, Rng& rng);
   bool built() const { return device_ != nullptr; }
-  const Shape& input_shape() const { return input_shape_; }
+  const std::vector<Shape>& input_shapes() const { return input_shapes_; }
+  const Shape& input_shape() const { return input_shapes_.at(0); }
   const Shape& output_shape() const { return output_shape_; }
   Device& device() const;
 
-  virtual std::vector<Parameter*> parameters() { return {}; }
-  int64_t parameter_count();
+  // Every weight, trainable or not, in Keras' order ("kernel", "bias", ...).
+  std::vector<Parameter*> parameters();
+  const Parameter& weight(size_t i) const { return weights_.at(i); }
+  Parameter& weight(size_t i) { return weights_.at(i); }
+  int64_t parameter_count(bool trainable_only = false) const;
 
-  // x: [N, input_shape...]. Returns the layer's output for this batch; the
-  // reference stays valid until the next forward with the same N.
-  virtual const Tensor& forward(const Tensor& x) = 0;
-  // After forward(x): given dy = dLoss/dy, writes the parameter gradients and,
-  // when need_dx, returns dLoss/dx (else an empty tensor).
-  virtual const Tensor& backward(const Tensor& x, const Tensor& dy, bool need_dx) = 0;
+  // x[i]: [N, input_shapes()[i]...]. Returns the output [N, output_shape()...].
+  virtual Tensor forward(std::span<const Tensor> x) = 0;
+  // After a forward with remembers() true: given dy = dLoss/dy, writes the
+  // trainable weights' gradients and, for each input i with need_dx[i],
+  // dx[i] = dLoss/dx[i] (left empty otherwise). Lets go of what the forward
+  // kept. dy is read only.
+  virtual void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) = 0;
+  // One-input forms.
+  Tensor forward(const Tensor& x) { return forward(std::span<const Tensor>(&x, 1)); }
+  Tensor backward(const Tensor& dy, bool need_dx);
 
-  // Whether the layer may use a fused op (_FusedConv2D, ...) where the device
+  // Whether the next forward is a training step (Dropout drops, batch
+  // normalisation uses the batch's statistics).
+  void set_training(bool training) { training_ = training; }
+  bool training() const { return training_; }
+  // Whether a backward follows the next forward (the model turns it off for
+  // layers no gradient flows through): only then does forward keep tensors.
+  void set_backprop(bool backprop) { backprop_ = backprop; }
+  bool remembers() const { return training_ && backprop_; }
+
+  // Whether the layer may use fused ops (_FusedConv2D, ...) where the device
   // its op runs on has one (default true). Tests turn it off to compare the
   // fused and the separate-op paths.
   void set_fused_ops(bool allowed) { fused_ops_ = allowed; }
-  bool fused_ops() const { return fused_ops_; }
+  bool fused_ops() const;
 
-  // Whether the next forward is a training step (Dropout drops only then).
-  void set_training(bool training) { training_ = training; }
-  bool training() const { return training_; }
+  // The model's output layer computes logits when its activation is softmax:
+  // the loss applies the softmax (docs/training.md, "Models from Keras").
+  virtual bool ends_in_softmax() const { return false; }
+  virtual void set_output_logits(bool logits) { (void)logits; }
 
   // Multiply-adds x 2 per sample, for FLOP accounting in benchmarks.
   virtual int64_t forward_flops() const { return 0; }
-  virtual int64_t backward_flops(bool need_dx) const { (void)need_dx; return 0; }
+  virtual int64_t backward_flops(bool need_dx) const {
+    (void)need_dx;
+    return 0;
+  }
 
  protected:
-  virtual Shape do_build(const Shape& input_shape, Device& device, Rng& rng) = 0;
-  // The buffer `slot` for batch size n with per-sample shape `per_sample`,
-  // allocated on first use.
-  Tensor& buffer(int slot, int64_t n, const Shape& per_sample, axon_dtype dtype = AXON_FLOAT32);
-  // The empty tensor returned by backward when need_dx is false.
-  static const Tensor& none();
-  // The device `plain_op` (first input `x`) would run on, when that device
-  // also has a kernel for `fused_op` and fused ops are allowed; else nullptr.
-  // Run the fused op under a DeviceScope of the result, so it goes exactly
-  // where the separate ops would have gone.
-  Device* fused_device(OpId fused_op, OpId plain_op, const Tensor& x) const;
+  // After the weights exist: anything else the layer sets up (Dropout's mask
+  // stream draws its seed from `rng` here).
+  virtual void on_build(Device& device, Rng& rng) {
+    (void)device;
+    (void)rng;
+  }
+  // A tensor [n, per_sample...] from the pool.
+  Tensor take(int64_t n, const Shape& per_sample, axon_dtype dtype = AXON_FLOAT32) const;
+  Tensor take_like(const Tensor& t) const;
+  // "Conv2D 'conv2d_1'", for messages.
+  std::string what() const;
 
  private:
   std::string name_;
   Device* device_ = nullptr;
-  Shape input_shape_, output_shape_;
-  std::map<std::pair<int, int64_t>, Tensor> buffers_;
+  TensorPool* pool_ = nullptr;
+  std::unique_ptr<TensorPool> own_pool_;
+  std::vector<Shape> input_shapes_;
+  Shape output_shape_;
+  std::vector<Parameter> weights_;
   bool fused_ops_ = true;
   bool training_ = false;
+  bool backprop_ = true;
 };
+
+// Keras' default names: "conv2d" for Conv2D, "max_pooling2d", "re_lu", ...
+std::string default_layer_name(const std::string& keras_class);
 
 }  // namespace axon::nn

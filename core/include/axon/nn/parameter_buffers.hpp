@@ -1,9 +1,11 @@
-// A model copy's trainable state on one device as flat buffers: one for all
-// parameter values, one for all gradients (plus a few extra floats the
-// training loop reduces with them), and Adam's m and v likewise. Each
-// Parameter's value and grad become views into them. So a step needs one
-// all-reduce and one ApplyAdam whatever the number of layers, and a replica
-// is copied to another device with one transfer.
+// A model copy's weights on one device as flat buffers: one for all weight
+// values (the trainable ones first, then the non-trainable ones such as
+// batch normalisation's moving statistics), one for the trainable weights'
+// gradients (plus a few extra floats the training loop reduces with them),
+// and Adam's m and v likewise. Each Parameter's value and grad become views
+// into them. So a step needs one all-reduce and one ApplyAdam whatever the
+// number of layers, and a replica is copied to another device with one
+// transfer.
 #pragma once
 
 #include <axon/nn/layer.hpp>
@@ -25,24 +27,27 @@ class ParameterBuffers {
   void bind(const std::vector<Parameter*>& params, Device& device, int64_t extra_grad_floats = 0);
   bool bound() const { return values_.defined(); }
 
-  // Padded length of the parameter part; the padding is zero in every buffer
+  // Padded length of the trainable part; the padding is zero in every buffer
   // and stays zero (its gradient is zero, so Adam leaves it there).
-  int64_t parameter_floats() const { return parameter_floats_; }
+  int64_t trainable_floats() const { return trainable_floats_; }
+  // Every weight value: the trainable part, then the non-trainable part.
   Tensor& values() { return values_; }
-  // The whole gradient buffer: parameters, then the extra floats.
+  // The trainable part of values() (what the optimizer updates).
+  Tensor& trainable_values() { return trainable_values_; }
+  // The whole gradient buffer: the trainable weights', then the extra floats.
   Tensor& gradients() { return gradients_; }
-  // The parameter part of the gradient buffer (what the optimizer reads).
+  // The weights' part of the gradient buffer (what the optimizer reads).
   const Tensor& parameter_gradients() const { return parameter_gradients_; }
   // The extra floats of the gradient buffer.
   Tensor& extra() { return extra_; }
-  // Where each parameter starts in the flat buffers (in floats), in the
-  // order bind() was given them (what a checkpoint needs to slice m and v).
+  // Where each parameter starts in values() (in floats), in the order bind()
+  // was given them (what a checkpoint needs to slice values, m and v).
   const std::vector<int64_t>& offsets() const { return offsets_; }
 
  private:
   std::vector<int64_t> offsets_;
-  int64_t parameter_floats_ = 0;
-  Tensor values_, gradients_, parameter_gradients_, extra_;
+  int64_t trainable_floats_ = 0;
+  Tensor values_, trainable_values_, gradients_, parameter_gradients_, extra_;
 };
 
 }  // namespace axon::nn

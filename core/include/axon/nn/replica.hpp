@@ -1,7 +1,14 @@
-// One copy of a Sequential model on one device: its layers, their flat
+// One copy of a model on one device: its graph of layers, their flat
 // parameter buffers, Adam's state, the input buffers per batch size, the
-// loss and the metric totals. A strategy runs one replica per device; every
-// replica holds the same weights and applies the same summed gradients.
+// tensor pool activations and gradients come from, the loss and the metric
+// totals. A strategy runs one replica per device; every replica holds the
+// same weights and applies the same summed gradients.
+//
+// A step runs the fusion pass's plan (fusion.hpp): the graph's nodes in
+// topological order, where a pair the pass fused is one step. Each output is
+// released as soon as its last reader has run (the layers keep what their
+// backward needs); the backward walks the plan in reverse, summing the
+// gradients of an output read by several layers.
 #pragma once
 
 #include <axon/nn/layer.hpp>
@@ -9,16 +16,16 @@
 #include <axon/nn/metrics.hpp>
 #include <axon/nn/optimizer.hpp>
 #include <axon/nn/parameter_buffers.hpp>
+#include <axon/tensor_pool.hpp>
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace axon::nn {
-
-class MaxPooling2D;
 
 // Consecutive samples of a host batch: uint8 NHWC images and int32 labels.
 struct Samples {
@@ -27,21 +34,54 @@ struct Samples {
   int64_t count = 0;
 };
 
+// A node reads the model's input.
+inline constexpr int kModelInput = -1;
+
+// A model's layers and what each reads: node i is layers[i], reading the
+// outputs of the nodes inputs[i] (earlier nodes, or kModelInput). The last
+// node is the output.
+struct Graph {
+  std::vector<std::unique_ptr<Layer>> layers;
+  std::vector<std::vector<int>> inputs;
+};
+
+// Each node's per-sample output shape, without a device; a UsageError names
+// the layer whose inputs do not fit.
+std::vector<Shape> output_shapes(const std::vector<Layer*>& layers, const std::vector<std::vector<int>>& inputs,
+                                 const Shape& input_shape);
+
+// One step of the plan: a layer (a graph node's, or one the fusion pass made
+// of two), the nodes it reads, the node whose output it writes.
+struct PlanStep {
+  Layer* layer = nullptr;
+  std::vector<int> inputs;
+  int output = 0;
+  bool backprop = true;  // whether a gradient flows into it (or its weights)
+  std::unique_ptr<Layer> fused;  // owned when the pass made it
+  std::string fused_from;        // "conv2d + max_pooling2d" for the placement log
+};
+
 class Replica {
  public:
-  // Builds `layers` for the per-sample input shape [H, W, C] on `device`,
-  // initial weights drawn from `rng`, and moves the parameters into flat
-  // buffers.
-  Replica(std::vector<std::unique_ptr<Layer>> layers, const Shape& input_shape, Device& device, Rng& rng);
+  // Builds the graph's layers for the per-sample input shape [H, W, C] on
+  // `device`, initial weights drawn from `rng` in node order, moves the
+  // weights into flat buffers and plans the steps.
+  Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng);
   Replica(const Replica&) = delete;
   Replica& operator=(const Replica&) = delete;
 
   Device& device() const { return *device_; }
+  const Graph& graph() const { return graph_; }
   std::vector<Layer*> layers();
+  // Every weight in Keras' order (layer by layer), trainable or not.
   std::vector<Parameter*> parameters();
   ParameterBuffers& buffers() { return buffers_; }
   DeviceMetrics& train_metrics() { return train_metrics_; }
   DeviceMetrics& eval_metrics() { return eval_metrics_; }
+  const std::vector<PlanStep>& plan() const { return plan_; }
+  TensorPool& pool() { return pool_; }
+  // Whether node i's input j needs its gradient.
+  bool needs_grad(int node) const { return node >= 0 && needs_grad_[static_cast<size_t>(node)]; }
 
   void compile(const AdamOptions& optimizer, const SparseCategoricalCrossentropy& loss);
   bool compiled() const { return optimizer_.has_value(); }
@@ -50,7 +90,7 @@ class Replica {
 
   // Forward pass only; returns the logits for these samples (count > 0).
   // training: a training step (Dropout drops); else inference.
-  const Tensor& forward(const Samples& s, bool training = false);
+  Tensor forward(const Samples& s, bool training = false);
   // Forward, the loss divided by global_batch, the batch's loss sum and
   // correct count into the gradient buffer's two extra floats (so the
   // strategy's all-reduce sums them with the gradients), and backward into
@@ -72,22 +112,27 @@ class Replica {
     Tensor labels;  // int32 [N]
   };
   Inputs& upload(const Samples& s);
+  void backward(const Tensor& dlogits);
+  void accumulate(int node, const Tensor& g);
 
   Device* device_;
   Shape input_shape_;
-  std::vector<std::unique_ptr<Layer>> layers_;
+  Graph graph_;
+  TensorPool pool_;
+  std::vector<PlanStep> plan_;
+  std::vector<char> needs_grad_;     // per node
+  std::vector<int> readers_;         // per node: the plan steps that read it
   ParameterBuffers buffers_;
   std::optional<Adam> optimizer_;
   std::optional<SparseCategoricalCrossentropy> loss_;
   DeviceMetrics train_metrics_, eval_metrics_;
   Tensor eval_sums_;  // [2] one validation batch's loss sum and correct count
   std::map<int64_t, Inputs> inputs_;
-  std::vector<const Tensor*> layer_inputs_;  // the input of each layer in the last forward
-  // pool_after_[i]: the MaxPooling2D right after layer i when layer i is a
-  // Conv2D (the pair may run fused), else nullptr; pooled_[i]: whether the
-  // last forward ran layers i and i + 1 as that fused pair.
-  std::vector<MaxPooling2D*> pool_after_;
-  std::vector<char> pooled_;
+  // Per node, during a step: its output until its last reader ran, and the
+  // gradient of its output until its own backward.
+  std::vector<Tensor> outputs_, grads_;
+  std::vector<int> left_;          // readers still to run in this forward
+  std::unique_ptr<bool[]> need_;   // which inputs of a step need their gradient
 };
 
 }  // namespace axon::nn

@@ -21,7 +21,7 @@
 
 #include <axon/error.hpp>
 #include <axon/nn/callback.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -50,14 +50,14 @@ struct TrainingPosition {
 };
 
 // The checkpoint's bytes for the model's current state (read from replica 0).
-std::string serialize_checkpoint(nn::Sequential& model, const RunIdentity& run, const TrainingPosition& at);
+std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const TrainingPosition& at);
 
 // Checks `bytes` (read from `file`, named in messages) against the model and
 // the run, then restores weights, Adam's state and the epoch's running
 // metrics into every replica. Throws CorruptCheckpoint when the file is
 // damaged or does not fit the model (the model is left untouched), UsageError
 // when it is sound but belongs to another run (another seed, batch size, ...).
-TrainingPosition restore_checkpoint(nn::Sequential& model, const RunIdentity& run, std::string bytes,
+TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, std::string bytes,
                                     const std::filesystem::path& file);
 
 class CorruptCheckpoint : public UsageError {
@@ -80,7 +80,7 @@ class CheckpointDir {
   // Writes atomically, then removes all but the newest `keep`.
   std::filesystem::path write(const std::string& bytes, int64_t global_step, int keep) const;
   // The largest file a checkpoint of `model` can be (for reading it safely).
-  static uint64_t max_file_bytes(nn::Sequential& model);
+  static uint64_t max_file_bytes(nn::Model& model);
 
  private:
   std::filesystem::path dir_;
@@ -93,7 +93,7 @@ class CheckpointDir {
 // (axon/train/terminate_on_nan.hpp) says where instead.
 class CheckpointCallback : public nn::Callback {
  public:
-  CheckpointCallback(nn::Sequential& model, const RunIdentity& run, CheckpointDir dir, int64_t every, int keep,
+  CheckpointCallback(nn::Model& model, const RunIdentity& run, CheckpointDir dir, int64_t every, int keep,
                      TrainingPosition resumed_from = {});
   void on_epoch_begin(int epoch, int epochs, int64_t steps) override;
   void on_batch_end(int64_t step, const std::function<nn::MetricValues()>& read) override;
@@ -106,7 +106,7 @@ class CheckpointCallback : public nn::Callback {
  private:
   std::filesystem::path write(const TrainingPosition& at);
 
-  nn::Sequential& model_;
+  nn::Model& model_;
   RunIdentity run_;
   CheckpointDir dir_;
   int64_t every_;

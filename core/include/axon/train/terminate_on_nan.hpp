@@ -1,5 +1,5 @@
 // Errors that surface only when the host looks: Keras' TerminateOnNaN for
-// Sequential::fit, and the points where the host waits for every device so
+// Model::fit, and the points where the host waits for every device so
 // that a failure of queued work is seen before anything is written.
 //
 // Kernels are queued (on a GPU they run after the call returns), so a
@@ -12,7 +12,7 @@
 #include <axon/device.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/callback.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -26,7 +26,7 @@ namespace axon::train {
 // plugin's message>").
 void synchronize_devices(const std::vector<Device*>& devices);
 // Of the devices holding the model's replicas in this process.
-void synchronize_replicas(const nn::Sequential& model);
+void synchronize_replicas(const nn::Model& model);
 
 // Training produced NaN or Inf: a step's loss ("loss is nan at epoch 2/5,
 // step 17/938 (global step 955)"), or weights about to be checkpointed
@@ -56,13 +56,13 @@ std::string training_position(int epoch, int epochs, int64_t step, int64_t steps
 // synchronises again.
 class TerminateOnNaN : public nn::Callback {
  public:
-  explicit TerminateOnNaN(nn::Sequential& model) : model_(model) {}
+  explicit TerminateOnNaN(nn::Model& model) : model_(model) {}
   void on_epoch_begin(int epoch, int epochs, int64_t steps) override;
   void on_batch_end(int64_t step, const std::function<nn::MetricValues()>& read) override;
   void on_epoch_end(const nn::EpochLogs& logs) override;
 
  private:
-  nn::Sequential& model_;
+  nn::Model& model_;
   int epoch_ = 0, epochs_ = 0;
   int64_t steps_ = 0;
 };

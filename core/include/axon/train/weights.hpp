@@ -21,7 +21,7 @@
 // order and layouts of Keras' model.get_weights().
 #pragma once
 
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/train/weight_tensors.hpp>
 
 #include <cstdint>
@@ -40,10 +40,10 @@ using WeightsMetadata = std::map<std::string, std::string>;
 bool is_safetensors_file(const std::filesystem::path& file);
 
 // The file's bytes for the model's current parameters (reads them from the device).
-std::string serialize_weights(nn::Sequential& model);
-std::string serialize_safetensors_weights(nn::Sequential& model, const WeightsMetadata& metadata);
+std::string serialize_weights(nn::Model& model);
+std::string serialize_safetensors_weights(nn::Model& model, const WeightsMetadata& metadata);
 // Writes them atomically (temp file + rename), in the format of the extension.
-void save_weights(nn::Sequential& model, const std::filesystem::path& file, const WeightsMetadata& metadata = {});
+void save_weights(nn::Model& model, const std::filesystem::path& file, const WeightsMetadata& metadata = {});
 
 // The largest weights file worth reading for a model of these weights, in the
 // format of `file` (a bigger one is refused unread).
@@ -56,8 +56,8 @@ void check_weights(const WeightLayout& layout, const std::string& bytes, const s
 // the file and the first mismatch (magic, checksum, a tensor's name, dtype or
 // shape, a tensor the model lacks, a value that is not finite); the model is
 // untouched then.
-void set_weights(nn::Sequential& model, const std::string& bytes, const std::filesystem::path& file);
+void set_weights(nn::Model& model, const std::string& bytes, const std::filesystem::path& file);
 // Reads the file (a regular file of at most max_weights_file_bytes) and sets them.
-void load_weights(nn::Sequential& model, const std::filesystem::path& file);
+void load_weights(nn::Model& model, const std::filesystem::path& file);
 
 }  // namespace axon::train

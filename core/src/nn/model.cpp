@@ -1,4 +1,4 @@
-// Sequential: the model's layers, its replicas, and the training loop. Per
+// Model: the model's graph of layers, its replicas, and the training loop. Per
 // step: each replica computes the gradients of its part of the global batch
 // (at once, a host thread each), the strategy sums the flat gradient buffers
 // (with the batch's loss and accuracy sums riding along), then every replica
@@ -9,8 +9,10 @@
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/layers.hpp>
-#include <axon/nn/sequential.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/ops.hpp>
+
+#include <set>
 
 #include <algorithm>
 #include <chrono>
@@ -36,40 +38,72 @@ std::string with_commas(int64_t v) {
 
 }  // namespace
 
-Sequential::Sequential(std::string name) : name_(std::move(name)) {}
-Sequential::~Sequential() = default;
+Model::Model(std::string name) : name_(std::move(name)) {}
+Model::~Model() = default;
+
+int Model::add_node(std::unique_ptr<Layer> layer, std::vector<int> inputs) {
+  if (built()) throw UsageError("the model " + name_ + " is already built");
+  const int node = num_nodes();
+  for (int j : inputs)
+    if (j < kModelInput || j >= node)
+      throw UsageError("layer " + layer->name() + " reads node " + std::to_string(j) + ", which is not an earlier one");
+  for (const auto& l : graph_.layers)
+    if (l->name() == layer->name()) throw UsageError("two layers are named " + layer->name());
+  graph_.layers.push_back(std::move(layer));
+  graph_.inputs.push_back(std::move(inputs));
+  return node;
+}
+
+bool Model::is_chain() const {
+  for (int i = 0; i < num_nodes(); ++i)
+    if (node_inputs(i) != std::vector<int>{i - 1}) return false;
+  return true;
+}
 
 Sequential& Sequential::add(std::unique_ptr<Layer> layer) {
-  if (built()) throw UsageError("Sequential::add: the model " + name_ + " is already built");
   int& count = name_counts_[layer->name()];
   if (count > 0) layer->set_name(layer->name() + "_" + std::to_string(count));
   ++count;
-  layers_.push_back(std::move(layer));
+  const int last = num_nodes() - 1;
+  add_node(std::move(layer), {last});
   return *this;
 }
 
-void Sequential::build(const Shape& input_shape, Device& device, uint64_t seed) {
-  if (built()) throw UsageError("Sequential::build: the model " + name_ + " is already built");
+void Model::build(const Shape& input_shape, Device& device, uint64_t seed) {
+  if (built()) throw UsageError("the model " + name_ + " is already built");
   own_strategy_ = make_one_device_strategy(device);
   build(input_shape, *own_strategy_, seed);
 }
 
-void Sequential::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
-  if (built()) throw UsageError("Sequential::build: the model " + name_ + " is already built");
-  if (layers_.empty()) throw UsageError("Sequential::build: the model " + name_ + " has no layers");
-  if (input_shape.size() != 3) throw UsageError("Sequential: the input shape must be [height, width, channels]");
+void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
+  if (built()) throw UsageError("the model " + name_ + " is already built");
+  if (graph_.layers.empty()) throw UsageError("the model " + name_ + " has no layers");
+  if (input_shape.size() != 3) throw UsageError("the model's input shape must be [height, width, channels]");
+  // Every node but the output must be read by a later one.
+  std::vector<char> read(graph_.layers.size(), 0);
+  for (const auto& ins : graph_.inputs)
+    for (int j : ins)
+      if (j >= 0) read[static_cast<size_t>(j)] = 1;
+  for (size_t i = 0; i + 1 < read.size(); ++i)
+    if (!read[i])
+      throw UsageError("layer " + graph_.layers[i]->name() + "'s output reaches neither a later layer nor the model's output");
   const std::vector<Device*>& devices = strategy.replica_devices();
-  Rng rng(seed);
-  replicas_.push_back(std::make_unique<Replica>(std::move(layers_), input_shape, *devices[0], rng));
-  for (size_t r = 1; r < devices.size(); ++r) {
-    std::vector<std::unique_ptr<Layer>> copies;
-    for (Layer* l : replicas_[0]->layers()) {
-      copies.push_back(l->clone());
-      copies.back()->set_fused_ops(l->fused_ops());
+  // Copies for the other replicas, made before replica 0 takes the layers.
+  std::vector<Graph> copies(devices.size() - 1);
+  for (Graph& g : copies) {
+    for (const auto& l : graph_.layers) {
+      g.layers.push_back(l->clone());
+      g.layers.back()->set_fused_ops(l->fused_ops());
     }
+    g.inputs = graph_.inputs;
+  }
+  Rng rng(seed);
+  replicas_.push_back(std::make_unique<Replica>(std::move(graph_), input_shape, *devices[0], rng));
+  graph_.inputs = replicas_[0]->graph().inputs;
+  for (size_t r = 1; r < devices.size(); ++r) {
     // Drawn from another stream on purpose: the broadcast below must set them.
     Rng other = Rng::derive(seed, r);
-    replicas_.push_back(std::make_unique<Replica>(std::move(copies), input_shape, *devices[r], other));
+    replicas_.push_back(std::make_unique<Replica>(std::move(copies[r - 1]), input_shape, *devices[r], other));
   }
   strategy_ = &strategy;
   input_shape_ = input_shape;
@@ -82,71 +116,77 @@ void Sequential::build(const Shape& input_shape, Strategy& strategy, uint64_t se
   for (size_t r = 0; r < replicas_.size(); ++r) times_[r].device = devices[r]->name();
 }
 
-void Sequential::compile(const AdamOptions& optimizer, SparseCategoricalCrossentropy loss) {
-  if (!built()) throw UsageError("Sequential::compile: build the model first");
+void Model::compile(const AdamOptions& optimizer, SparseCategoricalCrossentropy loss) {
+  if (!built()) throw UsageError("the model " + name_ + " is not built: build it first");
   for (auto& r : replicas_) r->compile(optimizer, loss);
 }
 
-Replica& Sequential::replica(int r) {
+Replica& Model::replica(int r) {
   if (r < 0 || r >= num_replicas())
     throw RuntimeError("the model " + name_ + " has no replica " + std::to_string(r));
   return *replicas_[static_cast<size_t>(r)];
 }
 
-Device& Sequential::device() const {
+Device& Model::device() const {
   if (!built()) throw RuntimeError("the model " + name_ + " is not built");
   return replicas_[0]->device();
 }
 
-const Strategy& Sequential::strategy() const {
+const Strategy& Model::strategy() const {
   if (!built()) throw RuntimeError("the model " + name_ + " is not built");
   return *strategy_;
 }
 
-DeviceMetrics& Sequential::metrics() {
+DeviceMetrics& Model::metrics() {
   if (!built()) throw RuntimeError("the model " + name_ + " is not built");
   return replicas_[0]->train_metrics();
 }
 
-const Adam& Sequential::optimizer() const {
+const Adam& Model::optimizer() const {
   if (!built() || !replicas_[0]->compiled()) throw RuntimeError("the model " + name_ + " is not compiled");
   return replicas_[0]->optimizer();
 }
 
-std::vector<Layer*> Sequential::layers() {
+std::vector<Layer*> Model::layers() {
   if (built()) return replicas_[0]->layers();
   std::vector<Layer*> v;
-  for (auto& l : layers_) v.push_back(l.get());
+  for (auto& l : graph_.layers) v.push_back(l.get());
   return v;
 }
 
-std::vector<Parameter*> Sequential::parameters() {
+std::vector<Parameter*> Model::parameters() {
   std::vector<Parameter*> v;
   for (Layer* l : layers())
     for (Parameter* p : l->parameters()) v.push_back(p);
   return v;
 }
 
-int64_t Sequential::parameter_count() {
+int64_t Model::parameter_count(bool trainable_only) {
   int64_t n = 0;
-  for (Layer* l : layers()) n += l->parameter_count();
+  for (Layer* l : layers()) n += l->parameter_count(trainable_only);
   return n;
 }
 
-int64_t Sequential::training_flops_per_sample() {
-  const std::vector<Layer*> ls = layers();
+int64_t Model::training_flops_per_sample() {
+  if (!built()) throw RuntimeError("the model " + name_ + " is not built");
+  const Replica& r = *replicas_[0];
+  const std::vector<Layer*> ls = replicas_[0]->layers();
   int64_t f = 0;
-  for (size_t i = 0; i < ls.size(); ++i) f += ls[i]->forward_flops() + ls[i]->backward_flops(i > 0);
+  for (size_t i = 0; i < ls.size(); ++i) {
+    bool need_dx = false;
+    for (int j : node_inputs(static_cast<int>(i))) need_dx = need_dx || r.needs_grad(j);
+    f += ls[i]->forward_flops() + ls[i]->backward_flops(need_dx);
+  }
   return f;
 }
 
-int64_t Sequential::inference_flops_per_sample() {
+int64_t Model::inference_flops_per_sample() {
   int64_t f = 0;
   for (Layer* l : layers()) f += l->forward_flops();
   return f;
 }
 
-void Sequential::check_batch(const data::HostBatch& batch) const {
+void Model::check_batch(const data::HostBatch& batch) const {
   const int64_t per = numel(input_shape_);
   if (batch.size <= 0 || static_cast<int64_t>(batch.images.size()) != batch.size * per ||
       static_cast<int64_t>(batch.labels.size()) != batch.size)
@@ -155,20 +195,20 @@ void Sequential::check_batch(const data::HostBatch& batch) const {
                      std::to_string(batch.labels.size()) + " labels)");
 }
 
-void Sequential::check_set(const data::ImageSet& set, const char* what) const {
+void Model::check_set(const data::ImageSet& set, const char* what) const {
   if (set.count == 0) throw UsageError(std::string("the ") + what + " set is empty");
   if (Shape{set.rows, set.cols, 1} != input_shape_)
     throw UsageError(std::string(what) + " images are " + shape_string({set.rows, set.cols, 1}) +
                      " but the model expects " + shape_string(input_shape_));
 }
 
-Samples Sequential::slice(const data::HostBatch& batch, int replica) const {
+Samples Model::slice(const data::HostBatch& batch, int replica) const {
   const auto [begin, end] = strategy_->replica_slice(batch.size, replica);
   const int64_t per = numel(input_shape_);
   return {batch.images.data() + begin * per, batch.labels.data() + begin, end - begin};
 }
 
-void Sequential::on_replicas(const std::function<void(int)>& f) {
+void Model::on_replicas(const std::function<void(int)>& f) {
   if (!threads_) {
     const auto t0 = Clock::now();
     f(0);
@@ -182,8 +222,8 @@ void Sequential::on_replicas(const std::function<void(int)>& f) {
   }
 }
 
-void Sequential::step(const data::HostBatch& batch, bool update) {
-  if (!replicas_[0]->compiled()) throw UsageError("Sequential: compile the model first");
+void Model::step(const data::HostBatch& batch, bool update) {
+  if (!replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
   check_batch(batch);
   const int64_t n = batch.size;
   on_replicas([&](int r) { replicas_[static_cast<size_t>(r)]->compute_gradients(slice(batch, r), n); });
@@ -196,18 +236,18 @@ void Sequential::step(const data::HostBatch& batch, bool update) {
   if (update) ++steps_;
 }
 
-void Sequential::compute_gradients(const data::HostBatch& batch) {
-  if (!built()) throw UsageError("Sequential: build the model first");
+void Model::compute_gradients(const data::HostBatch& batch) {
+  if (!built()) throw UsageError("the model " + name_ + " is not built: build it first");
   step(batch, false);
 }
 
-void Sequential::train_step(const data::HostBatch& batch) {
-  if (!built()) throw UsageError("Sequential: build the model first");
+void Model::train_step(const data::HostBatch& batch) {
+  if (!built()) throw UsageError("the model " + name_ + " is not built: build it first");
   step(batch, true);
 }
 
-PlacementPlan Sequential::plan_train_step(const data::HostBatch& batch) {
-  if (!built() || !replicas_[0]->compiled()) throw UsageError("Sequential: compile the model first");
+PlacementPlan Model::plan_train_step(const data::HostBatch& batch) {
+  if (!built() || !replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
   check_batch(batch);
   Replica& r = *replicas_[0];
   // Host-side counters a recorded step would still move.
@@ -229,19 +269,19 @@ PlacementPlan Sequential::plan_train_step(const data::HostBatch& batch) {
   return plan;
 }
 
-const Tensor& Sequential::per_sample_loss(int64_t batch_size) const {
+const Tensor& Model::per_sample_loss(int64_t batch_size) const {
   if (!built()) throw RuntimeError("the model " + name_ + " is not built");
   return replicas_[0]->per_sample_loss(batch_size);
 }
 
-const Tensor& Sequential::forward(const data::HostBatch& batch) {
-  if (!built()) throw UsageError("Sequential: build the model first");
+Tensor Model::forward(const data::HostBatch& batch) {
+  if (!built()) throw UsageError("the model " + name_ + " is not built: build it first");
   check_batch(batch);
   return replicas_[0]->forward({batch.images.data(), batch.labels.data(), batch.size});
 }
 
-History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
-  if (!built() || !replicas_[0]->compiled()) throw UsageError("Sequential::fit: compile the model first");
+History Model::fit(const data::ImageSet& train, const FitOptions& o) {
+  if (!built() || !replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
   if (o.epochs <= 0) throw UsageError("epochs must be positive, got " + std::to_string(o.epochs));
   strategy_->check_global_batch(o.batch_size);
   check_set(train, "training");
@@ -251,7 +291,7 @@ History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
   const std::function<MetricValues()> read = [this] { return metrics().read(); };
 
   if (o.initial_epoch < 0 || o.initial_step < 0 || o.initial_step >= std::max<int64_t>(steps, 1))
-    throw UsageError("Sequential::fit: cannot resume at step " + std::to_string(o.initial_step) + " of epoch " +
+    throw UsageError("fit: cannot resume at step " + std::to_string(o.initial_step) + " of epoch " +
                      std::to_string(o.initial_epoch + 1) + " (" + std::to_string(steps) + " steps per epoch)");
   // Under multi-worker a stop must be agreed, at steps every worker polls.
   const bool agree = strategy_->num_workers() > 1;
@@ -309,8 +349,8 @@ History Sequential::fit(const data::ImageSet& train, const FitOptions& o) {
   return history;
 }
 
-MetricValues Sequential::evaluate(const data::ImageSet& set, int64_t batch_size) {
-  if (!built() || !replicas_[0]->compiled()) throw UsageError("Sequential::evaluate: compile the model first");
+MetricValues Model::evaluate(const data::ImageSet& set, int64_t batch_size) {
+  if (!built() || !replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
   check_set(set, "evaluation");
   data::BatchPipeline pipeline(set, batch_size, false, 0, true);
   pipeline.begin_epoch(0);
@@ -332,40 +372,65 @@ MetricValues Sequential::evaluate(const data::ImageSet& set, int64_t batch_size)
   return m.read();
 }
 
-std::vector<float> Sequential::predict(const data::ImageSet& set, int64_t batch_size) {
+std::vector<float> Model::predict(const data::ImageSet& set, int64_t batch_size) {
   check_set(set, "prediction");
   data::BatchPipeline pipeline(set, batch_size, false, 0, true);
   pipeline.begin_epoch(0);
   const int64_t classes = layers().back()->output_shape()[0];
   std::vector<float> out(static_cast<size_t>(set.count * classes));
   for (int64_t s = 0; s < pipeline.steps(); ++s) {
-    const Tensor& logits = forward(pipeline.next());
+    const Tensor logits = forward(pipeline.next());
     logits.copy_to_host(out.data() + s * batch_size * classes, logits.bytes());
   }
   return out;
 }
 
-std::string Sequential::summary() {
-  std::string s;
-  char line[160];
-  const std::string rule(65, '_'), thick(65, '=');
-  s += "Model: \"" + name_ + "\"\n" + rule + "\n";
-  std::snprintf(line, sizeof line, " %-27s %-25s %s\n", "Layer (type)", "Output Shape", "Param #");
-  s += line + thick + "\n";
+std::string Model::summary() { return summary(input_shape_); }
+
+std::string Model::summary(const Shape& input_shape) {
   const std::vector<Layer*> ls = layers();
-  for (size_t i = 0; i < ls.size(); ++i) {
-    Layer& l = *ls[i];
-    std::string shape = "(None";
-    for (int64_t d : l.output_shape()) shape += ", " + std::to_string(d);
-    shape += ")";
-    std::snprintf(line, sizeof line, " %-27s %-25s %s\n", (l.name() + " (" + l.type() + ")").c_str(), shape.c_str(),
-                  with_commas(l.parameter_count()).c_str());
+  const std::vector<Shape> shapes = output_shapes(ls, graph_.inputs, input_shape);
+  const bool chain = is_chain();
+  auto shape_text = [](const Shape& sh) {
+    std::string t = "(None";
+    for (int64_t d : sh) t += ", " + std::to_string(d);
+    return t + ")";
+  };
+  // Keras 2's table: a "Connected to" column for a graph, not for a chain.
+  const int width = chain ? 65 : 98;
+  const std::string rule(static_cast<size_t>(width), '_'), thick(static_cast<size_t>(width), '=');
+  std::string s = "Model: \"" + name_ + "\"\n" + rule + "\n";
+  char line[512];
+  auto row = [&](const std::string& layer, const std::string& shape, const std::string& params, const std::string& from) {
+    if (chain) std::snprintf(line, sizeof line, " %-27s %-25s %s\n", layer.c_str(), shape.c_str(), params.c_str());
+    else std::snprintf(line, sizeof line, " %-27s %-25s %-10s %s\n", layer.c_str(), shape.c_str(), params.c_str(), from.c_str());
     s += line;
+  };
+  row("Layer (type)", "Output Shape", "Param #", "Connected to");
+  s += thick + "\n";
+  int64_t total = 0, trainable = 0;
+  if (!chain) {
+    row("input_layer (InputLayer)", shape_text(input_shape), "0", "[]");
+    s += "\n";
+  }
+  for (size_t i = 0; i < ls.size(); ++i) {
+    int64_t params = 0, train = 0;
+    std::vector<Shape> in;
+    for (int j : node_inputs(static_cast<int>(i))) in.push_back(j == kModelInput ? input_shape : shapes[static_cast<size_t>(j)]);
+    for (const WeightSpec& w : ls[i]->weight_specs(in)) {
+      params += numel(w.shape);
+      if (w.trainable) train += numel(w.shape);
+    }
+    total += params;
+    trainable += train;
+    std::string from;
+    for (int j : node_inputs(static_cast<int>(i)))
+      from += (from.empty() ? "" : ", ") + (j == kModelInput ? std::string("input_layer") : ls[static_cast<size_t>(j)]->name());
+    row(ls[i]->name() + " (" + ls[i]->type() + ")", shape_text(shapes[i]), with_commas(params), "[" + from + "]");
     if (i + 1 < ls.size()) s += "\n";
   }
-  const int64_t total = parameter_count();
-  s += thick + "\nTotal params: " + with_commas(total) + "\nTrainable params: " + with_commas(total) +
-       "\nNon-trainable params: 0\n" + rule + "\n";
+  s += thick + "\nTotal params: " + with_commas(total) + "\nTrainable params: " + with_commas(trainable) +
+       "\nNon-trainable params: " + with_commas(total - trainable) + "\n" + rule + "\n";
   return s;
 }
 

@@ -1,10 +1,12 @@
-// A Keras-like Sequential model for image classification: layers in order,
-// uint8 NHWC images in (scaled to [0, 1] on the device), logits out.
-// compile() picks the optimizer, fit() trains, evaluate() and predict() run
-// inference. Built under a distribution strategy, the model is one Replica
-// per device of the strategy; a step splits the global batch over all
-// replicas, runs them at once (a host thread each), sums their gradients
-// with the strategy's all-reduce and applies the same update everywhere.
+// A Keras-like model for image classification: a graph of layers (Keras'
+// functional Model: any DAG with one input and one output; Sequential is
+// the special case of a chain), uint8 NHWC images in (scaled to [0, 1] on
+// the device), logits out. compile() picks the optimizer, fit() trains,
+// evaluate() and predict() run inference. Built under a distribution
+// strategy, the model is one Replica per device of the strategy; a step
+// splits the global batch over all replicas, runs them at once (a host
+// thread each), sums their gradients with the strategy's all-reduce and
+// applies the same update everywhere.
 #pragma once
 
 #include <axon/data/batches.hpp>
@@ -52,20 +54,17 @@ struct FitOptions {
 // How often (in steps) the workers of a multi-worker run agree on a stop.
 inline constexpr int64_t kStopPollSteps = 16;
 
-class Sequential {
+class Model {
  public:
-  explicit Sequential(std::string name = "sequential");
-  ~Sequential();
-  Sequential(const Sequential&) = delete;
-  Sequential& operator=(const Sequential&) = delete;
+  explicit Model(std::string name = "functional");
+  virtual ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
 
-  // Appends a layer; a default name ("conv2d") becomes unique as in Keras
-  // ("conv2d", "conv2d_1", ...).
-  Sequential& add(std::unique_ptr<Layer> layer);
-  template <class L, class... Args>
-  Sequential& add(Args&&... args) {
-    return add(std::make_unique<L>(std::forward<Args>(args)...));
-  }
+  // Adds a layer reading the outputs of earlier nodes (kModelInput: the
+  // model's input); returns its node index. The last node added is the
+  // model's output. Layer names must be unique.
+  int add_node(std::unique_ptr<Layer> layer, std::vector<int> inputs);
 
   // Builds one replica per device of `strategy` (which must outlive the
   // model) for per-sample input shape [H, W, C]. Replica 0's initial weights
@@ -99,13 +98,18 @@ class Sequential {
   // Replica 0's per-sample losses of its last batch of that size.
   const Tensor& per_sample_loss(int64_t batch_size) const;
   // Forward pass of the whole batch on replica 0; returns its logits.
-  const Tensor& forward(const data::HostBatch& batch);
+  Tensor forward(const data::HostBatch& batch);
 
   const std::string& name() const { return name_; }
-  // Replica 0's layers and parameters (the model's, before build()).
+  // The graph: node i's layer (replica 0's once built) and the nodes it reads.
+  int num_nodes() const { return static_cast<int>(graph_.inputs.size()); }
+  const std::vector<int>& node_inputs(int node) const { return graph_.inputs.at(static_cast<size_t>(node)); }
+  // Whether every node reads the one before it (a Keras Sequential).
+  bool is_chain() const;
+  // Replica 0's layers in node order (the model's, before build()).
   std::vector<Layer*> layers();
   std::vector<Parameter*> parameters();
-  int64_t parameter_count();
+  int64_t parameter_count(bool trainable_only = false);
   int num_replicas() const { return static_cast<int>(replicas_.size()); }
   Replica& replica(int r);
   Device& device() const;  // replica 0's
@@ -114,12 +118,17 @@ class Sequential {
   // The training loss and accuracy totals, over every replica.
   DeviceMetrics& metrics();
   const Adam& optimizer() const;
-  // Keras-style model.summary() text.
+  // Keras-style model.summary() text (of a built model, or for this input
+  // shape: no device is needed).
   std::string summary();
+  std::string summary(const Shape& input_shape);
   // FLOPs of one training sample, forward and backward (no input gradient
-  // for the first layer): what "effective GFLOP/s" is measured against.
+  // where none is needed): what "effective GFLOP/s" is measured against.
   int64_t training_flops_per_sample();
   int64_t inference_flops_per_sample();
+
+ protected:
+  Graph graph_;  // until build() hands the layers to replica 0
 
  private:
   Samples slice(const data::HostBatch& batch, int replica) const;
@@ -132,8 +141,6 @@ class Sequential {
   void step(const data::HostBatch& batch, bool update);
 
   std::string name_;
-  std::vector<std::unique_ptr<Layer>> layers_;  // until build() hands them to replica 0
-  std::map<std::string, int> name_counts_;
   std::unique_ptr<Strategy> own_strategy_;  // build(shape, device, seed)
   Strategy* strategy_ = nullptr;
   Shape input_shape_;
@@ -143,6 +150,22 @@ class Sequential {
   // This epoch's time per replica (compute, wait) and in the all-reduce.
   std::vector<ReplicaTimes> times_;
   double all_reduce_seconds_ = 0;
+};
+
+// Keras' Sequential: each layer reads the one before it.
+class Sequential : public Model {
+ public:
+  explicit Sequential(std::string name = "sequential") : Model(std::move(name)) {}
+  // Appends a layer; a default name ("conv2d") becomes unique as in Keras
+  // ("conv2d", "conv2d_1", ...).
+  Sequential& add(std::unique_ptr<Layer> layer);
+  template <class L, class... Args>
+  Sequential& add(Args&&... args) {
+    return add(std::make_unique<L>(std::forward<Args>(args)...));
+  }
+
+ private:
+  std::map<std::string, int> name_counts_;
 };
 
 // The trainer's model (TensorFlow's CNN tutorial, 16.4 MFLOP per training

@@ -1,0 +1,31 @@
+// Keras' activation functions by name, as a layer's `activation=` and the
+// Activation layer apply them, each a pair of ops (forward, gradient). The
+// gradient reads the activation's input z or its output y, whichever its op
+// takes (uses_input), so a layer keeps only that one for its backward.
+#pragma once
+
+#include <axon/tensor.hpp>
+
+#include <optional>
+#include <string>
+
+namespace axon::nn {
+
+enum class Activation { linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu, softplus };
+
+// Keras' name ("relu", "silu", ...).
+const char* activation_name(Activation a);
+// From a Keras name ("swish" is silu); nullopt for a name axon lacks.
+std::optional<Activation> activation_from_name(const std::string& name);
+// The names activation_from_name takes, for messages and docs.
+const char* activation_names();
+
+// y = a(z) (z and y of the same shape; y may not be z).
+void activate(Activation a, const Tensor& z, Tensor& y, const std::string& layer);
+// Whether the gradient op reads z (else it reads y).
+bool uses_input(Activation a);
+// dz = dy * a'(z), reading z or y as uses_input says (the other may be empty).
+void activation_grad(Activation a, const Tensor& dy, const Tensor& z, const Tensor& y, Tensor& dz,
+                     const std::string& layer);
+
+}  // namespace axon::nn

@@ -1,0 +1,40 @@
+// Reusable device memory for the tensors of a training step. A tensor taken
+// from the pool returns its memory to the pool when its last handle goes, and
+// the next take of the same size gets it back: after the first step of each
+// batch size, a step allocates nothing on the device, while every activation
+// and gradient lives only as long as something still needs it (PyTorch's
+// caching allocator, per device and exact size). Safe for stream-ordered
+// devices as long as one stream uses the pool's tensors, as a replica's does.
+#pragma once
+
+#include <axon/tensor.hpp>
+
+#include <cstdint>
+#include <memory>
+
+namespace axon {
+
+class TensorPool {
+ public:
+  explicit TensorPool(Device& device);
+  Device& device() const;
+
+  // An uninitialised tensor whose memory comes from (and goes back to) the pool.
+  Tensor take(axon_dtype dtype, Shape shape);
+
+  // Bytes of taken tensors still alive, the most there ever were at once, and
+  // the bytes the pool holds on the device (taken + cached).
+  int64_t in_use_bytes() const;
+  int64_t peak_bytes() const;
+  int64_t held_bytes() const;
+  void reset_peak();
+  // Returns the cached (free) blocks to the device.
+  void release_cached();
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace axon

@@ -1,0 +1,58 @@
+#include "lowering.hpp"
+
+#include <axon/error.hpp>
+#include <axon/ops.hpp>
+
+namespace axon {
+
+bool lowerable(OpId op) {
+  switch (op) {
+    case OpId::FusedConv2D:
+    case OpId::FusedMatMul:
+    case OpId::FusedReluGradBiasAddGrad:
+    case OpId::SparseCategoricalAccuracy: return true;
+    default: return false;
+  }
+}
+
+void run_lowered(const OpCall& call, Device& device) {
+  DeviceScope scope(device);
+  const std::string layer(call.layer);
+  const Tensor& in0 = *call.inputs[0];
+  switch (call.op) {
+    case OpId::FusedConv2D:
+    case OpId::FusedMatMul: {
+      const Tensor& b = *call.inputs[1];
+      const Tensor& bias = *call.inputs[2];
+      Tensor& y = *call.outputs[0];
+      const bool conv = call.op == OpId::FusedConv2D;
+      const int32_t activation = conv ? static_cast<const axon_fused_conv2d_attrs*>(call.attrs)->activation
+                                      : static_cast<const axon_fused_matmul_attrs*>(call.attrs)->activation;
+      // With relu the product and bias go to a temporary, as Relu does not
+      // promise to run in place; BiasAdd does.
+      Tensor z = activation == AXON_ACTIVATION_RELU ? Tensor(y.device(), y.dtype(), y.shape()) : y;
+      if (conv) {
+        ops::conv2d(in0, b, z, static_cast<const axon_fused_conv2d_attrs*>(call.attrs)->conv, layer);
+      } else {
+        const auto& m = static_cast<const axon_fused_matmul_attrs*>(call.attrs)->matmul;
+        ops::matmul(in0, b, z, m.transpose_a != 0, m.transpose_b != 0, layer);
+      }
+      ops::bias_add(z, bias, z, layer);
+      if (activation == AXON_ACTIVATION_RELU) ops::relu(z, y, layer);
+      return;
+    }
+    case OpId::FusedReluGradBiasAddGrad:
+      ops::relu_grad(in0, *call.inputs[1], *call.outputs[0], layer);
+      ops::bias_add_grad(*call.outputs[0], *call.outputs[1], layer);
+      return;
+    case OpId::SparseCategoricalAccuracy:
+      // InTopK counts a tie for the largest logit as correct; Keras' accuracy
+      // gives it to the lower index. The two differ only at ties.
+      ops::in_top_k(in0, *call.inputs[1], *call.outputs[0], layer);
+      return;
+    default: break;
+  }
+  throw RuntimeError(std::string("op ") + op_name(call.op) + " has no lowering");
+}
+
+}  // namespace axon

@@ -1,0 +1,180 @@
+#include "keras_config.hpp"
+
+#include <axon/error.hpp>
+#include <axon/parse.hpp>
+
+#include <cctype>
+#include <cmath>
+
+namespace axon::nn {
+
+std::string json_text(const json& v) { return parse::printable(v.dump()); }
+
+// ------------------------------------------------------------------ writer
+
+KerasConfigWriter::KerasConfigWriter() : impl_(std::make_unique<Impl>()) {}
+KerasConfigWriter::~KerasConfigWriter() = default;
+
+void KerasConfigWriter::integer(const char* key, int64_t value) { impl_->config[key] = value; }
+void KerasConfigWriter::integers(const char* key, const std::vector<int64_t>& values) { impl_->config[key] = values; }
+void KerasConfigWriter::number(const char* key, double value) { impl_->config[key] = value; }
+void KerasConfigWriter::boolean(const char* key, bool value) { impl_->config[key] = value; }
+void KerasConfigWriter::string(const char* key, const std::string& value) { impl_->config[key] = value; }
+void KerasConfigWriter::null(const char* key) { impl_->config[key] = nullptr; }
+void KerasConfigWriter::initializer(const char* key, const char* class_name) {
+  json config = json::object();
+  if (std::string(class_name) == "GlorotUniform") config = {{"seed", nullptr}};
+  impl_->config[key] = {{"module", "keras.initializers"},
+                        {"class_name", class_name},
+                        {"config", config},
+                        {"registered_name", nullptr}};
+}
+
+// ------------------------------------------------------------------ reader
+
+KerasLayerConfig::KerasLayerConfig(const std::string& source, size_t index, const json& layer)
+    : source_(source), index_(index), layer_(&layer) {
+  auto fail_at = [&](const std::string& why) {
+    throw UsageError(source_ + ": layers[" + std::to_string(index_) + "] " + why);
+  };
+  if (!layer.is_object()) fail_at("is not an object");
+  const auto cls = layer.find("class_name");
+  if (cls == layer.end() || !cls->is_string()) fail_at("has no class_name");
+  class_name_ = cls->get<std::string>();
+  const auto c = layer.find("config");
+  if (c == layer.end() || !c->is_object()) fail_at("(" + parse::printable(class_name_) + ") has no config object");
+  config_ = &*c;
+  const auto n = config_->find("name");
+  if (n != config_->end()) {
+    if (!n->is_string()) fail("its name is not a string");
+    name_ = n->get<std::string>();
+  }
+}
+
+bool KerasLayerConfig::has(const char* key) const {
+  const auto it = config_->find(key);
+  return it != config_->end() && !it->is_null();
+}
+
+void KerasLayerConfig::fail(const std::string& why) const {
+  throw UsageError(source_ + ": layers[" + std::to_string(index_) + "] (" + parse::printable(class_name_) + " '" +
+                   parse::printable(name_) + "'): " + why);
+}
+
+int64_t KerasLayerConfig::integer(const json& v, const char* key, int64_t lo, int64_t hi) const {
+  int64_t x = 0;
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<uint64_t>();
+    x = u > static_cast<uint64_t>(hi) ? hi + 1 : static_cast<int64_t>(u);
+  } else if (v.is_number_integer()) {
+    x = v.get<int64_t>();
+  } else {
+    fail(std::string(key) + " is " + json_text(v) + ", not a whole number");
+  }
+  if (x < lo || x > hi)
+    fail(std::string(key) + " is " + json_text(v) + ", not from " + std::to_string(lo) + " to " + std::to_string(hi));
+  return x;
+}
+
+int64_t KerasLayerConfig::integer(const char* key, int64_t lo, int64_t hi, int64_t fallback) const {
+  return has(key) ? integer(at(key), key, lo, hi) : fallback;
+}
+
+std::pair<int64_t, int64_t> KerasLayerConfig::pair(const char* key, int64_t lo, int64_t hi,
+                                                   std::pair<int64_t, int64_t> fallback) const {
+  if (!has(key)) return fallback;
+  const json& v = at(key);
+  if (!v.is_array()) {
+    const int64_t a = integer(v, key, lo, hi);
+    return {a, a};
+  }
+  if (v.size() != 2) fail(std::string(key) + " is " + json_text(v) + ", not a pair");
+  return {integer(v[0], key, lo, hi), integer(v[1], key, lo, hi)};
+}
+
+double KerasLayerConfig::number(const char* key, double fallback) const {
+  if (!has(key)) return fallback;
+  const json& v = at(key);
+  if (!v.is_number() || !std::isfinite(v.get<double>())) fail(std::string(key) + " is " + json_text(v) + ", not a number");
+  return v.get<double>();
+}
+
+std::string KerasLayerConfig::string(const char* key, const std::string& fallback) const {
+  if (!has(key)) return fallback;
+  if (!at(key).is_string()) fail(std::string(key) + " is " + json_text(at(key)) + ", not a string");
+  return at(key).get<std::string>();
+}
+
+bool KerasLayerConfig::boolean(const char* key, bool fallback) const {
+  if (!has(key)) return fallback;
+  if (!at(key).is_boolean()) fail(std::string(key) + " is " + json_text(at(key)) + ", not true or false");
+  return at(key).get<bool>();
+}
+
+void KerasLayerConfig::require_null(std::initializer_list<const char*> keys) const {
+  for (const char* k : keys)
+    if (has(k)) fail(std::string(k) + " is " + json_text(at(k)) + "; axon supports none (null)");
+}
+
+std::string KerasLayerConfig::class_or_name(const char* key, const std::string& fallback) const {
+  if (!has(key)) return fallback;
+  const json& v = at(key);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("class_name") && v["class_name"].is_string())
+    return v["class_name"].get<std::string>();
+  fail(std::string(key) + " is " + json_text(v) + ", not a name");
+}
+
+void KerasLayerConfig::check_common() const {
+  if (!boolean("trainable", true)) fail("trainable is false; axon trains every layer");
+  if (has("dtype")) {
+    const json& d = at("dtype");
+    std::string name;
+    if (d.is_string()) name = d.get<std::string>();
+    else if (d.is_object() && d.contains("config") && d["config"].is_object() && d["config"].contains("name") &&
+             d["config"]["name"].is_string())
+      name = d["config"]["name"].get<std::string>();
+    if (name != "float32") fail("dtype is " + json_text(d) + "; axon trains in float32");
+  }
+  if (string("data_format", "channels_last") != "channels_last")
+    fail("data_format is " + string("data_format", "") + "; axon's images are channels_last (NHWC)");
+}
+
+namespace {
+// "GlorotUniform" -> "glorot_uniform": Keras 2 accepts either spelling.
+std::string snake(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (std::isupper(c) && i > 0) out += '_';
+    out += static_cast<char>(std::tolower(c));
+  }
+  return out;
+}
+}  // namespace
+
+void KerasLayerConfig::check_initializer(const char* key, const char* want) const {
+  const std::string got = class_or_name(key, want);
+  if (got != want && snake(got) != snake(want))
+    fail(std::string(key) + " is " + parse::printable(got) + "; axon initialises it " + want);
+}
+
+void KerasLayerConfig::check_no_regularizers() const {
+  require_null({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                "bias_constraint"});
+}
+
+Activation KerasLayerConfig::activation() const {
+  const std::string a = class_or_name("activation", "linear");
+  if (const auto act = activation_from_name(a)) return *act;
+  fail("activation " + parse::printable(a) + "; supported: " + activation_names());
+}
+
+axon_padding KerasLayerConfig::padding() const {
+  const std::string p = string("padding", "valid");
+  if (p == "valid") return AXON_PADDING_VALID;
+  if (p == "same") return AXON_PADDING_SAME;
+  fail("padding is " + parse::printable(p) + "; supported: valid, same");
+}
+
+}  // namespace axon::nn

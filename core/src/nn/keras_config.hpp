@@ -1,0 +1,73 @@
+// Reading one layer of a Keras model JSON (Keras 2's and Keras 3's layouts):
+// its class name, name and config, with typed accessors that turn anything
+// unexpected into one UsageError naming the file, the layer (index, class,
+// name) and the reason. Every value is checked: the file may be hostile.
+#pragma once
+
+#include <axon/nn/activation.hpp>
+#include <axon/nn/keras_config.hpp>
+#include <axon/plugin_abi.h>
+#include <axon/tensor.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+
+namespace axon::nn {
+
+using json = nlohmann::json;
+
+struct KerasConfigWriter::Impl {
+  json config = json::object();
+};
+
+// The JSON value as one printable line, for messages.
+std::string json_text(const json& v);
+
+class KerasLayerConfig {
+ public:
+  KerasLayerConfig(const std::string& source, size_t index, const json& layer);
+
+  const std::string& class_name() const { return class_name_; }
+  const std::string& name() const { return name_; }
+  size_t index() const { return index_; }
+  const json& layer() const { return *layer_; }
+  bool has(const char* key) const;
+  const json& at(const char* key) const { return config_->at(key); }
+
+  [[noreturn]] void fail(const std::string& why) const;
+
+  int64_t integer(const json& v, const char* key, int64_t lo, int64_t hi) const;
+  int64_t integer(const char* key, int64_t lo, int64_t hi, int64_t fallback) const;
+  // An int n (meaning n, n) or a pair [a, b]: kernel_size, strides, pool_size.
+  std::pair<int64_t, int64_t> pair(const char* key, int64_t lo, int64_t hi, std::pair<int64_t, int64_t> fallback) const;
+  double number(const char* key, double fallback) const;
+  std::string string(const char* key, const std::string& fallback) const;
+  bool boolean(const char* key, bool fallback) const;
+  // Each key must be absent or null ("axon supports none").
+  void require_null(std::initializer_list<const char*> keys) const;
+  // An initializer or activation: a name, or {"class_name": ...}.
+  std::string class_or_name(const char* key, const std::string& fallback) const;
+
+  // trainable, dtype (float32 only) and data_format (channels_last only).
+  void check_common() const;
+  // The key's initializer must be `want` (Keras' spelling either way:
+  // "GlorotUniform" or "glorot_uniform").
+  void check_initializer(const char* key, const char* want) const;
+  void check_no_regularizers() const;
+  // `activation`: any name activation_from_name knows.
+  Activation activation() const;
+  axon_padding padding() const;
+
+ private:
+  std::string source_;
+  size_t index_;
+  std::string class_name_, name_;
+  const json* layer_ = nullptr;
+  const json* config_ = nullptr;
+};
+
+}  // namespace axon::nn

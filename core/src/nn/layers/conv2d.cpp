@@ -1,0 +1,144 @@
+// Conv2D. Forward: Conv2D, BiasAdd (in place), the activation; with a bias
+// and a linear or relu activation, _FusedConv2D instead (dispatch lowers it
+// to those ops where a device lacks it). Backward: the activation's
+// gradient (with relu and a bias: _FusedReluGradBiasAddGrad), BiasAddGrad,
+// Conv2DBackpropFilter and, when the input needs it, Conv2DBackpropInput.
+#include "../layer_registry.hpp"
+
+#include <axon/error.hpp>
+#include <axon/limits.hpp>
+#include <axon/nn/layers.hpp>
+#include <axon/op_geometry.hpp>
+#include <axon/ops.hpp>
+
+namespace axon::nn {
+
+Conv2D::Conv2D(int filters, Size2 kernel_size, Activation activation, Size2 strides, axon_padding padding,
+               std::string name, bool use_bias, Size2 dilation_rate)
+    : Layer(std::move(name)), filters_(filters), kernel_(kernel_size), activation_(activation),
+      attrs_(ops::conv2d_attrs(strides.h, strides.w, dilation_rate.h, dilation_rate.w, padding)), use_bias_(use_bias) {
+  if (filters <= 0 || kernel_.h <= 0 || kernel_.w <= 0 || strides.h <= 0 || strides.w <= 0 || dilation_rate.h <= 0 ||
+      dilation_rate.w <= 0)
+    throw UsageError("Conv2D: filters, kernel size, strides and dilation must be positive");
+  // Keras refuses strides > 1 together with dilation > 1, and so does TensorFlow's kernel.
+  if ((strides.h > 1 || strides.w > 1) && (dilation_rate.h > 1 || dilation_rate.w > 1))
+    throw UsageError("Conv2D: strides > 1 together with dilation_rate > 1 is not supported (as in Keras)");
+}
+
+std::unique_ptr<Layer> Conv2D::clone() const {
+  return std::make_unique<Conv2D>(filters_, kernel_, activation_, Size2(attrs_.stride_h, attrs_.stride_w),
+                                  attrs_.padding, name(), use_bias_, Size2(attrs_.dilation_h, attrs_.dilation_w));
+}
+
+void Conv2D::write_config(KerasConfigWriter& c) const {
+  c.integer("filters", filters_);
+  c.integers("kernel_size", {kernel_.h, kernel_.w});
+  c.integers("strides", {attrs_.stride_h, attrs_.stride_w});
+  c.string("padding", attrs_.padding == AXON_PADDING_SAME ? "same" : "valid");
+  c.string("data_format", "channels_last");
+  c.integers("dilation_rate", {attrs_.dilation_h, attrs_.dilation_w});
+  c.integer("groups", 1);
+  c.string("activation", activation_name(activation_));
+  c.boolean("use_bias", use_bias_);
+  c.initializer("kernel_initializer", "GlorotUniform");
+  c.initializer("bias_initializer", "Zeros");
+}
+
+Shape Conv2D::output_shape(std::span<const Shape> in) const {
+  const Shape& s = in[0];
+  if (s.size() != 3) throw UsageError("needs a [height, width, channels] input, gets " + shape_string(s));
+  const WindowAxis h = window_axis(s[0], kernel_.h, attrs_.stride_h, attrs_.dilation_h, attrs_.padding);
+  const WindowAxis w = window_axis(s[1], kernel_.w, attrs_.stride_w, attrs_.dilation_w, attrs_.padding);
+  if (h.out < 1 || w.out < 1)
+    throw UsageError("its " + std::to_string(kernel_.h) + "x" + std::to_string(kernel_.w) + " kernel" +
+                     (attrs_.dilation_h > 1 || attrs_.dilation_w > 1 ? " (dilated)" : "") +
+                     " is larger than its input " + shape_string(s));
+  return {h.out, w.out, filters_};
+}
+
+std::vector<WeightSpec> Conv2D::weight_specs(std::span<const Shape> in) const {
+  std::vector<WeightSpec> w{{"kernel", {kernel_.h, kernel_.w, in[0].at(2), filters_}, Initializer::glorot_uniform}};
+  if (use_bias_) w.push_back({"bias", {filters_}, Initializer::zeros});
+  return w;
+}
+
+Tensor Conv2D::forward(std::span<const Tensor> in) {
+  const Tensor& x = in[0];
+  const int64_t n = x.dim(0);
+  const Activation act = applied();
+  const Tensor& kernel = weight(0).value;
+  Tensor y = take(n, output_shape());
+  Tensor z;
+  if (use_bias_ && fused_ops() && (act == Activation::linear || act == Activation::relu)) {
+    ops::fused_conv2d(x, kernel, weight(1).value, y, attrs_, act == Activation::relu, name());
+  } else {
+    z = act == Activation::linear ? y : take(n, output_shape());
+    ops::conv2d(x, kernel, z, attrs_, name());
+    if (use_bias_) ops::bias_add(z, weight(1).value, z, name());
+    if (act != Activation::linear) activate(act, z, y, name());
+  }
+  if (remembers()) {
+    x_ = x;
+    y_ = y;
+    if (act != Activation::linear && uses_input(act)) z_ = z;
+  }
+  return y;
+}
+
+void Conv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
+  const Activation act = applied();
+  const int64_t n = dy.dim(0);
+  Tensor dz = dy;
+  if (act == Activation::relu && use_bias_ && fused_ops()) {
+    dz = take_like(dy);
+    ops::relu_grad_bias_add_grad(dy, y_, dz, weight(1).grad, name());
+  } else {
+    if (act != Activation::linear) {
+      dz = take_like(dy);
+      activation_grad(act, dy, z_, y_, dz, name());
+    }
+    if (use_bias_) ops::bias_add_grad(dz, weight(1).grad, name());
+  }
+  ops::conv2d_backprop_filter(x_, dz, weight(0).grad, attrs_, name());
+  if (need_dx[0]) {
+    dx[0] = take(n, input_shape());
+    ops::conv2d_backprop_input(dz, weight(0).value, dx[0], attrs_, name());
+  }
+  x_ = z_ = y_ = Tensor();
+}
+
+int64_t Conv2D::forward_flops() const {
+  const Shape& o = output_shape();
+  return 2 * o[0] * o[1] * o[2] * kernel_.h * kernel_.w * input_shape()[2];
+}
+
+int64_t Conv2D::backward_flops(bool need_dx) const { return forward_flops() * (need_dx ? 2 : 1); }
+
+namespace {
+
+std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
+  const int64_t filters = l.integer("filters", 1, 65536, 0);
+  if (filters == 0) l.fail("has no filters");
+  const auto kernel = l.pair("kernel_size", 1, limits::kMaxImageSide, {0, 0});
+  if (kernel.first == 0) l.fail("has no kernel_size");
+  const auto strides = l.pair("strides", 1, limits::kMaxImageSide, {1, 1});
+  const auto dilation = l.pair("dilation_rate", 1, limits::kMaxImageSide, {1, 1});
+  if (l.integer("groups", 1, 65536, 1) != 1) l.fail("groups is " + json_text(l.at("groups")) + "; axon supports 1 only");
+  if ((strides.first > 1 || strides.second > 1) && (dilation.first > 1 || dilation.second > 1))
+    l.fail("strides > 1 together with dilation_rate > 1 is not supported (Keras refuses it too)");
+  l.check_initializer("kernel_initializer", "GlorotUniform");
+  l.check_initializer("bias_initializer", "Zeros");
+  l.check_no_regularizers();
+  return std::make_unique<Conv2D>(static_cast<int>(filters), Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
+                                  l.activation(), Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)),
+                                  l.padding(), l.name(), l.boolean("use_bias", true),
+                                  Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)));
+}
+
+const LayerEntry kEntry{"Conv2D", conv2d_from_keras,
+                        "filters, kernel_size, strides, padding (valid, same), dilation_rate, activation, use_bias; "
+                        "groups 1, kernel GlorotUniform, bias Zeros"};
+const LayerRegistration kRegistered(kEntry);
+
+}  // namespace
+}  // namespace axon::nn

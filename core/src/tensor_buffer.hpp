@@ -1,0 +1,27 @@
+// A tensor's device memory: allocated from its device, or lent by a
+// TensorPool (returned to it, not freed, when the last handle goes).
+#pragma once
+
+#include <axon/tensor.hpp>
+#include <axon/tensor_pool.hpp>
+
+#include <cstddef>
+#include <memory>
+
+namespace axon {
+
+struct Tensor::Buffer {
+  Device* device;
+  void* data;
+  size_t bytes;
+  std::shared_ptr<TensorPool::State> pool;  // set for pooled memory
+
+  Buffer(Device& d, size_t n) : device(&d), data(n ? d.allocate(n) : nullptr), bytes(n) {}
+  Buffer(Device& d, void* p, size_t n, std::shared_ptr<TensorPool::State> from)
+      : device(&d), data(p), bytes(n), pool(std::move(from)) {}
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+}  // namespace axon

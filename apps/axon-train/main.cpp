@@ -10,6 +10,7 @@
 
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
+#include <axon/nn/keras_json.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
 #include <axon/train/terminate_on_nan.hpp>
@@ -56,6 +57,10 @@ int main(int argc, char** argv) {
     std::optional<train_app::Options> parsed = train_app::parse_options(argc, argv);
     if (!parsed) return 0;
     train_app::Options& opts = *parsed;
+    if (opts.layer_table) {
+      std::fputs(nn::supported_layers_table().c_str(), stdout);
+      return 0;
+    }
 
     // A worker joins its job first: only rank 0 prints progress and writes
     // files; the others print errors alone, prefixed with their rank.
@@ -80,6 +85,10 @@ int main(int argc, char** argv) {
     ds.train.truncate(opts.train_limit > 0 ? opts.train_limit : ds.train.count);
     ds.test.truncate(opts.test_limit > 0 ? opts.test_limit : ds.test.count);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (opts.summary) {  // device-free: no plugin loads
+      std::fputs(train_app::model_for(opts, ds).model->summary(train_app::input_shape_of(ds)).c_str(), stdout);
+      return 0;
+    }
     // Weights that do not fit the model are refused before anything is printed.
     if (chief && opts.initial_weights) opts.initial_weights_bytes = train_app::read_initial_weights(opts, ds);
 

@@ -100,7 +100,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("epochs", po::value<int>()->value_name("N")->default_value(5),
      "passes over the training set (0 with --initial-weights: only evaluate on the test set)")
     ("model", po::value<std::string>()->value_name("FILE"),
-     "train the Keras Sequential model of FILE (model.to_json()) instead of the built-in CNN")
+     "train the Keras model of FILE (model.to_json(): a Sequential or a functional Model) instead of the built-in CNN")
     ("initial-weights", po::value<std::string>()->value_name("FILE"),
      "start from the weights of FILE (.safetensors, or axon's .axw) instead of random ones")
     ("batch-size", po::value<int64_t>()->value_name("N")->default_value(64), "samples per step (the global batch)")
@@ -140,6 +140,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("dry-run", po::bool_switch(),
      "place one training step without running it: print every op with its dtype, layer and device, each "
      "fallback (and what moves along with a fused op), and every kernel the device lacks; then exit")
+    ("summary", po::bool_switch(), "print the model's Keras-style summary (layers, output shapes, parameters) and exit")
+    ("layer-table", po::bool_switch(), "print the Keras layers axon reads, with their settings (Markdown), and exit")
     ("quiet,q", po::bool_switch(), "print nothing but warnings and errors")
     ("verbose,v", po::bool_switch(), "also print the model summary and device memory in use/peak/reserved");
   po::options_description devices("Devices");
@@ -228,6 +230,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.prefetch = !vm["no-prefetch"].as<bool>();
   o.profile = vm["profile"].as<bool>();
   o.dry_run = vm["dry-run"].as<bool>();
+  o.summary = vm["summary"].as<bool>();
+  o.layer_table = vm["layer-table"].as<bool>();
   o.quiet = vm["quiet"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
   if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose contradict each other");

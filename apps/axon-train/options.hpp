@@ -34,6 +34,8 @@ struct Options {
   int64_t train_limit = 0, test_limit = 0;  // 0: all
   bool quiet = false, verbose = false, profile = false, prefetch = true;
   bool dry_run = false;  // --dry-run: print one step's placement, train nothing
+  bool summary = false;      // --summary: print the model's summary, train nothing
+  bool layer_table = false;  // --layer-table: print the supported Keras layers
   Config config;
 };
 

@@ -44,6 +44,7 @@ void print_placement_plan(std::FILE* out, const PlacementPlan& plan, const std::
     layer_w = std::max(layer_w, o.layer.size());
   }
   std::fprintf(out, "Placement of one training step meant for %s (nothing was run):\n", device.c_str());
+  for (const std::string& f : plan.fusions) std::fprintf(out, "  fused by the fusion pass: %s\n", f.c_str());
   std::fprintf(out, "  %-*s  %-7s  %-*s  %s\n", static_cast<int>(op_w), "op", "dtype", static_cast<int>(layer_w), "layer",
                "device");
   for (const PlannedOp& o : plan.ops) {

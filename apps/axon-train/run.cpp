@@ -117,10 +117,8 @@ train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, c
   m["optimizer"] = "Adam";
   // A model ending in softmax outputs probabilities to Keras (from_logits=False);
   // either way the loss is computed from the logits.
-  const auto* out = dynamic_cast<const nn::Dense*>(model.layers().back());
-  m["loss"] = out != nullptr && out->activation() == nn::Activation::softmax
-                  ? "SparseCategoricalCrossentropy()"
-                  : "SparseCategoricalCrossentropy(from_logits=True)";
+  m["loss"] = model.layers().back()->ends_in_softmax() ? "SparseCategoricalCrossentropy()"
+                                                       : "SparseCategoricalCrossentropy(from_logits=True)";
   char lr[32];
   std::snprintf(lr, sizeof lr, "%.9g", static_cast<double>(opts.learning_rate));
   m["learning_rate"] = lr;
@@ -139,8 +137,10 @@ train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, c
 
 }  // namespace
 
+Shape input_shape_of(const data::ImageDataset& ds) { return {ds.train.rows, ds.train.cols, 1}; }
+
 nn::KerasModel model_for(const Options& opts, const data::ImageDataset& ds) {
-  const Shape images{ds.train.rows, ds.train.cols, 1};
+  const Shape images = input_shape_of(ds);
   if (!opts.model_file) {
     // The built-in CNN, its weights' shapes read from its own Keras JSON.
     nn::KerasModel k = nn::model_from_keras_json(nn::keras_json(*nn::make_cnn(10), images), "the built-in CNN");
@@ -151,9 +151,9 @@ nn::KerasModel model_for(const Options& opts, const data::ImageDataset& ds) {
   if (k.input_shape != images)
     throw UsageError(*opts.model_file + ": the model's input is " + shape_string(k.input_shape) + ", the data's images " +
                      shape_string(images));
-  const auto* out = dynamic_cast<const nn::Dense*>(k.model->layers().back());
-  if (out == nullptr || out->units() < 10)
-    throw UsageError(*opts.model_file + ": the model must end in a Dense of at least 10 units (the labels are 0 to 9)");
+  if (k.output_shape.at(0) < 10)
+    throw UsageError(*opts.model_file + ": the model outputs " + std::to_string(k.output_shape[0]) +
+                     " classes; the labels are 0 to 9, so it needs at least 10");
   return k;
 }
 

@@ -21,6 +21,9 @@ struct Stopped {
   std::string message;
 };
 
+// The per-sample shape of the data's images: [rows, cols, 1].
+Shape input_shape_of(const data::ImageDataset& ds);
+
 // The model --model describes, else the built-in CNN, for the data's images:
 // unbuilt, with its weights' names and shapes. UsageError when its input is
 // not the data's images or its output has fewer than 10 classes.

@@ -216,6 +216,17 @@ Device& place(const OpCall& call) {
   return p.device != nullptr ? *p.device : *p.requested;
 }
 
+void log_placement_note(const std::string& line) {
+  if (!Runtime::get().config().log_device_placement) return;
+  static auto* seen = new std::set<std::string>();
+  {
+    std::lock_guard<std::mutex> lock(g_seen_mutex);
+    if (!seen->insert(line).second) return;
+  }
+  const std::string text = line + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
 void note_fused_path(OpId fused_op, Device& chosen, std::string_view layer, axon_dtype dtype) {
   PlacementRecorder* rec = PlacementRecorder::current();
   if (rec == nullptr) return;

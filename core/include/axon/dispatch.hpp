@@ -56,5 +56,8 @@ void run(const OpCall& call);
 // records the fused op as that fallback, with the ops of its decomposition
 // that moved along and those the requested device lacks. No-op otherwise.
 void note_fused_path(OpId fused_op, Device& chosen, std::string_view layer, axon_dtype dtype);
+// With log_device_placement: prints `line` once per process (the fusion
+// pass's decisions, next to the placement lines).
+void log_placement_note(const std::string& line);
 
 }  // namespace axon

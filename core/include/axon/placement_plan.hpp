@@ -32,6 +32,9 @@ struct PlannedOp {
 struct PlacementPlan {
   std::vector<PlannedOp> ops;
   std::vector<PlannedOp> missing;
+  // The fusion pass's pairs ("conv2d + max_pooling2d -> _FusedConv2DMaxPool,
+  // _FusedConv2DMaxPoolGrad"); each runs fused where its device has the ops.
+  std::vector<std::string> fusions;
 };
 
 class PlacementRecorder {

@@ -338,6 +338,7 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
              " per sample; the output must be [classes] (a Flatten or a global pooling before the last Dense)");
     shapes.push_back(std::move(s));
   }
+  out.output_shape = shapes.back();
   if (p.functional) {
     auto m = std::make_unique<Model>(p.model_name);
     for (size_t i = 0; i < g.layers.size(); ++i) m->add_node(std::move(g.layers[i]), g.inputs[i]);

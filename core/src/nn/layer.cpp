@@ -84,6 +84,11 @@ Tensor Layer::take_like(const Tensor& t) const {
   return pool_->take(t.dtype(), t.shape());
 }
 
+Tensor Layer::take_exact(Shape shape) const {
+  if (pool_ == nullptr) throw RuntimeError("layer " + name_ + " is used before it is built");
+  return pool_->take(AXON_FLOAT32, std::move(shape));
+}
+
 std::string Layer::what() const { return std::string(type()) + " '" + name_ + "'"; }
 
 bool Layer::fused_ops() const {

@@ -4,6 +4,7 @@
 // (with the batch's loss and accuracy sums riding along), then every replica
 // adds those sums to its totals and applies one Adam update. Nothing is read
 // back to the host unless a callback asks for the metrics.
+#include "fusion.hpp"
 #include "replica_threads.hpp"
 
 #include <axon/dispatch.hpp>
@@ -12,6 +13,7 @@
 #include <axon/nn/model.hpp>
 #include <axon/ops.hpp>
 
+#include <cstring>
 #include <set>
 
 #include <algorithm>
@@ -263,6 +265,7 @@ PlacementPlan Model::plan_train_step(const data::HostBatch& batch) {
     r.apply_gradients(batch.size, true);
     plan.ops = recorder.ops();
     plan.missing = recorder.missing();
+    plan.fusions = describe_fusions(r.plan());
   }
   r.optimizer().set_iterations(iterations);
   r.train_metrics().set_samples(samples);
@@ -396,15 +399,31 @@ std::string Model::summary(const Shape& input_shape) {
     for (int64_t d : sh) t += ", " + std::to_string(d);
     return t + ")";
   };
-  // Keras 2's table: a "Connected to" column for a graph, not for a chain.
-  const int width = chain ? 65 : 98;
-  const std::string rule(static_cast<size_t>(width), '_'), thick(static_cast<size_t>(width), '=');
+  // Keras 2's table, its columns widened to the longest entry; a "Connected
+  // to" column for a graph, not for a chain.
+  size_t name_w = 27, shape_w = 25;
+  for (size_t i = 0; i < ls.size(); ++i) {
+    name_w = std::max(name_w, ls[i]->name().size() + std::strlen(ls[i]->type()) + 4);
+    shape_w = std::max(shape_w, shape_text(shapes[i]).size() + 1);
+  }
+  const size_t width = name_w + shape_w + (chain ? 13 : 45);
+  const std::string rule(width, '_'), thick(width, '=');
   std::string s = "Model: \"" + name_ + "\"\n" + rule + "\n";
-  char line[512];
+  auto cell = [&](const std::string& t, size_t w) {
+    s.append(t);
+    s.append(t.size() < w ? w - t.size() : 1, ' ');
+  };
   auto row = [&](const std::string& layer, const std::string& shape, const std::string& params, const std::string& from) {
-    if (chain) std::snprintf(line, sizeof line, " %-27s %-25s %s\n", layer.c_str(), shape.c_str(), params.c_str());
-    else std::snprintf(line, sizeof line, " %-27s %-25s %-10s %s\n", layer.c_str(), shape.c_str(), params.c_str(), from.c_str());
-    s += line;
+    s.append(" ");
+    cell(layer, name_w);
+    cell(shape, shape_w);
+    if (chain) {
+      s.append(params);
+    } else {
+      cell(params, 11);
+      s.append(from);
+    }
+    s.append("\n");
   };
   row("Layer (type)", "Output Shape", "Param #", "Connected to");
   s += thick + "\n";

@@ -62,8 +62,13 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
   // A softmax output gives logits; the loss applies the softmax.
   Layer& out = *graph_.layers.back();
   if (out.ends_in_softmax()) out.set_output_logits(true);
+  raw_pixels_ = true;
+  for (size_t i = 0; i < n; ++i)
+    for (int j : graph_.inputs[i])
+      if (j == kModelInput && !graph_.layers[i]->scales_pixels()) raw_pixels_ = false;
   buffers_.bind(parameters(), device, kMetricSums);
   plan_ = plan_steps(graph_, pool_);
+  for (const std::string& f : describe_fusions(plan_)) log_placement_note("Fusing " + f + " where the device has them");
   readers_.assign(n, 0);
   for (PlanStep& s : plan_) {
     s.backprop = needs_grad_[static_cast<size_t>(s.output)] != 0;
@@ -124,6 +129,8 @@ Replica::Inputs& Replica::upload(const Samples& s) {
   in.pixels.copy_from_host(s.images, in.pixels.bytes());
   in.labels.copy_from_host(s.labels, in.labels.bytes());
   ops::normalize_image(in.pixels, in.images, "input");
+  // x / 255 * 255 gives back every uint8 exactly in float32.
+  if (raw_pixels_) ops::scale(in.images, in.images, 255.0f, "input");
   return in;
 }
 

@@ -18,6 +18,7 @@ namespace axon::nn {
 struct KerasModel {
   std::unique_ptr<Model> model;  // unbuilt; layers named as in the JSON
   Shape input_shape;             // [height, width, channels]
+  Shape output_shape;            // [classes]
   // Its weights in model order ("conv2d/kernel" [3, 3, 1, 32], ...), known
   // before the model is built.
   std::vector<std::pair<std::string, Shape>> weights;

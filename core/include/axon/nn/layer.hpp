@@ -127,6 +127,11 @@ class Layer {
   virtual bool ends_in_softmax() const { return false; }
   virtual void set_output_logits(bool logits) { (void)logits; }
 
+  // Whether the layer scales raw pixel values itself (Rescaling): a model
+  // whose input only such layers read gets the pixels as they are (0 to
+  // 255, as Keras' fit would), not divided by 255.
+  virtual bool scales_pixels() const { return false; }
+
   // Multiply-adds x 2 per sample, for FLOP accounting in benchmarks.
   virtual int64_t forward_flops() const { return 0; }
   virtual int64_t backward_flops(bool need_dx) const {
@@ -144,6 +149,8 @@ class Layer {
   // A tensor [n, per_sample...] from the pool.
   Tensor take(int64_t n, const Shape& per_sample, axon_dtype dtype = AXON_FLOAT32) const;
   Tensor take_like(const Tensor& t) const;
+  // A tensor of exactly this shape (per-channel statistics, ...).
+  Tensor take_exact(Shape shape) const;
   // "Conv2D 'conv2d_1'", for messages.
   std::string what() const;
 

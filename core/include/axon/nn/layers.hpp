@@ -220,4 +220,225 @@ class Merge : public Layer {
   std::vector<Tensor> partial_;  // Multiply and Maximum: the running results
 };
 
+// Activation(name) and Softmax(axis -1): the activation as a layer of its
+// own. As the model's output, softmax gives the logits to the loss.
+class ActivationLayer : public Layer {
+ public:
+  ActivationLayer(Activation activation, std::string name = "activation", bool softmax_layer = false);
+  const char* type() const override { return softmax_layer_ ? "Softmax" : "Activation"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override { return inputs[0]; }
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  bool ends_in_softmax() const override { return activation_ == Activation::softmax; }
+  void set_output_logits(bool logits) override { logits_ = logits; }
+  Activation activation() const { return activation_; }
+
+ private:
+  Activation activation_;
+  bool softmax_layer_;
+  bool logits_ = false;
+  Tensor x_, y_;
+};
+
+// Reshape(target_shape): a view; one dimension may be -1 (inferred).
+class Reshape : public Layer {
+ public:
+  explicit Reshape(Shape target_shape, std::string name = "reshape");
+  const char* type() const override { return "Reshape"; }
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<Reshape>(target_, name()); }
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ private:
+  Shape target_;
+};
+
+// Rescaling(scale, offset): y = x * scale + offset.
+class Rescaling : public Layer {
+ public:
+  Rescaling(float scale, float offset = 0.0f, std::string name = "rescaling");
+  const char* type() const override { return "Rescaling"; }
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<Rescaling>(scale_, offset_, name()); }
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override { return inputs[0]; }
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  bool scales_pixels() const override { return true; }
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
+  float scale_, offset_;
+  Tensor offsets_;  // [channels] of offset, for BiasAdd
+};
+
+// AveragePooling2D(pool_size, strides, padding): TensorFlow's AvgPool (SAME
+// averages over the taps inside the image).
+class AveragePooling2D : public Layer {
+ public:
+  explicit AveragePooling2D(Size2 pool_size = 2, std::optional<Size2> strides = std::nullopt,
+                            axon_padding padding = AXON_PADDING_VALID, std::string name = "average_pooling2d");
+  const char* type() const override { return "AveragePooling2D"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ private:
+  axon_pool_attrs attrs_;
+};
+
+// GlobalAveragePooling2D and GlobalMaxPooling2D: the mean or maximum of each
+// channel over the image ([H, W, C] -> [C], or [1, 1, C] with keepdims), as
+// AvgPool / MaxPool with a window of the whole image.
+class GlobalPooling2D : public Layer {
+ public:
+  GlobalPooling2D(bool max, bool keepdims = false, std::string name = "");
+  const char* type() const override { return max_ ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D"; }
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<GlobalPooling2D>(max_, keepdims_, name()); }
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ private:
+  axon_pool_attrs attrs() const;
+  bool max_, keepdims_;
+  Tensor x_, y_;  // GlobalMaxPooling2D: for MaxPoolGrad
+};
+
+// ZeroPadding2D(((top, bottom), (left, right))): Pad forward, Slice backward.
+class ZeroPadding2D : public Layer {
+ public:
+  ZeroPadding2D(int top, int bottom, int left, int right, std::string name = "zero_padding2d");
+  const char* type() const override { return "ZeroPadding2D"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ private:
+  int top_, bottom_, left_, right_;
+};
+
+// Concatenate(axis): ConcatV2 forward, a Slice of dy per input backward.
+class Concatenate : public Layer {
+ public:
+  explicit Concatenate(int axis = -1, std::string name = "concatenate");
+  const char* type() const override { return "Concatenate"; }
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<Concatenate>(axis_, name()); }
+  void write_config(KerasConfigWriter& config) const override;
+  int min_inputs() const override { return 2; }
+  int max_inputs() const override { return 64; }
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ private:
+  // The axis in a per-sample shape of `rank` dimensions (0-based), or -1.
+  int per_sample_axis(size_t rank) const;
+  int axis_;
+};
+
+// BatchNormalization(momentum, epsilon, center, scale), over the last axis,
+// with Keras 3's numbers: training normalises with the batch's mean and
+// biased variance and moves moving_mean and moving_variance towards them
+// (x * momentum + batch * (1 - momentum)); inference uses the moving ones.
+// Weights gamma, beta (trainable), moving_mean, moving_variance (not).
+class BatchNormalization : public Layer {
+ public:
+  explicit BatchNormalization(double momentum = 0.99, double epsilon = 1e-3, bool center = true, bool scale = true,
+                              std::string name = "batch_normalization", int axis = -1);
+  const char* type() const override { return "BatchNormalization"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
+  const Tensor& gamma() const;
+  const Tensor& beta() const;
+  const Tensor& moving_mean() const;
+  const Tensor& moving_variance() const;
+  double momentum_, epsilon_;
+  bool center_, scale_;
+  int axis_;  // Keras' (counting the batch): -1 or the last
+  Tensor ones_, zeros_;                   // gamma / beta when scale / center is off
+  Tensor batch_mean_, batch_variance_;    // outputs the layer does not read
+  Tensor x_, mean_, variance_;            // kept for the backward
+};
+
+// DepthwiseConv2D(kernel_size, strides, padding, depth_multiplier,
+// dilation_rate, activation, use_bias): each input channel convolved with
+// its own depth_multiplier filters (TensorFlow's DepthwiseConv2dNative),
+// then bias and activation.
+class DepthwiseConv2D : public Layer {
+ public:
+  DepthwiseConv2D(Size2 kernel_size, Size2 strides = 1, axon_padding padding = AXON_PADDING_VALID,
+                  int depth_multiplier = 1, Size2 dilation_rate = 1, Activation activation = Activation::linear,
+                  bool use_bias = true, std::string name = "depthwise_conv2d");
+  const char* type() const override { return "DepthwiseConv2D"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+  bool ends_in_softmax() const override { return activation_ == Activation::softmax; }
+  void set_output_logits(bool logits) override { logits_ = logits; }
+
+ private:
+  Activation applied() const { return logits_ ? Activation::linear : activation_; }
+  Size2 kernel_;
+  axon_conv2d_attrs attrs_;
+  int multiplier_;
+  Activation activation_;
+  bool use_bias_;
+  bool logits_ = false;
+  Tensor x_, z_, y_;
+};
+
 }  // namespace axon::nn

@@ -80,6 +80,9 @@ class Replica {
   DeviceMetrics& eval_metrics() { return eval_metrics_; }
   const std::vector<PlanStep>& plan() const { return plan_; }
   TensorPool& pool() { return pool_; }
+  // Whether the model gets pixels as they are (0 to 255): every layer that
+  // reads its input scales them itself (Rescaling); else divided by 255.
+  bool raw_pixels() const { return raw_pixels_; }
   // Whether node i's input j needs its gradient.
   bool needs_grad(int node) const { return node >= 0 && needs_grad_[static_cast<size_t>(node)]; }
 
@@ -133,6 +136,7 @@ class Replica {
   std::vector<Tensor> outputs_, grads_;
   std::vector<int> left_;          // readers still to run in this forward
   std::unique_ptr<bool[]> need_;   // which inputs of a step need their gradient
+  bool raw_pixels_ = false;        // the input goes to layers that scale pixels themselves
 };
 
 }  // namespace axon::nn

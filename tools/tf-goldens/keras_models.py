@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Writes the Keras 3 models axon's graph and layer tests train, and what
+Keras computes with them. Needs TensorFlow and Keras from PyPI (pip install
+tensorflow-cpu); nothing in axon's build or CI runs it. Usage:
+
+    python3 tools/tf-goldens/keras_models.py [--data DIR]
+
+For each model NAME it writes
+  tests/data/keras_NAME.json         the model, model.to_json()
+  tests/data/keras_NAME.safetensors  its initial weights under Keras' names
+                                     ("conv2d/kernel"), for --initial-weights
+and into tests/goldens/tf/keras_models.axg, per model:
+  NAME/data    the initial weights (in:<layer>/<weight>)
+  NAME/eval    Keras' evaluate() of those weights on the first 256 test
+               images: out:loss, out:accuracy
+  NAME/step    one train_on_batch (Adam, learning rate 1e-3) on the first 64
+               training images: out:grad/<weight> (the gradients, from
+               tf.GradientTape with training=True, before the update),
+               out:loss, and out:<layer>/<weight> after the update (moving
+               statistics included)
+The images come from Fashion-MNIST as axon reads them: uint8 scaled by 1/255
+in float32, except for models that start with Rescaling, which get the
+pixels as they are (axon's rule: such a model scales its input itself).
+Dropout rates are 0 so that a step is deterministic.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from keras import layers  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from generate import Golden, find, read_idx  # noqa: E402
+
+rng = np.random.default_rng(20261202)
+
+
+def resnet():
+    """A small ResNet: BatchNormalization, Add and strided 1x1 projection shortcuts."""
+    def block(x, filters, stride):
+        y = layers.Conv2D(filters, 3, strides=stride, padding="same", use_bias=False)(x)
+        y = layers.BatchNormalization()(y)
+        y = layers.ReLU()(y)
+        y = layers.Conv2D(filters, 3, padding="same", use_bias=False)(y)
+        y = layers.BatchNormalization()(y)
+        if stride != 1 or x.shape[-1] != filters:
+            x = layers.Conv2D(filters, 1, strides=stride, use_bias=False)(x)
+            x = layers.BatchNormalization()(x)
+        return layers.ReLU()(layers.Add()([x, y]))
+
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(16, 3, padding="same", use_bias=False)(i)
+    x = layers.BatchNormalization()(x)
+    x = layers.ReLU()(x)
+    x = block(x, 16, 1)
+    x = block(x, 32, 2)
+    x = block(x, 64, 2)
+    x = layers.GlobalAveragePooling2D()(x)
+    return keras.Model(i, layers.Dense(10)(x), name="resnet")
+
+
+def inception():
+    """An Inception-style cell: four branches joined by Concatenate."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(16, 3, activation="relu")(i)
+    b1 = layers.Conv2D(8, 1, activation="relu")(x)
+    b2 = layers.Conv2D(8, 1, activation="relu")(x)
+    b2 = layers.Conv2D(8, 3, padding="same", activation="relu")(b2)
+    b3 = layers.Conv2D(4, 1, activation="relu")(x)
+    b3 = layers.Conv2D(4, 5, padding="same", activation="relu")(b3)
+    b4 = layers.MaxPooling2D(3, strides=1, padding="same")(x)
+    b4 = layers.Conv2D(4, 1, activation="relu")(b4)
+    x = layers.Concatenate()([b1, b2, b3, b4])
+    x = layers.MaxPooling2D(2)(x)
+    x = layers.Flatten()(x)
+    return keras.Model(i, layers.Dense(10)(x), name="inception")
+
+
+def sequential():
+    """AveragePooling2D, GlobalMaxPooling2D, tanh / elu / sigmoid,
+    BatchNormalization after a Dense layer and a softmax output."""
+    return keras.Sequential([
+        keras.Input((28, 28, 1)),
+        layers.Conv2D(16, 3, activation="tanh"),
+        layers.AveragePooling2D(2),
+        layers.Conv2D(32, 3, activation="elu"),
+        layers.GlobalMaxPooling2D(),
+        layers.Dense(32, activation="sigmoid"),
+        layers.BatchNormalization(),
+        layers.Dense(10, activation="softmax"),
+    ], name="sequential_mix")
+
+
+def strided():
+    """A 5x4 kernel with strides (2, 1), then a dilated convolution."""
+    return keras.Sequential([
+        keras.Input((28, 28, 1)),
+        layers.Conv2D(16, (5, 4), strides=(2, 1), activation="relu"),
+        layers.Conv2D(16, 3, dilation_rate=2, activation="relu"),
+        layers.Flatten(),
+        layers.Dense(10),
+    ], name="strided")
+
+
+def misc():
+    """Every other layer and activation axon reads, in one graph: Rescaling
+    at the input, ZeroPadding2D, DepthwiseConv2D, the merges, LeakyReLU,
+    ReLU(max_value), SpatialDropout2D, Reshape, Dropout and the Softmax layer."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Rescaling(1.0 / 255)(i)
+    x = layers.ZeroPadding2D(((1, 0), (2, 1)))(x)
+    x = layers.DepthwiseConv2D(3, depth_multiplier=2, activation="relu6")(x)
+    x = layers.MaxPooling2D(2)(x)
+    a = layers.Conv2D(8, 1, activation="gelu")(x)
+    b = layers.Conv2D(8, 1, activation="silu")(x)
+    s = layers.Subtract()([a, b])
+    m = layers.Multiply()([a, b])
+    av = layers.Average()([s, m, a])
+    mx = layers.Maximum()([av, b])
+    x = layers.LeakyReLU(negative_slope=0.1)(mx)
+    x = layers.ReLU(max_value=3.0, negative_slope=0.05)(x)
+    x = layers.SpatialDropout2D(0.0)(x)
+    x = layers.Reshape((-1,))(x)
+    x = layers.Dense(16, activation="selu")(x)
+    x = layers.Dropout(0.0)(x)
+    x = layers.Dense(16, activation="softplus")(x)
+    x = layers.Activation("leaky_relu")(x)
+    x = layers.Dense(10)(x)
+    return keras.Model(i, layers.Softmax()(x), name="misc")
+
+
+MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc}
+
+
+def initial_weights(model):
+    """Glorot-uniform kernels, small non-zero biases and batch-norm scales
+    and offsets, moving statistics away from 0 and 1: every weight shows."""
+    out = []
+    for w in model.weights:
+        shape = tuple(w.shape)
+        name = w.name
+        if len(shape) > 1:
+            fan_in = int(np.prod(shape[:-1]))
+            fan_out = shape[-1] * (int(np.prod(shape[:-2])) if len(shape) == 4 else 1)
+            limit = np.sqrt(6.0 / (fan_in + fan_out))
+            out.append(rng.uniform(-limit, limit, shape).astype(np.float32))
+        elif name == "gamma":
+            out.append(rng.uniform(0.8, 1.2, shape).astype(np.float32))
+        elif name == "moving_variance":
+            out.append(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+        else:
+            out.append(rng.uniform(-0.05, 0.05, shape).astype(np.float32))
+    return out
+
+
+def weight_names(model):
+    return [f"{layer.name}/{w.name}" for layer in model.layers for w in layer.weights]
+
+
+def write_safetensors(path, names, arrays):
+    from safetensors.numpy import save_file
+    save_file({n: np.ascontiguousarray(a) for n, a in zip(names, arrays)}, path)
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    a = p.parse_args()
+    print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}")
+    train_x = read_idx(find(a.data, "train-images-idx3-ubyte"))[:64].reshape(64, 28, 28, 1)
+    train_y = read_idx(find(a.data, "train-labels-idx1-ubyte"))[:64].astype(np.int32)
+    test_x = read_idx(find(a.data, "t10k-images-idx3-ubyte"))[:256].reshape(256, 28, 28, 1)
+    test_y = read_idx(find(a.data, "t10k-labels-idx1-ubyte"))[:256].astype(np.int32)
+    g = Golden()
+    g.add("data", "", {}, [("in:train_images", train_x), ("in:train_labels", train_y),
+                           ("in:test_images", test_x), ("in:test_labels", test_y)])
+    for name, make in MODELS.items():
+        keras.backend.clear_session()  # layer names from conv2d, dense, ... again
+        model = make()
+        softmax_out = name in ("sequential_mix", "misc")
+        raw = name == "misc"  # starts with Rescaling: the pixels as they are
+        scale = (lambda x: x.astype(np.float32)) if raw else (
+            lambda x: (x.astype(np.float64) / 255.0).astype(np.float32))
+        names = weight_names(model)
+        init = initial_weights(model)
+        model.set_weights(init)
+        with open(os.path.join(root, "tests", "data", f"keras_{name}.json"), "w") as f:
+            f.write(model.to_json())
+        write_safetensors(os.path.join(root, "tests", "data", f"keras_{name}.safetensors"), names, init)
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=not softmax_out)
+        model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3), loss=loss, metrics=["accuracy"])
+        ev_loss, ev_acc = model.evaluate(scale(test_x), test_y, batch_size=64, verbose=0)
+        g.add(f"{name}/data", "", {"raw_pixels": int(raw)}, [(f"in:{n}", w) for n, w in zip(names, init)])
+        g.add(f"{name}/eval", "", {}, [("out:loss", np.float32([ev_loss])), ("out:accuracy", np.float32([ev_acc]))])
+        x = scale(train_x)
+        trainable = [v for v in model.trainable_weights]
+        with tf.GradientTape() as tape:
+            step_loss = loss(train_y, model(x, training=True))
+        grads = tape.gradient(step_loss, trainable)
+        # The gradient pass above moved the moving statistics: start again.
+        model.set_weights(init)
+        tob = model.train_on_batch(x, train_y, return_dict=True)
+        trainable_names = {id(v): f"{l.name}/{v.name}" for l in model.layers for v in l.trainable_weights}
+        g.add(f"{name}/step", "", {},
+              [("out:loss", np.float32([tob["loss"]]))] +
+              [(f"out:grad/{trainable_names[id(v)]}", np.asarray(gr.numpy(), np.float32))
+               for v, gr in zip(trainable, grads)] +
+              [(f"out:{n}", np.asarray(w.numpy(), np.float32)) for n, w in zip(names, model.weights)])
+        print(f"  {name}: {model.count_params()} parameters, evaluate loss {ev_loss:.6f} accuracy {ev_acc:.4f}, "
+              f"train_on_batch loss {tob['loss']:.6f}")
+    g.write(os.path.join(root, "tests", "goldens", "tf", "keras_models.axg"))
+
+
+if __name__ == "__main__":
+    main()

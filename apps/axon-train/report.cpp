@@ -81,6 +81,15 @@ void print_memory(std::FILE* out, Device& device) {
   std::fputc('\n', out);
 }
 
+void print_activation_memory(std::FILE* out, nn::Model& model) {
+  for (int r = 0; r < model.num_replicas(); ++r) {
+    TensorPool& pool = model.replica(r).pool();
+    std::fprintf(out, "Activations and gradients on %s: peak %.1f MiB (%.1f MiB kept for reuse)\n",
+                 model.replica(r).device().name().c_str(), mib(static_cast<uint64_t>(pool.peak_bytes())),
+                 mib(static_cast<uint64_t>(pool.held_bytes())));
+  }
+}
+
 void print_peak_rss(std::FILE* out) {
   std::fprintf(out, "Peak resident memory: %.1f MiB\n", mib(peak_rss_bytes()));
 }

@@ -4,6 +4,7 @@
 
 #include <axon/device.hpp>
 #include <axon/nn/callback.hpp>
+#include <axon/nn/model.hpp>
 #include <axon/strategy.hpp>
 
 #include <cstdio>
@@ -35,6 +36,9 @@ class ReplicaTimesReport : public nn::Callback {
   std::FILE* out_;
 };
 void print_memory(std::FILE* out, Device& device);
+// The peak of each replica's activations and gradients (its tensor pool):
+// what a step of this model needs on top of its weights.
+void print_activation_memory(std::FILE* out, nn::Model& model);
 // "Peak resident memory: 118.9 MiB"
 void print_peak_rss(std::FILE* out);
 // Peak resident set size of this process in bytes (getrusage).

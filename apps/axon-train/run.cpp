@@ -332,8 +332,10 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
                     static_cast<long long>(t.calls), t.seconds, total > 0 ? 100 * t.seconds / total : 0.0);
     }
     // While the model still holds its buffers.
-    if (opts.verbose)
+    if (opts.verbose) {
       for (Device* d : strategy.replica_devices()) print_memory(stdout, *d);
+      print_activation_memory(stdout, *model);
+    }
     std::fflush(stdout);
   }
   return r;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -163,6 +164,14 @@ TEST_CASE("a weights file that does not fit leaves the model untouched", "[files
     bad.push_back({"the last layer's shape", read(f), "dense_1/kernel"});
   }
   bad.push_back({"the magic", "AXONWTS2" + bytes.substr(8), "magic"});
+  {  // a NaN in the last value, the checksum recomputed: refused naming the tensor
+    std::string b = bytes;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::memcpy(b.data() + b.size() - 8, &nan, 4);
+    const uint32_t crc = crc_of(b, b.size() - 4);
+    std::memcpy(b.data() + b.size() - 4, &crc, 4);
+    bad.push_back({"a NaN", b, "tensor dense_1/bias holds nan at element 9"});
+  }
 
   for (const Bad& c : bad) {
     INFO("wrong: " << c.what);

@@ -51,8 +51,11 @@ std::vector<float> weight_tensors_from(const io::SafetensorsFile& f, const std::
   std::vector<float> flat(static_cast<size_t>(layout.floats), 0.0f);
   for (size_t i = 0; i < layout.names.size(); ++i) {
     const std::vector<float> v = f.f32(prefix + layout.names[i], layout.shapes[i]);
-    for (float x : v)
-      if (!std::isfinite(x)) throw UsageError("holds a value that is not finite in " + prefix + layout.names[i]);
+    for (size_t k = 0; k < v.size(); ++k)
+      if (!std::isfinite(v[k]))
+        throw UsageError("tensor " + prefix + layout.names[i] + " holds " +
+                         (std::isnan(v[k]) ? "nan" : v[k] < 0 ? "-inf" : "inf") + " at element " + std::to_string(k) +
+                         "; weights must be finite");
     std::copy(v.begin(), v.end(), flat.begin() + layout.offsets[i]);
   }
   return flat;

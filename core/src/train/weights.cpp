@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 namespace axon::train {
@@ -149,7 +150,12 @@ std::vector<float> flat_from_axw(const WeightLayout& layout, const std::string& 
     if (shape != layout.shapes[i])
       r.bad("tensor " + name + " has shape " + shape_string(shape) + ", the model needs " + shape_string(layout.shapes[i]));
     const size_t n = static_cast<size_t>(numel(shape));
-    std::memcpy(flat.data() + layout.offsets[i], r.take(n * sizeof(float), "values"), n * sizeof(float));
+    float* dst = flat.data() + layout.offsets[i];
+    std::memcpy(dst, r.take(n * sizeof(float), "values"), n * sizeof(float));
+    for (size_t k = 0; k < n; ++k)
+      if (!std::isfinite(dst[k]))
+        r.bad("tensor " + name + " holds " + (std::isnan(dst[k]) ? "nan" : dst[k] < 0 ? "-inf" : "inf") +
+              " at element " + std::to_string(k) + "; weights must be finite");
   }
   if (r.pos() + 4 != bytes.size()) r.bad("has " + std::to_string(bytes.size() - r.pos() - 4) + " unexpected bytes");
   return flat;

@@ -1,0 +1,251 @@
+// Functional Keras models: the reader's graph (Keras 3's and Keras 2's
+// inbound nodes, topological order whatever the JSON's, one input and one
+// output), every kind of malformed graph refused with one line naming the
+// file, the layer (index, class, name) and the reason, the writer's
+// Functional JSON read back into the same graph, and a branched model's
+// gradients (an output read by two layers sums their gradients) against
+// finite differences on the CPU and reference devices.
+#include "train_test_util.hpp"
+
+#include <axon/dispatch.hpp>
+#include <axon/error.hpp>
+#include <axon/nn/keras_json.hpp>
+#include <axon/nn/layers.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace axon;
+using namespace axon::nn;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// One layer of a Keras 3 functional model: its config's extra keys (JSON
+// text) and the layers it reads.
+struct L {
+  std::string cls, name, config;
+  std::vector<std::string> reads;
+};
+
+std::string tensor(const std::string& from) {
+  return R"({"class_name": "__keras_tensor__", "config": {"shape": [null], "dtype": "float32", "keras_history": [")" +
+         from + R"(", 0, 0]}})";
+}
+
+// A Keras 3 Functional JSON (input "input_layer" of 8x8x1), output `output`.
+std::string functional(const std::vector<L>& layers, const std::string& output, const std::string& input_extra = "") {
+  std::string s = R"({"module": "keras.src.models.functional", "class_name": "Functional", "config": {"name": "g", )"
+                  R"("layers": [{"class_name": "InputLayer", "config": {"batch_shape": [null, 8, 8, 1], "name": )"
+                  R"("input_layer"}, "name": "input_layer", "inbound_nodes": []})";
+  for (const L& l : layers) {
+    std::string args;
+    for (const std::string& r : l.reads) args += (args.empty() ? "" : ", ") + tensor(r);
+    if (l.reads.size() != 1) args = "[" + args + "]";
+    s += R"(, {"class_name": ")" + l.cls + R"(", "config": {"name": ")" + l.name + "\"" +
+         (l.config.empty() ? "" : ", " + l.config) + R"(}, "name": ")" + l.name +
+         R"(", "inbound_nodes": [{"args": [)" + args + R"(], "kwargs": {}}]})";
+  }
+  s += R"(], "input_layers": [["input_layer", 0, 0])" + input_extra + R"(], "output_layers": [[")" + output +
+       R"(", 0, 0]]}})";
+  return s;
+}
+
+const std::string kConv8 = R"("filters": 4, "kernel_size": [3, 3], "padding": "same", "activation": "relu")";
+
+// input -> a (conv) -> b (conv) ; add(a, b) -> flatten -> dense
+std::vector<L> residual() {
+  return {{"Conv2D", "a", kConv8, {"input_layer"}},
+          {"Conv2D", "b", R"("filters": 4, "kernel_size": [3, 3], "padding": "same")", {"a"}},
+          {"Add", "add", "", {"a", "b"}},
+          {"Flatten", "flatten", "", {"add"}},
+          {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+}
+
+void refused(const std::string& json, const std::vector<std::string>& must) {
+  try {
+    model_from_keras_json(json, "m.json");
+    FAIL("accepted: " << json);
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find('\n') == std::string::npos);
+    CHECK_THAT(what, Contains("m.json: "));
+    for (const std::string& m : must) CHECK_THAT(what, Contains(m));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("functional models: the graph, in topological order whatever the JSON's", "[keras][graph]") {
+  std::vector<L> ls = residual();
+  // The JSON lists the Add before the layer it reads: the reader reorders.
+  std::swap(ls[1], ls[2]);
+  const KerasModel k = model_from_keras_json(functional(ls, "dense"), "m.json");
+  REQUIRE(k.model->num_nodes() == 5);
+  std::vector<std::string> names;
+  for (Layer* l : k.model->layers()) names.push_back(l->name());
+  CHECK(names == std::vector<std::string>{"a", "b", "add", "flatten", "dense"});
+  CHECK(k.model->node_inputs(0) == std::vector<int>{kModelInput});
+  CHECK(k.model->node_inputs(2) == std::vector<int>{0, 1});
+  CHECK_FALSE(k.model->is_chain());
+  CHECK(k.input_shape == Shape{8, 8, 1});
+  CHECK(k.output_shape == Shape{10});
+  // Weights in model order, with Keras' names.
+  REQUIRE(k.weights.size() == 6);
+  CHECK(k.weights[0].first == "a/kernel");
+  CHECK(k.weights[2].first == "b/kernel");
+  CHECK(k.weights[4] == std::pair<std::string, Shape>{"dense/kernel", {256, 10}});
+
+  // Written back as a Functional, it reads as the same graph.
+  const KerasModel again = model_from_keras_json(keras_json(*k.model, k.input_shape), "written");
+  REQUIRE(again.model->num_nodes() == 5);
+  for (int i = 0; i < 5; ++i) CHECK(again.model->node_inputs(i) == k.model->node_inputs(i));
+  CHECK(again.weights == k.weights);
+  CHECK(keras_json(*again.model, again.input_shape) == keras_json(*k.model, k.input_shape));
+}
+
+TEST_CASE("functional models in Keras 2's layout read as Keras 3's", "[keras][graph]") {
+  const std::string keras2 =
+      R"({"class_name": "Functional", "config": {"name": "model", "layers": [)"
+      R"({"class_name": "InputLayer", "config": {"batch_input_shape": [null, 8, 8, 1], "dtype": "float32", "name": "input_1"}, "name": "input_1", "inbound_nodes": []},)"
+      R"({"class_name": "Conv2D", "config": {"name": "conv2d", "filters": 4, "kernel_size": [3, 3], "padding": "same", "activation": "relu"}, "name": "conv2d", "inbound_nodes": [[["input_1", 0, 0, {}]]]},)"
+      R"({"class_name": "Conv2D", "config": {"name": "conv2d_1", "filters": 4, "kernel_size": [1, 1]}, "name": "conv2d_1", "inbound_nodes": [[["conv2d", 0, 0, {}]]]},)"
+      R"({"class_name": "Add", "config": {"name": "add"}, "name": "add", "inbound_nodes": [[["conv2d", 0, 0, {}], ["conv2d_1", 0, 0, {}]]]},)"
+      R"({"class_name": "GlobalAveragePooling2D", "config": {"name": "gap"}, "name": "gap", "inbound_nodes": [[["add", 0, 0, {}]]]},)"
+      R"({"class_name": "Dense", "config": {"name": "dense", "units": 10, "activation": "softmax"}, "name": "dense", "inbound_nodes": [[["gap", 0, 0, {}]]]}],)"
+      R"("input_layers": [["input_1", 0, 0]], "output_layers": [["dense", 0, 0]]}})";
+  const KerasModel k = model_from_keras_json(keras2, "keras2.json");
+  REQUIRE(k.model->num_nodes() == 5);
+  CHECK(k.model->node_inputs(2) == std::vector<int>{0, 1});
+  CHECK(k.output_shape == Shape{10});
+}
+
+TEST_CASE("malformed functional models are refused with one line naming file, layer and reason", "[keras][graph]") {
+  SECTION("a cycle") {
+    std::vector<L> ls = residual();
+    ls[0].reads = {"b"};
+    refused(functional(ls, "dense"), {"a, b", "cycle"});
+  }
+  SECTION("a layer reading a name that does not exist") {
+    std::vector<L> ls = residual();
+    ls[3].reads = {"nothere"};
+    refused(functional(ls, "dense"), {"layers[4]", "Flatten 'flatten'", "'nothere'", "no layer of the model"});
+  }
+  SECTION("a layer called twice (shared weights)") {
+    std::string j = functional(residual(), "dense");
+    const std::string node = R"({"args": [)" + tensor("input_layer") + R"(], "kwargs": {}})";
+    const size_t at = j.find(R"("inbound_nodes": [{"args")", j.find(R"("name": "a")"));
+    j.insert(j.find('[', at) + 1, node + ", ");
+    refused(j, {"layers[1]", "Conv2D 'a'", "called 2 times", "share"});
+  }
+  SECTION("two outputs") {
+    std::string j = functional(residual(), "dense");
+    j.replace(j.find(R"([["dense", 0, 0]])"), 17, R"([["dense", 0, 0], ["add", 0, 0]])");
+    refused(j, {"2 output_layers", "one input and one output"});
+  }
+  SECTION("two inputs") {
+    refused(functional(residual(), "dense", R"(, ["input_layer_2", 0, 0])"), {"2 input_layers", "one input"});
+  }
+  SECTION("a layer that does not reach the output") {
+    std::vector<L> ls = residual();
+    ls.push_back({"Conv2D", "stray", kConv8, {"a"}});
+    refused(functional(ls, "dense"), {"layers[6]", "Conv2D 'stray'", "does not reach the model's output 'dense'"});
+  }
+  SECTION("Add of mismatched shapes names both") {
+    std::vector<L> ls = residual();
+    ls[1].config = R"("filters": 5, "kernel_size": [3, 3], "padding": "same")";
+    refused(functional(ls, "dense"), {"layers[3]", "Add 'add'", "[8,8,4]", "[8,8,5]"});
+  }
+  SECTION("Concatenate of inputs that differ off the axis") {
+    std::vector<L> ls = residual();
+    ls[1].config = R"("filters": 4, "kernel_size": [3, 3])";  // valid: 6x6
+    ls[2] = {"Concatenate", "add", R"("axis": -1)", {"a", "b"}};
+    refused(functional(ls, "dense"), {"Concatenate 'add'", "[8,8,4]", "[6,6,4]", "differ off the concatenation axis"});
+  }
+  SECTION("an unsupported layer lists what is supported") {
+    std::vector<L> ls = residual();
+    ls[3].cls = "LSTM";
+    refused(functional(ls, "dense"), {"layers[4]", "LSTM 'flatten'", "supported: InputLayer, ", "BatchNormalization",
+                                      "Concatenate"});
+  }
+  SECTION("a merge with one input") {
+    std::vector<L> ls = residual();
+    ls[2].reads = {"b"};
+    refused(functional(ls, "dense"), {"Add 'add'", "reads 1 inputs", "at least 2"});
+  }
+  SECTION("an output that is not [classes]") {
+    std::vector<L> ls = residual();
+    ls.resize(3);
+    refused(functional(ls, "add"), {"layers[3]", "Add 'add'", "[8,8,4]", "[classes]"});
+  }
+  SECTION("activations beyond the per-sample limit, before anything is allocated") {
+    // 64x64 images of 60 channels: 245,760 values a layer, 9 of them above 2^21.
+    std::vector<L> ls = {{"ZeroPadding2D", "pad", R"("padding": [[0, 56], [0, 56]])", {"input_layer"}}};
+    for (int i = 0; i < 9; ++i)
+      ls.push_back({"Conv2D", "c" + std::to_string(i), R"("filters": 60, "kernel_size": [1, 1])",
+                    {i == 0 ? "pad" : "c" + std::to_string(i - 1)}});
+    ls.push_back({"GlobalAveragePooling2D", "gap", "", {"c8"}});
+    ls.push_back({"Dense", "dense", R"("units": 10)", {"gap"}});
+    refused(functional(ls, "dense"), {"layers[10]", "Conv2D 'c8'", "activations", "limit of 2097152"});
+  }
+}
+
+// A branched graph's weight gradients against central differences of its
+// loss: the output of `a` is read by `b` and by the Add, so its gradient is
+// the sum of both paths'. Linear layers only (no ReLU or pooling to switch),
+// so the loss is smooth: h = 1e-2, tolerance 1e-4 + 1e-2 |analytic|.
+TEST_CASE("a branched graph sums the gradients of an output read twice", "[keras][graph][gradcheck]") {
+  for (const char* name : {"cpu:0", "ref:0"}) {
+    Device* d = test::test_runtime().find_device(name);
+    REQUIRE(d != nullptr);
+    INFO(d->name());
+    DeviceScope scope(*d);
+    std::vector<L> ls = residual();
+    ls[0].config = R"("filters": 4, "kernel_size": [3, 3], "padding": "same")";  // linear
+    KerasModel k = model_from_keras_json(functional(ls, "dense"), "m.json");
+    Model& m = *k.model;
+    m.build(k.input_shape, *d, 3);
+    m.compile();
+    Rng rng(4);
+    data::HostBatch batch;
+    batch.size = 3;
+    for (int i = 0; i < 3 * 64; ++i) batch.images.push_back(static_cast<uint8_t>(rng.below(256)));
+    batch.labels = {1, 4, 7};
+    // The loss itself: L = the batch's mean cross-entropy.
+    auto loss = [&] {
+      m.compute_gradients(batch);
+      double s = 0;
+      for (float v : m.per_sample_loss(3).to_vector<float>()) s += v;
+      return s / 3;
+    };
+    m.compute_gradients(batch);
+    std::vector<std::vector<float>> grads;
+    for (Parameter* p : m.parameters()) grads.push_back(p->grad.to_vector<float>());
+    const auto params = m.parameters();
+    int checked = 0;
+    for (size_t t = 0; t < params.size(); ++t) {
+      std::vector<float> v = params[t]->value.to_vector<float>();
+      for (size_t i = 0; i < v.size(); i += 1 + v.size() / 12) {
+        const float keep = v[i];
+        constexpr double h = 1e-2;
+        v[i] = static_cast<float>(keep + h);
+        params[t]->value.copy_from_host(v.data(), v.size() * sizeof(float));
+        const double up = loss();
+        v[i] = static_cast<float>(keep - h);
+        params[t]->value.copy_from_host(v.data(), v.size() * sizeof(float));
+        const double down = loss();
+        v[i] = keep;
+        params[t]->value.copy_from_host(v.data(), v.size() * sizeof(float));
+        const double fd = (up - down) / (2 * h), an = grads[t][i];
+        INFO(params[t]->name << "[" << i << "]: finite difference " << fd << ", backward " << an);
+        CHECK(std::fabs(fd - an) <= 1e-4 + 1e-2 * std::fabs(an));
+        ++checked;
+      }
+    }
+    CHECK(checked >= 40);
+  }
+}

@@ -8,8 +8,9 @@ Not more steps: a batch split over replicas tiles the convolutions
 differently, so a pooling window over Fashion-MNIST's flat background, whose
 values tie, can pick another maximum, and a ReLU input within rounding of 0
 can switch; such a switch moves a gradient by far more than rounding, and
-Adam carries it into the weights. On one AMD EPYC, 4 of 7 seeds crossed
-1e-6 at step 3 (up to 3e-4), none within 2 steps.
+Adam carries it into the weights. On one AMD EPYC, seeds 1 to 7 crossed
+1e-6 at step 3 4 times with OPENBLAS_CORETYPE=Haswell (up to 3e-4) and
+once in 4 without it (2.5e-6); none within 2 steps.
 
   strategies_test.py CASE AXON_TRAIN
 

@@ -4,6 +4,7 @@
 #include "run.hpp"
 
 #include <axon/error.hpp>
+#include <axon/parse.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -28,7 +29,8 @@ int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset
     const DeviceSpec spec = parse_device_spec(name);
     Device* d = rt.find_device(name);
     if (d == nullptr) {
-      if (auto failed = rt.failed_plugin(spec.type)) throw UsageError("--compare " + name + ": " + *failed);
+      if (auto failed = rt.failed_plugin(spec.type))
+        throw UsageError("--compare " + parse::printable(name) + ": " + *failed);
       if (rt.config().strict_placement)
         throw UsageError("--compare: " + spec.canonical() + " is not available (" + why_no_device(rt, spec.type) +
                          "); devices: " + device_list(rt));
@@ -38,7 +40,7 @@ int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset
     }
     for (Device* seen : devices)
       if (seen == d) throw UsageError("--compare names " + d->name() + " twice");
-    start_device(*d, "--compare " + name);
+    start_device(*d, "--compare " + parse::printable(name));
     devices.push_back(d);
   }
   if (devices.empty()) throw UsageError("--compare: none of the devices named is available; devices: " + device_list(rt));

@@ -2,6 +2,7 @@
 
 #include <axon/error.hpp>
 #include <axon/log.hpp>
+#include <axon/parse.hpp>
 
 namespace axon::train_app {
 
@@ -64,23 +65,24 @@ DeviceChoice choose_device(const Runtime& rt, const std::optional<std::string>& 
     return c;
   }
   const DeviceSpec spec = parse_device_spec(*requested);  // UsageError for a malformed name
+  const std::string flag = "--device " + parse::printable(*requested);
   if (Device* d = rt.find_device(*requested)) {
-    start_device(*d, "--device " + *requested);
+    start_device(*d, flag);
     c.device = d;
-    c.reason = "--device " + *requested;
+    c.reason = flag;
     return c;
   }
   // A plugin that would have given it failed: its message, not a quiet CPU run.
-  if (auto failed = rt.failed_plugin(spec.type)) throw UsageError("--device " + *requested + ": " + *failed);
+  if (auto failed = rt.failed_plugin(spec.type)) throw UsageError(flag + ": " + *failed);
   const std::string missing = spec.canonical() + " is not available (" + why_no_device(rt, spec.type) + ")";
   if (rt.config().strict_placement)
-    throw UsageError("--device " + *requested + ": " + missing + "; devices: " + device_list(rt) +
+    throw UsageError(flag + ": " + missing + "; devices: " + device_list(rt) +
                      " (--strict-placement forbids falling back to the CPU)");
   Device* cpu = rt.cpu_device();
   if (cpu == nullptr)
-    throw UsageError("--device " + *requested + ": " + missing + " and there is no CPU device to fall back to; devices: " +
-                     device_list(rt));
-  log::warning("axon-train", "--device " + *requested + ": " + missing + "; falling back to " + cpu->name());
+    throw UsageError(flag + ": " + missing +
+                     " and there is no CPU device to fall back to; devices: " + device_list(rt));
+  log::warning("axon-train", flag + ": " + missing + "; falling back to " + cpu->name());
   c.device = cpu;
   c.reason = "fallback: " + missing;
   return c;

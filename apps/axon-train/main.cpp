@@ -10,6 +10,7 @@
 
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
+#include <axon/parse.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
 #include <axon/train/terminate_on_nan.hpp>
@@ -86,8 +87,9 @@ int main(int argc, char** argv) {
     Runtime& rt = Runtime::init(opts.config);
     if (!opts.quiet)
       std::printf("Data: %s: %lld training and %lld test images of %lldx%lld (loaded in %.2f s)\n",
-                  ds.folder.c_str(), static_cast<long long>(ds.train.count), static_cast<long long>(ds.test.count),
-                  static_cast<long long>(ds.train.rows), static_cast<long long>(ds.train.cols), load_s);
+                  parse::printable_path(ds.folder).c_str(), static_cast<long long>(ds.train.count),
+                  static_cast<long long>(ds.test.count), static_cast<long long>(ds.train.rows),
+                  static_cast<long long>(ds.train.cols), load_s);
 
     // Before minutes of training: stdout must take what is printed.
     cli::check_stdout();
@@ -104,7 +106,7 @@ int main(int argc, char** argv) {
                           chief && opts.tensorboard ? std::filesystem::path(*opts.tensorboard) : std::filesystem::path());
     } catch (const train_app::Stopped& stopped) {
       // Not an error: one line saying where to resume from, exit 128 + signal.
-      if (chief) std::fprintf(stderr, "%s: %s\n", g_program, stopped.message.c_str());
+      if (chief) std::fprintf(stderr, "%s: %s\n", g_program, parse::one_line(stopped.message).c_str());
       stopped_by_signal = true;
       return stopped.exit_code;
     } catch (const train::TrainingDiverged& e) {

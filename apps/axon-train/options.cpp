@@ -6,6 +6,7 @@
 #include <axon/io/read_file.hpp>
 #include <axon/limits.hpp>
 #include <axon/nn/keras_json.hpp>
+#include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
 
@@ -47,7 +48,7 @@ std::vector<std::string> split_list(const std::string& s) {
     size_t comma = s.find(',', start);
     if (comma == std::string::npos) comma = s.size();
     std::string item = s.substr(start, comma - start);
-    if (item.empty()) throw UsageError("--compare: empty device name in '" + s + "'");
+    if (item.empty()) throw UsageError("--compare: empty device name in '" + parse::printable(s) + "'");
     out.push_back(item);
     start = comma + 1;
   }
@@ -71,7 +72,7 @@ double collective_timeout(const po::variables_map& vm) {
   char* end = nullptr;
   const double s = std::strtod(v, &end);
   if (end == v || *end != '\0' || !(s >= 0) || !std::isfinite(s))
-    throw UsageError(std::string("AXON_COLLECTIVE_TIMEOUT='") + v +
+    throw UsageError("AXON_COLLECTIVE_TIMEOUT='" + parse::printable(v) +
                      "' is not 0 (no limit) or a positive number of seconds");
   return s;
 }
@@ -82,12 +83,13 @@ void check_outputs(const Options& o) {
   if (o.save) train::check_output_file(*o.save, "--save");
   if (o.metrics_csv) train::check_output_file(*o.metrics_csv, "--metrics-csv");
   if (o.save && o.metrics_csv && train::same_file(*o.save, *o.metrics_csv))
-    throw UsageError("--save and --metrics-csv name the same file (" + *o.save + "): one would overwrite the other");
+    throw UsageError("--save and --metrics-csv name the same file (" + parse::printable_path(*o.save) +
+                     "): one would overwrite the other");
   if (o.tensorboard) train::prepare_output_dir(*o.tensorboard, "--tensorboard", "events.out.tfevents.0");
   if (!o.checkpoint_dir) return;
   for (const auto& [flag, file] : {std::pair{"--save", o.save}, std::pair{"--metrics-csv", o.metrics_csv}})
     if (file && train::same_file(*file, *o.checkpoint_dir))
-      throw UsageError(std::string(flag) + " " + *file + " is the --checkpoint-dir folder");
+      throw UsageError(std::string(flag) + " " + parse::printable_path(*file) + " is the --checkpoint-dir folder");
   train::prepare_checkpoint_dir(*o.checkpoint_dir);
 }
 
@@ -147,10 +149,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   po::options_description all("Usage: axon-train [options]\n\nTrains a small CNN on an MNIST-format data set, Keras style");
   all.add(training).add(devices);
 
-  po::variables_map vm;
-  // No positional words: a stray one is an error, not silently ignored.
-  po::store(po::command_line_parser(argc, argv).options(all).positional(po::positional_options_description()).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = cli::parse_command_line(argc, argv, all);
   if (vm.count("help")) {
     std::cout << all << kExamples;
     return std::nullopt;
@@ -182,7 +181,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (vm.count("device")) o.device = vm["device"].as<std::string>();
   o.strategy = vm["strategy"].as<std::string>();
   if (o.strategy != "default" && o.strategy != "mirrored" && o.strategy != "multi-worker")
-    throw UsageError("unknown strategy '" + o.strategy + "'; expected default, mirrored or multi-worker");
+    throw UsageError("unknown strategy '" + parse::printable(o.strategy) +
+                     "'; expected default, mirrored or multi-worker");
   if (o.strategy != "default" && o.device)
     throw UsageError("--device and --strategy " + o.strategy + " do not go together: the strategy uses every "
                      "visible device of the best type; choose them with --visible-devices");

@@ -11,6 +11,7 @@
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/layers.hpp>
 #include <axon/nn/sequential.hpp>
+#include <axon/parse.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
@@ -77,7 +78,8 @@ train::TrainingPosition resume(nn::Sequential& model, const train::RunIdentity& 
                                        (ec ? std::string() : " (the damaged one is now " + aside.string() + ")"));
       }
       if (!opts.quiet)
-        std::printf("Resuming from %s: %s\n", file.c_str(), position(at, opts.epochs, run.steps_per_epoch).c_str());
+        std::printf("Resuming from %s: %s\n", parse::printable_path(file).c_str(),
+                    position(at, opts.epochs, run.steps_per_epoch).c_str());
       break;
     }
     if (bytes.empty() && !problems.empty())
@@ -85,7 +87,7 @@ train::TrainingPosition resume(nn::Sequential& model, const train::RunIdentity& 
                        (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " older ones unusable)"
                                             : std::string()));
     if (files.empty() && !opts.quiet)
-      std::printf("No checkpoint in %s yet: training from the start\n", dir.path().c_str());
+      std::printf("No checkpoint in %s yet: training from the start\n", parse::printable_path(dir.path()).c_str());
   }
   strategy.broadcast_bytes(bytes, "the checkpoint resumed from");
   if (!strategy.is_chief() && !bytes.empty()) at = train::restore_checkpoint(model, run, bytes, dir.path());
@@ -207,11 +209,12 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     const nn::MetricValues v = model->evaluate(ds.test, opts.batch_size);
     if (!opts.quiet)
       std::printf("Evaluated %s on %lld test images: loss: %.4f - accuracy: %.4f\n",
-                  opts.initial_weights->c_str(), static_cast<long long>(ds.test.count), v.loss, v.accuracy);
+                  parse::printable_path(*opts.initial_weights).c_str(), static_cast<long long>(ds.test.count), v.loss,
+                  v.accuracy);
     train::synchronize_replicas(*model);
     if (write_files && opts.save) {
       train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
-      if (!opts.quiet) std::printf("Saved weights to %s\n", opts.save->c_str());
+      if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());
     }
     std::fflush(stdout);
     return r;
@@ -319,7 +322,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
                                         not_saved(opts, write_files, checkpoints.get()),
                                     model->optimizer().iterations());
     }
-    if (!opts.quiet) std::printf("Saved weights to %s\n", opts.save->c_str());
+    if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());
   }
   if (!opts.quiet) {
     print_run_summary(stdout, r);

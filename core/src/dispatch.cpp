@@ -5,6 +5,7 @@
 #include <axon/error.hpp>
 #include <axon/log.hpp>
 #include <axon/op_validate.hpp>
+#include <axon/parse.hpp>
 #include <axon/placement_plan.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
@@ -103,7 +104,7 @@ void log_placement(const OpCall& call, const Device& d) {
     if (!logged_placements().emplace(call.op, std::string(call.layer), &d).second) return;
   }
   std::string line = std::string("Executing op ") + op_name(call.op);
-  if (!call.layer.empty()) (line += " (") .append(call.layer) += ")";
+  if (!call.layer.empty()) line += " (" + parse::one_line(std::string(call.layer)) + ")";
   line += " in device " + d.name() + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

@@ -9,8 +9,11 @@
 #include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
+#include <axon/workers.hpp>
 
 #include <boost/program_options.hpp>
+
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -78,6 +81,12 @@ double collective_timeout(const po::variables_map& vm) {
 }
 
 }  // namespace
+
+bool redraw_progress() {
+  if (const char* v = std::getenv("AXON_PROGRESS_BAR"); v != nullptr && *v != '\0')
+    return parse::boolean("AXON_PROGRESS_BAR", v);
+  return ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
+}
 
 void check_outputs(const Options& o) {
   if (o.save) train::check_output_file(*o.save, "--save");
@@ -228,6 +237,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.prefetch = !vm["no-prefetch"].as<bool>();
   o.profile = vm["profile"].as<bool>();
   o.dry_run = vm["dry-run"].as<bool>();
+  o.redraw_progress = redraw_progress();
   o.quiet = vm["quiet"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
   if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose contradict each other");

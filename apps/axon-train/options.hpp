@@ -34,8 +34,16 @@ struct Options {
   int64_t train_limit = 0, test_limit = 0;  // 0: all
   bool quiet = false, verbose = false, profile = false, prefetch = true;
   bool dry_run = false;  // --dry-run: print one step's placement, train nothing
+  bool redraw_progress = false;  // the bar redrawn in place, not a line per epoch (redraw_progress())
   Config config;
 };
+
+// Whether the progress bar is redrawn in place rather than printed once per
+// epoch: AXON_PROGRESS_BAR=1 or 0 says so (UsageError for another value);
+// unset, only when stdout is a terminal and no MPI launcher started this
+// process (mpirun gives its ranks a terminal even when its own output goes
+// to a file).
+bool redraw_progress();
 
 // Parses argv. Returns nullopt after printing --help. Throws UsageError (or a
 // program_options error) for bad flags or values.

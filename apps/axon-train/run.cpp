@@ -22,8 +22,6 @@
 #include <axon/train/terminate_on_nan.hpp>
 #include <axon/train/weights.hpp>
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <memory>
 
@@ -246,8 +244,8 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   fit.initial_epoch = resumed.epochs_done;
   fit.initial_step = resumed.step_in_epoch;
   fit.stop_requested = [] { return stop_signal() != 0; };
-  const bool progress_on_terminal = ::isatty(::fileno(stdout)) != 0 && !opts.quiet;
-  train::ProgressBar progress(stdout, ::isatty(::fileno(stdout)) != 0);
+  const bool progress_on_terminal = opts.redraw_progress && !opts.quiet;
+  train::ProgressBar progress(stdout, opts.redraw_progress);
   // First: a step whose loss is not finite reaches no other callback (no
   // checkpoint, CSV row or event of it), and every epoch ends synchronised.
   train::TerminateOnNaN terminate_on_nan(*model);

@@ -5,7 +5,7 @@ axon-train, checked from the outside, one case per ctest entry:
   apps_test.py CASE --bin BUILD_BIN --lib BUILD_LIB --test-plugins DIR [--fake-driver DIR]
 
 Cases: ops_json, open_error, search_order, openblas_coretype,
-visible_hides_fallback, quiet_verbose, profile, no_prefetch.
+visible_hides_fallback, quiet_verbose, profile, progress_terminal, no_prefetch.
 Each failed check prints what was expected and the output, and exits 1;
 exit 77 (skipped) only where a case needs what the build lacks.
 """
@@ -254,6 +254,58 @@ elif case == "profile":
           out, err)
     rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2"])
     check(rc == 0 and not re.search(r"^op\s+device\s+calls", out, re.M), "without --profile no table", out, err)
+
+elif case == "progress_terminal":
+    # docs/training.md: on a terminal the bar is redrawn in place; under an MPI launcher
+    # (which hands its ranks a terminal even when its output goes to a file) and off a
+    # terminal, one line per epoch; AXON_PROGRESS_BAR=1/0 says otherwise.
+    import pty
+    import select
+    data_dir = write_dataset(os.path.join(tmp, "data"), 6400, 64)
+    cmd = [TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "--batch-size", "32"]
+
+    def on_terminal(env):
+        master, slave = pty.openpty()
+        e = dict(BASE_ENV)
+        e.update(env)
+        p = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE, env=e)
+        os.close(slave)
+        out = b""
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            try:
+                chunk = os.read(master, 4096) if ready else b""
+            except OSError:  # EIO: the last writer has gone
+                chunk = b""
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        err = p.communicate(timeout=120)[1]
+        check(p.returncode == 0, f"a run on a terminal with {env or 'no launcher'}", out.decode(), err.decode())
+        return out.decode()
+
+    def redrawn(text):  # a carriage return that is not a terminal's line end (\r\n)
+        return re.search("\r(?!\n)", text) is not None
+
+    out = on_terminal({})
+    check(redrawn(out), "on a terminal the bar is redrawn in place", out)
+    for var in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"):
+        out = on_terminal({var: "1"})
+        check(not redrawn(out) and out.count("200/200 [") == 1,
+              f"with {var} set (an MPI launcher's rank), one line per epoch on the terminal too", repr(out))
+    out = on_terminal({"OMPI_COMM_WORLD_SIZE": "1", "AXON_PROGRESS_BAR": "1"})
+    check(redrawn(out), "AXON_PROGRESS_BAR=1 redraws under a launcher", repr(out))
+    out = on_terminal({"AXON_PROGRESS_BAR": "off"})
+    check(not redrawn(out), "AXON_PROGRESS_BAR=off: one line per epoch on a terminal", repr(out))
+    for env, want in (({"AXON_PROGRESS_BAR": "1"}, True), ({}, False)):
+        p = subprocess.run(cmd, env=dict(BASE_ENV, **env), capture_output=True, timeout=120)  # bytes: \r kept
+        out = p.stdout.decode()
+        check(p.returncode == 0 and redrawn(out) == want,
+              "into a pipe: " + ("AXON_PROGRESS_BAR=1 redraws" if want else "one line per epoch"), repr(out))
+    rc, out, err = run(cmd, env={"AXON_PROGRESS_BAR": "sometimes"})
+    check(rc == 2 and err == "axon-train: error: AXON_PROGRESS_BAR='sometimes' is not a boolean (1/0, true/false, "
+          "yes/no, on/off)\n", "a bad AXON_PROGRESS_BAR: exit 2, one line", out, err)
 
 elif case == "no_prefetch":
     # docs/training.md: batches prepared on the training thread give identical results.

@@ -179,6 +179,28 @@ def multi_worker_determinism(exe, tmp):
     print("two runs of 2 workers x 2 replicas, 64 steps (the last one short): bit-identical weights")
 
 
+def multi_worker_log_file(exe, tmp):
+    # mpirun ... > log.txt: Open MPI hands its ranks a terminal, yet the log gets one line per
+    # epoch, as without a terminal (docs/training.md); AXON_PROGRESS_BAR=1 asks for the bar.
+    cmd = mpirun(2, exe, ["--epochs", "2", "--train-limit", "6400", "--test-limit", "100", "--seed", "7"])
+    for forced in (False, True):
+        log = os.path.join(tmp, "log%d.txt" % forced)
+        env = dict(mpirun_env(), AXON_PROGRESS_BAR="1") if forced else mpirun_env()
+        with open(log, "wb") as f:
+            p = subprocess.run(cmd[:1] + ["-x", "AXON_PROGRESS_BAR"] + cmd[1:] if forced else cmd, stdout=f,
+                               stderr=subprocess.PIPE, env=env, timeout=240)
+        check(p.returncode == 0, "mpirun exit %d\n%s" % (p.returncode, p.stderr.decode()))
+        text = open(log, "rb").read().decode()
+        redrawn = re.search("\r(?!\n)", text) is not None
+        epoch_lines = [l for l in text.splitlines() if l.startswith("100/100 [")]
+        if forced:
+            check(redrawn, "AXON_PROGRESS_BAR=1 under mpirun: the bar is not redrawn:\n" + repr(text))
+        else:
+            check(not redrawn and len(epoch_lines) == 2,
+                  "mpirun > log.txt holds redraws instead of one line per epoch:\n" + repr(text))
+            print("mpirun > log.txt: one line per epoch, no carriage return")
+
+
 def multi_worker_without_mpirun(exe, tmp):
     out, err = train([exe, "--strategy", "multi-worker", "--cpu-devices", "2", "--threads", "2"] + SHORT,
                      "multi-worker without mpirun")
@@ -307,7 +329,8 @@ def gpu_multi_worker(exe, tmp):
 
 
 CASES = {f.__name__: f for f in [mirrored_equals_default, mirrored_errors, multi_worker_equals_default, multi_worker_2x2,
-                                 multi_worker_8_ranks, multi_worker_determinism, multi_worker_without_mpirun,
+                                 multi_worker_8_ranks, multi_worker_determinism, multi_worker_log_file,
+                                 multi_worker_without_mpirun,
                                  multi_worker_errors, multi_worker_killed_rank, multi_worker_stalled_rank, accuracy,
                                  gpu_mirrored, gpu_multi_worker]}
 

@@ -32,10 +32,14 @@ int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset
       if (auto failed = rt.failed_plugin(spec.type))
         throw UsageError("--compare " + parse::printable(name) + ": " + *failed);
       if (rt.config().strict_placement)
-        throw UsageError("--compare: " + spec.canonical() + " is not available (" + why_no_device(rt, spec.type) +
+        throw UsageError("--compare: " + spec.canonical() + " is not available (" + rt.why_no_device(spec.type) +
                          "); devices: " + device_list(rt));
-      std::printf("No %s on this machine (%s): skipping %s\n", spec.type.c_str(), why_no_device(rt, spec.type).c_str(),
-                  spec.canonical().c_str());
+      if (rt.count(spec.type) == 0)
+        std::printf("No %s on this machine (%s): skipping %s\n", spec.type.c_str(), rt.why_no_device(spec.type).c_str(),
+                    spec.canonical().c_str());
+      else
+        std::printf("%s is not available (%s): skipping it\n", spec.canonical().c_str(),
+                    rt.why_no_device(spec.type).c_str());
       continue;
     }
     for (Device* seen : devices)

@@ -12,22 +12,6 @@ std::string device_list(const Runtime& rt) {
   return s.empty() ? "none" : s;
 }
 
-std::string why_no_device(const Runtime& rt, const std::string& type) {
-  std::string why;
-  for (const PluginInfo& p : rt.plugins())
-    if (p.device_type == type && p.device_count == 0 && !p.unavailable_reason.empty())
-      why += (why.empty() ? "" : "; ") + p.name + ": " + p.unavailable_reason;
-  for (const ExcludedDevice& e : rt.excluded())
-    if (e.name.find(type) != std::string::npos || e.plugin == "cuda")
-      why += (why.empty() ? "" : "; ") + e.name + " excluded: " + e.reason;
-  if (why.empty()) {
-    bool has_plugin = false;
-    for (const PluginInfo& p : rt.plugins()) has_plugin |= p.device_type == type;
-    why = has_plugin ? "no visible " + type + " device" : "no plugin provides " + type + " devices";
-  }
-  return why;
-}
-
 // Opens `device` now, so that a plugin failing to start is reported before
 // training. `named_by` says how the user named the device ("--device toy:0",
 // or "--visible-devices names /device:TOY:0" with ", but "): then a failure is bad input
@@ -60,7 +44,7 @@ DeviceChoice choose_device(const Runtime& rt, const std::optional<std::string>& 
   if (!requested) {
     c.device = &rt.default_device();
     c.reason = "the highest-priority visible device";
-    if (c.device->type() != "GPU") c.reason += "; no GPU: " + why_no_device(rt, "GPU");
+    if (c.device->type() != "GPU") c.reason += "; no GPU: " + rt.why_no_device("GPU");
     start_devices(rt, {c.device});
     return c;
   }
@@ -74,7 +58,7 @@ DeviceChoice choose_device(const Runtime& rt, const std::optional<std::string>& 
   }
   // A plugin that would have given it failed: its message, not a quiet CPU run.
   if (auto failed = rt.failed_plugin(spec.type)) throw UsageError(flag + ": " + *failed);
-  const std::string missing = spec.canonical() + " is not available (" + why_no_device(rt, spec.type) + ")";
+  const std::string missing = spec.canonical() + " is not available (" + rt.why_no_device(spec.type) + ")";
   if (rt.config().strict_placement)
     throw UsageError(flag + ": " + missing + "; devices: " + device_list(rt) +
                      " (--strict-placement forbids falling back to the CPU)");

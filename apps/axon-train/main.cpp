@@ -39,8 +39,8 @@ std::unique_ptr<Strategy> make_strategy(const Runtime& rt, const train_app::Opti
   }
   const train_app::DeviceChoice choice = train_app::choose_device(rt, opts.device);
   if (!opts.quiet) {
-    std::printf("Training on %s (%s): %s\n", choice.device->name().c_str(), choice.device->props().name,
-                choice.reason.c_str());
+    std::printf("%s on %s (%s): %s\n", opts.epochs == 0 ? "Evaluating" : "Training", choice.device->name().c_str(),
+                choice.device->props().name, choice.reason.c_str());
     std::fflush(stdout);
   }
   return make_one_device_strategy(*choice.device);

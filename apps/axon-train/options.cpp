@@ -182,8 +182,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw UsageError("--batch-size " + std::to_string(o.batch_size) + " is above the limit of " +
                      std::to_string(limits::kMaxBatchSize));
   o.learning_rate = vm["learning-rate"].as<float>();
-  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate))
-    throw UsageError("--learning-rate must be a positive number, got " + std::to_string(o.learning_rate));
+  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", static_cast<double>(o.learning_rate));
+    throw UsageError(std::string("--learning-rate must be a positive number, got ") + text);
+  }
   const int64_t seed = vm["seed"].as<int64_t>();
   if (seed < 0) throw UsageError("--seed must be 0 or more, got " + std::to_string(seed));
   o.seed = static_cast<uint64_t>(seed);

@@ -5,7 +5,7 @@ axon-train, checked from the outside, one case per ctest entry:
   apps_test.py CASE --bin BUILD_BIN --lib BUILD_LIB --test-plugins DIR [--fake-driver DIR]
 
 Cases: ops_json, open_error, search_order, openblas_coretype,
-visible_hides_fallback, quiet_verbose, profile, progress_terminal, no_prefetch.
+visible_hides_fallback, quiet_verbose, profile, progress_terminal, reasons, no_prefetch.
 Each failed check prints what was expected and the output, and exits 1;
 exit 77 (skipped) only where a case needs what the build lacks.
 """
@@ -306,6 +306,45 @@ elif case == "progress_terminal":
     rc, out, err = run(cmd, env={"AXON_PROGRESS_BAR": "sometimes"})
     check(rc == 2 and err == "axon-train: error: AXON_PROGRESS_BAR='sometimes' is not a boolean (1/0, true/false, "
           "yes/no, on/off)\n", "a bad AXON_PROGRESS_BAR: exit 2, one line", out, err)
+
+elif case == "reasons":
+    # docs/cli.md and docs/training.md: each message gives the real reason.
+    data_dir = write_dataset(os.path.join(tmp, "data"), 64, 64)
+    common = [TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "-q"]
+    data, _ = devices_json()
+    cpus = [d["name"] for d in data["devices"] if d["type"] == "CPU"]
+    rc, out, err = run(common + ["--device", "cpu:5"])
+    check(rc == 0 and err == "axon: W axon-train: --device cpu:5: /device:CPU:5 is not available (only %d visible CPU "
+          "device%s: %s); falling back to /device:CPU:0\n" % (len(cpus), "" if len(cpus) == 1 else "s", ", ".join(cpus)),
+          "--device cpu:5 with CPU:0 there: 'only N visible CPU devices', not 'no visible CPU device'", out, err)
+    # A GPU that is not there: --device (falling back, or under --strict-placement) and
+    # --visible-devices give the same reason, the plugin's own.
+    if data["num_gpus"] > 0:
+        skip("this machine has a GPU")
+    gpu = [p for p in data["plugins"] if p["device_type"] == "GPU"]
+    why = "%s: %s" % (gpu[0]["name"], gpu[0]["unavailable_reason"]) if gpu else "no plugin provides GPU devices"
+    rc, out, err = run(common + ["--device", "gpu:0"])
+    check(rc == 0 and "--device gpu:0: /device:GPU:0 is not available (%s); falling back to /device:CPU:0" % why in err,
+          "--device gpu:0 falls back, saying why: " + why, out, err)
+    rc, out, err = run(common + ["--device", "gpu:0", "--strict-placement"])
+    check(rc == 2 and "/device:GPU:0 is not available (%s); devices: " % why in err,
+          "--device gpu:0 --strict-placement: exit 2 with the same reason", out, err)
+    rc, out, err = run(common + ["--visible-devices", "gpu:0"])
+    check(rc == 2 and err.startswith("axon-train: error: --visible-devices names /device:GPU:0, which does not exist "
+                                     "(%s); devices: " % why), "--visible-devices gpu:0: exit 2 with the same reason",
+          out, err)
+    # Numbers as they were given, not rounded to six decimals.
+    rc, out, err = run(common + ["--learning-rate", "-1e-9"])
+    check(rc == 2 and err == "axon-train: error: --learning-rate must be a positive number, got -1e-09\n",
+          "--learning-rate -1e-9 is echoed as -1e-09, not -0.000000", out, err)
+    # --epochs 0 evaluates: it says so.
+    w = os.path.join(tmp, "w.axw")
+    rc, out, err = run(common[:-1] + ["--save", w])
+    check(rc == 0, "a run saves weights", out, err)
+    rc, out, err = run([TRAIN, "--data", data_dir, "--threads", "2", "--epochs", "0", "--initial-weights", w])
+    check(rc == 0 and re.search(r"^Evaluating on /device:CPU:0 ", out, re.M) and "Training on" not in out and
+          "Evaluated %s on 64 test images: loss: " % w in out, "--epochs 0: 'Evaluating on', never 'Training on'",
+          out, err)
 
 elif case == "no_prefetch":
     # docs/training.md: batches prepared on the training thread give identical results.

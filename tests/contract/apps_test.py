@@ -254,6 +254,12 @@ elif case == "profile":
           out, err)
     rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2"])
     check(rc == 0 and not re.search(r"^op\s+device\s+calls", out, re.M), "without --profile no table", out, err)
+    # -q: nothing but the table, which is the output asked for.
+    rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "--profile", "-q"])
+    lines = out.splitlines()
+    check(rc == 0 and len(lines) == len(rows) + 1 and re.match(r"^op\s+device\s+calls\s+seconds\s+share$", lines[0]) and
+          all(re.match(r"^\S+\s+/device:CPU:0\s+\d+\s+[0-9.]+\s+[0-9.]+%$", l) for l in lines[1:]),
+          "--profile -q prints the table and nothing else", out, err)
 
 elif case == "progress_terminal":
     # docs/training.md: on a terminal the bar is redrawn in place; under an MPI launcher

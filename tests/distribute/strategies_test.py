@@ -201,6 +201,26 @@ def multi_worker_log_file(exe, tmp):
             print("mpirun > log.txt: one line per epoch, no carriage return")
 
 
+def readme_mpirun(exe, tmp):
+    # README.md's mpirun lines work as written (a short run appended): as root, the plain line
+    # is refused by Open MPI and the README's root line beside it runs.
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    lines = [l for l in open(readme).read().splitlines() if l.startswith("mpirun ")]
+    check(len(lines) == 2 and "--allow-run-as-root" in lines[1], "README shows mpirun and its root form: %r" % lines)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
+    short = ["--oversubscribe", "--threads", "1", "--epochs", "1", "--train-limit", "640", "--test-limit", "100", "-q"]
+    for line in lines:
+        words = line.replace("build/bin/axon-train", exe).split()
+        cmd = words[:1] + [short[0]] + words[1:] + short[1:]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=240)
+        refused = "--allow-run-as-root" not in line and os.geteuid() == 0
+        if refused:
+            check(p.returncode != 0 and "run as root" in p.stdout, "as root, %r is refused:\n%s" % (line, p.stdout))
+        else:
+            check(p.returncode == 0, "%r exits %d:\n%s" % (line, p.returncode, p.stdout))
+        print("%s: %s" % (line, "refused as root, as the README says" if refused else "runs"))
+
+
 def multi_worker_without_mpirun(exe, tmp):
     out, err = train([exe, "--strategy", "multi-worker", "--cpu-devices", "2", "--threads", "2"] + SHORT,
                      "multi-worker without mpirun")
@@ -329,7 +349,7 @@ def gpu_multi_worker(exe, tmp):
 
 
 CASES = {f.__name__: f for f in [mirrored_equals_default, mirrored_errors, multi_worker_equals_default, multi_worker_2x2,
-                                 multi_worker_8_ranks, multi_worker_determinism, multi_worker_log_file,
+                                 multi_worker_8_ranks, multi_worker_determinism, multi_worker_log_file, readme_mpirun,
                                  multi_worker_without_mpirun,
                                  multi_worker_errors, multi_worker_killed_rank, multi_worker_stalled_rank, accuracy,
                                  gpu_mirrored, gpu_multi_worker]}

@@ -5,7 +5,7 @@ axon-train, checked from the outside, one case per ctest entry:
   apps_test.py CASE --bin BUILD_BIN --lib BUILD_LIB --test-plugins DIR [--fake-driver DIR]
 
 Cases: ops_json, open_error, search_order, openblas_coretype,
-visible_hides_fallback, quiet_verbose, profile, progress_terminal, reasons, no_prefetch.
+visible_hides_fallback, quiet_verbose, profile, progress_terminal, reasons, help_placement_line, no_prefetch.
 Each failed check prints what was expected and the output, and exits 1;
 exit 77 (skipped) only where a case needs what the build lacks.
 """
@@ -351,6 +351,23 @@ elif case == "reasons":
     check(rc == 0 and re.search(r"^Evaluating on /device:CPU:0 ", out, re.M) and "Training on" not in out and
           "Evaluated %s on 64 test images: loss: " % w in out, "--epochs 0: 'Evaluating on', never 'Training on'",
           out, err)
+
+elif case == "help_placement_line":
+    # The placement line as docs/cli.md shows it, as both programs' --help show it, and as
+    # the log prints it.
+    doc = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")).read()
+    m = re.search(r"\| `--log-device-placement` \|.*?print `(Executing op OP \(LAYER\) in device DEV)`", doc)
+    check(m is not None, "docs/cli.md shows the line as 'Executing op OP (LAYER) in device DEV'")
+    for exe in (TRAIN, DEVICES):
+        rc, out, err = run([exe, "--help"])
+        flat = " ".join(out.split())  # Boost wraps the help's columns
+        check(rc == 0 and "print '%s' once per op, layer and device" % m.group(1) in flat,
+              "%s --help shows '%s'" % (os.path.basename(exe), m.group(1)), out, err)
+    data_dir = write_dataset(os.path.join(tmp, "data"), 64, 64)
+    rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "-q", "--log-device-placement"])
+    logged = [l for l in err.splitlines() if l.startswith("Executing op ")]
+    check(rc == 0 and logged and all(re.fullmatch(r"Executing op \w+ \(\w+\) in device /device:\w+:\d+", l) for l in logged),
+          "and every logged line has that form", out, err)
 
 elif case == "no_prefetch":
     # docs/training.md: batches prepared on the training thread give identical results.

@@ -27,7 +27,7 @@ void add_device_options(po::options_description& options) {
      ("CPU threads in all (divided among CPU devices, at least one each); 0 = all cores; at most " +
       std::to_string(limits::kMaxThreads) + " [AXON_NUM_THREADS]").c_str())
     ("log-device-placement", po::bool_switch(),
-     "print 'Executing op OP in device DEV' once per op, layer and device [AXON_LOG_DEVICE_PLACEMENT=1]")
+     "print 'Executing op OP (LAYER) in device DEV' once per op, layer and device [AXON_LOG_DEVICE_PLACEMENT=1]")
     ("strict-placement", po::bool_switch(),
      "an op without a kernel on its device is an error, not a CPU fallback [AXON_STRICT_PLACEMENT=1]")
     ("gpu-memory-growth", po::bool_switch(),

@@ -73,6 +73,14 @@ elif case == "cpu_devices":
     data, err = listing_json("--cpu-devices", "3", env={"AXON_CPU_DEVICE_COUNT": "2"})
     cpus = [d["name"] for d in data["devices"] if d["type"] == "CPU"]
     check(len(cpus) == 3, "--cpu-devices 3 wins over the variable", str(cpus), err)
+    # docs/cli.md: more logical CPU devices than cores share them, and the CPU plugin says so once.
+    cores = len(os.sched_getaffinity(0))
+    rc, out, err = run("--cpu-devices", str(cores + 1))
+    check(rc == 0 and err == f"axon: W cpu: {cores + 1} logical CPU devices on {cores} core{'' if cores == 1 else 's'}: "
+          "each device runs at least one thread, so they share the cores and each runs slower than on a core of its "
+          "own\n", f"--cpu-devices {cores + 1} on {cores} cores: one warning", out, err)
+    rc, out, err = run("--cpu-devices", str(cores))
+    check(rc == 0 and err == "", f"--cpu-devices {cores} on {cores} cores: no warning", out, err)
 
 elif case in ("visible_flag", "visible_env"):
     if case == "visible_flag":

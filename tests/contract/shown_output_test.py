@@ -117,11 +117,17 @@ def blocks(doc):
 
 
 def line_pattern(line):
-    """A doc line as a regular expression: its figures any number, '...' any text."""
+    """A doc line as a regular expression: its figures any number (the spaces
+    that align a column before one, any run of them), '...' any text."""
     out, pos = "", 0
     for m in re.finditer(r"\.\.\.|" + DOC_NUMBER.pattern, line):
-        out += re.escape(line[pos:m.start()])
-        out += ".*?" if m.group(0) == "..." else NUMBER
+        text = line[pos:m.start()]
+        if m.group(0) == "...":
+            out += re.escape(text) + ".*?"
+        elif text.endswith(" "):
+            out += re.escape(text.rstrip(" ")) + " +" + NUMBER
+        else:
+            out += re.escape(text) + NUMBER
         pos = m.end()
     return out + re.escape(line[pos:])
 
@@ -161,10 +167,10 @@ class Machine:
         env = dict(self.env)
         for w in words:
             if w.startswith("toy plugin "):
-                env["AXON_PLUGIN_PATH"] = os.path.join(self.args.toy_plugins, w.split()[-1])
+                env["AXON_PLUGIN_PATH"] = os.path.join(os.path.realpath(self.args.toy_plugins), w.split()[-1])
             elif w.startswith("test plugin "):
-                env["AXON_PLUGIN_PATH"] = os.path.join(self.args.test_plugins, w.split()[-1])
-        key = (command, env.get("AXON_PLUGIN_PATH"))
+                env["AXON_PLUGIN_PATH"] = os.path.join(os.path.realpath(self.args.test_plugins), w.split()[-1])
+        key = (command.replace("build/bin/", ""), env.get("AXON_PLUGIN_PATH"))  # the same program either way
         if key not in self.cache:
             with tempfile.TemporaryDirectory(prefix="axon-shown-") as cwd:
                 p = subprocess.run(["sh", "-c", command.replace("build/bin/", self.bin + "/")], env=env, cwd=cwd,

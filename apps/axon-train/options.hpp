@@ -45,8 +45,8 @@ struct Options {
 // to a file).
 bool redraw_progress();
 
-// Parses argv. Returns nullopt after printing --help. Throws UsageError (or a
-// program_options error) for bad flags or values.
+// Parses argv. Returns nullopt after printing --help. Throws UsageError for
+// bad flags or values (cli::parse_command_line's, and its own).
 std::optional<Options> parse_options(int argc, char** argv);
 
 // UsageError unless --save and --metrics-csv can be written (distinct

@@ -46,7 +46,8 @@ size_t utf8_sequence(const std::string& text, size_t i, char32_t& cp) {
   return n;
 }
 
-// Characters that move the cursor, end the line, or reorder what follows.
+// Whether a character is shown as it is: not one that moves the cursor, ends
+// the line or reorders what follows.
 bool shown(char32_t cp) {
   if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return false;  // C0, DEL, C1 (ESC, CSI, ...)
   if (cp == 0x2028 || cp == 0x2029) return false;             // line and paragraph separators

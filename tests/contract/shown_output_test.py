@@ -16,7 +16,8 @@ after it, up to the next `$` line, must be what it printed on the stream the
 marker names, masked as follows and nothing else:
 
   - figures: a number standing alone (not part of a name such as conv2d_1 or
-    /device:CPU:0), with a unit of time or a speedup's x, matches any number;
+    /device:CPU:0), with a unit of time or a speedup's x, matches any number,
+    and the spaces that align it in a column any run of spaces;
   - the CPU's model, with its thread count, `Intel(R) Xeon(R) Processor (2
     threads)` in the docs (the development machine), matches this machine's;
   - the build folder is `build`;
@@ -112,6 +113,9 @@ def blocks(doc):
         if k == len(lines):
             fail("%s:%d: the code block is never closed" % (doc, j + 1))
         words = [w.strip() for w in m.group(1).split(",")]
+        for w in words:
+            if not re.fullmatch(r"stdout|stderr|exit \d+|(toy|test) plugin [\w-]+|needs cuda without driver|long", w):
+                fail("%s:%d: unknown marker word %r" % (doc, i + 1, w))
         out.append((i + 1, words, lines[j + 1:k]))
     return out
 

@@ -320,8 +320,9 @@ elif case == "reasons":
     data, _ = devices_json()
     cpus = [d["name"] for d in data["devices"] if d["type"] == "CPU"]
     rc, out, err = run(common + ["--device", "cpu:5"])
-    check(rc == 0 and err == "axon: W axon-train: --device cpu:5: /device:CPU:5 is not available (only %d visible CPU "
-          "device%s: %s); falling back to /device:CPU:0\n" % (len(cpus), "" if len(cpus) == 1 else "s", ", ".join(cpus)),
+    only = "only %d visible CPU device%s: %s" % (len(cpus), "" if len(cpus) == 1 else "s", ", ".join(cpus))
+    check(rc == 0 and err == "axon: W axon-train: --device cpu:5: /device:CPU:5 is not available (%s); falling back "
+          "to /device:CPU:0\n" % only,
           "--device cpu:5 with CPU:0 there: 'only N visible CPU devices', not 'no visible CPU device'", out, err)
     # A GPU that is not there: --device (falling back, or under --strict-placement) and
     # --visible-devices give the same reason, the plugin's own.
@@ -366,8 +367,8 @@ elif case == "help_placement_line":
     data_dir = write_dataset(os.path.join(tmp, "data"), 64, 64)
     rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "-q", "--log-device-placement"])
     logged = [l for l in err.splitlines() if l.startswith("Executing op ")]
-    check(rc == 0 and logged and all(re.fullmatch(r"Executing op \w+ \(\w+\) in device /device:\w+:\d+", l) for l in logged),
-          "and every logged line has that form", out, err)
+    form = re.compile(r"Executing op \w+ \(\w+\) in device /device:\w+:\d+")
+    check(rc == 0 and logged and all(form.fullmatch(l) for l in logged), "and every logged line has that form", out, err)
 
 elif case == "no_prefetch":
     # docs/training.md: batches prepared on the training thread give identical results.

@@ -29,6 +29,7 @@ Marker words, separated by commas: `stdout` (the default) or `stderr`;
 variant through AXON_PLUGIN_PATH); `test plugin FOLDER` (a folder of
 tests/core's plugins); `needs cuda without driver` (the block shows the
 CUDA plugin loaded on a machine without a driver: skipped elsewhere);
+`needs no gpu` (the block shows a run or listing without a GPU);
 `long` (runs only with --long, and only those run then).
 
 Usage:
@@ -114,7 +115,8 @@ def blocks(doc):
             fail("%s:%d: the code block is never closed" % (doc, j + 1))
         words = [w.strip() for w in m.group(1).split(",")]
         for w in words:
-            if not re.fullmatch(r"stdout|stderr|exit \d+|(toy|test) plugin [\w-]+|needs cuda without driver|long", w):
+            if not re.fullmatch(r"stdout|stderr|exit \d+|(toy|test) plugin [\w-]+|needs (cuda without driver|no gpu)"
+                                r"|long", w):
                 fail("%s:%d: unknown marker word %r" % (doc, i + 1, w))
         out.append((i + 1, words, lines[j + 1:k]))
     return out
@@ -160,6 +162,8 @@ class Machine:
 
     def missing(self, words):
         """Why this machine cannot show the block, or None."""
+        if "needs no gpu" in words and self.devices["num_gpus"] > 0:
+            return "the block shows a machine without a GPU"
         if "needs cuda without driver" in words:
             cuda = [p for p in self.devices["plugins"] if p["name"] == "cuda"]
             if not cuda or cuda[0]["device_count"] != 0 or \

@@ -76,7 +76,8 @@ elif case == "cpu_devices":
     # docs/cli.md: more logical CPU devices than cores share them, and the CPU plugin says so once.
     cores = len(os.sched_getaffinity(0))
     rc, out, err = run("--cpu-devices", str(cores + 1))
-    check(rc == 0 and err == f"axon: W cpu: {cores + 1} logical CPU devices on {cores} core{'' if cores == 1 else 's'}: "
+    on = f"{cores} core{'' if cores == 1 else 's'}"
+    check(rc == 0 and err == f"axon: W cpu: {cores + 1} logical CPU devices on {on}: "
           "each device runs at least one thread, so they share the cores and each runs slower than on a core of its "
           "own\n", f"--cpu-devices {cores + 1} on {cores} cores: one warning", out, err)
     rc, out, err = run("--cpu-devices", str(cores))

@@ -24,11 +24,7 @@ int main(int argc, char** argv) {
     po::options_description all;
     all.add(general).add(device);
 
-    po::variables_map vm;
-    // No positional words: a stray one is an error, not silently ignored.
-    po::store(po::command_line_parser(argc, argv).options(all).positional(po::positional_options_description()).run(),
-              vm);
-    po::notify(vm);
+    const po::variables_map vm = axon::cli::parse_command_line(argc, argv, all);
     if (vm.count("help")) {
       std::cout << "Usage: axon-devices [options]\n\nLists the devices axon can use, the devices it found but "
                    "excluded, and the plugins it skipped, each with the reason.\n\n"

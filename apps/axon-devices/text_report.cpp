@@ -3,6 +3,7 @@
 #include "report.hpp"
 
 #include <axon/error.hpp>
+#include <axon/parse.hpp>
 
 #include <cstdio>
 #include <string>
@@ -76,8 +77,8 @@ void write_text(std::ostream& out, const Runtime& rt, const ReportOptions& opt) 
   for (Device* d : devices) write_device(out, *d, opt);
 
   if (rt.config().visible_devices) {
-    out << "Logical -> physical (" << rt.config().visible_devices_source << "=" << *rt.config().visible_devices
-        << "):\n";
+    out << "Logical -> physical (" << rt.config().visible_devices_source << "="
+        << parse::one_line(*rt.config().visible_devices) << "):\n";
     for (Device* d : devices)
       out << "  " << d->name() << " -> " << d->original_name() << " (" << d->plugin_name() << " physical id "
           << d->physical_id() << ")\n";
@@ -99,7 +100,7 @@ void write_text(std::ostream& out, const Runtime& rt, const ReportOptions& opt) 
     out << "  " << p.name << " " << p.version << " (" << p.device_type << ", priority " << p.priority
         << "): " << plural(static_cast<size_t>(p.device_count), "device");
     if (p.device_count == 0 && !p.unavailable_reason.empty()) out << " (" << p.unavailable_reason << ")";
-    out << ", " << p.path;
+    out << ", " << parse::printable_path(p.path);
     if (opt.timing) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.2f", p.load_ms);
@@ -111,7 +112,8 @@ void write_text(std::ostream& out, const Runtime& rt, const ReportOptions& opt) 
   const auto& skipped = rt.skipped_plugins();
   if (!skipped.empty()) {
     out << "Skipped plugins (" << skipped.size() << "):\n";
-    for (const auto& s : skipped) out << "  " << s.path << ": " << s.reason << "\n";
+    for (const auto& s : skipped)
+      out << "  " << parse::printable_path(s.path) << ": " << parse::one_line(s.reason) << "\n";
   }
   if (opt.timing) {
     char buf[32];

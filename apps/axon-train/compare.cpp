@@ -4,6 +4,7 @@
 #include "run.hpp"
 
 #include <axon/error.hpp>
+#include <axon/parse.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -28,17 +29,22 @@ int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset
     const DeviceSpec spec = parse_device_spec(name);
     Device* d = rt.find_device(name);
     if (d == nullptr) {
-      if (auto failed = rt.failed_plugin(spec.type)) throw UsageError("--compare " + name + ": " + *failed);
+      if (auto failed = rt.failed_plugin(spec.type))
+        throw UsageError("--compare " + parse::printable(name) + ": " + *failed);
       if (rt.config().strict_placement)
-        throw UsageError("--compare: " + spec.canonical() + " is not available (" + why_no_device(rt, spec.type) +
+        throw UsageError("--compare: " + spec.canonical() + " is not available (" + rt.why_no_device(spec.type) +
                          "); devices: " + device_list(rt));
-      std::printf("No %s on this machine (%s): skipping %s\n", spec.type.c_str(), why_no_device(rt, spec.type).c_str(),
-                  spec.canonical().c_str());
+      if (rt.count(spec.type) == 0)
+        std::printf("No %s on this machine (%s): skipping %s\n", spec.type.c_str(), rt.why_no_device(spec.type).c_str(),
+                    spec.canonical().c_str());
+      else
+        std::printf("%s is not available (%s): skipping it\n", spec.canonical().c_str(),
+                    rt.why_no_device(spec.type).c_str());
       continue;
     }
     for (Device* seen : devices)
       if (seen == d) throw UsageError("--compare names " + d->name() + " twice");
-    start_device(*d, "--compare " + name);
+    start_device(*d, "--compare " + parse::printable(name));
     devices.push_back(d);
   }
   if (devices.empty()) throw UsageError("--compare: none of the devices named is available; devices: " + device_list(rt));

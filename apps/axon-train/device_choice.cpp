@@ -2,6 +2,7 @@
 
 #include <axon/error.hpp>
 #include <axon/log.hpp>
+#include <axon/parse.hpp>
 
 namespace axon::train_app {
 
@@ -9,22 +10,6 @@ std::string device_list(const Runtime& rt) {
   std::string s;
   for (const Device* d : rt.devices()) s += (s.empty() ? "" : ", ") + d->name();
   return s.empty() ? "none" : s;
-}
-
-std::string why_no_device(const Runtime& rt, const std::string& type) {
-  std::string why;
-  for (const PluginInfo& p : rt.plugins())
-    if (p.device_type == type && p.device_count == 0 && !p.unavailable_reason.empty())
-      why += (why.empty() ? "" : "; ") + p.name + ": " + p.unavailable_reason;
-  for (const ExcludedDevice& e : rt.excluded())
-    if (e.name.find(type) != std::string::npos || e.plugin == "cuda")
-      why += (why.empty() ? "" : "; ") + e.name + " excluded: " + e.reason;
-  if (why.empty()) {
-    bool has_plugin = false;
-    for (const PluginInfo& p : rt.plugins()) has_plugin |= p.device_type == type;
-    why = has_plugin ? "no visible " + type + " device" : "no plugin provides " + type + " devices";
-  }
-  return why;
 }
 
 // Opens `device` now, so that a plugin failing to start is reported before
@@ -59,28 +44,29 @@ DeviceChoice choose_device(const Runtime& rt, const std::optional<std::string>& 
   if (!requested) {
     c.device = &rt.default_device();
     c.reason = "the highest-priority visible device";
-    if (c.device->type() != "GPU") c.reason += "; no GPU: " + why_no_device(rt, "GPU");
+    if (c.device->type() != "GPU") c.reason += "; no GPU: " + rt.why_no_device("GPU");
     start_devices(rt, {c.device});
     return c;
   }
   const DeviceSpec spec = parse_device_spec(*requested);  // UsageError for a malformed name
+  const std::string flag = "--device " + parse::printable(*requested);
   if (Device* d = rt.find_device(*requested)) {
-    start_device(*d, "--device " + *requested);
+    start_device(*d, flag);
     c.device = d;
-    c.reason = "--device " + *requested;
+    c.reason = flag;
     return c;
   }
   // A plugin that would have given it failed: its message, not a quiet CPU run.
-  if (auto failed = rt.failed_plugin(spec.type)) throw UsageError("--device " + *requested + ": " + *failed);
-  const std::string missing = spec.canonical() + " is not available (" + why_no_device(rt, spec.type) + ")";
+  if (auto failed = rt.failed_plugin(spec.type)) throw UsageError(flag + ": " + *failed);
+  const std::string missing = spec.canonical() + " is not available (" + rt.why_no_device(spec.type) + ")";
   if (rt.config().strict_placement)
-    throw UsageError("--device " + *requested + ": " + missing + "; devices: " + device_list(rt) +
+    throw UsageError(flag + ": " + missing + "; devices: " + device_list(rt) +
                      " (--strict-placement forbids falling back to the CPU)");
   Device* cpu = rt.cpu_device();
   if (cpu == nullptr)
-    throw UsageError("--device " + *requested + ": " + missing + " and there is no CPU device to fall back to; devices: " +
-                     device_list(rt));
-  log::warning("axon-train", "--device " + *requested + ": " + missing + "; falling back to " + cpu->name());
+    throw UsageError(flag + ": " + missing +
+                     " and there is no CPU device to fall back to; devices: " + device_list(rt));
+  log::warning("axon-train", flag + ": " + missing + "; falling back to " + cpu->name());
   c.device = cpu;
   c.reason = "fallback: " + missing;
   return c;

@@ -13,10 +13,6 @@ struct DeviceChoice {
   std::string reason;  // "--device cpu:0", "the highest-priority visible device", ...
 };
 
-// Why there is no device of `type` ("GPU"): the plugin's reason, exclusions,
-// or "no plugin provides GPU devices".
-std::string why_no_device(const Runtime& rt, const std::string& type);
-
 // --device given: that device; if it does not exist, a warning and the CPU
 // (UsageError naming the devices there are under --strict-placement).
 // Otherwise the runtime's default device. Either way the device is opened

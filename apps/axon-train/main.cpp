@@ -11,6 +11,7 @@
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/nn/keras_json.hpp>
+#include <axon/parse.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
 #include <axon/train/terminate_on_nan.hpp>
@@ -39,8 +40,8 @@ std::unique_ptr<Strategy> make_strategy(const Runtime& rt, const train_app::Opti
   }
   const train_app::DeviceChoice choice = train_app::choose_device(rt, opts.device);
   if (!opts.quiet) {
-    std::printf("Training on %s (%s): %s\n", choice.device->name().c_str(), choice.device->props().name,
-                choice.reason.c_str());
+    std::printf("%s on %s (%s): %s\n", opts.epochs == 0 ? "Evaluating" : "Training", choice.device->name().c_str(),
+                choice.device->props().name, choice.reason.c_str());
     std::fflush(stdout);
   }
   return make_one_device_strategy(*choice.device);
@@ -95,8 +96,9 @@ int main(int argc, char** argv) {
     Runtime& rt = Runtime::init(opts.config);
     if (!opts.quiet)
       std::printf("Data: %s: %lld training and %lld test images of %lldx%lld (loaded in %.2f s)\n",
-                  ds.folder.c_str(), static_cast<long long>(ds.train.count), static_cast<long long>(ds.test.count),
-                  static_cast<long long>(ds.train.rows), static_cast<long long>(ds.train.cols), load_s);
+                  parse::printable_path(ds.folder).c_str(), static_cast<long long>(ds.train.count),
+                  static_cast<long long>(ds.test.count), static_cast<long long>(ds.train.rows),
+                  static_cast<long long>(ds.train.cols), load_s);
 
     // Before minutes of training: stdout must take what is printed.
     cli::check_stdout();
@@ -113,7 +115,7 @@ int main(int argc, char** argv) {
                           chief && opts.tensorboard ? std::filesystem::path(*opts.tensorboard) : std::filesystem::path());
     } catch (const train_app::Stopped& stopped) {
       // Not an error: one line saying where to resume from, exit 128 + signal.
-      if (chief) std::fprintf(stderr, "%s: %s\n", g_program, stopped.message.c_str());
+      if (chief) std::fprintf(stderr, "%s: %s\n", g_program, parse::one_line(stopped.message).c_str());
       stopped_by_signal = true;
       return stopped.exit_code;
     } catch (const train::TrainingDiverged& e) {

@@ -6,10 +6,14 @@
 #include <axon/io/read_file.hpp>
 #include <axon/limits.hpp>
 #include <axon/nn/keras_json.hpp>
+#include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
+#include <axon/workers.hpp>
 
 #include <boost/program_options.hpp>
+
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -47,7 +51,7 @@ std::vector<std::string> split_list(const std::string& s) {
     size_t comma = s.find(',', start);
     if (comma == std::string::npos) comma = s.size();
     std::string item = s.substr(start, comma - start);
-    if (item.empty()) throw UsageError("--compare: empty device name in '" + s + "'");
+    if (item.empty()) throw UsageError("--compare: empty device name in '" + parse::printable(s) + "'");
     out.push_back(item);
     start = comma + 1;
   }
@@ -71,23 +75,30 @@ double collective_timeout(const po::variables_map& vm) {
   char* end = nullptr;
   const double s = std::strtod(v, &end);
   if (end == v || *end != '\0' || !(s >= 0) || !std::isfinite(s))
-    throw UsageError(std::string("AXON_COLLECTIVE_TIMEOUT='") + v +
+    throw UsageError("AXON_COLLECTIVE_TIMEOUT='" + parse::printable(v) +
                      "' is not 0 (no limit) or a positive number of seconds");
   return s;
 }
 
 }  // namespace
 
+bool redraw_progress() {
+  if (const char* v = std::getenv("AXON_PROGRESS_BAR"); v != nullptr && *v != '\0')
+    return parse::boolean("AXON_PROGRESS_BAR", v);
+  return ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
+}
+
 void check_outputs(const Options& o) {
   if (o.save) train::check_output_file(*o.save, "--save");
   if (o.metrics_csv) train::check_output_file(*o.metrics_csv, "--metrics-csv");
   if (o.save && o.metrics_csv && train::same_file(*o.save, *o.metrics_csv))
-    throw UsageError("--save and --metrics-csv name the same file (" + *o.save + "): one would overwrite the other");
+    throw UsageError("--save and --metrics-csv name the same file (" + parse::printable_path(*o.save) +
+                     "): one would overwrite the other");
   if (o.tensorboard) train::prepare_output_dir(*o.tensorboard, "--tensorboard", "events.out.tfevents.0");
   if (!o.checkpoint_dir) return;
   for (const auto& [flag, file] : {std::pair{"--save", o.save}, std::pair{"--metrics-csv", o.metrics_csv}})
     if (file && train::same_file(*file, *o.checkpoint_dir))
-      throw UsageError(std::string(flag) + " " + *file + " is the --checkpoint-dir folder");
+      throw UsageError(std::string(flag) + " " + parse::printable_path(*file) + " is the --checkpoint-dir folder");
   train::prepare_checkpoint_dir(*o.checkpoint_dir);
 }
 
@@ -149,10 +160,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   po::options_description all("Usage: axon-train [options]\n\nTrains a small CNN on an MNIST-format data set, Keras style");
   all.add(training).add(devices);
 
-  po::variables_map vm;
-  // No positional words: a stray one is an error, not silently ignored.
-  po::store(po::command_line_parser(argc, argv).options(all).positional(po::positional_options_description()).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = cli::parse_command_line(argc, argv, all);
   if (vm.count("help")) {
     std::cout << all << kExamples;
     return std::nullopt;
@@ -176,15 +184,19 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw UsageError("--batch-size " + std::to_string(o.batch_size) + " is above the limit of " +
                      std::to_string(limits::kMaxBatchSize));
   o.learning_rate = vm["learning-rate"].as<float>();
-  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate))
-    throw UsageError("--learning-rate must be a positive number, got " + std::to_string(o.learning_rate));
+  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", static_cast<double>(o.learning_rate));
+    throw UsageError(std::string("--learning-rate must be a positive number, got ") + text);
+  }
   const int64_t seed = vm["seed"].as<int64_t>();
   if (seed < 0) throw UsageError("--seed must be 0 or more, got " + std::to_string(seed));
   o.seed = static_cast<uint64_t>(seed);
   if (vm.count("device")) o.device = vm["device"].as<std::string>();
   o.strategy = vm["strategy"].as<std::string>();
   if (o.strategy != "default" && o.strategy != "mirrored" && o.strategy != "multi-worker")
-    throw UsageError("unknown strategy '" + o.strategy + "'; expected default, mirrored or multi-worker");
+    throw UsageError("unknown strategy '" + parse::printable(o.strategy) +
+                     "'; expected default, mirrored or multi-worker");
   if (o.strategy != "default" && o.device)
     throw UsageError("--device and --strategy " + o.strategy + " do not go together: the strategy uses every "
                      "visible device of the best type; choose them with --visible-devices");
@@ -232,6 +244,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.dry_run = vm["dry-run"].as<bool>();
   o.summary = vm["summary"].as<bool>();
   o.layer_table = vm["layer-table"].as<bool>();
+  o.redraw_progress = redraw_progress();
   o.quiet = vm["quiet"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
   if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose contradict each other");

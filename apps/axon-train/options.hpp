@@ -34,13 +34,21 @@ struct Options {
   int64_t train_limit = 0, test_limit = 0;  // 0: all
   bool quiet = false, verbose = false, profile = false, prefetch = true;
   bool dry_run = false;  // --dry-run: print one step's placement, train nothing
-  bool summary = false;      // --summary: print the model's summary, train nothing
-  bool layer_table = false;  // --layer-table: print the supported Keras layers
+  bool summary = false;          // --summary: print the model's summary, train nothing
+  bool layer_table = false;      // --layer-table: print the supported Keras layers
+  bool redraw_progress = false;  // the bar redrawn in place, not a line per epoch (redraw_progress())
   Config config;
 };
 
-// Parses argv. Returns nullopt after printing --help. Throws UsageError (or a
-// program_options error) for bad flags or values.
+// Whether the progress bar is redrawn in place rather than printed once per
+// epoch: AXON_PROGRESS_BAR=1 or 0 says so (UsageError for another value);
+// unset, only when stdout is a terminal and no MPI launcher started this
+// process (mpirun gives its ranks a terminal even when its own output goes
+// to a file).
+bool redraw_progress();
+
+// Parses argv. Returns nullopt after printing --help. Throws UsageError for
+// bad flags or values (cli::parse_command_line's, and its own).
 std::optional<Options> parse_options(int argc, char** argv);
 
 // UsageError unless --save and --metrics-csv can be written (distinct

@@ -11,6 +11,7 @@
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/layers.hpp>
 #include <axon/nn/model.hpp>
+#include <axon/parse.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
@@ -20,8 +21,6 @@
 #include <axon/train/tensorboard.hpp>
 #include <axon/train/terminate_on_nan.hpp>
 #include <axon/train/weights.hpp>
-
-#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -77,7 +76,8 @@ train::TrainingPosition resume(nn::Model& model, const train::RunIdentity& run, 
                                        (ec ? std::string() : " (the damaged one is now " + aside.string() + ")"));
       }
       if (!opts.quiet)
-        std::printf("Resuming from %s: %s\n", file.c_str(), position(at, opts.epochs, run.steps_per_epoch).c_str());
+        std::printf("Resuming from %s: %s\n", parse::printable_path(file).c_str(),
+                    position(at, opts.epochs, run.steps_per_epoch).c_str());
       break;
     }
     if (bytes.empty() && !problems.empty())
@@ -85,7 +85,7 @@ train::TrainingPosition resume(nn::Model& model, const train::RunIdentity& run, 
                        (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " older ones unusable)"
                                             : std::string()));
     if (files.empty() && !opts.quiet)
-      std::printf("No checkpoint in %s yet: training from the start\n", dir.path().c_str());
+      std::printf("No checkpoint in %s yet: training from the start\n", parse::printable_path(dir.path()).c_str());
   }
   strategy.broadcast_bytes(bytes, "the checkpoint resumed from");
   if (!strategy.is_chief() && !bytes.empty()) at = train::restore_checkpoint(model, run, bytes, dir.path());
@@ -207,11 +207,12 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     const nn::MetricValues v = model->evaluate(ds.test, opts.batch_size);
     if (!opts.quiet)
       std::printf("Evaluated %s on %lld test images: loss: %.4f - accuracy: %.4f\n",
-                  opts.initial_weights->c_str(), static_cast<long long>(ds.test.count), v.loss, v.accuracy);
+                  parse::printable_path(*opts.initial_weights).c_str(), static_cast<long long>(ds.test.count), v.loss,
+                  v.accuracy);
     train::synchronize_replicas(*model);
     if (write_files && opts.save) {
       train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
-      if (!opts.quiet) std::printf("Saved weights to %s\n", opts.save->c_str());
+      if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());
     }
     std::fflush(stdout);
     return r;
@@ -243,8 +244,8 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   fit.initial_epoch = resumed.epochs_done;
   fit.initial_step = resumed.step_in_epoch;
   fit.stop_requested = [] { return stop_signal() != 0; };
-  const bool progress_on_terminal = ::isatty(::fileno(stdout)) != 0 && !opts.quiet;
-  train::ProgressBar progress(stdout, ::isatty(::fileno(stdout)) != 0);
+  const bool progress_on_terminal = opts.redraw_progress && !opts.quiet;
+  train::ProgressBar progress(stdout, opts.redraw_progress);
   // First: a step whose loss is not finite reaches no other callback (no
   // checkpoint, CSV row or event of it), and every epoch ends synchronised.
   train::TerminateOnNaN terminate_on_nan(*model);
@@ -319,25 +320,24 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
                                         not_saved(opts, write_files, checkpoints.get()),
                                     model->optimizer().iterations());
     }
-    if (!opts.quiet) std::printf("Saved weights to %s\n", opts.save->c_str());
+    if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());
   }
-  if (!opts.quiet) {
-    print_run_summary(stdout, r);
-    if (opts.profile) {
-      double total = 0;
-      for (const OpTime& t : op_times()) total += t.seconds;
-      std::printf("%-38s %-16s %8s %10s %7s\n", "op", "device", "calls", "seconds", "share");
-      for (const OpTime& t : op_times())
-        std::printf("%-38s %-16s %8lld %10.3f %6.1f%%\n", t.op.c_str(), t.device.c_str(),
-                    static_cast<long long>(t.calls), t.seconds, total > 0 ? 100 * t.seconds / total : 0.0);
-    }
-    // While the model still holds its buffers.
-    if (opts.verbose) {
-      for (Device* d : strategy.replica_devices()) print_memory(stdout, *d);
-      print_activation_memory(stdout, *model);
-    }
-    std::fflush(stdout);
+  if (!opts.quiet) print_run_summary(stdout, r);
+  // The table is the output --profile asks for: printed under --quiet too.
+  if (opts.profile) {
+    double total = 0;
+    for (const OpTime& t : op_times()) total += t.seconds;
+    std::printf("%-38s %-16s %8s %10s %7s\n", "op", "device", "calls", "seconds", "share");
+    for (const OpTime& t : op_times())
+      std::printf("%-38s %-16s %8lld %10.3f %6.1f%%\n", t.op.c_str(), t.device.c_str(),
+                  static_cast<long long>(t.calls), t.seconds, total > 0 ? 100 * t.seconds / total : 0.0);
   }
+  // While the model still holds its buffers.
+  if (opts.verbose) {
+    for (Device* d : strategy.replica_devices()) print_memory(stdout, *d);
+    print_activation_memory(stdout, *model);
+  }
+  std::fflush(stdout);
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <axon/error.hpp>
 #include <axon/log.hpp>
 #include <axon/op_validate.hpp>
+#include <axon/parse.hpp>
 #include <axon/placement_plan.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -62,9 +64,11 @@ struct Placement {
 // would go: on a device that lacks the fused op but has that part, the parts
 // run there (each part it lacks falls back on its own); on a device without
 // the first part, the fused op falls back whole, taking its other parts
-// along, unless no CPU has it either.
+// along, unless no CPU has it either (or placement is strict).
 bool lower_on(OpId op, const Device& d, axon_dtype dtype) {
   if (!lowerable(op) || d.has_kernel(op, dtype)) return false;
+  // Strict placement borrows no fused op from the CPU: its parts stay here.
+  if (Runtime::get().config().strict_placement) return true;
   if (d.has_kernel(op_schema(op).decomposes_into.ops[0], dtype)) return true;
   const Device* cpu = Runtime::get().cpu_device();
   return cpu == nullptr || !cpu->has_kernel(op, dtype);
@@ -121,16 +125,31 @@ void log_placement(const OpCall& call, const Device& d) {
     if (!logged_placements().emplace(call.op, std::string(call.layer), &d).second) return;
   }
   std::string line = std::string("Executing op ") + op_name(call.op);
-  if (!call.layer.empty()) (line += " (") .append(call.layer) += ")";
+  if (!call.layer.empty()) line += " (" + parse::one_line(std::string(call.layer)) + ")";
   line += " in device " + d.name() + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-// A fused op that left its device: the ops of its decomposition, split into
-// those the requested device has (they moved along) and those it lacks.
-void split_parts(OpId op, const Device& requested, axon_dtype dtype, PlannedOp& planned) {
-  const OpParts& parts = op_schema(op).decomposes_into;
+// The op table lists the part behind a fused op's optional trailing output
+// last (_FusedConv2DMaxPoolGrad's dx: Conv2DBackpropInput). A call that
+// leaves that output out (the first layer needs no dx) does not need it;
+// none when the call needs every part, or does not say (no outputs given).
+std::optional<OpId> unused_part(const OpCall& call) {
+  const OpSchema& s = op_schema(call.op);
+  if (!op_is_optional(s) || s.min_outputs == s.max_outputs || call.outputs.empty()) return std::nullopt;
+  const size_t last = static_cast<size_t>(s.max_outputs) - 1;
+  if (call.outputs.size() > last && call.outputs[last] != nullptr && call.outputs[last]->defined()) return std::nullopt;
+  return s.decomposes_into.ops[s.decomposes_into.count - 1];
+}
+
+// A fused op that left its device: the ops of its decomposition the call
+// needs, split into those the requested device has (they moved along) and
+// those it lacks.
+void split_parts(const OpCall& call, const Device& requested, axon_dtype dtype, PlannedOp& planned) {
+  const OpParts& parts = op_schema(call.op).decomposes_into;
+  const std::optional<OpId> unused = unused_part(call);
   for (int i = 0; i < parts.count; ++i) {
+    if (parts.ops[i] == unused) continue;
     const char* name = op_name(parts.ops[i]);
     if (requested.has_kernel(parts.ops[i], dtype))
       (planned.moved_with += planned.moved_with.empty() ? "" : ", ") += name;
@@ -147,7 +166,11 @@ void record(PlacementRecorder& rec, const OpCall& call, axon_dtype dtype, const 
   planned.requested = p.requested->name();
   planned.device = p.device != nullptr ? p.device->name() : "";
   planned.fallback = p.device != p.requested;
-  if (planned.fallback && op_is_optional(op_schema(call.op))) split_parts(call.op, *p.requested, dtype, planned);
+  if (planned.fallback && op_is_optional(op_schema(call.op))) split_parts(call, *p.requested, dtype, planned);
+  // The fused op noted as a fallback before it runs (note_fused_path) did
+  // not know which outputs the call passes: now it does.
+  if (const std::optional<OpId> unused = unused_part(call))
+    rec.leave_out_part(planned.op, planned.layer, op_name(*unused));
   rec.record(std::move(planned));
 }
 

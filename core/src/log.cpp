@@ -50,10 +50,10 @@ void write(Level l, const std::string& tag, const std::string& message) {
   line += letter(l);
   line += ' ';
   if (!tag.empty()) {
-    line += tag;
+    line += parse::one_line(tag);
     line += ": ";
   }
-  line += message;
+  line += parse::one_line(message);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

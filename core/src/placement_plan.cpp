@@ -29,6 +29,23 @@ void PlacementRecorder::record(PlannedOp op) {
   if (!seen) ops_.push_back(std::move(op));
 }
 
+void PlacementRecorder::leave_out_part(const std::string& op, const std::string& layer, const std::string& part) {
+  for (PlannedOp& o : ops_) {
+    if (o.op != op || o.layer != layer || !o.fallback) continue;
+    o.parts_missing.erase(std::remove(o.parts_missing.begin(), o.parts_missing.end(), part), o.parts_missing.end());
+    // moved_with is "A, B, C": the list again without `part`.
+    std::string kept;
+    for (size_t start = 0; start < o.moved_with.size();) {
+      size_t end = o.moved_with.find(", ", start);
+      if (end == std::string::npos) end = o.moved_with.size();
+      const std::string name = o.moved_with.substr(start, end - start);
+      if (name != part) (kept += kept.empty() ? "" : ", ") += name;
+      start = end + 2;
+    }
+    o.moved_with = kept;
+  }
+}
+
 std::vector<PlannedOp> PlacementRecorder::missing() const {
   std::vector<PlannedOp> out;
   auto add = [&](const PlannedOp& o) {

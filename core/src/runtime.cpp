@@ -60,6 +60,32 @@ std::optional<std::string> failure_for_type(const std::vector<UnloadedPlugin>& u
   return std::nullopt;
 }
 
+// Runtime::why_no_device over the devices `present` (visible, or before
+// filtering) of `type`; `adjective` is "visible " or "".
+std::string why_no_device_of(const std::string& type, const std::vector<PluginInfo>& plugins,
+                             const std::vector<ExcludedDevice>& excluded, const std::vector<std::string>& present,
+                             const std::string& adjective) {
+  std::string why;
+  auto add = [&](const std::string& s) { (why += why.empty() ? "" : "; ") += s; };
+  bool has_plugin = false;
+  for (const PluginInfo& p : plugins) {
+    if (p.device_type != type) continue;
+    has_plugin = true;
+    if (p.device_count == 0 && !p.unavailable_reason.empty()) add(p.name + ": " + p.unavailable_reason);
+    for (const ExcludedDevice& e : excluded)
+      if (e.plugin == p.name) add(e.name + " excluded: " + e.reason);
+  }
+  if (!present.empty()) {
+    std::string names;
+    for (const std::string& n : present) (names += names.empty() ? "" : ", ") += n;
+    add("only " + std::to_string(present.size()) + " " + adjective + type + " device" +
+        (present.size() == 1 ? "" : "s") + ": " + names);
+  } else if (why.empty()) {
+    add(has_plugin ? "no " + adjective + type + " device" : "no plugin provides " + type + " devices");
+  }
+  return why;
+}
+
 axon_device_config device_config(const Config& c, int logical_index) {
   axon_device_config d{};
   d.struct_size = sizeof d;
@@ -156,8 +182,12 @@ void Runtime::Impl::build() {
       if (it == candidates.end()) {
         if (auto failed = failure_for_type(unloaded, spec.type))
           throw UsageError(src + " names " + spec.canonical() + ", but " + *failed);
-        throw UsageError(src + " names " + spec.canonical() + ", which does not exist; devices: " +
-                         join_names(candidates));
+        std::vector<std::string> of_type;
+        for (const Candidate& c : candidates)
+          if (c.type == spec.type) of_type.push_back(c.name());
+        throw UsageError(src + " names " + spec.canonical() + ", which does not exist (" +
+                         why_no_device_of(spec.type, plugins, excluded, of_type, "") +
+                         "); devices: " + join_names(candidates));
       }
       size_t k = static_cast<size_t>(it - candidates.begin());
       if (chosen[k]) throw UsageError(src + " names " + spec.canonical() + " twice");
@@ -249,6 +279,13 @@ Device* Runtime::cpu_device() const { return impl_->cpu; }
 
 std::optional<std::string> Runtime::failed_plugin(const std::string& type) const {
   return failure_for_type(impl_->unloaded, type);
+}
+
+std::string Runtime::why_no_device(const std::string& type) const {
+  std::vector<std::string> visible;
+  for (const Device* d : impl_->devices)
+    if (d->type() == type) visible.push_back(d->name());
+  return why_no_device_of(type, impl_->plugins, impl_->excluded, visible, "visible ");
 }
 
 int Runtime::count(const std::string& type) const {

@@ -97,7 +97,9 @@ class CpuPlugin final : public sdk::Plugin {
   int device_count() noexcept override {
     if (!blas_error_.empty()) return 0;
     try {
-      return std::max(1, config_int(*this, "cpu-devices", 1));
+      const int n = std::max(1, config_int(*this, "cpu-devices", 1));
+      warn_if_oversubscribed(n);
+      return n;
     } catch (...) {
       return 1;
     }
@@ -142,7 +144,19 @@ class CpuPlugin final : public sdk::Plugin {
     const int n = device_count();
     require(id >= 0 && id < n, format("cpu: no device %d (there %s %d)", id, n == 1 ? "is" : "are", n));
   }
+  // Each device runs at least one thread: more devices than cores share
+  // them, which the user should hear of once.
+  void warn_if_oversubscribed(int devices) {
+    const int cores = available_cpus();
+    if (devices <= cores || oversubscription_told_) return;
+    oversubscription_told_ = true;
+    log(AXON_LOG_WARNING, format("%d logical CPU devices on %d core%s: each device runs at least one thread, so they "
+                                 "share the cores and each runs slower than on a core of its own",
+                                 devices, cores, cores == 1 ? "" : "s"));
+  }
+
   std::string blas_error_, blas_;
+  bool oversubscription_told_ = false;
 };
 
 }  // namespace

@@ -5,7 +5,7 @@ axon-train, checked from the outside, one case per ctest entry:
   apps_test.py CASE --bin BUILD_BIN --lib BUILD_LIB --test-plugins DIR [--fake-driver DIR]
 
 Cases: ops_json, open_error, search_order, openblas_coretype,
-visible_hides_fallback, quiet_verbose, profile, no_prefetch.
+visible_hides_fallback, quiet_verbose, profile, progress_terminal, reasons, help_placement_line, no_prefetch.
 Each failed check prints what was expected and the output, and exits 1;
 exit 77 (skipped) only where a case needs what the build lacks.
 """
@@ -254,6 +254,121 @@ elif case == "profile":
           out, err)
     rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2"])
     check(rc == 0 and not re.search(r"^op\s+device\s+calls", out, re.M), "without --profile no table", out, err)
+    # -q: nothing but the table, which is the output asked for.
+    rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "--profile", "-q"])
+    lines = out.splitlines()
+    check(rc == 0 and len(lines) == len(rows) + 1 and re.match(r"^op\s+device\s+calls\s+seconds\s+share$", lines[0]) and
+          all(re.match(r"^\S+\s+/device:CPU:0\s+\d+\s+[0-9.]+\s+[0-9.]+%$", l) for l in lines[1:]),
+          "--profile -q prints the table and nothing else", out, err)
+
+elif case == "progress_terminal":
+    # docs/training.md: on a terminal the bar is redrawn in place; under an MPI launcher
+    # (which hands its ranks a terminal even when its output goes to a file) and off a
+    # terminal, one line per epoch; AXON_PROGRESS_BAR=1/0 says otherwise.
+    import pty
+    import select
+    data_dir = write_dataset(os.path.join(tmp, "data"), 6400, 64)
+    cmd = [TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "--batch-size", "32"]
+
+    def on_terminal(env):
+        master, slave = pty.openpty()
+        e = dict(BASE_ENV)
+        e.update(env)
+        p = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE, env=e)
+        os.close(slave)
+        out = b""
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            try:
+                chunk = os.read(master, 4096) if ready else b""
+            except OSError:  # EIO: the last writer has gone
+                chunk = b""
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        err = p.communicate(timeout=120)[1]
+        check(p.returncode == 0, f"a run on a terminal with {env or 'no launcher'}", out.decode(), err.decode())
+        return out.decode()
+
+    def redrawn(text):  # a carriage return that is not a terminal's line end (\r\n)
+        return re.search("\r(?!\n)", text) is not None
+
+    out = on_terminal({})
+    check(redrawn(out), "on a terminal the bar is redrawn in place", out)
+    for var in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"):
+        out = on_terminal({var: "1"})
+        check(not redrawn(out) and out.count("200/200 [") == 1,
+              f"with {var} set (an MPI launcher's rank), one line per epoch on the terminal too", repr(out))
+    out = on_terminal({"OMPI_COMM_WORLD_SIZE": "1", "AXON_PROGRESS_BAR": "1"})
+    check(redrawn(out), "AXON_PROGRESS_BAR=1 redraws under a launcher", repr(out))
+    out = on_terminal({"AXON_PROGRESS_BAR": "off"})
+    check(not redrawn(out), "AXON_PROGRESS_BAR=off: one line per epoch on a terminal", repr(out))
+    for env, want in (({"AXON_PROGRESS_BAR": "1"}, True), ({}, False)):
+        p = subprocess.run(cmd, env=dict(BASE_ENV, **env), capture_output=True, timeout=120)  # bytes: \r kept
+        out = p.stdout.decode()
+        check(p.returncode == 0 and redrawn(out) == want,
+              "into a pipe: " + ("AXON_PROGRESS_BAR=1 redraws" if want else "one line per epoch"), repr(out))
+    rc, out, err = run(cmd, env={"AXON_PROGRESS_BAR": "sometimes"})
+    check(rc == 2 and err == "axon-train: error: AXON_PROGRESS_BAR='sometimes' is not a boolean (1/0, true/false, "
+          "yes/no, on/off)\n", "a bad AXON_PROGRESS_BAR: exit 2, one line", out, err)
+
+elif case == "reasons":
+    # docs/cli.md and docs/training.md: each message gives the real reason.
+    data_dir = write_dataset(os.path.join(tmp, "data"), 64, 64)
+    common = [TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "-q"]
+    data, _ = devices_json()
+    cpus = [d["name"] for d in data["devices"] if d["type"] == "CPU"]
+    rc, out, err = run(common + ["--device", "cpu:5"])
+    only = "only %d visible CPU device%s: %s" % (len(cpus), "" if len(cpus) == 1 else "s", ", ".join(cpus))
+    check(rc == 0 and err == "axon: W axon-train: --device cpu:5: /device:CPU:5 is not available (%s); falling back "
+          "to /device:CPU:0\n" % only,
+          "--device cpu:5 with CPU:0 there: 'only N visible CPU devices', not 'no visible CPU device'", out, err)
+    # A GPU that is not there: --device (falling back, or under --strict-placement) and
+    # --visible-devices give the same reason, the plugin's own.
+    if data["num_gpus"] > 0:
+        skip("this machine has a GPU")
+    gpu = [p for p in data["plugins"] if p["device_type"] == "GPU"]
+    why = "%s: %s" % (gpu[0]["name"], gpu[0]["unavailable_reason"]) if gpu else "no plugin provides GPU devices"
+    rc, out, err = run(common + ["--device", "gpu:0"])
+    check(rc == 0 and "--device gpu:0: /device:GPU:0 is not available (%s); falling back to /device:CPU:0" % why in err,
+          "--device gpu:0 falls back, saying why: " + why, out, err)
+    rc, out, err = run(common + ["--device", "gpu:0", "--strict-placement"])
+    check(rc == 2 and "/device:GPU:0 is not available (%s); devices: " % why in err,
+          "--device gpu:0 --strict-placement: exit 2 with the same reason", out, err)
+    rc, out, err = run(common + ["--visible-devices", "gpu:0"])
+    check(rc == 2 and err.startswith("axon-train: error: --visible-devices names /device:GPU:0, which does not exist "
+                                     "(%s); devices: " % why), "--visible-devices gpu:0: exit 2 with the same reason",
+          out, err)
+    # Numbers as they were given, not rounded to six decimals.
+    rc, out, err = run(common + ["--learning-rate", "-1e-9"])
+    check(rc == 2 and err == "axon-train: error: --learning-rate must be a positive number, got -1e-09\n",
+          "--learning-rate -1e-9 is echoed as -1e-09, not -0.000000", out, err)
+    # --epochs 0 evaluates: it says so.
+    w = os.path.join(tmp, "w.axw")
+    rc, out, err = run(common[:-1] + ["--save", w])
+    check(rc == 0, "a run saves weights", out, err)
+    rc, out, err = run([TRAIN, "--data", data_dir, "--threads", "2", "--epochs", "0", "--initial-weights", w])
+    check(rc == 0 and re.search(r"^Evaluating on /device:CPU:0 ", out, re.M) and "Training on" not in out and
+          "Evaluated %s on 64 test images: loss: " % w in out, "--epochs 0: 'Evaluating on', never 'Training on'",
+          out, err)
+
+elif case == "help_placement_line":
+    # The placement line as docs/cli.md shows it, as both programs' --help show it, and as
+    # the log prints it.
+    doc = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")).read()
+    m = re.search(r"\| `--log-device-placement` \|.*?print `(Executing op OP \(LAYER\) in device DEV)`", doc)
+    check(m is not None, "docs/cli.md shows the line as 'Executing op OP (LAYER) in device DEV'")
+    for exe in (TRAIN, DEVICES):
+        rc, out, err = run([exe, "--help"])
+        flat = " ".join(out.split())  # Boost wraps the help's columns
+        check(rc == 0 and "print '%s' once per op, layer and device" % m.group(1) in flat,
+              "%s --help shows '%s'" % (os.path.basename(exe), m.group(1)), out, err)
+    data_dir = write_dataset(os.path.join(tmp, "data"), 64, 64)
+    rc, out, err = run([TRAIN, "--data", data_dir, "--epochs", "1", "-q", "--log-device-placement"])
+    logged = [l for l in err.splitlines() if l.startswith("Executing op ")]
+    form = re.compile(r"Executing op \w+ \(\w+\) in device /device:\w+:\d+")
+    check(rc == 0 and logged and all(form.fullmatch(l) for l in logged), "and every logged line has that form", out, err)
 
 elif case == "no_prefetch":
     # docs/training.md: batches prepared on the training thread give identical results.

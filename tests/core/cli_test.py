@@ -73,6 +73,15 @@ elif case == "cpu_devices":
     data, err = listing_json("--cpu-devices", "3", env={"AXON_CPU_DEVICE_COUNT": "2"})
     cpus = [d["name"] for d in data["devices"] if d["type"] == "CPU"]
     check(len(cpus) == 3, "--cpu-devices 3 wins over the variable", str(cpus), err)
+    # docs/cli.md: more logical CPU devices than cores share them, and the CPU plugin says so once.
+    cores = len(os.sched_getaffinity(0))
+    rc, out, err = run("--cpu-devices", str(cores + 1))
+    on = f"{cores} core{'' if cores == 1 else 's'}"
+    check(rc == 0 and err == f"axon: W cpu: {cores + 1} logical CPU devices on {on}: "
+          "each device runs at least one thread, so they share the cores and each runs slower than on a core of its "
+          "own\n", f"--cpu-devices {cores + 1} on {cores} cores: one warning", out, err)
+    rc, out, err = run("--cpu-devices", str(cores))
+    check(rc == 0 and err == "", f"--cpu-devices {cores} on {cores} cores: no warning", out, err)
 
 elif case in ("visible_flag", "visible_env"):
     if case == "visible_flag":
@@ -96,15 +105,29 @@ elif case in ("visible_flag", "visible_env"):
           out, err2)
 
 elif case == "visible_unknown":
-    for args, env, source in ((["--visible-devices", "gpu:99"], {}, "--visible-devices"),
-                              ([], {"AXON_VISIBLE_DEVICES": "cpu:0,tpu:1"}, "AXON_VISIBLE_DEVICES")):
+    # The message names the device, says why it is not there, and lists the devices there are.
+    data, _ = listing_json()
+    cpus = [d["name"] for d in data["devices"] if d["type"] == "CPU"]
+    gpu_plugins = [p for p in data["plugins"] if p["device_type"] == "GPU"]
+    if not gpu_plugins:
+        gpu_why = "no plugin provides GPU devices"
+    elif gpu_plugins[0]["device_count"] == 0:  # its own reason: "cuda: CUDA driver not found (...)"
+        gpu_why = "%s: %s" % (gpu_plugins[0]["name"], gpu_plugins[0]["unavailable_reason"])
+    else:
+        gpu_why = "only %d GPU device" % gpu_plugins[0]["device_count"]
+    for args, env, source, name, why in (
+            (["--visible-devices", "gpu:99"], {}, "--visible-devices", "/device:GPU:99", gpu_why),
+            (["--visible-devices", "cpu:3"], {}, "--visible-devices", "/device:CPU:3",
+             "only %d CPU device%s: %s" % (len(cpus), "" if len(cpus) == 1 else "s", ", ".join(cpus))),
+            ([], {"AXON_VISIBLE_DEVICES": "cpu:0,tpu:1"}, "AXON_VISIBLE_DEVICES", "/device:TPU:1",
+             "no plugin provides TPU devices")):
         rc, out, err = run(*args, env=env)
         check(rc == 2, f"{source} naming a missing device exits 2", out, err)
         lines = err.strip().splitlines()
         check(len(lines) == 1, "one line on stderr", out, err)
-        check(re.match(rf"axon-devices: error: {source} names /device:(GPU:99|TPU:1), which does not exist; "
-                       r"devices: .*/device:CPU:0", lines[0]) is not None, "it names the device and lists the others",
-              out, err)
+        check(lines[0].startswith(f"axon-devices: error: {source} names {name}, which does not exist ({why}")
+              and re.search(r"\); devices: .*/device:CPU:0", lines[0]) is not None,
+              f"it names {name}, says why ({why}) and lists the devices there are", out, err)
         check(out == "", "nothing on stdout", out, err)
 
 elif case == "bad_usage":

@@ -4,6 +4,7 @@
 // build tree adds CPU (100) and REF (10).
 #include "runtime_fixture.hpp"
 
+#include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/ops.hpp>
 #include <axon/placement_plan.hpp>
@@ -335,4 +336,45 @@ TEST_CASE("a placement recorder places without running and lists every missing k
 TEST_CASE("under strict placement a recorder lists every missing kernel instead of stopping at the first",
           "[placement]") {
   record_dense_step(true);
+}
+
+TEST_CASE("a fused op called without its optional output does not need the part behind it", "[placement]") {
+  Runtime& rt = Runtime::init(placement_config());
+  Device& fake = rt.device("fake:0");
+  Device& cpu = rt.device("cpu:0");
+  Tensor x(cpu, AXON_FLOAT32, {1, 4, 4, 1}), filter(cpu, AXON_FLOAT32, {3, 3, 1, 1});
+  Tensor dy(cpu, AXON_FLOAT32, {1, 1, 1, 1}), argmax(cpu, AXON_UINT8, {1, 1, 1, 1});
+  Tensor dfilter(cpu, AXON_FLOAT32, {3, 3, 1, 1}), dbias(cpu, AXON_FLOAT32, {1}), dx(cpu, AXON_FLOAT32, {1, 4, 4, 1});
+  Call with_dx(OpId::FusedConv2DMaxPoolGrad, {&x, &filter, &dy, &argmax}, {&dfilter, &dbias, &dx});
+  Call without_dx(OpId::FusedConv2DMaxPoolGrad, {&x, &filter, &dy, &argmax}, {&dfilter, &dbias});
+  with_dx.op.layer = "conv2d_1";
+  without_dx.op.layer = "conv2d";
+  const std::vector<std::string> all{"MaxPoolGrad", "ReluGrad", "BiasAddGrad", "Conv2DBackpropFilter",
+                                     "Conv2DBackpropInput"};
+  const std::vector<std::string> no_input_grad(all.begin(), all.end() - 1);
+  DeviceScope scope(fake);
+  {  // run on FAKE, which lacks it: it falls back, naming only the parts it uses
+    PlacementRecorder rec;
+    run(with_dx.op);
+    run(without_dx.op);
+    REQUIRE(rec.ops().size() == 2);
+    CHECK(rec.ops()[0].parts_missing == all);
+    CHECK(rec.ops()[1].parts_missing == no_input_grad);
+  }
+  {  // noted as the layer's fused path first, then run under the CPU's scope: the note learns it too
+    PlacementRecorder rec;
+    for (Call* c : {&with_dx, &without_dx}) {
+      note_fused_path(OpId::FusedConv2DMaxPoolGrad, cpu, c->op.layer, AXON_FLOAT32);
+      DeviceScope on_cpu(cpu);
+      run(c->op);
+    }
+    REQUIRE(rec.ops().size() == 2);
+    CHECK((rec.ops()[0].fallback && rec.ops()[0].parts_missing == all));
+    CHECK((rec.ops()[1].fallback && rec.ops()[1].parts_missing == no_input_grad));
+    std::vector<std::string> layers_missing_input_grad;
+    for (const PlannedOp& o : rec.ops())
+      for (const std::string& part : o.parts_missing)
+        if (part == "Conv2DBackpropInput") layers_missing_input_grad.push_back(o.layer);
+    CHECK(layers_missing_input_grad == std::vector<std::string>{"conv2d_1"});
+  }
 }

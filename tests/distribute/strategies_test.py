@@ -186,6 +186,48 @@ def multi_worker_determinism(exe, tmp):
     print("two runs of 2 workers x 2 replicas, 64 steps (the last one short): bit-identical weights")
 
 
+def multi_worker_log_file(exe, tmp):
+    # mpirun ... > log.txt: Open MPI hands its ranks a terminal, yet the log gets one line per
+    # epoch, as without a terminal (docs/training.md); AXON_PROGRESS_BAR=1 asks for the bar.
+    cmd = mpirun(2, exe, ["--epochs", "2", "--train-limit", "6400", "--test-limit", "100", "--seed", "7"])
+    for forced in (False, True):
+        log = os.path.join(tmp, "log%d.txt" % forced)
+        env = dict(mpirun_env(), AXON_PROGRESS_BAR="1") if forced else mpirun_env()
+        with open(log, "wb") as f:
+            p = subprocess.run(cmd[:1] + ["-x", "AXON_PROGRESS_BAR"] + cmd[1:] if forced else cmd, stdout=f,
+                               stderr=subprocess.PIPE, env=env, timeout=240)
+        check(p.returncode == 0, "mpirun exit %d\n%s" % (p.returncode, p.stderr.decode()))
+        text = open(log, "rb").read().decode()
+        redrawn = re.search("\r(?!\n)", text) is not None
+        epoch_lines = [l for l in text.splitlines() if l.startswith("100/100 [")]
+        if forced:
+            check(redrawn, "AXON_PROGRESS_BAR=1 under mpirun: the bar is not redrawn:\n" + repr(text))
+        else:
+            check(not redrawn and len(epoch_lines) == 2,
+                  "mpirun > log.txt holds redraws instead of one line per epoch:\n" + repr(text))
+            print("mpirun > log.txt: one line per epoch, no carriage return")
+
+
+def readme_mpirun(exe, tmp):
+    # README.md's mpirun lines work as written (a short run appended): as root, the plain line
+    # is refused by Open MPI and the README's root line beside it runs.
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    lines = [l for l in open(readme).read().splitlines() if l.startswith("mpirun ")]
+    check(len(lines) == 2 and "--allow-run-as-root" in lines[1], "README shows mpirun and its root form: %r" % lines)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
+    short = ["--oversubscribe", "--threads", "1", "--epochs", "1", "--train-limit", "640", "--test-limit", "100", "-q"]
+    for line in lines:
+        words = line.replace("build/bin/axon-train", exe).split()
+        cmd = words[:1] + [short[0]] + words[1:] + short[1:]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=240)
+        refused = "--allow-run-as-root" not in line and os.geteuid() == 0
+        if refused:
+            check(p.returncode != 0 and "run as root" in p.stdout, "as root, %r is refused:\n%s" % (line, p.stdout))
+        else:
+            check(p.returncode == 0, "%r exits %d:\n%s" % (line, p.returncode, p.stdout))
+        print("%s: %s" % (line, "refused as root, as the README says" if refused else "runs"))
+
+
 def multi_worker_without_mpirun(exe, tmp):
     out, err = train([exe, "--strategy", "multi-worker", "--cpu-devices", "2", "--threads", "2"] + SHORT,
                      "multi-worker without mpirun")
@@ -314,7 +356,8 @@ def gpu_multi_worker(exe, tmp):
 
 
 CASES = {f.__name__: f for f in [mirrored_equals_default, mirrored_errors, multi_worker_equals_default, multi_worker_2x2,
-                                 multi_worker_8_ranks, multi_worker_determinism, multi_worker_without_mpirun,
+                                 multi_worker_8_ranks, multi_worker_determinism, multi_worker_log_file, readme_mpirun,
+                                 multi_worker_without_mpirun,
                                  multi_worker_errors, multi_worker_killed_rank, multi_worker_stalled_rank, accuracy,
                                  gpu_mirrored, gpu_multi_worker]}
 

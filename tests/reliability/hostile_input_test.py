@@ -164,8 +164,8 @@ def output_targets(tmp):
 def contract(tmp):
     data = os.path.join(tmp, "data")
     base = [TRAIN] + tiny(data)
-    expect_refused(base + ["stray", "words"], 2, ["positional"], tmp)
-    expect_refused([DEVICES, "extra"], 2, ["positional"], tmp)
+    expect_refused(base + ["stray", "words"], 2, ["unexpected argument 'stray'"], tmp)
+    expect_refused([DEVICES, "extra"], 2, ["unexpected argument 'extra'"], tmp)
     for off in ("false", "off", "no", "0"):
         r = run(base + ["--log-device-placement"], env=clean_env({"AXON_FUSED_OPS": off}), cwd=tmp)
         check(r.code == 0 and "Executing op Conv2D" in r.err and "_Fused" not in r.err,
@@ -180,6 +180,56 @@ def contract(tmp):
         r = run(base[:-1], stdout_file=full, cwd=tmp)
         check(r.code == 1 and one_line(r.err) and "cannot write to standard output" in r.err,
               "axon-train > /dev/full: exit 1 with one line", r)
+
+
+def clean_text(text):
+    """Nothing that moves a terminal's cursor, colours it or ends a line
+    early: no control character but the line ends, no C1, no bidi override."""
+    return not any((ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f or c in "\u2028\u2029\u202e" for c in text)
+
+
+def echoes(tmp):
+    # docs/cli.md: every value echoed, flag or file name, is one printable line;
+    # values are cut to 64 characters, file names shown whole.
+    data = os.path.join(tmp, "data")
+    write_dataset(data, 64, 32)
+    hostile = "ab\x01\ncd\x1b[2J\u202e"
+    shown = "ab??cd?[2J?"
+    cases = [
+        (["--strategy", hostile], "unknown strategy '%s'" % shown),
+        (["--strategy", "s" * 5000], "unknown strategy '" + "s" * 64 + "...'"),
+        (["--data", os.path.join(tmp, hostile)], "data folder %s/%s does not exist" % (tmp, shown)),
+        (["--model", os.path.join(tmp, hostile + ".json")], "%s/%s.json: cannot open" % (tmp, shown)),
+        (["--initial-weights", os.path.join(tmp, hostile)], "%s/%s" % (tmp, shown)),
+        (["--save", os.path.join(tmp, hostile, "w.axw")], "%s/%s" % (tmp, shown)),
+        (["--metrics-csv", os.path.join(tmp, hostile, "m.csv")], "%s/%s" % (tmp, shown)),
+        (["--checkpoint-dir", os.path.join(tmp, hostile, "c")], "%s/%s" % (tmp, shown)),
+        (["--device", "cpu:\n0", "--strict-placement", "--visible-devices", "ref:0"], "--device cpu:?0: "),
+        (["--compare", "cpu:0," + hostile], "'%s'" % shown),
+        (["--seed", "1" + hostile], "('1%s')" % shown),
+        (["--seed", "7" * 5000], "('" + "7" * 64 + "...')"),
+        (["--nope" + hostile], "'--nope%s'" % shown),
+        ([hostile], "unexpected argument '%s'" % shown),
+    ]
+    for args, needle in cases:
+        r = run([TRAIN] + ([] if "--data" in args else ["--data", data]) + ["--epochs", "1", "-q"] + args, cwd=tmp)
+        what = "axon-train %s" % " ".join(ascii(a)[:40] for a in args)
+        check(r.code == 2 and one_line(r.err) and r.err.startswith("axon-train: error: "), what + ": one error line", r)
+        check(clean_text(r.err) and len(r.err) < 2000, what + ": printable and short", ascii(r.err))
+        check(needle in r.err, "%s: the line says %s" % (what, ascii(needle)), ascii(r.err))
+    r = run([DEVICES, "--visible-devices", "cpu:\n9"], cwd=tmp)
+    check(r.code == 2 and one_line(r.err) and clean_text(r.err) and "/device:CPU:9" in r.err,
+          "axon-devices --visible-devices 'cpu:\\n9': one printable line", r)
+    # On stdout: file names whole, UTF-8 kept, control characters as '?'.
+    name = "donn\u00e9es-" + "x" * 100 + "\x1b[31m\n.axw"
+    r = run([TRAIN, "--data", data, "--epochs", "1", "--save", os.path.join(tmp, name)], cwd=tmp)
+    check(r.code == 0 and os.path.isfile(os.path.join(tmp, name)), "a --save file with an odd name is written", r)
+    check(clean_text(r.out) and clean_text(r.err), "stdout and stderr stay printable", ascii(r.out), ascii(r.err))
+    shown = "Saved weights to %s/donn\u00e9es-%s?[31m?.axw" % (tmp, "x" * 100)
+    check(shown in r.out.splitlines(), "the name is shown whole, UTF-8 kept, ESC and the newline as '?'", r)
+    r = run([TRAIN, "--data", data, "--epochs", "0", "--initial-weights", os.path.join(tmp, name)], cwd=tmp)
+    check(r.code == 0 and "Evaluated %s/donn\u00e9es-%s?[31m?.axw on 32 test images" % (tmp, "x" * 100) in r.out,
+          "--initial-weights is echoed the same way", r)
 
 
 def signals(tmp):
@@ -206,7 +256,7 @@ def signals(tmp):
     check(not [n for n in os.listdir(tmp) if ".tmp." in n], "no temporary left")
 
 
-CASES = {f.__name__: f for f in (limits, thread_creation_fails, lying_data, output_targets, contract, signals)}
+CASES = {f.__name__: f for f in (limits, thread_creation_fails, lying_data, output_targets, contract, echoes, signals)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-hostile-") as tmp:

@@ -239,6 +239,25 @@ def guards(tmp):
     train(base + ["--checkpoint-dir", os.path.join(tmp, "fresh"), "--resume"], tmp, "--resume with no checkpoint yet")
 
 
+def finished(tmp):
+    """--resume from the checkpoint at the run's end trains nothing, and still
+    writes --metrics-csv (the checkpoint's rows) and --save."""
+    base = short_run() + ["--epochs", "2", "-q"]
+    ckpt, ref_csv = os.path.join(tmp, "ckpt"), os.path.join(tmp, "ref.csv")
+    train(base + ["--checkpoint-dir", ckpt, "--metrics-csv", ref_csv], tmp, "a run to its end, with checkpoints")
+    for name in ("m.csv", "w.axw"):
+        check(not os.path.exists(os.path.join(tmp, name)), name + " is not there yet")
+    csv, w = os.path.join(tmp, "m.csv"), os.path.join(tmp, "w.axw")
+    r = train(base[:-1] + ["--checkpoint-dir", ckpt, "--resume", "--metrics-csv", csv, "--save", w], tmp,
+              "--resume from the last checkpoint")
+    check("Resuming from " in r.out and "the end of epoch 2/2" in r.out and "Epoch " not in r.out,
+          "it resumes at the end and trains nothing", r)
+    check(os.path.isfile(csv) and open(csv).read() == open(ref_csv).read(),
+          "--metrics-csv holds the checkpoint's two rows, as the first run wrote them",
+          open(csv).read() if os.path.isfile(csv) else "(no file)", open(ref_csv).read())
+    check(os.path.isfile(w), "--save is written")
+
+
 def ranks_of(parent, exe):
     """The processes of `exe` whose parent is `parent` (mpirun's ranks)."""
     out = []
@@ -344,7 +363,7 @@ def numpy_reads(tmp):
           "NumPy reads the checkpoint: its weights are the --save file's", p.stdout, p.stderr)
 
 
-CASES = {f.__name__: f for f in (sigkill, sigterm, two_devices, damaged, guards, multi_worker, numpy_reads)}
+CASES = {f.__name__: f for f in (sigkill, sigterm, two_devices, damaged, guards, finished, multi_worker, numpy_reads)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-resume-") as tmp:

@@ -68,6 +68,27 @@ TEST_CASE("a hostile value is echoed on one short line", "[limits]") {
   CHECK(msg.size() < 200);
 }
 
+TEST_CASE("parse::printable keeps printable UTF-8 and shows everything else as '?'", "[limits]") {
+  const std::string e_acute = "\xc3\xa9", nichi = "\xe6\x97\xa5";  // é, 日
+  CHECK(parse::printable("donn" + e_acute + "es/" + nichi + ".axw") == "donn" + e_acute + "es/" + nichi + ".axw");
+  CHECK(parse::printable("a\nb\rc\td\x7f!") == "a?b?c?d?!");
+  CHECK(parse::printable("\x1b[31mred") == "?[31mred");        // ESC: a terminal's escape sequence
+  CHECK(parse::printable("x\xc2\x9b[31m") == "x?[31m");        // C1 CSI, UTF-8 encoded
+  CHECK(parse::printable("x\x9b[31m") == "x?[31m");            // a lone byte that is not UTF-8
+  CHECK(parse::printable("a\xe2\x80\xa8!") == "a?!");          // U+2028 line separator
+  CHECK(parse::printable("a\xe2\x80\xae!dcba") == "a?!dcba");  // U+202E right-to-left override
+  CHECK(parse::printable("\xc0\xaf\xed\xa0\x80") == "?????");  // overlong '/', a surrogate
+  CHECK(parse::printable("\xf4\x90\x80\x80") == "????");       // beyond U+10FFFF
+  CHECK(parse::printable(nichi.substr(0, 2)) == "??");         // cut short
+  // The limit counts characters and never cuts one in two.
+  CHECK(parse::printable(e_acute + e_acute + e_acute, 2) == e_acute + e_acute + "...");
+  CHECK(parse::printable(std::string(64, 'x')) == std::string(64, 'x'));
+  CHECK(parse::printable(std::string(65, 'x')) == std::string(64, 'x') + "...");
+  CHECK(parse::printable_path(std::string(300, 'p')) == std::string(300, 'p'));  // a file name is shown whole
+  CHECK(parse::printable_path(std::string(5000, 'p')).size() == parse::kMaxPathEcho + 3);
+  CHECK(parse::one_line(std::string(10000, 'm') + "\n") == std::string(10000, 'm') + "?");
+}
+
 TEST_CASE("thread and device limits, from flags and variables", "[limits]") {
   CHECK_THAT(usage_error([&] { cli::make_config(flags({"--threads", "1025"})); }),
              Catch::Contains("--threads must be from 0 (all cores) to 1024, got 1025"));

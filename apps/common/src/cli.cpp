@@ -2,6 +2,7 @@
 #include <axon/cli.hpp>
 #include <axon/limits.hpp>
 #include <axon/log.hpp>
+#include <axon/parse.hpp>
 
 #include <cerrno>
 #include <cstdint>
@@ -26,7 +27,7 @@ void add_device_options(po::options_description& options) {
      ("CPU threads in all (divided among CPU devices, at least one each); 0 = all cores; at most " +
       std::to_string(limits::kMaxThreads) + " [AXON_NUM_THREADS]").c_str())
     ("log-device-placement", po::bool_switch(),
-     "print 'Executing op OP in device DEV' once per op, layer and device [AXON_LOG_DEVICE_PLACEMENT=1]")
+     "print 'Executing op OP (LAYER) in device DEV' once per op, layer and device [AXON_LOG_DEVICE_PLACEMENT=1]")
     ("strict-placement", po::bool_switch(),
      "an op without a kernel on its device is an error, not a CPU fallback [AXON_STRICT_PLACEMENT=1]")
     ("gpu-memory-growth", po::bool_switch(),
@@ -98,6 +99,47 @@ Config make_config(const po::variables_map& vm) {
   return c;
 }
 
+namespace {
+
+// Boost quotes what it echoes ("unrecognised option '--x'", "the argument
+// ('v') for option '--n' is invalid"): each quoted part is cut as a value.
+std::string cut_quoted(const std::string& message) {
+  std::string out;
+  bool quoted = false;
+  for (size_t start = 0;;) {
+    const size_t quote = message.find('\'', start);
+    const std::string part = message.substr(start, quote == std::string::npos ? std::string::npos : quote - start);
+    out += quoted ? parse::printable(part) : part;
+    if (quote == std::string::npos) return out;
+    out += '\'';
+    start = quote + 1;
+    quoted = !quoted;
+  }
+}
+
+}  // namespace
+
+po::variables_map parse_command_line(int argc, char** argv, const po::options_description& options) {
+  // Positional words are collected, so that a stray one can be named.
+  po::options_description all;
+  all.add(options);
+  all.add_options()("positional-word", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("positional-word", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(cut_quoted(e.what()) + " (see --help)");
+  }
+  if (vm.count("positional-word"))
+    throw UsageError("unexpected argument '" +
+                     parse::printable(vm["positional-word"].as<std::vector<std::string>>()[0]) +
+                     "': not a flag or a flag's value (see --help)");
+  return vm;
+}
+
 void check_stdout() {
   std::cout.flush();
   errno = 0;
@@ -109,7 +151,7 @@ void check_stdout() {
 }
 
 void print_error(const char* app, const std::string& message) {
-  std::string line = std::string(app) + ": error: " + message + "\n";
+  std::string line = std::string(app) + ": error: " + parse::one_line(message) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

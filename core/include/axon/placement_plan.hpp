@@ -55,6 +55,9 @@ class PlacementRecorder {
   static PlacementRecorder* current();
 
   void record(PlannedOp op);  // used by dispatch
+  // The fallbacks recorded for `op` in `layer` do not need the part `part`
+  // of its decomposition (the call left out the output it gives): used by dispatch.
+  void leave_out_part(const std::string& op, const std::string& layer, const std::string& part);
 
  private:
   PlacementRecorder* previous_;

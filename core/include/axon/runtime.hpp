@@ -71,6 +71,13 @@ class Runtime {
   // device type is matched by its file name, libaxon-plugin-<name>.so
   // (case-insensitive; cuda means GPU). nullopt when none such failed.
   std::optional<std::string> failed_plugin(const std::string& type) const;
+  // Why no visible device of `type` ("GPU") is there, or not the one asked
+  // for: the plugin's reason for offering none ("cuda: CUDA driver not found
+  // (...)"), the devices it excluded and why, and how many there are ("only
+  // 1 visible CPU device: /device:CPU:0"), or "no plugin provides TPU
+  // devices". --visible-devices naming a device that does not exist says
+  // the same of the devices before filtering.
+  std::string why_no_device(const std::string& type) const;
 
   ~Runtime();
 

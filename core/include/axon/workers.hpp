@@ -15,6 +15,11 @@ struct axon_mpi_api;
 
 namespace axon {
 
+// True in a process an MPI launcher started: mpirun (Open MPI) and PMIx- or
+// PMI-based launchers set OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK in
+// every rank.
+bool started_by_mpi_launcher();
+
 class Workers {
  public:
   // Joins the job when this process was started by mpirun (its variables,

@@ -20,17 +20,10 @@ namespace fs = std::filesystem;
 
 constexpr size_t kGatherBytes = 4096;
 
-// mpirun (Open MPI's, and PMIx-based launchers) sets these in every rank.
-bool started_by_mpirun() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
-    if (const char* s = std::getenv(v); s != nullptr && *s != '\0') return true;
-  return false;
-}
-
 // libaxon-mpi.so next to libaxon-core.so (build tree and install alike).
 fs::path bridge_path() {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&started_by_mpirun), &info) != 0 && info.dli_fname != nullptr)
+  if (dladdr(reinterpret_cast<void*>(&started_by_mpi_launcher), &info) != 0 && info.dli_fname != nullptr)
     return fs::path(info.dli_fname).parent_path() / "libaxon-mpi.so";
   return "libaxon-mpi.so";
 }
@@ -70,11 +63,18 @@ std::string seconds(double s) {
 
 }  // namespace
 
+// mpirun (Open MPI's, and PMIx-based launchers) sets these in every rank.
+bool started_by_mpi_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
+    if (const char* s = std::getenv(v); s != nullptr && *s != '\0') return true;
+  return false;
+}
+
 std::unique_ptr<Workers> Workers::join() {
   std::unique_ptr<Workers> w(new Workers());
   char host[256] = "";
   if (gethostname(host, sizeof host - 1) == 0) w->host_ = host;
-  if (!started_by_mpirun()) return w;
+  if (!started_by_mpi_launcher()) return w;
   w->api_ = load_bridge();
   char err[1024] = "";
   if (w->api_->init(&w->rank_, &w->size_, err, sizeof err) != AXON_MPI_OK)

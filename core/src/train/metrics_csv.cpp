@@ -23,6 +23,8 @@ MetricsCsvLogger::MetricsCsvLogger(std::filesystem::path file) : file_(std::move
 void MetricsCsvLogger::resume(const std::vector<nn::EpochLogs>& finished) {
   contents_ = metrics_csv_header();
   for (const nn::EpochLogs& l : finished) contents_ += metrics_csv_row(l);
+  // Written now: a run resumed at its end trains no epoch that would write them.
+  if (!finished.empty()) write_file_atomically(file_, contents_);
 }
 
 void MetricsCsvLogger::on_epoch_end(const nn::EpochLogs& logs) {

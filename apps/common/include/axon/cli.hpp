@@ -25,7 +25,13 @@ void add_device_options(boost::program_options::options_description& options);
 // UsageError for out-of-range values.
 Config make_config(const boost::program_options::variables_map& vm);
 
-// Prints "<app>: error: <message>" on stderr.
+// Parses argv against `options`. A stray positional word is a UsageError
+// naming it; so is every error Boost reports (an unknown flag, a malformed
+// value), with the values it quotes cut as parse::printable cuts them.
+boost::program_options::variables_map parse_command_line(int argc, char** argv,
+                                                         const boost::program_options::options_description& options);
+
+// Prints "<app>: error: <message>" on stderr, made one printable line.
 void print_error(const char* app, const std::string& message);
 
 // Flushes stdout; RuntimeError "cannot write to standard output: ..." when

@@ -20,7 +20,8 @@ std::string metrics_csv_row(const nn::EpochLogs& logs);
 class MetricsCsvLogger : public nn::Callback {
  public:
   explicit MetricsCsvLogger(std::filesystem::path file);
-  // A resumed run: the rows of the epochs finished before it come first.
+  // A resumed run: the rows of the epochs finished before it come first,
+  // written at once (also when no epoch is left to train).
   void resume(const std::vector<nn::EpochLogs>& finished);
   void on_epoch_end(const nn::EpochLogs& logs) override;
 

@@ -1,5 +1,6 @@
 // Naive, obviously correct kernels of the layers ABI 1.4 added: average
-// pooling and batch normalization, with their gradients. As in kernels.cpp, every call is checked against the op table
+// pooling, batch normalization and depthwise convolution, with their
+// gradients. As in kernels.cpp, every call is checked against the op table
 // first and sums are accumulated in double.
 #include "kernels.hpp"
 
@@ -13,6 +14,7 @@ namespace ref {
 namespace {
 
 using namespace axon::sdk;
+using axon::ConvGeometry;
 using axon::PoolGeometry;
 
 // The op table's validator before the kernel, as kernels.cpp registers its own.
@@ -189,6 +191,70 @@ void fused_batch_norm_grad(Device&, const KernelCall& c) {
   }
 }
 
+// ------------------------------------------------------------------ depthwise convolution
+// filter [KH, KW, C, M]: input channel c feeds output channels c * M .. c * M + M - 1,
+// each with its own KH x KW filter. The geometry is Conv2D's with oc = M.
+
+// Calls f(y index of (n, oh, ow, channel 0), x index of (n, ih, iw, channel 0),
+// filter index of (kh, kw, channel 0)) for every tap that reads a real pixel.
+template <class F>
+void for_each_tap(const ConvGeometry& g, F&& f) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t ow = 0; ow < g.ow; ++ow)
+        for (int64_t kh = 0; kh < g.kh; ++kh) {
+          const int64_t ih = oh * g.sh - g.pad_h + kh * g.dh;
+          if (ih < 0 || ih >= g.h) continue;
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            const int64_t iw = ow * g.sw - g.pad_w + kw * g.dw;
+            if (iw < 0 || iw >= g.w) continue;
+            f(((n * g.oh + oh) * g.ow + ow) * g.c * g.oc, ((n * g.h + ih) * g.w + iw) * g.c, (kh * g.kw + kw) * g.c * g.oc);
+          }
+        }
+}
+
+void depthwise_conv2d(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), f.c());
+  const float* xp = x.data<float>();
+  const float* fp = f.data<float>();
+  std::vector<double> acc(static_cast<size_t>(y.numel()), 0.0);
+  for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t fi) {
+    for (int64_t ci = 0; ci < g.c; ++ci)
+      for (int64_t m = 0; m < g.oc; ++m)
+        acc[static_cast<size_t>(yi + ci * g.oc + m)] += double(xp[xi + ci]) * fp[fi + ci * g.oc + m];
+  });
+  store(acc, y.data<float>());
+}
+
+void depthwise_conv2d_backprop_input(Device&, const KernelCall& c) {
+  TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c());
+  const float* dyp = dy.data<float>();
+  const float* fp = f.data<float>();
+  std::vector<double> acc(static_cast<size_t>(dx.numel()), 0.0);
+  for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t fi) {
+    for (int64_t ci = 0; ci < g.c; ++ci)
+      for (int64_t m = 0; m < g.oc; ++m)
+        acc[static_cast<size_t>(xi + ci)] += double(dyp[yi + ci * g.oc + m]) * fp[fi + ci * g.oc + m];
+  });
+  store(acc, dx.data<float>());
+}
+
+void depthwise_conv2d_backprop_filter(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), dy = c.input(1), df = c.output(0);
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c());
+  const float* xp = x.data<float>();
+  const float* dyp = dy.data<float>();
+  std::vector<double> acc(static_cast<size_t>(df.numel()), 0.0);
+  for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t fi) {
+    for (int64_t ci = 0; ci < g.c; ++ci)
+      for (int64_t m = 0; m < g.oc; ++m)
+        acc[static_cast<size_t>(fi + ci * g.oc + m)] += double(xp[xi + ci]) * dyp[yi + ci * g.oc + m];
+  });
+  store(acc, df.data<float>());
+}
+
 template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
 void add(KernelTable& t) {
   t.add(Op, &validated<Op, F>);
@@ -202,6 +268,9 @@ void add_layer_kernels(KernelTable& t) {
   add<OpId::AvgPoolGrad, avg_pool_grad>(t);
   add<OpId::FusedBatchNormV3, fused_batch_norm>(t);
   add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
+  add<OpId::DepthwiseConv2dNative, depthwise_conv2d>(t);
+  add<OpId::DepthwiseConv2dNativeBackpropInput, depthwise_conv2d_backprop_input>(t);
+  add<OpId::DepthwiseConv2dNativeBackpropFilter, depthwise_conv2d_backprop_filter>(t);
 }
 
 }  // namespace ref

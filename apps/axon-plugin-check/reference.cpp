@@ -67,9 +67,11 @@ std::vector<HostTensor> batch_norm_magnitudes(const Case& c) {
   const HostTensor& x = c.inputs[forward ? 0 : 1];
   const auto& a = c.attrs.batch_norm;
   const int64_t ch = x.dims.back(), rows = ch > 0 ? x.numel() / ch : 0;
-  const tol::BatchNormInputs in{x.f32(), rows, ch, c.inputs[forward ? 1 : 2].f32(), forward ? c.inputs[2].f32() : nullptr,
-                                c.inputs[3].f32(), c.inputs[4].f32(), a.epsilon, a.exponential_avg_factor,
-                                a.is_training != 0};
+  tol::BatchNormInputs in{};
+  in.x = x.f32(), in.rows = rows, in.ch = ch;
+  in.scale = c.inputs[forward ? 1 : 2].f32(), in.offset = forward ? c.inputs[2].f32() : nullptr;
+  in.mean = c.inputs[3].f32(), in.variance = c.inputs[4].f32();
+  in.epsilon = a.epsilon, in.exponential_avg_factor = a.exponential_avg_factor, in.training = a.is_training != 0;
   const auto b = forward ? tol::batch_norm_magnitudes(in, static_cast<int>(c.outputs.size()))
                          : tol::batch_norm_grad_magnitudes(in, c.inputs[0].f32());
   std::vector<HostTensor> out = c.outputs;

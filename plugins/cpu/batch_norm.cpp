@@ -85,8 +85,8 @@ struct Affine {
 };
 
 template <int W>
-__attribute__((always_inline)) inline void affine_rows_body(const float* x, const float* dy, const Affine& f, int64_t r0,
-                                                             int64_t r1, int64_t ch, float* out) {
+__attribute__((always_inline)) inline void affine_rows_body(const float* x, const float* dy, const Affine& f,
+                                                             int64_t r0, int64_t r1, int64_t ch, float* out) {
   using F = typename simd::Vec<W>::f;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t base = r * ch;

@@ -76,7 +76,8 @@ __attribute__((always_inline)) inline void depthwise_row_body(const ConvGeometry
     for (int64_t j = vec_end; j < cm; ++j) {
       float acc = 0.0f;
       for (int64_t kh = kr.k0; kh < kr.k1; ++kh)
-        for (int64_t kw = kc.k0; kw < kc.k1; ++kw) acc += rows[kh][(iw0 + kw * g.dw) * cm + j] * f[(kh * g.kw + kw) * cm + j];
+        for (int64_t kw = kc.k0; kw < kc.k1; ++kw)
+          acc += rows[kh][(iw0 + kw * g.dw) * cm + j] * f[(kh * g.kw + kw) * cm + j];
       out[j] = acc;
     }
   }
@@ -178,7 +179,8 @@ void depthwise_conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
 // part[kh, kw, j] (float).
 template <int W>
 __attribute__((always_inline)) inline void depthwise_filter_row_body(const ConvGeometry& g, const float* const* rows,
-                                                                      const TapRange& kr, const float* dy, float* part) {
+                                                                      const TapRange& kr, const float* dy,
+                                                                      float* part) {
   using F = typename simd::Vec<W>::f;
   const int64_t cm = g.c * g.oc, vec_end = cm / W * W;
   for (int64_t ow = 0; ow < g.ow; ++ow) {
@@ -220,7 +222,8 @@ void depthwise_conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {
     return;
   }
   float* parts = d.partials(static_cast<size_t>(chunks * fsize));
-  d.pool().for_ranges(g.n * g.oh, per_chunk, dy.numel() * g.kh * g.kw >= kSerialFlops, [&](int t, int64_t b, int64_t e) {
+  const bool parallel = dy.numel() * g.kh * g.kw >= kSerialFlops;
+  d.pool().for_ranges(g.n * g.oh, per_chunk, parallel, [&](int t, int64_t b, int64_t e) {
     float* part = parts + (b / per_chunk) * fsize;
     std::memset(part, 0, sizeof(float) * static_cast<size_t>(fsize));
     float* scratch = d.scratch(t, widened_floats(g));

@@ -76,7 +76,8 @@ void avg_pool_grad(Device&, const KernelCall& c) {
         for (int64_t ch = 0; ch < p.c; ++ch) {
           const double g = double(dyp[((n * p.oh + oh) * p.ow + ow) * p.c + ch]) / double(win.taps());
           for (int64_t ih = win.h0; ih < win.h1; ++ih)
-            for (int64_t iw = win.w0; iw < win.w1; ++iw) acc[static_cast<size_t>(((n * p.h + ih) * p.w + iw) * p.c + ch)] += g;
+            for (int64_t iw = win.w0; iw < win.w1; ++iw)
+              acc[static_cast<size_t>(((n * p.h + ih) * p.w + iw) * p.c + ch)] += g;
         }
       }
   store(acc, dx.data<float>());
@@ -208,7 +209,8 @@ void for_each_tap(const ConvGeometry& g, F&& f) {
           for (int64_t kw = 0; kw < g.kw; ++kw) {
             const int64_t iw = ow * g.sw - g.pad_w + kw * g.dw;
             if (iw < 0 || iw >= g.w) continue;
-            f(((n * g.oh + oh) * g.ow + ow) * g.c * g.oc, ((n * g.h + ih) * g.w + iw) * g.c, (kh * g.kw + kw) * g.c * g.oc);
+            f(((n * g.oh + oh) * g.ow + ow) * g.c * g.oc, ((n * g.h + ih) * g.w + iw) * g.c,
+              (kh * g.kw + kw) * g.c * g.oc);
           }
         }
 }

@@ -104,7 +104,8 @@ inline std::vector<std::vector<double>> batch_norm_grad_magnitudes(const BatchNo
     const double n = double(in.rows), scale = std::fabs(double(in.scale[c])) * s.r;
     for (int64_t i = 0; i < in.rows; ++i) {
       const double g = std::fabs(double(dy[i * in.ch + c])), xhat = std::fabs((in.x[i * in.ch + c] - s.m) * s.r);
-      b[0][static_cast<size_t>(i * in.ch + c)] = in.training ? scale * (g + sum_dy / n + xhat * sum_dy_xhat / n) : scale * g;
+      b[0][static_cast<size_t>(i * in.ch + c)] =
+          in.training ? scale * (g + sum_dy / n + xhat * sum_dy_xhat / n) : scale * g;
     }
     b[1][static_cast<size_t>(c)] = sum_dy_xhat;
     b[2][static_cast<size_t>(c)] = sum_dy;

@@ -118,45 +118,68 @@ void depthwise_conv2d(CpuDevice& d, const KernelCall& c) {
 }
 
 // One input row (n, ih) of the input gradient, gathered: for each pixel iw,
-// t[j] = sum over the taps (kh, kw) whose output (oh, ow) reads it of
-// dy[oh, ow, j] * f[kh, kw, j], then dx[iw, c] = sum over m of t[c * M + m].
+// the taps (kh, kw) whose output (oh, ow) reads it are listed first (at most
+// KH * KW), then t[j] = sum over them, in row-major tap order, of
+// dy[oh, ow, j] * f[kh, kw, j] in a register per vector of channels, and
+// dx[iw, c] = sum over m of t[c * M + m] (t itself when M = 1).
 template <int W>
 __attribute__((always_inline)) inline void depthwise_input_row_body(const ConvGeometry& g, const float* dy_image,
-                                                                     const float* f, int64_t ih, float* t, float* dx) {
+                                                                     const float* f, int64_t ih, float* t,
+                                                                     int64_t* taps, float* dx) {
   using F = typename simd::Vec<W>::f;
   const int64_t cm = g.c * g.oc, vec_end = cm / W * W;
+  // The output index o with o * s == p, or -1 (no division for stride 1).
+  auto output_of = [](int64_t p, int64_t s, int64_t out) -> int64_t {
+    if (p < 0) return -1;
+    const int64_t o = s == 1 ? p : p % s != 0 ? -1 : p / s;
+    return o < out ? o : -1;
+  };
+  int64_t rows = 0;  // the taps kh whose output row reads row ih: taps[2 KH KW + 2 i] = kh, then oh
+  int64_t* row_taps = taps + 2 * g.kh * g.kw;
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t oh = output_of(ih + g.pad_h - kh * g.dh, g.sh, g.oh);
+    if (oh < 0) continue;
+    row_taps[2 * rows] = kh;
+    row_taps[2 * rows + 1] = oh;
+    ++rows;
+  }
   for (int64_t iw = 0; iw < g.w; ++iw) {
-    for (int64_t j = 0; j < cm; ++j) t[j] = 0.0f;
-    for (int64_t kh = 0; kh < g.kh; ++kh) {
-      const int64_t ph = ih + g.pad_h - kh * g.dh;  // oh * sh
-      if (ph < 0 || ph % g.sh != 0 || ph / g.sh >= g.oh) continue;
-      const float* dy_row = dy_image + (ph / g.sh) * g.ow * cm;
+    int64_t count = 0;  // taps[2 i]: dy offset, taps[2 i + 1]: filter offset
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t kh = row_taps[2 * r], oh = row_taps[2 * r + 1];
       for (int64_t kw = 0; kw < g.kw; ++kw) {
-        const int64_t pw = iw + g.pad_w - kw * g.dw;
-        if (pw < 0 || pw % g.sw != 0 || pw / g.sw >= g.ow) continue;
-        const float* dyp = dy_row + (pw / g.sw) * cm;
-        const float* fp = f + (kh * g.kw + kw) * cm;
-        for (int64_t j = 0; j < vec_end; j += W)
-          simd::store<F>(t + j, simd::load<F>(t + j) + simd::load<F>(dyp + j) * simd::load<F>(fp + j));
-        for (int64_t j = vec_end; j < cm; ++j) t[j] += dyp[j] * fp[j];
+        const int64_t ow = output_of(iw + g.pad_w - kw * g.dw, g.sw, g.ow);
+        if (ow < 0) continue;
+        taps[2 * count] = (oh * g.ow + ow) * cm;
+        taps[2 * count + 1] = (kh * g.kw + kw) * cm;
+        ++count;
       }
     }
-    float* out = dx + iw * g.c;
-    if (g.oc == 1) {
-      std::memcpy(out, t, sizeof(float) * static_cast<size_t>(g.c));
-    } else {
-      for (int64_t ci = 0; ci < g.c; ++ci) {
-        float s = 0.0f;
-        for (int64_t m = 0; m < g.oc; ++m) s += t[ci * g.oc + m];
-        out[ci] = s;
-      }
+    float* out = g.oc == 1 ? dx + iw * g.c : t;
+    for (int64_t j = 0; j < vec_end; j += W) {
+      F acc{};
+      for (int64_t i = 0; i < count; ++i)
+        acc += simd::load<F>(dy_image + taps[2 * i] + j) * simd::load<F>(f + taps[2 * i + 1] + j);
+      simd::store<F>(out + j, acc);
+    }
+    for (int64_t j = vec_end; j < cm; ++j) {
+      float acc = 0.0f;
+      for (int64_t i = 0; i < count; ++i) acc += dy_image[taps[2 * i] + j] * f[taps[2 * i + 1] + j];
+      out[j] = acc;
+    }
+    if (g.oc == 1) continue;
+    for (int64_t ci = 0; ci < g.c; ++ci) {
+      float s = 0.0f;
+      for (int64_t m = 0; m < g.oc; ++m) s += t[ci * g.oc + m];
+      dx[iw * g.c + ci] = s;
     }
   }
 }
 
 AXON_CPU_DISPATCH(depthwise_input_row,
-                  (const ConvGeometry& g, const float* dy_image, const float* f, int64_t ih, float* t, float* dx),
-                  (g, dy_image, f, ih, t, dx))
+                  (const ConvGeometry& g, const float* dy_image, const float* f, int64_t ih, float* t, int64_t* taps,
+                   float* dx),
+                  (g, dy_image, f, ih, t, taps, dx))
 
 void depthwise_conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
   TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
@@ -167,34 +190,49 @@ void depthwise_conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
   const int64_t cm = g.c * g.oc;
   const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, g.w * cm * g.kh * g.kw));
   d.pool().for_ranges(g.n * g.h, rows, dy.numel() * g.kh * g.kw >= kSerialFlops, [&](int t, int64_t b, int64_t e) {
-    float* acc = d.scratch(t, static_cast<size_t>(std::max<int64_t>(cm, 1)));
+    // Per thread: t (cm floats), then the tap lists (2 KH KW + 2 KH int64).
+    const int64_t t_floats = (std::max<int64_t>(cm, 1) + 15) / 16 * 16;
+    float* acc = d.scratch(t, static_cast<size_t>(t_floats + 4 * g.kh * g.kw + 4 * g.kh));
+    int64_t* taps = reinterpret_cast<int64_t*>(acc + t_floats);
     for (int64_t r = b; r < e; ++r) {
       const int64_t n = r / g.h, ih = r % g.h;
-      depthwise_input_row(g, dyp + n * g.oh * g.ow * cm, fp, ih, acc, dxp + r * g.w * g.c);
+      depthwise_input_row(g, dyp + n * g.oh * g.ow * cm, fp, ih, acc, taps, dxp + r * g.w * g.c);
     }
   });
 }
 
 // The filter gradient's products of output row (n, oh), added to
-// part[kh, kw, j] (float).
+// part[kh, kw, j] (float): per tap and vector of channels, the sum over the
+// row's pixels ow in a register, then added to part.
 template <int W>
 __attribute__((always_inline)) inline void depthwise_filter_row_body(const ConvGeometry& g, const float* const* rows,
                                                                       const TapRange& kr, const float* dy,
                                                                       float* part) {
   using F = typename simd::Vec<W>::f;
   const int64_t cm = g.c * g.oc, vec_end = cm / W * W;
-  for (int64_t ow = 0; ow < g.ow; ++ow) {
-    const TapRange kc = tap_range(ow, g.sw, g.pad_w, g.dw, g.kw, g.w);
-    const int64_t iw0 = ow * g.sw - g.pad_w;
-    const float* d = dy + ow * cm;
-    for (int64_t kh = kr.k0; kh < kr.k1; ++kh)
-      for (int64_t kw = kc.k0; kw < kc.k1; ++kw) {
-        const float* xr = rows[kh] + (iw0 + kw * g.dw) * cm;
-        float* p = part + (kh * g.kw + kw) * cm;
-        for (int64_t j = 0; j < vec_end; j += W)
-          simd::store<F>(p + j, simd::load<F>(p + j) + simd::load<F>(xr + j) * simd::load<F>(d + j));
-        for (int64_t j = vec_end; j < cm; ++j) p[j] += xr[j] * d[j];
+  for (int64_t kw = 0; kw < g.kw; ++kw) {
+    // Outputs ow whose tap kw lands inside the row: ow * sw - pad + kw * dw in [0, w).
+    const int64_t first = g.pad_w - kw * g.dw;
+    const int64_t ow0 = first <= 0 ? 0 : (first + g.sw - 1) / g.sw;
+    const int64_t last = g.w - 1 + g.pad_w - kw * g.dw;
+    const int64_t ow1 = last < 0 ? 0 : std::min(g.ow, last / g.sw + 1);
+    if (ow1 <= ow0) continue;
+    const int64_t x0 = kw * g.dw - g.pad_w;  // input column of output 0's tap kw
+    for (int64_t kh = kr.k0; kh < kr.k1; ++kh) {
+      const float* xr = rows[kh];
+      float* p = part + (kh * g.kw + kw) * cm;
+      for (int64_t j = 0; j < vec_end; j += W) {
+        F acc{};
+        for (int64_t ow = ow0; ow < ow1; ++ow)
+          acc += simd::load<F>(xr + (ow * g.sw + x0) * cm + j) * simd::load<F>(dy + ow * cm + j);
+        simd::store<F>(p + j, simd::load<F>(p + j) + acc);
       }
+      for (int64_t j = vec_end; j < cm; ++j) {
+        float acc = 0.0f;
+        for (int64_t ow = ow0; ow < ow1; ++ow) acc += xr[(ow * g.sw + x0) * cm + j] * dy[ow * cm + j];
+        p[j] += acc;
+      }
+    }
   }
 }
 
@@ -203,8 +241,8 @@ AXON_CPU_DISPATCH(depthwise_filter_row,
                   (g, rows, kr, dy, part))
 
 // Output rows per chunk of the filter gradient: about 256 output pixels, so
-// each chunk's float sums stay short; the chunks' sums are added in double,
-// in chunk order.
+// each chunk's float sums stay short (a row's sum, then the chunk's rows);
+// the chunks' sums are added in double, in chunk order.
 int64_t filter_rows_per_chunk(const ConvGeometry& g) { return std::max<int64_t>(1, 256 / std::max<int64_t>(1, g.ow)); }
 
 void depthwise_conv2d_backprop_filter(CpuDevice& d, const KernelCall& c) {

@@ -9,7 +9,7 @@
 // Tolerances: sums (pooling, depthwise convolution) with compare_sum,
 // 16 u S + u |want| (S the op on |inputs|, by the reference); batch
 // normalization with the same rule on the magnitudes B of
-// axon/tolerance_batch_norm.hpp. AvgPool is the reference's double sums
+// axon/tolerance_batch_norm.hpp, with t = 1 (both sum in double). AvgPool is the reference's double sums
 // exactly, so it is compared bit for bit.
 #include "kernel_test_util.hpp"
 
@@ -132,9 +132,13 @@ axon::tol::BatchNormInputs magnitude_inputs(const HostTensor& x, const HostTenso
                                             const HostTensor& mean, const HostTensor& var,
                                             const axon_batch_norm_attrs& a) {
   const int64_t ch = x.dims.back();
-  return {x.values.data(), static_cast<int64_t>(x.values.size()) / ch, ch, scale.values.data(),
-          offset ? offset->values.data() : nullptr, mean.values.data(), var.values.data(), a.epsilon,
-          a.exponential_avg_factor, a.is_training != 0};
+  axon::tol::BatchNormInputs in{};
+  in.x = x.values.data(), in.rows = static_cast<int64_t>(x.values.size()) / ch, in.ch = ch;
+  in.scale = scale.values.data(), in.offset = offset ? offset->values.data() : nullptr;
+  in.mean = mean.values.data(), in.variance = var.values.data();
+  in.epsilon = a.epsilon, in.exponential_avg_factor = a.exponential_avg_factor, in.training = a.is_training != 0;
+  in.float32_statistics = false;  // the CPU plugin and the reference both sum in double
+  return in;
 }
 
 Comparison compare_with(const std::vector<float>& got, const std::vector<float>& want, const std::vector<double>& b) {

@@ -144,7 +144,7 @@ __attribute__((always_inline)) inline void store_quotient(float* out, const simd
   std::memcpy(out + W / 2, &hi, sizeof hi);
 }
 
-// Output rows [r0, r1) (row = n * oh + oh) of AvgPool.
+// Output rows [r0, r1) (row = n * p.oh + oh) of AvgPool.
 template <int W>
 __attribute__((always_inline)) inline void avg_pool_rows_body(const PoolGeometry& p, const float* x, float* y,
                                                                int64_t r0, int64_t r1) {
@@ -186,7 +186,7 @@ void avg_pool(CpuDevice& d, const KernelCall& c) {
                       [&](int, int64_t b, int64_t e) { avg_pool_rows(p, x.data<float>(), y.data<float>(), b, e); });
 }
 
-// Input rows [r0, r1) (row = n * h + ih) of AvgPoolGrad, gathered: each
+// Input rows [r0, r1) (row = n * p.h + ih) of AvgPoolGrad, gathered: each
 // element sums, in double and in row-major order of the windows covering it,
 // dy times 1 / (that window's real taps) (`inverse`, one per output pixel).
 template <int W>

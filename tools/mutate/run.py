@@ -280,7 +280,7 @@ MUTATIONS += [
             (f"{CPU}/pool.cpp", "const double taps = double((win.h1 - win.h0) * (win.w1 - win.w0));",
              "const double taps = double(p.kh * p.kw);"),
             (f"{CPU}/pool.cpp", "inverse[oh * p.ow + ow] = 1.0 / double((win.h1 - win.h0) * (win.w1 - win.w0));",
-             "inverse[oh * p.ow + ow] = 1.0 / double(p.kh * p.kw);"),
+             "inverse[oh * p.ow + ow] = 1.0 / double(std::max(win.h1 - win.h0, p.kh) * std::max(win.w1 - win.w0, p.kw));"),
             (REF_LAYERS, "static_cast<float>(s / double(win.taps()));", "static_cast<float>(s / double(p.kh * p.kw));"),
             (REF_LAYERS, "const double g = double(dyp[((n * p.oh + oh) * p.ow + ow) * p.c + ch]) / double(win.taps());",
              "const double g = double(dyp[((n * p.oh + oh) * p.ow + ow) * p.c + ch]) / double(p.kh * p.kw);"),

@@ -72,7 +72,7 @@ def uniform(shape, lo=-1.0, hi=1.0):
 
 
 def note_error(op, got32, exact64, abs_sum):
-    """Records TF's float32 error against float64, in units of u * S."""
+    """Records TF's float32 error against float64, in units of u * S (the bound B for batch normalization)."""
     err = np.abs(np.float64(got32) - exact64) - U * np.abs(exact64)
     ratio = float(np.max(err / (U * np.maximum(abs_sum, 1e-300)))) if err.size else 0.0
     tf_error[op] = max(tf_error.get(op, 0.0), ratio)
@@ -80,7 +80,8 @@ def note_error(op, got32, exact64, abs_sum):
 
 def run64(fn, *arrays):
     """fn in float64, or None where TensorFlow's CPU kernel has no float64
-    version (Conv2DBackpropInput with dilation)."""
+    version (Conv2DBackpropInput with dilation; the depthwise ops with
+    dilation or unequal strides)."""
     try:
         return fn(*[np.float64(a) for a in arrays]).numpy()
     except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError, tf.errors.NotFoundError):
@@ -489,11 +490,6 @@ def luniform(shape, lo=-1.0, hi=1.0):
     return f32(lrng.uniform(lo, hi, size=shape))
 
 
-def note_bounded(op, got32, exact64, bound):
-    """TensorFlow's float32 error against float64, in units of u * B."""
-    note_error(op, got32, exact64, bound)
-
-
 def avg_pool_cases(g):
     # (name, x shape, window (h, w), strides (h, w), padding)
     cases = [
@@ -520,7 +516,7 @@ def avg_pool_cases(g):
         dy = luniform(y.shape)
         for op, fn, arg, out in (("AvgPool", fwd, x, y), ("AvgPoolGrad", bwd, dy, bwd(dy).numpy())):
             bound = run64(fn, np.abs(arg))
-            note_bounded(op, out, run64(fn, arg), bound)
+            note_error(op, out, run64(fn, arg), bound)
             g.add(f"{op}/{name}", op, attrs, [("in", arg), ("out", out), ("bound", f32(bound))])
 
 
@@ -608,7 +604,7 @@ def batch_norm_cases(g):
         exact, bounds = batch_norm_reference(x, scale, offset, mean, var, eps, training, factor)
         tensors = [("in", x), ("in", scale), ("in", offset), ("in", mean), ("in", var)]
         for k in range(outputs):
-            note_bounded("FusedBatchNormV3", got[k], exact[k], bounds[k])
+            note_error("FusedBatchNormV3", got[k], exact[k], bounds[k])
             tensors += [("out", got[k])] + ([("bound", f32(bounds[k]))] if np.any(bounds[k]) else [])
         attrs = {"epsilon": repr(float(np.float32(eps))), "exponential_avg_factor": repr(float(np.float32(factor))),
                  "is_training": int(training)}
@@ -626,7 +622,7 @@ def batch_norm_cases(g):
         exact, bounds = batch_norm_grad_reference(dy, x, scale, rs1, rs2, eps, training)
         tensors = [("in", dy), ("in", x), ("in", scale), ("in", rs1), ("in", rs2)]
         for k in range(3):
-            note_bounded("FusedBatchNormGradV3", gr[k], exact[k], bounds[k])
+            note_error("FusedBatchNormGradV3", gr[k], exact[k], bounds[k])
             tensors += [("out", gr[k]), ("bound", f32(bounds[k]))]
         g.add(f"FusedBatchNormGradV3/{name}", "FusedBatchNormGradV3", {**attrs, "exponential_avg_factor": "1.0"}, tensors)
 

@@ -532,6 +532,117 @@ void adam_cases(Gen& g) {
   }
 }
 
+// ------------------------------------------------------------------ the layers of ABI 1.4
+
+void avg_pool_cases(Gen& g, OpId id) {
+  // Odd sizes, SAME windows clipped at the edges, overlap, a window over the
+  // whole image (global average pooling), one larger than the image, an empty batch.
+  static const std::vector<PoolSpec> specs = {
+      {{1, 7, 5, 3}, kValid, 2, 2, 2, 2}, {{2, 7, 6, 2}, kSame, 3, 3, 2, 2}, {{1, 5, 5, 2}, kSame, 2, 2, 1, 1},
+      {{1, 6, 7, 1}, kValid, 3, 3, 1, 1}, {{1, 5, 7, 2}, kSame, 3, 2, 2, 1}, {{2, 7, 7, 19}, kValid, 7, 7, 7, 7},
+      {{1, 3, 2, 4}, kSame, 4, 4, 1, 1},  {{0, 4, 4, 2}, kSame, 2, 2, 2, 2},
+  };
+  for (const PoolSpec& s : specs) {
+    const axon_pool_attrs a = pool_attrs(s);
+    const PoolGeometry p = pool_geometry(a, s.x[0], s.x[1], s.x[2], s.x[3]);
+    const Dims y = {p.n, p.oh, p.ow, p.c};
+    Case& c = g.add(pool_text(s));
+    c.attrs.pool = a;
+    c.inputs = {g.floats(id == OpId::AvgPool ? s.x : y)};
+    c.outputs = {f32(id == OpId::AvgPool ? y : s.x)};
+    judge_all(c, Rule::sum, true);
+  }
+}
+
+// Batch normalization: training (all five outputs) and inference (y alone or
+// all five), 4-D and 2-D x, one value per channel, a constant channel (zero
+// variance), a running average, an empty batch. Judged with the bounds of
+// axon/tolerance_batch_norm.hpp (reference.cpp).
+void batch_norm_cases(Gen& g, OpId id) {
+  struct Spec {
+    Dims x;
+    int training;
+    float factor;
+    int outputs;
+    bool constant_channel;
+  };
+  static const std::vector<Spec> specs = {
+      {{2, 5, 7, 3}, 1, 1.0f, 5, false}, {{9, 6}, 1, 0.4f, 5, false},  {{3, 4, 4, 5}, 1, 1.0f, 5, true},
+      {{1, 4}, 1, 1.0f, 5, false},       {{2, 3, 5, 4}, 0, 1.0f, 1, false}, {{1, 3, 3, 7}, 0, 1.0f, 5, false},
+      {{0, 4, 4, 3}, 0, 1.0f, 1, false},
+  };
+  for (const Spec& s : specs) {
+    const int64_t ch = s.x.back();
+    const Dims v = {ch};
+    const std::string text = std::string(s.training ? "training" : "inference") + " " + dims_text(s.x) +
+                             (s.constant_channel ? ", a constant channel" : "") +
+                             (s.factor != 1.0f ? ", exponential_avg_factor 0.4" : "");
+    HostTensor x = g.floats(s.x, -1.0f, 3.0f);
+    if (s.constant_channel)
+      for (int64_t i = 1; i < x.numel(); i += ch) x.f32()[i] = 0.75f;
+    HostTensor scale = g.floats(v, 0.5f, 1.5f), offset = g.floats(v, -0.5f, 0.5f);
+    HostTensor mean = g.floats(v, -0.2f, 0.2f), var = g.floats(v, 0.5f, 2.0f);
+    const axon_batch_norm_attrs a{sizeof(axon_batch_norm_attrs), 1e-3f, s.factor, s.training};
+    if (id == OpId::FusedBatchNormV3) {
+      Case& c = g.add(text + (s.outputs == 1 ? ", y only" : ""));
+      c.attrs.batch_norm = a;
+      c.inputs = {x, scale, offset, mean, var};
+      c.outputs = {f32(s.x)};
+      for (int k = 1; k < s.outputs; ++k) c.outputs.push_back(f32(v));
+      judge_all(c, Rule::sum, false);
+      continue;
+    }
+    // The gradient takes the mean and biased variance the forward used.
+    HostTensor saved_mean = mean, saved_var = var;
+    if (s.training && s.x[0] > 0) {
+      const auto out = run_reference(op_schema(OpId::FusedBatchNormV3), {x, scale, offset, mean, var},
+                                     {f32(s.x), f32(v), f32(v), f32(v), f32(v)}, &a);
+      saved_mean = out[3], saved_var = out[4];
+    }
+    Case& c = g.add(text);
+    c.attrs.batch_norm = a;
+    c.inputs = {g.floats(s.x), x, scale, saved_mean, saved_var};
+    c.outputs = {f32(s.x), f32(v), f32(v)};
+    judge_all(c, Rule::sum, false);
+  }
+  if (id == OpId::FusedBatchNormGradV3) {  // an empty batch in training: zero sums
+    Case& c = g.add("training 0x3x3x2");
+    c.attrs.batch_norm = {sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
+    c.inputs = {f32({0, 3, 3, 2}), f32({0, 3, 3, 2}), g.floats({2}), g.floats({2}), g.floats({2}, 0.5f, 2.0f)};
+    c.outputs = {f32({0, 3, 3, 2}), f32({2}), f32({2})};
+    judge_all(c, Rule::sum, false);
+  }
+}
+
+// Depthwise convolution, filter [KH, KW, C, M]: multipliers 1 to 3, SAME and
+// VALID, strides 1 and 2 (and 2x1), dilation, batch 1 and 2, a layer of a
+// small ResNet and an empty batch.
+void depthwise_cases(Gen& g, OpId id) {
+  static const std::vector<ConvSpec> specs = {
+      {{1, 7, 5, 3}, {3, 3, 3, 1}, kValid, 1, 1, 1, 1}, {{2, 6, 7, 2}, {3, 3, 2, 2}, kSame, 1, 1, 1, 1},
+      {{1, 7, 5, 3}, {3, 3, 3, 2}, kSame, 2, 2, 1, 1},  {{2, 8, 9, 3}, {2, 3, 3, 1}, kValid, 2, 1, 1, 1},
+      {{1, 9, 8, 2}, {3, 3, 2, 1}, kSame, 1, 1, 2, 2},  {{1, 9, 9, 1}, {2, 2, 1, 3}, kValid, 1, 1, 2, 2},
+      {{2, 14, 14, 32}, {3, 3, 32, 1}, kSame, 1, 1, 1, 1}, {{0, 5, 5, 3}, {3, 3, 3, 2}, kSame, 1, 1, 1, 1},
+  };
+  for (const ConvSpec& s : specs) {
+    const ConvGeometry cg = conv_geometry(conv_attrs(s), s.x.data(), s.f.data());
+    const Dims y = {cg.n, cg.oh, cg.ow, cg.c * cg.oc};
+    Case& c = g.add(conv_text(s));
+    c.attrs.conv = conv_attrs(s);
+    if (id == OpId::DepthwiseConv2dNative) {
+      c.inputs = {g.floats(s.x), g.floats(s.f)};
+      c.outputs = {f32(y)};
+    } else if (id == OpId::DepthwiseConv2dNativeBackpropInput) {
+      c.inputs = {g.floats(y), g.floats(s.f)};
+      c.outputs = {f32(s.x)};
+    } else {
+      c.inputs = {g.floats(s.x), g.floats(y)};
+      c.outputs = {f32(s.f)};
+    }
+    judge_all(c, Rule::sum, true);
+  }
+}
+
 }  // namespace
 
 std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
@@ -562,6 +673,13 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::InTopK:
     case OpId::SparseCategoricalAccuracy: classifier_cases(g, op.id); break;
     case OpId::ApplyAdam: adam_cases(g); break;
+    case OpId::AvgPool:
+    case OpId::AvgPoolGrad: avg_pool_cases(g, op.id); break;
+    case OpId::FusedBatchNormV3:
+    case OpId::FusedBatchNormGradV3: batch_norm_cases(g, op.id); break;
+    case OpId::DepthwiseConv2dNative:
+    case OpId::DepthwiseConv2dNativeBackpropInput:
+    case OpId::DepthwiseConv2dNativeBackpropFilter: depthwise_cases(g, op.id); break;
     // The ABI 1.4 ops: no cases yet.
     case OpId::Sigmoid:
     case OpId::SigmoidGrad:
@@ -585,8 +703,6 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::ClippedReluGrad:
     case OpId::Softmax:
     case OpId::SoftmaxGrad:
-    case OpId::AvgPool:
-    case OpId::AvgPoolGrad:
     case OpId::Sub:
     case OpId::Mul:
     case OpId::Maximum:
@@ -594,12 +710,7 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::ConcatV2:
     case OpId::Slice:
     case OpId::Pad:
-    case OpId::FusedBatchNormV3:
-    case OpId::FusedBatchNormGradV3:
     case OpId::MovingAverage:
-    case OpId::DepthwiseConv2dNative:
-    case OpId::DepthwiseConv2dNativeBackpropInput:
-    case OpId::DepthwiseConv2dNativeBackpropFilter:
     case OpId::count: break;
   }
   return g.take();

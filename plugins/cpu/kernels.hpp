@@ -55,5 +55,7 @@ void add_conv_kernels(sdk::KernelTable& t);       // conv.cpp
 void add_conv_pool_kernels(sdk::KernelTable& t);  // conv_pool.cpp
 void add_pool_kernels(sdk::KernelTable& t);  // pool.cpp
 void add_math_kernels(sdk::KernelTable& t);  // math.cpp
+void add_batch_norm_kernels(sdk::KernelTable& t);  // batch_norm.cpp
+void add_depthwise_kernels(sdk::KernelTable& t);   // depthwise.cpp
 
 }  // namespace axon::cpu

@@ -168,6 +168,8 @@ const sdk::KernelTable& kernel_table() {
     add_conv_pool_kernels(t);
     add_pool_kernels(t);
     add_math_kernels(t);
+    add_batch_norm_kernels(t);
+    add_depthwise_kernels(t);
     return t;
   }();
   return table;

@@ -1,6 +1,6 @@
-// MaxPool and MaxPoolGrad over NHWC: the channel loop is innermost and
-// contiguous, so it vectorises; windows are clipped to the image once per
-// output pixel instead of testing every tap.
+// MaxPool, MaxPoolGrad, AvgPool and AvgPoolGrad over NHWC: the channel loop
+// is innermost and contiguous, so it vectorises; windows are clipped to the
+// image once per output pixel instead of testing every tap.
 #include "device.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
@@ -128,11 +128,146 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
   });
 }
 
+// ------------------------------------------------------------------ average pooling
+// Sums in double, channels in the vector lanes and taps in row-major order:
+// every element gets the same sum whatever the instruction set (the lanes
+// never mix) or the thread count (each element is one thread's). So AvgPool
+// equals the reference's double sums, divided by the window's real taps
+// (TensorFlow's SAME averages over those only).
+
+// out[0 .. n) = float(sum of the W-lane double vectors lo, hi / divisor).
+template <int W>
+__attribute__((always_inline)) inline void store_quotient(float* out, const simd::DoubleSum<W>& s, double divisor) {
+  using Half = typename simd::Vec<W / 2>::f;
+  const Half lo = __builtin_convertvector(s.lo / divisor, Half), hi = __builtin_convertvector(s.hi / divisor, Half);
+  std::memcpy(out, &lo, sizeof lo);
+  std::memcpy(out + W / 2, &hi, sizeof hi);
+}
+
+// Output rows [r0, r1) (row = n * p.oh + oh) of AvgPool.
+template <int W>
+__attribute__((always_inline)) inline void avg_pool_rows_body(const PoolGeometry& p, const float* x, float* y,
+                                                               int64_t r0, int64_t r1) {
+  using F = typename simd::Vec<W>::f;
+  const int64_t ch = p.c, vec_end = ch / W * W;
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t n = row / p.oh, oh = row % p.oh;
+    const float* image = x + n * p.h * p.w * ch;
+    for (int64_t ow = 0; ow < p.ow; ++ow) {
+      const Window win = window(p, oh, ow);
+      const double taps = double((win.h1 - win.h0) * (win.w1 - win.w0));
+      float* out = y + (row * p.ow + ow) * ch;
+      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+        simd::DoubleSum<W> s;
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) s.add(simd::load<F>(image + (ih * p.w + iw) * ch + c0));
+        store_quotient<W>(out + c0, s, taps);
+      }
+      for (int64_t c = vec_end; c < ch; ++c) {
+        double s = 0.0;
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) s += image[(ih * p.w + iw) * ch + c];
+        out[c] = static_cast<float>(s / taps);
+      }
+    }
+  }
+}
+
+AXON_CPU_DISPATCH(avg_pool_rows, (const PoolGeometry& p, const float* x, float* y, int64_t r0, int64_t r1),
+                  (p, x, y, r0, r1))
+
+void avg_pool(CpuDevice& d, const KernelCall& c) {
+  TensorRef x = c.input(0), y = c.output(0);
+  const PoolGeometry p = pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
+  // Chunks of output rows of about kChunkElements inputs read.
+  const int64_t row_reads = std::max<int64_t>(1, p.ow * p.kh * p.kw * p.c);
+  const int64_t rows = std::max<int64_t>(1, kChunkElements / row_reads);
+  d.pool().for_ranges(p.n * p.oh, rows, y.numel() * p.kh * p.kw >= kSerialElements,
+                      [&](int, int64_t b, int64_t e) { avg_pool_rows(p, x.data<float>(), y.data<float>(), b, e); });
+}
+
+// Input rows [r0, r1) (row = n * p.h + ih) of AvgPoolGrad, gathered: each
+// element sums, in double and in row-major order of the windows covering it,
+// dy times 1 / (that window's real taps) (`inverse`, one per output pixel).
+template <int W>
+__attribute__((always_inline)) inline void avg_pool_grad_rows_body(const PoolGeometry& p, const float* dy,
+                                                                    const double* inverse, float* dx, int64_t r0,
+                                                                    int64_t r1) {
+  using F = typename simd::Vec<W>::f;
+  using Half = typename simd::Vec<W / 2>::f;
+  using D = typename simd::DoubleVec<W / 2>::d;
+  const int64_t ch = p.c, vec_end = ch / W * W;
+  // Outputs whose window covers input index i along an axis: [lo, hi].
+  auto covering = [](int64_t i, int64_t pad, int64_t k, int64_t s, int64_t out, int64_t& lo, int64_t& hi) {
+    const int64_t first = i + pad - k + 1;  // the earliest window start that still reaches i
+    lo = first <= 0 ? 0 : (first + s - 1) / s;
+    hi = std::min((i + pad) / s, out - 1);
+  };
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t n = row / p.h, ih = row % p.h;
+    int64_t oh0, oh1;
+    covering(ih, p.pad_h, p.kh, p.sh, p.oh, oh0, oh1);
+    const float* g = dy + n * p.oh * p.ow * ch;
+    for (int64_t iw = 0; iw < p.w; ++iw) {
+      int64_t ow0, ow1;
+      covering(iw, p.pad_w, p.kw, p.sw, p.ow, ow0, ow1);
+      float* out = dx + (row * p.w + iw) * ch;
+      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+        D lo{}, hi{};
+        for (int64_t oh = oh0; oh <= oh1; ++oh)
+          for (int64_t ow = ow0; ow <= ow1; ++ow) {
+            const F v = simd::load<F>(g + (oh * p.ow + ow) * ch + c0);
+            Half a, b;
+            std::memcpy(&a, &v, sizeof a);
+            std::memcpy(&b, reinterpret_cast<const char*>(&v) + sizeof a, sizeof b);
+            const double inv = inverse[oh * p.ow + ow];
+            lo += __builtin_convertvector(a, D) * inv;
+            hi += __builtin_convertvector(b, D) * inv;
+          }
+        const Half a = __builtin_convertvector(lo, Half), b = __builtin_convertvector(hi, Half);
+        std::memcpy(out + c0, &a, sizeof a);
+        std::memcpy(out + c0 + W / 2, &b, sizeof b);
+      }
+      for (int64_t c = vec_end; c < ch; ++c) {
+        double s = 0.0;
+        for (int64_t oh = oh0; oh <= oh1; ++oh)
+          for (int64_t ow = ow0; ow <= ow1; ++ow) s += double(g[(oh * p.ow + ow) * ch + c]) * inverse[oh * p.ow + ow];
+        out[c] = static_cast<float>(s);
+      }
+    }
+  }
+}
+
+AXON_CPU_DISPATCH(avg_pool_grad_rows,
+                  (const PoolGeometry& p, const float* dy, const double* inverse, float* dx, int64_t r0, int64_t r1),
+                  (p, dy, inverse, dx, r0, r1))
+
+// Gathered rather than scattered, so threads write disjoint rows of dx and
+// the overlap of windows needs no clearing pass.
+void avg_pool_grad(CpuDevice& d, const KernelCall& c) {
+  TensorRef dy = c.input(0), dx = c.output(0);
+  const PoolGeometry p = pool_geometry(c.attrs<axon_pool_attrs>(), dx.c());
+  if (dx.numel() == 0) return;
+  double* inverse = d.partials_f64(static_cast<size_t>(std::max<int64_t>(1, p.oh * p.ow)));
+  for (int64_t oh = 0; oh < p.oh; ++oh)
+    for (int64_t ow = 0; ow < p.ow; ++ow) {
+      const Window win = window(p, oh, ow);
+      inverse[oh * p.ow + ow] = 1.0 / double((win.h1 - win.h0) * (win.w1 - win.w0));
+    }
+  const int64_t reads_per_row = std::max<int64_t>(1, p.w * p.c * std::max<int64_t>(1, (p.kh / p.sh) * (p.kw / p.sw)));
+  const int64_t rows = std::max<int64_t>(1, kChunkElements / reads_per_row);
+  d.pool().for_ranges(p.n * p.h, rows, dx.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
+    avg_pool_grad_rows(p, dy.data<float>(), inverse, dx.data<float>(), b, e);
+  });
+}
+
 }  // namespace
 
 void add_pool_kernels(sdk::KernelTable& t) {
   add<OpId::MaxPool, max_pool>(t);
   add<OpId::MaxPoolGrad, max_pool_grad>(t);
+  add<OpId::AvgPool, avg_pool>(t);
+  add<OpId::AvgPoolGrad, avg_pool_grad>(t);
 }
 
 }  // namespace axon::cpu

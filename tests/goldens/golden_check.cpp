@@ -47,6 +47,7 @@ struct Attrs {
   axon_fused_conv2d_attrs fused_conv{};
   axon_fused_matmul_attrs fused_matmul{};
   axon_fused_conv2d_max_pool_attrs conv_pool{};
+  axon_batch_norm_attrs batch_norm{};
   const void* chosen = nullptr;
 };
 
@@ -66,10 +67,11 @@ axon_conv2d_attrs conv_attrs(const golden::Case& c) {
 
 void make_attrs(const golden::Case& c, Attrs& a) {
   const std::string& op = c.op;
-  if (op == "Conv2D" || op == "Conv2DBackpropInput" || op == "Conv2DBackpropFilter") {
+  if (op == "Conv2D" || op == "Conv2DBackpropInput" || op == "Conv2DBackpropFilter" || op == "DepthwiseConv2dNative" ||
+      op == "DepthwiseConv2dNativeBackpropInput" || op == "DepthwiseConv2dNativeBackpropFilter") {
     a.conv = conv_attrs(c);
     a.chosen = &a.conv;
-  } else if (op == "MaxPool" || op == "MaxPoolGrad") {
+  } else if (op == "MaxPool" || op == "MaxPoolGrad" || op == "AvgPool" || op == "AvgPoolGrad") {
     a.pool = {sizeof(axon_pool_attrs), to_int(c, "window_h"), to_int(c, "window_w"), to_int(c, "stride_h"),
               to_int(c, "stride_w"), padding(c, "padding")};
     a.chosen = &a.pool;
@@ -98,6 +100,10 @@ void make_attrs(const golden::Case& c, Attrs& a) {
                    {sizeof(axon_pool_attrs), to_int(c, "pool_window_h"), to_int(c, "pool_window_w"),
                     to_int(c, "pool_stride_h"), to_int(c, "pool_stride_w"), padding(c, "pool_padding")}};
     a.chosen = &a.conv_pool;
+  } else if (op == "FusedBatchNormV3" || op == "FusedBatchNormGradV3") {
+    a.batch_norm = {sizeof(axon_batch_norm_attrs), to_float(c, "epsilon"), to_float(c, "exponential_avg_factor"),
+                    to_int(c, "is_training")};
+    a.chosen = &a.batch_norm;
   }
 }
 

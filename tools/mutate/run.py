@@ -35,6 +35,8 @@ import time
 
 CPU = "plugins/cpu"
 REF = "sdk/examples/reference-plugin/kernels.cpp"
+REF_DIR = "sdk/examples/reference-plugin"
+REF_LAYERS = f"{REF_DIR}/kernels_layers.cpp"
 # TensorFlow's window geometry, written once for the host's validation and
 # every plugin (CPU, reference, CUDA): a bug planted here moves them all.
 GEOMETRY = "sdk/include/axon/op_geometry.hpp"
@@ -42,6 +44,8 @@ GEOMETRY = "sdk/include/axon/op_geometry.hpp"
 # The tests a mutation of the kernels may trip: the kernel tests (each ISA),
 # the goldens, the layer gradchecks and model tests, the contract tests.
 KERNEL_TESTS = r"^(kernels|goldens|train\.gradcheck|train\.model|cuda_kernels_driver_on_cpu)"
+# The layer kernels (ABI 1.4): their CPU-vs-reference tests and goldens.
+LAYER_TESTS = r"^(kernels|goldens\.(cpu|reference))"
 # ... and, for the shared geometry, the op table's hand-worked window sizes
 # and shapes (tests/core/test_op_table.cpp).
 GEOMETRY_TESTS = r"^(kernels|goldens|train\.gradcheck|train\.model|cuda_kernels_driver_on_cpu|core\.unit\.)"
@@ -258,6 +262,44 @@ MUTATIONS += [
                    "void TerminateOnNaN::on_epoch_end(const nn::EpochLogs&) {}")],
         "tests": r"^errors\.(async|nan)",
     },
+    {
+        "name": "batch variance unbiased",
+        "what": "FusedBatchNormV3 normalises with the variance times n / (n - 1) (CPU and reference)",
+        "edits": [
+            (f"{CPU}/batch_norm.cpp", "var[k] = std::max(sq[k] / double(rows) - m * m, 0.0);",
+             "var[k] = std::max(sq[k] / double(rows) - m * m, 0.0) * double(rows) / double(rows > 1 ? rows - 1 : 1);"),
+            (REF_LAYERS, "var[static_cast<size_t>(k)] = q / double(rows);",
+             "var[static_cast<size_t>(k)] = q / double(rows > 1 ? rows - 1 : 1);"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "AvgPool counts the padding",
+        "what": "SAME windows are divided by the whole window's size, padding included (CPU and reference)",
+        "edits": [
+            (f"{CPU}/pool.cpp", "const double taps = double((win.h1 - win.h0) * (win.w1 - win.w0));",
+             "const double taps = double(p.kh * p.kw);"),
+            (f"{CPU}/pool.cpp", "inverse[oh * p.ow + ow] = 1.0 / double((win.h1 - win.h0) * (win.w1 - win.w0));",
+             "inverse[oh * p.ow + ow] = 1.0 / double(std::max(win.h1 - win.h0, p.kh) * std::max(win.w1 - win.w0, p.kw));"),
+            (REF_LAYERS, "static_cast<float>(s / double(win.taps()));", "static_cast<float>(s / double(p.kh * p.kw));"),
+            (REF_LAYERS, "const double g = double(dyp[((n * p.oh + oh) * p.ow + ow) * p.c + ch]) / double(win.taps());",
+             "const double g = double(dyp[((n * p.oh + oh) * p.ow + ow) * p.c + ch]) / double(p.kh * p.kw);"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "depthwise filter gradient ignores the last image",
+        "what": "DepthwiseConv2dNativeBackpropFilter leaves out the batch's last image (CPU and reference)",
+        "edits": [
+            (f"{CPU}/depthwise.cpp", "const ConvGeometry g = conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c());",
+             "const ConvGeometry g = [&] { ConvGeometry h = conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c()); "
+             "h.n -= h.n > 1; return h; }();"),
+            (REF_LAYERS, "const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c());",
+             "const ConvGeometry g = [&] { ConvGeometry h = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), "
+             "df.c()); h.n -= h.n > 1; return h; }();"),
+        ],
+        "tests": LAYER_TESTS,
+    },
 ]
 
 
@@ -285,7 +327,8 @@ def noop_mutations(read, listdir):
     registered kernel's definition is not found exactly once."""
     out = []
     cpu_sources = sorted(f"{CPU}/{n}" for n in listdir(CPU) if n.endswith(".cpp"))
-    for plugin, sources, device in [("reference", [REF], "Device"), ("cpu", cpu_sources, "CpuDevice")]:
+    ref_sources = sorted(f"{REF_DIR}/{n}" for n in listdir(REF_DIR) if n.endswith(".cpp"))
+    for plugin, sources, device in [("reference", ref_sources, "Device"), ("cpu", cpu_sources, "CpuDevice")]:
         texts = {rel: read(rel) for rel in sources}
         registered = sorted({fn for text in texts.values() for _, fn in REGISTRATION.findall(text)})
         if not registered:

@@ -72,7 +72,7 @@ def uniform(shape, lo=-1.0, hi=1.0):
 
 
 def note_error(op, got32, exact64, abs_sum):
-    """Records TF's float32 error against float64, in units of u * S."""
+    """Records TF's float32 error against float64, in units of u * S (the bound B for batch normalization)."""
     err = np.abs(np.float64(got32) - exact64) - U * np.abs(exact64)
     ratio = float(np.max(err / (U * np.maximum(abs_sum, 1e-300)))) if err.size else 0.0
     tf_error[op] = max(tf_error.get(op, 0.0), ratio)
@@ -80,10 +80,11 @@ def note_error(op, got32, exact64, abs_sum):
 
 def run64(fn, *arrays):
     """fn in float64, or None where TensorFlow's CPU kernel has no float64
-    version (Conv2DBackpropInput with dilation)."""
+    version (Conv2DBackpropInput with dilation; the depthwise ops with
+    dilation or unequal strides)."""
     try:
         return fn(*[np.float64(a) for a in arrays]).numpy()
-    except tf.errors.InvalidArgumentError:
+    except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError, tf.errors.NotFoundError):
         return None
 
 
@@ -479,6 +480,209 @@ def misc_cases(g):
         g.add(f"Identity/{np.dtype(dt).name}", "Identity", {}, [("in", x), ("out", tf.raw_ops.Identity(input=x).numpy())])
 
 
+# ---------------------------------------------------------------- layers (ABI 1.4): layers.axg
+# Their own generator, so that ops.axg, fused_ops.axg and cnn_adam.axg keep
+# their inputs.
+lrng = np.random.default_rng(20261202)
+
+
+def luniform(shape, lo=-1.0, hi=1.0):
+    return f32(lrng.uniform(lo, hi, size=shape))
+
+
+def avg_pool_cases(g):
+    # (name, x shape, window (h, w), strides (h, w), padding)
+    cases = [
+        ("2x2_s2_valid", (2, 6, 6, 3), (2, 2), (2, 2), "VALID"),
+        ("3x3_s2_same_asym", (1, 7, 9, 3), (3, 3), (2, 2), "SAME"),
+        ("3x3_s1_same_overlap", (2, 6, 5, 2), (3, 3), (1, 1), "SAME"),
+        ("2x3_s1x2_valid", (2, 7, 9, 2), (2, 3), (1, 2), "VALID"),
+        ("window_over_input_same", (1, 3, 3, 2), (4, 4), (1, 1), "SAME"),
+        ("global_7x7", (8, 7, 7, 64), (7, 7), (7, 7), "VALID"),
+        ("global_28x28", (2, 28, 28, 16), (28, 28), (28, 28), "VALID"),
+    ]
+    for name, xs, win, st, pad in cases:
+        x = luniform(xs)
+        kw = dict(ksize=[1, win[0], win[1], 1], strides=[1, st[0], st[1], 1], padding=pad)
+        attrs = {"window_h": win[0], "window_w": win[1], "stride_h": st[0], "stride_w": st[1], "padding": pad}
+
+        def fwd(a):
+            return tf.raw_ops.AvgPool(value=a, **kw)
+
+        def bwd(d):
+            return tf.raw_ops.AvgPoolGrad(orig_input_shape=list(xs), grad=d, **kw)
+
+        y = fwd(x).numpy()
+        dy = luniform(y.shape)
+        for op, fn, arg, out in (("AvgPool", fwd, x, y), ("AvgPoolGrad", bwd, dy, bwd(dy).numpy())):
+            bound = run64(fn, np.abs(arg))
+            note_error(op, out, run64(fn, arg), bound)
+            g.add(f"{op}/{name}", op, attrs, [("in", arg), ("out", out), ("bound", f32(bound))])
+
+
+def batch_norm_reference(x, scale, offset, mean, var, eps, training, factor):
+    """FusedBatchNormV3 in float64 over the last dimension, and the bounds B
+    of its outputs (sdk/include/axon/tolerance_batch_norm.hpp states them):
+    [y, batch_mean, batch_variance, reserve_space_1, reserve_space_2], then
+    their B."""
+    c = x.shape[-1]
+    x2 = np.float64(x).reshape(-1, c)
+    n = x2.shape[0]
+    a = np.abs(x2).mean(axis=0)
+    if training:
+        m = x2.mean(axis=0)
+        v = ((x2 - m) ** 2).mean(axis=0)
+    else:
+        m, v = np.float64(mean), np.float64(var)
+    r = 1.0 / np.sqrt(v + np.float64(np.float32(eps)))
+    s, o = np.float64(scale), np.float64(offset)
+    y = (x2 - m) * r * s + o
+    t = np.sqrt(n) if training else 0.0  # the statistics' rounding grows with n
+    y_b = np.abs(s) * r * ((1 + t) * np.abs(x2 - m) + t * a) + np.abs(o)
+    if not training:
+        return [y.reshape(x.shape), m, v, m, v], [y_b.reshape(x.shape), 0 * m, 0 * v, 0 * m, 0 * v]
+    f = np.float64(np.float32(factor))
+    unbias = n / max(n - 1, 1)
+    big_v = v + a * a * 2.0 ** -20  # the mean's rounding enters the variance squared
+    bm = m if f == 1 else (1 - f) * np.float64(mean) + f * m
+    bv = v * unbias if f == 1 else (1 - f) * np.float64(var) + f * unbias * v
+    bm_b = (1 - f) * np.abs(np.float64(mean)) + f * t * a
+    bv_b = (1 - f) * np.abs(np.float64(var)) + f * unbias * t * big_v
+    return [y.reshape(x.shape), bm, bv, m, v], [y_b.reshape(x.shape), bm_b, bv_b, t * a, t * big_v]
+
+
+def batch_norm_grad_reference(dy, x, scale, mean, var, eps, training):
+    """FusedBatchNormGradV3 in float64 and the bounds B of dx, scale_backprop
+    and offset_backprop."""
+    c = x.shape[-1]
+    d2, x2 = np.float64(dy).reshape(-1, c), np.float64(x).reshape(-1, c)
+    r = 1.0 / np.sqrt(np.float64(var) + np.float64(np.float32(eps)))
+    xhat = (x2 - np.float64(mean)) * r
+    s = np.float64(scale)
+    if training:
+        dx = s * r * (d2 - d2.mean(axis=0) - xhat * (d2 * xhat).mean(axis=0))
+        dx_b = np.abs(s) * r * (np.abs(d2) + np.abs(d2).mean(axis=0) + np.abs(xhat) * np.abs(d2 * xhat).mean(axis=0))
+    else:
+        dx = d2 * s * r
+        dx_b = np.abs(dx)
+    return ([dx.reshape(x.shape), (d2 * xhat).sum(axis=0), d2.sum(axis=0)],
+            [dx_b.reshape(x.shape), np.abs(d2 * xhat).sum(axis=0), np.abs(d2).sum(axis=0)])
+
+
+def batch_norm_cases(g):
+    # (name, x shape, epsilon, is_training, exponential_avg_factor, x values, outputs written)
+    cases = [
+        ("train_4d", (8, 5, 5, 3), 1e-3, True, 1.0, "uniform", 5),
+        ("train_4d_running_average", (4, 6, 6, 8), 1e-3, True, 0.3, "uniform", 5),
+        ("train_2d", (32, 10), 1e-3, True, 1.0, "uniform", 5),
+        ("train_one_value_per_channel", (1, 4), 1e-3, True, 1.0, "uniform", 5),
+        ("train_one_value_running_average", (1, 1, 1, 4), 1e-5, True, 0.1, "uniform", 5),
+        ("train_constant_channel", (6, 4, 4, 3), 1e-3, True, 1.0, "constant_channel", 5),
+        ("train_mean_far_from_zero", (4, 5, 5, 4), 1e-3, True, 1.0, "offset", 5),
+        ("train_resnet_14x14x32", (4, 14, 14, 32), 1.001e-5, True, 1.0, "relu", 5),
+        ("infer_4d_y_only", (8, 5, 5, 3), 1e-3, False, 1.0, "uniform", 1),
+        ("infer_4d_all_outputs", (2, 3, 4, 5), 1e-3, False, 1.0, "uniform", 5),
+        ("infer_2d", (16, 7), 1e-5, False, 1.0, "uniform", 1),
+    ]
+    for name, xs, eps, training, factor, values, outputs in cases:
+        c = xs[-1]
+        x = luniform(xs, -1.0, 3.0)
+        if values == "constant_channel":
+            x[..., 1] = 0.75
+        elif values == "offset":
+            x = f32(100.0 + luniform(xs))
+        elif values == "relu":
+            x = f32(np.maximum(luniform(xs), 0.0))
+        scale, offset = luniform((c,), 0.5, 1.5), luniform((c,), -0.5, 0.5)
+        mean, var = luniform((c,), -0.2, 0.2), luniform((c,), 0.5, 2.0)
+        # TensorFlow's kernel takes 4-D x: a 2-D x [N, C] goes through as [N, 1, 1, C].
+        x4 = x.reshape(-1, 1, 1, c) if x.ndim == 2 else x
+        got = tf.raw_ops.FusedBatchNormV3(x=x4, scale=scale, offset=offset, mean=mean, variance=var, epsilon=np.float32(eps),
+                                          exponential_avg_factor=np.float32(factor), data_format="NHWC",
+                                          is_training=training)
+        got = [got[0].numpy().reshape(xs)] + [t.numpy() for t in got[1:5]]
+        exact, bounds = batch_norm_reference(x, scale, offset, mean, var, eps, training, factor)
+        tensors = [("in", x), ("in", scale), ("in", offset), ("in", mean), ("in", var)]
+        for k in range(outputs):
+            note_error("FusedBatchNormV3", got[k], exact[k], bounds[k])
+            tensors += [("out", got[k])] + ([("bound", f32(bounds[k]))] if np.any(bounds[k]) else [])
+        attrs = {"epsilon": repr(float(np.float32(eps))), "exponential_avg_factor": repr(float(np.float32(factor))),
+                 "is_training": int(training)}
+        g.add(f"FusedBatchNormV3/{name}", "FusedBatchNormV3", attrs, tensors)
+
+        # The gradient, with the reserve spaces the forward wrote (training) or
+        # the given mean and variance (inference).
+        dy = luniform(xs)
+        rs1, rs2 = (got[3], got[4]) if training else (mean, var)
+        d4 = dy.reshape(-1, 1, 1, c) if x.ndim == 2 else dy
+        gr = tf.raw_ops.FusedBatchNormGradV3(y_backprop=d4, x=x4, scale=scale, reserve_space_1=rs1, reserve_space_2=rs2,
+                                             reserve_space_3=np.zeros(0, np.float32), epsilon=np.float32(eps),
+                                             data_format="NHWC", is_training=training)
+        gr = [gr[0].numpy().reshape(xs), gr[1].numpy(), gr[2].numpy()]
+        exact, bounds = batch_norm_grad_reference(dy, x, scale, rs1, rs2, eps, training)
+        tensors = [("in", dy), ("in", x), ("in", scale), ("in", rs1), ("in", rs2)]
+        for k in range(3):
+            note_error("FusedBatchNormGradV3", gr[k], exact[k], bounds[k])
+            tensors += [("out", gr[k]), ("bound", f32(bounds[k]))]
+        g.add(f"FusedBatchNormGradV3/{name}", "FusedBatchNormGradV3", {**attrs, "exponential_avg_factor": "1.0"}, tensors)
+
+
+def depthwise_cases(g):
+    # (name, x shape, filter shape [KH, KW, C, M], strides (h, w), dilations (h, w), padding)
+    cases = [
+        ("valid_3x3", (2, 7, 6, 3), (3, 3, 3, 1), (1, 1), (1, 1), "VALID"),
+        ("same_3x3_multiplier_2", (1, 6, 5, 2), (3, 3, 2, 2), (1, 1), (1, 1), "SAME"),
+        ("same_s2_asym", (2, 7, 8, 4), (3, 3, 4, 1), (2, 2), (1, 1), "SAME"),
+        ("valid_strides_2_1_kernel_2x3_multiplier_3", (1, 8, 9, 2), (2, 3, 2, 3), (2, 1), (1, 1), "VALID"),
+        ("same_dilation_2", (1, 9, 9, 2), (3, 3, 2, 1), (1, 1), (2, 2), "SAME"),
+        ("valid_dilation_2_multiplier_2", (2, 9, 8, 3), (3, 2, 3, 2), (1, 1), (2, 2), "VALID"),
+        ("valid_dilation_1_2", (1, 6, 9, 2), (2, 3, 2, 1), (1, 1), (1, 2), "VALID"),
+        ("same_kernel_over_input", (1, 3, 3, 2), (4, 4, 2, 1), (1, 1), (1, 1), "SAME"),
+        ("same_resnet_14x14x32", (4, 14, 14, 32), (3, 3, 32, 1), (1, 1), (1, 1), "SAME"),
+    ]
+    for name, xs, ws, st, dil, pad in cases:
+        x, w = luniform(xs), luniform(ws)
+        ys = (xs[0], conv_out(xs[1], ws[0], st[0], dil[0], pad), conv_out(xs[2], ws[1], st[1], dil[1], pad), ws[2] * ws[3])
+        dy = luniform(ys)
+        attrs = {"stride_h": st[0], "stride_w": st[1], "dilation_h": dil[0], "dilation_w": dil[1], "padding": pad}
+        kw = dict(strides=[1, st[0], st[1], 1], padding=pad, dilations=[1, dil[0], dil[1], 1])
+
+        def fwd(a, b):
+            return tf.raw_ops.DepthwiseConv2dNative(input=a, filter=b, **kw)
+
+        def by_tape(a, b, d, wrt_input):
+            """The gradient of tf.nn.depthwise_conv2d (dilation through
+            SpaceToBatchND), for dilated cases: TensorFlow 2.21's oneDNN
+            kernels of the raw gradient ops refuse VALID and ignore the
+            dilation with SAME (README.md)."""
+            a, b = tf.constant(a), tf.constant(b)
+            with tf.GradientTape() as tape:
+                tape.watch([a, b])
+                out = tf.nn.depthwise_conv2d(a, b, strides=[1, st[0], st[1], 1], padding=pad, dilations=list(dil))
+            return tape.gradient(out, a if wrt_input else b, output_gradients=tf.constant(d, out.dtype))
+
+        raw_grads = dil == (1, 1)
+
+        def bwd_in(d, b):
+            if not raw_grads:
+                return by_tape(np.zeros(xs, b.dtype), b, d, True)
+            return tf.raw_ops.DepthwiseConv2dNativeBackpropInput(input_sizes=list(xs), filter=b, out_backprop=d, **kw)
+
+        def bwd_f(a, d):
+            if not raw_grads:
+                return by_tape(a, np.zeros(ws, a.dtype), d, False)
+            return tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(input=a, filter_sizes=list(ws), out_backprop=d, **kw)
+
+        for op, fn, ins in (("DepthwiseConv2dNative", fwd, (x, w)), ("DepthwiseConv2dNativeBackpropInput", bwd_in, (dy, w)),
+                            ("DepthwiseConv2dNativeBackpropFilter", bwd_f, (x, dy))):
+            got = fn(*ins).numpy()
+            bound = bound_of(fn, *ins)
+            exact = run64(fn, *ins)
+            if exact is not None:
+                note_error(op, got, exact, bound)
+            g.add(f"{op}/{name}", op, attrs, [("in", i) for i in ins] + [("out", got), ("bound", f32(bound))])
+
+
 # ---------------------------------------------------------------- the guide's CNN, three Adam steps
 
 def read_idx(path):
@@ -565,6 +769,11 @@ def main():
     misc_cases(ops)
     ops.write(os.path.join(a.out, "ops.axg"))
     fused.write(os.path.join(a.out, "fused_ops.axg"))
+    layers = Golden()
+    avg_pool_cases(layers)
+    batch_norm_cases(layers)
+    depthwise_cases(layers)
+    layers.write(os.path.join(a.out, "layers.axg"))
     cnn_case(a.data, os.path.join(a.out, "cnn_adam.axg"))
     print("TensorFlow's float32 error, in units of 2^-24 * S:",
           ", ".join(f"{k} {v:.2f}" for k, v in sorted(tf_error.items())))

@@ -491,6 +491,7 @@ const KernelTable& kernel_table() {
     add<OpId::FusedReluGradBiasAddGrad, fused_relu_grad_bias_add_grad>(t);
     add<OpId::FusedConv2DMaxPool, fused_conv2d_max_pool>(t);
     add<OpId::FusedConv2DMaxPoolGrad, fused_conv2d_max_pool_grad>(t);
+    add_layer_kernels(t);
     return t;
   }();
   return table;

@@ -1,0 +1,119 @@
+// Benchmarks of the CPU plugin's layer kernels (ABI 1.4) through the C ABI,
+// at the shapes of a small ResNet on 28x28 images at batch 64: stages of
+// [64,28,28,16], [64,14,14,32] and [64,7,7,64]. Batch normalization and
+// average pooling report GB/s: the bytes of their tensors, each read or
+// written once (the least any kernel moves; the forward of batch
+// normalization in training reads x twice, its gradient dy and x twice).
+// Depthwise convolution reports GFLOP/s, 2 * KH * KW flops per output value.
+// Plugin threads: AXON_TEST_THREADS (default: all CPUs). Figures, never verdicts.
+#include "plugin_harness.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace axon::test;
+
+namespace {
+
+struct Env {
+  LoadedPlugin plugin{AXON_CPU_PLUGIN_PATH};
+  TestDevice dev{plugin, 0};
+  std::mt19937 rng{7};
+  std::vector<std::unique_ptr<DeviceTensor>> keep;
+
+  DeviceTensor* f32(std::vector<int64_t> dims, float lo = -1.0f, float hi = 1.0f) {
+    keep.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, std::move(dims)));
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> v(static_cast<size_t>(keep.back()->numel()));
+    for (auto& x : v) x = u(rng);
+    keep.back()->upload(v);
+    return keep.back().get();
+  }
+};
+
+Env& env() {
+  static Env e;
+  return e;
+}
+
+int64_t numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+// Runs op on fresh tensors of the given shapes; reports GB/s of `bytes` or
+// GFLOP/s of `flops` per call.
+void op_bench(benchmark::State& state, const char* op, const std::vector<std::vector<int64_t>>& ins,
+              const std::vector<std::vector<int64_t>>& outs, const void* attrs, double bytes, double flops) {
+  Env& e = env();
+  std::vector<const DeviceTensor*> in;
+  std::vector<DeviceTensor*> out;
+  for (size_t i = 0; i < ins.size(); ++i)  // batch norm: the variances positive
+    in.push_back(ins[i].size() == 1 && i >= 3 ? e.f32(ins[i], 0.5f, 2.0f) : e.f32(ins[i]));
+  for (const auto& d : outs) out.push_back(e.f32(d));
+  for (auto _ : state) run_op(e.dev, op, in, out, attrs);
+  const auto rate = benchmark::Counter::kIsIterationInvariantRate;
+  if (bytes > 0) state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, rate);
+  if (flops > 0) state.counters["GFLOPS"] = benchmark::Counter(flops / 1e9, rate);
+}
+
+void add(const std::string& name, const char* op, std::vector<std::vector<int64_t>> ins,
+         std::vector<std::vector<int64_t>> outs, const void* attrs, double bytes, double flops) {
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [=](benchmark::State& s) { op_bench(s, op, ins, outs, attrs, bytes, flops); })
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
+void register_layers() {
+  static const axon_pool_attrs pool2{sizeof(axon_pool_attrs), 2, 2, 2, 2, AXON_PADDING_VALID};
+  static const axon_pool_attrs global7{sizeof(axon_pool_attrs), 7, 7, 7, 7, AXON_PADDING_VALID};
+  static const axon_batch_norm_attrs train{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
+  static const axon_batch_norm_attrs infer{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 0};
+  static const axon_conv2d_attrs same{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_SAME};
+  const std::vector<std::vector<int64_t>> stages{{64, 28, 28, 16}, {64, 14, 14, 32}, {64, 7, 7, 64}};
+  for (const auto& x : stages) {
+    const std::string s = std::to_string(x[1]) + "x" + std::to_string(x[2]) + "x" + std::to_string(x[3]);
+    const int64_t c = x[3];
+    const double xb = 4.0 * numel(x);
+    add("FusedBatchNormV3/training/" + s, "FusedBatchNormV3", {x, {c}, {c}, {c}, {c}}, {x, {c}, {c}, {c}, {c}}, &train,
+        2 * xb, 0);
+    add("FusedBatchNormV3/inference/" + s, "FusedBatchNormV3", {x, {c}, {c}, {c}, {c}}, {x}, &infer, 2 * xb, 0);
+    add("FusedBatchNormGradV3/training/" + s, "FusedBatchNormGradV3", {x, x, {c}, {c}, {c}}, {x, {c}, {c}}, &train,
+        3 * xb, 0);
+    const std::vector<int64_t> w{3, 3, c, 1};
+    const double flops = 2.0 * numel(x) * 9;
+    add("DepthwiseConv2dNative/3x3/" + s, "DepthwiseConv2dNative", {x, w}, {x}, &same, 0, flops);
+    add("DepthwiseConv2dNativeBackpropInput/3x3/" + s, "DepthwiseConv2dNativeBackpropInput", {x, w}, {x}, &same, 0,
+        flops);
+    add("DepthwiseConv2dNativeBackpropFilter/3x3/" + s, "DepthwiseConv2dNativeBackpropFilter", {x, x}, {w}, &same, 0,
+        flops);
+  }
+  // Average pooling: 2x2 downsampling between the stages, and global average pooling at the end.
+  for (const auto& x : {stages[0], stages[1]}) {
+    const std::vector<int64_t> y{x[0], x[1] / 2, x[2] / 2, x[3]};
+    const std::string s = std::to_string(x[1]) + "x" + std::to_string(x[2]) + "x" + std::to_string(x[3]);
+    const double bytes = 4.0 * (numel(x) + numel(y));
+    add("AvgPool/2x2/" + s, "AvgPool", {x}, {y}, &pool2, bytes, 0);
+    add("AvgPoolGrad/2x2/" + s, "AvgPoolGrad", {y}, {x}, &pool2, bytes, 0);
+  }
+  const std::vector<int64_t> x = stages[2], y{64, 1, 1, 64};
+  const double bytes = 4.0 * (numel(x) + numel(y));
+  add("AvgPool/global/7x7x64", "AvgPool", {x}, {y}, &global7, bytes, 0);
+  add("AvgPoolGrad/global/7x7x64", "AvgPoolGrad", {y}, {x}, &global7, bytes, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  register_layers();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

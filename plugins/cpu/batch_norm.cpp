@@ -1,0 +1,250 @@
+// FusedBatchNormV3 and FusedBatchNormGradV3 over the last dimension of x,
+// seen as [rows, C] whatever its rank. Memory-bound: the forward reads x
+// twice (the statistics, then y) and writes y once; the gradient reads dy and
+// x twice and writes dx once. Per-channel sums are taken in double, channels
+// in the vector lanes and rows in order, in chunks of rows fixed by the
+// channel count (BiasAddGrad's), added in chunk order: the results do not
+// depend on the thread count, and since this file is compiled without FMA
+// contraction (CMakeLists.txt) nor on the instruction set either.
+#include "device.hpp"
+#include "kernels.hpp"
+#include "simd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace axon::cpu {
+namespace {
+
+constexpr int64_t kSerialElements = 1 << 15;
+
+// Per-channel double sums over rows [r0, r1) of a [rows, ch] pair (a, b):
+// s1[c] = sum(a - a_shift[c]), s2[c] = sum((a - a_shift[c]) * (b - b_shift[c])).
+// The forward passes (x, x) with both shifts the first row (the variance of
+// shifted data: no cancellation when the mean is far from 0), the gradient
+// (dy, x) with the shifts 0 and the mean.
+template <int W>
+__attribute__((always_inline)) inline void channel_sums_body(const float* a, const float* b, int64_t r0, int64_t r1,
+                                                              int64_t ch, const double* a_shift, const double* b_shift,
+                                                              double* s1, double* s2) {
+  using F = typename simd::Vec<W>::f;
+  using Half = typename simd::Vec<W / 2>::f;
+  using D = typename simd::DoubleVec<W / 2>::d;
+  auto halves = [](F v, D& lo, D& hi) {
+    Half l, h;
+    std::memcpy(&l, &v, sizeof l);
+    std::memcpy(&h, reinterpret_cast<const char*>(&v) + sizeof l, sizeof h);
+    lo = __builtin_convertvector(l, D);
+    hi = __builtin_convertvector(h, D);
+  };
+  int64_t c0 = 0;
+  for (; c0 + W <= ch; c0 += W) {
+    D as_lo, as_hi, bs_lo, bs_hi;
+    std::memcpy(&as_lo, a_shift + c0, sizeof as_lo);
+    std::memcpy(&as_hi, a_shift + c0 + W / 2, sizeof as_hi);
+    std::memcpy(&bs_lo, b_shift + c0, sizeof bs_lo);
+    std::memcpy(&bs_hi, b_shift + c0 + W / 2, sizeof bs_hi);
+    D t1_lo{}, t1_hi{}, t2_lo{}, t2_hi{};
+    for (int64_t r = r0; r < r1; ++r) {
+      D a_lo, a_hi, b_lo, b_hi;
+      halves(simd::load<F>(a + r * ch + c0), a_lo, a_hi);
+      halves(simd::load<F>(b + r * ch + c0), b_lo, b_hi);
+      a_lo -= as_lo, a_hi -= as_hi, b_lo -= bs_lo, b_hi -= bs_hi;
+      t1_lo += a_lo, t1_hi += a_hi;
+      t2_lo += a_lo * b_lo, t2_hi += a_hi * b_hi;
+    }
+    std::memcpy(s1 + c0, &t1_lo, sizeof t1_lo);
+    std::memcpy(s1 + c0 + W / 2, &t1_hi, sizeof t1_hi);
+    std::memcpy(s2 + c0, &t2_lo, sizeof t2_lo);
+    std::memcpy(s2 + c0 + W / 2, &t2_hi, sizeof t2_hi);
+  }
+  for (; c0 < ch; ++c0) {
+    double t1 = 0.0, t2 = 0.0;
+    for (int64_t r = r0; r < r1; ++r) {
+      const double da = a[r * ch + c0] - a_shift[c0], db = b[r * ch + c0] - b_shift[c0];
+      t1 += da;
+      t2 += da * db;
+    }
+    s1[c0] = t1;
+    s2[c0] = t2;
+  }
+}
+
+AXON_CPU_DISPATCH(channel_sums,
+                  (const float* a, const float* b, int64_t r0, int64_t r1, int64_t ch, const double* a_shift,
+                   const double* b_shift, double* s1, double* s2),
+                  (a, b, r0, r1, ch, a_shift, b_shift, s1, s2))
+
+// out = ((x - m) * k + o) or, with dy, (k * ((dy - o) - (x - m) * q)), per
+// channel constants, rows [r0, r1); each lane's float operations are the same
+// on every instruction set.
+struct Affine {
+  const float *m, *k, *o, *q;  // q null: the forward form
+};
+
+template <int W>
+__attribute__((always_inline)) inline void affine_rows_body(const float* x, const float* dy, const Affine& f,
+                                                             int64_t r0, int64_t r1, int64_t ch, float* out) {
+  using F = typename simd::Vec<W>::f;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t base = r * ch;
+    int64_t c0 = 0;
+    for (; c0 + W <= ch; c0 += W) {
+      const F xc = simd::load<F>(x + base + c0) - simd::load<F>(f.m + c0);
+      F v;
+      if (f.q == nullptr)
+        v = xc * simd::load<F>(f.k + c0) + simd::load<F>(f.o + c0);
+      else
+        v = simd::load<F>(f.k + c0) *
+            ((simd::load<F>(dy + base + c0) - simd::load<F>(f.o + c0)) - xc * simd::load<F>(f.q + c0));
+      simd::store<F>(out + base + c0, v);
+    }
+    for (; c0 < ch; ++c0) {
+      const float xc = x[base + c0] - f.m[c0];
+      out[base + c0] = f.q == nullptr ? xc * f.k[c0] + f.o[c0] : f.k[c0] * ((dy[base + c0] - f.o[c0]) - xc * f.q[c0]);
+    }
+  }
+}
+
+AXON_CPU_DISPATCH(affine_rows,
+                  (const float* x, const float* dy, const Affine& f, int64_t r0, int64_t r1, int64_t ch, float* out),
+                  (x, dy, f, r0, r1, ch, out))
+
+// The per-channel totals of channel_sums over all rows: chunk partials in
+// scratch, added in chunk order. t1, t2: [ch] doubles.
+void total_sums(CpuDevice& d, const float* a, const float* b, int64_t rows, int64_t ch, const double* a_shift,
+                const double* b_shift, double* t1, double* t2) {
+  const int64_t per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, per_chunk);
+  double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * 2 * ch));
+  d.pool().for_ranges(rows, per_chunk, rows * ch >= kSerialElements, [&](int, int64_t r0, int64_t r1) {
+    double* part = acc + (r0 / per_chunk) * 2 * ch;
+    channel_sums(a, b, r0, r1, ch, a_shift, b_shift, part, part + ch);
+  });
+  for (int64_t c = 0; c < ch; ++c) {
+    double s1 = 0.0, s2 = 0.0;
+    for (int64_t t = 0; t < chunks; ++t) {
+      s1 += acc[t * 2 * ch + c];
+      s2 += acc[t * 2 * ch + ch + c];
+    }
+    t1[c] = s1;
+    t2[c] = s2;
+  }
+}
+
+void affine(CpuDevice& d, const float* x, const float* dy, const Affine& f, int64_t rows, int64_t ch, float* out) {
+  d.pool().for_ranges(rows, bias_grad_rows_per_chunk(ch), rows * ch >= kSerialElements,
+                      [&](int, int64_t r0, int64_t r1) { affine_rows(x, dy, f, r0, r1, ch, out); });
+}
+
+// Per-channel arrays in the device's intermediate scratch (nothing else of
+// these kernels uses it): `doubles` arrays of ch doubles, then `floats` of ch floats.
+struct ChannelScratch {
+  double* d;
+  float* f;
+  int64_t ch;
+  ChannelScratch(CpuDevice& dev, int64_t channels, int doubles, int floats) : ch(channels) {
+    d = reinterpret_cast<double*>(dev.intermediate(static_cast<size_t>(ch * (2 * doubles + floats))));
+    f = reinterpret_cast<float*>(d + ch * doubles);
+  }
+  double* dbl(int i) const { return d + i * ch; }
+  float* flt(int i) const { return f + i * ch; }
+};
+
+// TensorFlow's FusedBatchNormV3 (the reference plugin's kernels_layers.cpp
+// states the semantics); y = (x - mean) * (scale / sqrt(var + epsilon)) + offset.
+void fused_batch_norm(CpuDevice& d, const KernelCall& c) {
+  TensorRef x = c.input(0), y = c.output(0);
+  const auto& a = c.attrs<axon_batch_norm_attrs>();
+  const int64_t ch = x.dim(-1), rows = ch > 0 ? x.numel() / ch : 0;
+  if (ch == 0) return;
+  const float* xp = x.data<float>();
+  const float* scale = c.input(1).data<float>();
+  const float* offset = c.input(2).data<float>();
+  const float* old_mean = c.input(3).data<float>();
+  const float* old_var = c.input(4).data<float>();
+  const ChannelScratch s(d, ch, 4, 2);
+  double *mean = s.dbl(0), *var = s.dbl(1), *shift = s.dbl(2), *sq = s.dbl(3);
+  if (a.is_training && rows > 0) {
+    for (int64_t k = 0; k < ch; ++k) shift[k] = xp[k];
+    total_sums(d, xp, xp, rows, ch, shift, shift, mean, sq);
+    for (int64_t k = 0; k < ch; ++k) {
+      const double m = mean[k] / double(rows);  // the mean of x - shift
+      mean[k] = shift[k] + m;
+      var[k] = std::max(sq[k] / double(rows) - m * m, 0.0);
+    }
+  } else {
+    for (int64_t k = 0; k < ch; ++k) mean[k] = old_mean[k], var[k] = old_var[k];
+  }
+  if (rows > 0) {
+    float *m = s.flt(0), *k = s.flt(1);
+    for (int64_t i = 0; i < ch; ++i) {
+      m[i] = static_cast<float>(mean[i]);
+      k[i] = static_cast<float>(scale[i] / std::sqrt(var[i] + double(a.epsilon)));
+    }
+    affine(d, xp, nullptr, Affine{m, k, offset, nullptr}, rows, ch, y.data<float>());
+  }
+  if (c.num_outputs() == 1) return;
+  float* batch_mean = c.output(1).data<float>();
+  float* batch_var = c.output(2).data<float>();
+  float* saved_mean = c.output(3).data<float>();
+  float* saved_var = c.output(4).data<float>();
+  const double f = a.exponential_avg_factor;
+  const double unbias = double(rows) / double(rows > 1 ? rows - 1 : 1);
+  for (int64_t k = 0; k < ch; ++k) {
+    if (rows == 0) {
+      batch_mean[k] = batch_var[k] = std::numeric_limits<float>::quiet_NaN();
+      saved_mean[k] = saved_var[k] = 0.0f;
+    } else if (a.is_training) {
+      batch_mean[k] = static_cast<float>(f == 1.0 ? mean[k] : (1.0 - f) * old_mean[k] + f * mean[k]);
+      batch_var[k] = static_cast<float>(f == 1.0 ? var[k] * unbias : (1.0 - f) * old_var[k] + f * unbias * var[k]);
+      saved_mean[k] = static_cast<float>(mean[k]);
+      saved_var[k] = static_cast<float>(var[k]);
+    } else {
+      batch_mean[k] = saved_mean[k] = old_mean[k];
+      batch_var[k] = saved_var[k] = old_var[k];
+    }
+  }
+}
+
+// TensorFlow's FusedBatchNormGradV3: one pass for sum(dy) and
+// sum(dy (x - mean)), one for dx = scale r ((dy - mean(dy)) - (x - mean) q)
+// with q = r^2 mean(dy (x - mean)) in training, 0 in inference.
+void fused_batch_norm_grad(CpuDevice& d, const KernelCall& c) {
+  TensorRef dy = c.input(0), x = c.input(1), dx = c.output(0);
+  const auto& a = c.attrs<axon_batch_norm_attrs>();
+  const int64_t ch = x.dim(-1), rows = ch > 0 ? x.numel() / ch : 0;
+  if (ch == 0) return;
+  const float* g = dy.data<float>();
+  const float* xp = x.data<float>();
+  const float* scale = c.input(2).data<float>();
+  const float* mean = c.input(3).data<float>();
+  const float* var = c.input(4).data<float>();
+  const ChannelScratch s(d, ch, 4, 4);
+  double *zero = s.dbl(0), *mean_d = s.dbl(1), *sum_dy = s.dbl(2), *sum_dy_xc = s.dbl(3);
+  for (int64_t k = 0; k < ch; ++k) zero[k] = 0.0, mean_d[k] = mean[k], sum_dy[k] = 0.0, sum_dy_xc[k] = 0.0;
+  if (rows > 0) total_sums(d, g, xp, rows, ch, zero, mean_d, sum_dy, sum_dy_xc);  // no rows: zero sums
+  float* dscale = c.output(1).data<float>();
+  float* doffset = c.output(2).data<float>();
+  float *m = s.flt(0), *k = s.flt(1), *o = s.flt(2), *q = s.flt(3);
+  for (int64_t i = 0; i < ch; ++i) {
+    const double r = 1.0 / std::sqrt(double(var[i]) + double(a.epsilon));
+    dscale[i] = static_cast<float>(sum_dy_xc[i] * r);
+    doffset[i] = static_cast<float>(sum_dy[i]);
+    m[i] = mean[i];
+    k[i] = static_cast<float>(scale[i] * r);
+    o[i] = a.is_training ? static_cast<float>(sum_dy[i] / double(rows)) : 0.0f;
+    q[i] = a.is_training ? static_cast<float>(r * r * sum_dy_xc[i] / double(rows)) : 0.0f;
+  }
+  if (rows > 0) affine(d, xp, g, Affine{m, k, o, q}, rows, ch, dx.data<float>());
+}
+
+}  // namespace
+
+void add_batch_norm_kernels(sdk::KernelTable& t) {
+  add<OpId::FusedBatchNormV3, fused_batch_norm>(t);
+  add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
+}
+
+}  // namespace axon::cpu

@@ -1,0 +1,278 @@
+// Naive, obviously correct kernels of the layers ABI 1.4 added: average
+// pooling, batch normalization and depthwise convolution, with their
+// gradients. As in kernels.cpp, every call is checked against the op table
+// first and sums are accumulated in double.
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace ref {
+namespace {
+
+using namespace axon::sdk;
+using axon::ConvGeometry;
+using axon::PoolGeometry;
+
+// The op table's validator before the kernel, as kernels.cpp registers its own.
+template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
+axon_status validated(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
+  return guarded(err, [&] {
+    std::string why;
+    if (!axon::validate_call(axon::op_schema(Op), *call, &why)) fail(AXON_INVALID_ARGUMENT, why);
+    F(*static_cast<Device*>(device_ctx), KernelCall(*call));
+  });
+}
+
+void store(const std::vector<double>& acc, float* out) {
+  for (size_t i = 0; i < acc.size(); ++i) out[i] = static_cast<float>(acc[i]);
+}
+
+// ------------------------------------------------------------------ average pooling
+
+// The real (not padded) input rows [h0, h1) and columns [w0, w1) of the window
+// of output pixel (oh, ow): TensorFlow averages over these taps only.
+struct Window {
+  int64_t h0, h1, w0, w1;
+  int64_t taps() const { return (h1 - h0) * (w1 - w0); }
+};
+
+Window window(const PoolGeometry& p, int64_t oh, int64_t ow) {
+  const int64_t h = oh * p.sh - p.pad_h, w = ow * p.sw - p.pad_w;
+  return {std::max<int64_t>(h, 0), std::min(h + p.kh, p.h), std::max<int64_t>(w, 0), std::min(w + p.kw, p.w)};
+}
+
+void avg_pool(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), y = c.output(0);
+  const PoolGeometry p = axon::pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t oh = 0; oh < p.oh; ++oh)
+      for (int64_t ow = 0; ow < p.ow; ++ow) {
+        const Window win = window(p, oh, ow);
+        for (int64_t ch = 0; ch < p.c; ++ch) {
+          double s = 0.0;
+          for (int64_t ih = win.h0; ih < win.h1; ++ih)
+            for (int64_t iw = win.w0; iw < win.w1; ++iw) s += xp[((n * p.h + ih) * p.w + iw) * p.c + ch];
+          yp[((n * p.oh + oh) * p.ow + ow) * p.c + ch] = static_cast<float>(s / double(win.taps()));
+        }
+      }
+}
+
+// Each output's gradient, divided by its window's tap count, goes to every tap.
+void avg_pool_grad(Device&, const KernelCall& c) {
+  TensorRef dy = c.input(0), dx = c.output(0);
+  const PoolGeometry p = axon::pool_geometry(c.attrs<axon_pool_attrs>(), dx.c());
+  const float* dyp = dy.data<float>();
+  std::vector<double> acc(static_cast<size_t>(dx.numel()), 0.0);
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t oh = 0; oh < p.oh; ++oh)
+      for (int64_t ow = 0; ow < p.ow; ++ow) {
+        const Window win = window(p, oh, ow);
+        for (int64_t ch = 0; ch < p.c; ++ch) {
+          const double g = double(dyp[((n * p.oh + oh) * p.ow + ow) * p.c + ch]) / double(win.taps());
+          for (int64_t ih = win.h0; ih < win.h1; ++ih)
+            for (int64_t iw = win.w0; iw < win.w1; ++iw)
+              acc[static_cast<size_t>(((n * p.h + ih) * p.w + iw) * p.c + ch)] += g;
+        }
+      }
+  store(acc, dx.data<float>());
+}
+
+// ------------------------------------------------------------------ batch normalization
+// x is [rows, C] for any rank >= 2: the statistics are per channel (the last
+// dimension) over all the other dimensions.
+
+// Training: the batch's mean and biased variance per channel (NaN for no rows).
+void batch_moments(const float* x, int64_t rows, int64_t ch, std::vector<double>& mean, std::vector<double>& var) {
+  mean.assign(static_cast<size_t>(ch), 0.0);
+  var.assign(static_cast<size_t>(ch), 0.0);
+  for (int64_t k = 0; k < ch; ++k) {
+    double s = 0.0;
+    for (int64_t r = 0; r < rows; ++r) s += x[r * ch + k];
+    const double m = s / double(rows);
+    double q = 0.0;
+    for (int64_t r = 0; r < rows; ++r) q += (x[r * ch + k] - m) * (x[r * ch + k] - m);
+    mean[static_cast<size_t>(k)] = m;
+    var[static_cast<size_t>(k)] = q / double(rows);
+  }
+}
+
+// TensorFlow's FusedBatchNormV3. y = (x - mean) / sqrt(variance + epsilon) *
+// scale + offset, with the batch's mean and biased variance in training, the
+// given ones in inference. Training also writes batch_mean and batch_variance
+// (the running averages (1 - f) old + f new, the variance's new value
+// unbiased by n / (n - 1), n / 1 for n = 1), reserve_space_1 = the mean and
+// reserve_space_2 = the biased variance. Inference with 5 outputs copies the
+// given mean and variance into both pairs. For an empty x, batch_mean and
+// batch_variance are NaN and the reserve spaces 0, as TensorFlow writes them.
+void fused_batch_norm(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), y = c.output(0);
+  const auto& a = c.attrs<axon_batch_norm_attrs>();
+  const int64_t ch = x.dim(-1), rows = ch > 0 ? x.numel() / ch : 0;
+  const float* xp = x.data<float>();
+  const float* scale = c.input(1).data<float>();
+  const float* offset = c.input(2).data<float>();
+  const float* old_mean = c.input(3).data<float>();
+  const float* old_var = c.input(4).data<float>();
+  std::vector<double> mean, var;
+  if (a.is_training) {
+    batch_moments(xp, rows, ch, mean, var);
+  } else {
+    mean.assign(old_mean, old_mean + ch);
+    var.assign(old_var, old_var + ch);
+  }
+  float* yp = y.data<float>();
+  for (int64_t k = 0; k < ch; ++k) {
+    const double r = 1.0 / std::sqrt(var[static_cast<size_t>(k)] + double(a.epsilon));
+    for (int64_t i = 0; i < rows; ++i)
+      yp[i * ch + k] = static_cast<float>((xp[i * ch + k] - mean[static_cast<size_t>(k)]) * r * scale[k] + offset[k]);
+  }
+  if (c.num_outputs() == 1) return;
+  float* batch_mean = c.output(1).data<float>();
+  float* batch_var = c.output(2).data<float>();
+  float* saved_mean = c.output(3).data<float>();
+  float* saved_var = c.output(4).data<float>();
+  const double f = a.exponential_avg_factor;
+  const double unbias = double(rows) / double(rows > 1 ? rows - 1 : 1);
+  for (int64_t k = 0; k < ch; ++k) {
+    const double m = mean[static_cast<size_t>(k)], v = var[static_cast<size_t>(k)];
+    if (rows == 0) {
+      batch_mean[k] = batch_var[k] = std::numeric_limits<float>::quiet_NaN();
+      saved_mean[k] = saved_var[k] = 0.0f;
+    } else if (a.is_training) {
+      batch_mean[k] = static_cast<float>(f == 1.0 ? m : (1.0 - f) * old_mean[k] + f * m);
+      batch_var[k] = static_cast<float>(f == 1.0 ? v * unbias : (1.0 - f) * old_var[k] + f * unbias * v);
+      saved_mean[k] = static_cast<float>(m);
+      saved_var[k] = static_cast<float>(v);
+    } else {
+      batch_mean[k] = saved_mean[k] = old_mean[k];
+      batch_var[k] = saved_var[k] = old_var[k];
+    }
+  }
+}
+
+// TensorFlow's FusedBatchNormGradV3, reserve_space_1/2 being the mean and
+// biased variance the forward used (the given ones in inference). With
+// r = 1 / sqrt(var + epsilon) and xhat = (x - mean) r, per channel:
+// scale_backprop = sum(dy xhat), offset_backprop = sum(dy), and
+// dx = scale r (dy - mean(dy) - xhat mean(dy xhat)) in training (the mean and
+// variance depend on x), dx = scale r dy in inference.
+void fused_batch_norm_grad(Device&, const KernelCall& c) {
+  TensorRef dy = c.input(0), x = c.input(1), dx = c.output(0);
+  const auto& a = c.attrs<axon_batch_norm_attrs>();
+  const int64_t ch = x.dim(-1), rows = ch > 0 ? x.numel() / ch : 0;
+  const float* g = dy.data<float>();
+  const float* xp = x.data<float>();
+  const float* scale = c.input(2).data<float>();
+  const float* mean = c.input(3).data<float>();
+  const float* var = c.input(4).data<float>();
+  float* dxp = dx.data<float>();
+  float* dscale = c.output(1).data<float>();
+  float* doffset = c.output(2).data<float>();
+  for (int64_t k = 0; k < ch; ++k) {
+    const double r = 1.0 / std::sqrt(double(var[k]) + double(a.epsilon));
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for (int64_t i = 0; i < rows; ++i) {
+      sum_dy += g[i * ch + k];
+      sum_dy_xhat += g[i * ch + k] * ((xp[i * ch + k] - double(mean[k])) * r);
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+      const double xhat = (xp[i * ch + k] - double(mean[k])) * r;
+      const double centred = a.is_training ? g[i * ch + k] - sum_dy / double(rows) - xhat * sum_dy_xhat / double(rows)
+                                           : double(g[i * ch + k]);
+      dxp[i * ch + k] = static_cast<float>(scale[k] * r * centred);
+    }
+    dscale[k] = static_cast<float>(sum_dy_xhat);
+    doffset[k] = static_cast<float>(sum_dy);
+  }
+}
+
+// ------------------------------------------------------------------ depthwise convolution
+// filter [KH, KW, C, M]: input channel c feeds output channels c * M .. c * M + M - 1,
+// each with its own KH x KW filter. The geometry is Conv2D's with oc = M.
+
+// Calls f(y index of (n, oh, ow, channel 0), x index of (n, ih, iw, channel 0),
+// filter index of (kh, kw, channel 0)) for every tap that reads a real pixel.
+template <class F>
+void for_each_tap(const ConvGeometry& g, F&& f) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t ow = 0; ow < g.ow; ++ow)
+        for (int64_t kh = 0; kh < g.kh; ++kh) {
+          const int64_t ih = oh * g.sh - g.pad_h + kh * g.dh;
+          if (ih < 0 || ih >= g.h) continue;
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            const int64_t iw = ow * g.sw - g.pad_w + kw * g.dw;
+            if (iw < 0 || iw >= g.w) continue;
+            f(((n * g.oh + oh) * g.ow + ow) * g.c * g.oc, ((n * g.h + ih) * g.w + iw) * g.c,
+              (kh * g.kw + kw) * g.c * g.oc);
+          }
+        }
+}
+
+void depthwise_conv2d(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), f = c.input(1), y = c.output(0);
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), f.c());
+  const float* xp = x.data<float>();
+  const float* fp = f.data<float>();
+  std::vector<double> acc(static_cast<size_t>(y.numel()), 0.0);
+  for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t fi) {
+    for (int64_t ci = 0; ci < g.c; ++ci)
+      for (int64_t m = 0; m < g.oc; ++m)
+        acc[static_cast<size_t>(yi + ci * g.oc + m)] += double(xp[xi + ci]) * fp[fi + ci * g.oc + m];
+  });
+  store(acc, y.data<float>());
+}
+
+void depthwise_conv2d_backprop_input(Device&, const KernelCall& c) {
+  TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c());
+  const float* dyp = dy.data<float>();
+  const float* fp = f.data<float>();
+  std::vector<double> acc(static_cast<size_t>(dx.numel()), 0.0);
+  for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t fi) {
+    for (int64_t ci = 0; ci < g.c; ++ci)
+      for (int64_t m = 0; m < g.oc; ++m)
+        acc[static_cast<size_t>(xi + ci)] += double(dyp[yi + ci * g.oc + m]) * fp[fi + ci * g.oc + m];
+  });
+  store(acc, dx.data<float>());
+}
+
+void depthwise_conv2d_backprop_filter(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), dy = c.input(1), df = c.output(0);
+  const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c());
+  const float* xp = x.data<float>();
+  const float* dyp = dy.data<float>();
+  std::vector<double> acc(static_cast<size_t>(df.numel()), 0.0);
+  for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t fi) {
+    for (int64_t ci = 0; ci < g.c; ++ci)
+      for (int64_t m = 0; m < g.oc; ++m)
+        acc[static_cast<size_t>(fi + ci * g.oc + m)] += double(xp[xi + ci]) * dyp[yi + ci * g.oc + m];
+  });
+  store(acc, df.data<float>());
+}
+
+template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
+void add(KernelTable& t) {
+  t.add(Op, &validated<Op, F>);
+}
+
+}  // namespace
+
+void add_layer_kernels(KernelTable& t) {
+  using axon::OpId;
+  add<OpId::AvgPool, avg_pool>(t);
+  add<OpId::AvgPoolGrad, avg_pool_grad>(t);
+  add<OpId::FusedBatchNormV3, fused_batch_norm>(t);
+  add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
+  add<OpId::DepthwiseConv2dNative, depthwise_conv2d>(t);
+  add<OpId::DepthwiseConv2dNativeBackpropInput, depthwise_conv2d_backprop_input>(t);
+  add<OpId::DepthwiseConv2dNativeBackpropFilter, depthwise_conv2d_backprop_filter>(t);
+}
+
+}  // namespace ref

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,16 +32,50 @@ ncclDataType_t nccl_type(axon_dtype t) {
 
 ncclRedOp_t nccl_op(axon_reduce_op op) { return op == AXON_REDUCE_MEAN ? ncclAvg : ncclSum; }
 
-// Communicators for each set of devices seen, kept for the life of the process.
+// The communicators of one set of devices (ncclCommInitAll), kept for the
+// life of the process; or why they could not be set up, which every later
+// all-reduce over the same devices reports rather than using them.
+struct CommSet {
+  std::vector<ncclComm_t> comms;
+  std::string failure;
+};
+
 struct InProcessComms {
   std::mutex mu;
-  std::map<std::vector<int>, std::vector<ncclComm_t>> by_devices;
+  std::map<std::vector<int>, CommSet> by_devices;
 };
 
 InProcessComms& in_process() {
   static auto* c = new InProcessComms;  // never destroyed: NCCL may be gone at exit
   return *c;
 }
+
+std::string gpu_list(const std::vector<int>& ordinals) {
+  std::string s = ordinals.size() == 1 ? "GPU " : "GPUs ";
+  for (size_t i = 0; i < ordinals.size(); ++i) s += (i ? ", " : "") + std::to_string(ordinals[i]);
+  return s + " (CUDA ordinals)";
+}
+
+// ncclGroupStart() .. ncclGroupEnd(), ended on every path: a group left open
+// would swallow the thread's next collectives. A call that fails inside the
+// group makes ncclGroupEnd discard the group (and return that error), so
+// nothing but NCCL calls may throw between the two.
+class NcclGroup {
+ public:
+  NcclGroup() { NCCL_CHECK(ncclGroupStart()); }
+  ~NcclGroup() {
+    if (open_) ncclGroupEnd();
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+  void end() {
+    open_ = false;
+    NCCL_CHECK(ncclGroupEnd());
+  }
+
+ private:
+  bool open_ = true;
+};
 
 axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers, int64_t count, axon_dtype dtype,
                        axon_reduce_op op, axon_error* err) {
@@ -53,23 +88,33 @@ axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers
       devs.push_back(&device_from_ctx(ctxs[i]));
       ordinals.push_back(devs.back()->ordinal());
     }
-    // One device goes through NCCL too (an in-place all-reduce of one rank
+    const ncclDataType_t type = nccl_type(dtype);
+    // One device goes through NCCL too (an in-process all-reduce of one rank
     // changes nothing): the same path as several, so one GPU can test it.
     if (count == 0) return;
     auto& ip = in_process();
     std::lock_guard<std::mutex> lock(ip.mu);
-    auto& comms = ip.by_devices[ordinals];
-    if (comms.empty()) {
-      comms.resize(n);
-      NCCL_CHECK(ncclCommInitAll(comms.data(), n, ordinals.data()));
+    CommSet& set = ip.by_devices[ordinals];
+    if (!set.failure.empty())
+      sdk::fail(AXON_UNAVAILABLE, sdk::format("NCCL all-reduce over %s: %s", gpu_list(ordinals).c_str(), set.failure.c_str()));
+    if (set.comms.empty()) {
+      // Into a local vector: communicators of a failed set-up are never used.
+      std::vector<ncclComm_t> comms(static_cast<size_t>(n));
+      try {
+        NCCL_CHECK(ncclCommInitAll(comms.data(), n, ordinals.data()));
+      } catch (const sdk::Error& e) {
+        set.failure = std::string("the communicators could not be set up: ") + e.what();
+        throw;
+      }
+      set.comms = std::move(comms);
     }
-    NCCL_CHECK(ncclGroupStart());
-    for (int i = 0; i < n; ++i) {
-      devs[i]->activate();
-      NCCL_CHECK(ncclAllReduce(buffers[i], buffers[i], static_cast<size_t>(count), nccl_type(dtype), nccl_op(op), comms[i],
+    // NCCL makes each communicator's device current itself: no cudaSetDevice
+    // (which could throw) inside the group.
+    NcclGroup group;
+    for (int i = 0; i < n; ++i)
+      NCCL_CHECK(ncclAllReduce(buffers[i], buffers[i], static_cast<size_t>(count), type, nccl_op(op), set.comms[i],
                                devs[i]->stream()));
-    }
-    NCCL_CHECK(ncclGroupEnd());
+    group.end();
   });
 }
 

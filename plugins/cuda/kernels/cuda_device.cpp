@@ -12,18 +12,6 @@ namespace {
 
 constexpr size_t kCublasWorkspace = 32u << 20;  // cuBLAS's own recommendation for Hopper
 
-const sdk::KernelTable& kernel_table() {
-  static const sdk::KernelTable table = [] {
-    sdk::KernelTable t;
-    register_conv_kernels(t);
-    register_pool_activation_kernels(t);
-    register_matmul_kernels(t);
-    register_own_kernels(t);
-    return t;
-  }();
-  return table;
-}
-
 }  // namespace
 
 // cudaMalloc/cudaFree for the allocator, on this device.

@@ -103,7 +103,9 @@ void add(sdk::KernelTable& t) {
 // The device behind a device_ctx handed out by open_device.
 inline CudaDevice& device_from_ctx(void* ctx) { return static_cast<CudaDevice&>(*static_cast<sdk::Device*>(ctx)); }
 
-// Per-area kernel registration (conv.cpp, pool_activation.cpp, matmul.cpp, ops.cpp).
+// The device's kernels (kernel_table.cpp), registered per area (conv.cpp,
+// pool_activation.cpp, matmul.cpp, ops.cpp).
+const sdk::KernelTable& kernel_table();
 void register_conv_kernels(sdk::KernelTable& t);
 void register_pool_activation_kernels(sdk::KernelTable& t);
 void register_matmul_kernels(sdk::KernelTable& t);

@@ -1,0 +1,31 @@
+// Host versions of the launchers of axon's own CUDA kernels (elementwise.hpp)
+// that the kernel areas linked into the fake-library tests call: with the
+// fake runtime, "device memory" is host memory and work runs at once.
+#include "elementwise.hpp"
+
+#include <algorithm>
+
+namespace axon::cuda::launch {
+
+void fill(cudaStream_t, float* y, int64_t n, float value) { std::fill(y, y + n, value); }
+
+void transpose(cudaStream_t, const float* x, float* y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) y[c * rows + r] = x[r * cols + c];
+}
+
+void window_copy(cudaStream_t, const float* src, int64_t batch, int64_t src_h, int64_t src_w, int64_t channels, float* dst,
+                 int64_t dst_h, int64_t dst_w, int64_t off_h, int64_t off_w, float fill) {
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t h = 0; h < dst_h; ++h)
+      for (int64_t w = 0; w < dst_w; ++w)
+        for (int64_t c = 0; c < channels; ++c) {
+          const int64_t y = h + off_h, x = w + off_w;
+          dst[((n * dst_h + h) * dst_w + w) * channels + c] =
+              y >= 0 && y < src_h && x >= 0 && x < src_w ? src[((n * src_h + y) * src_w + x) * channels + c] : fill;
+        }
+}
+
+bool have_code_for_current_device(std::string&) { return true; }
+
+}  // namespace axon::cuda::launch

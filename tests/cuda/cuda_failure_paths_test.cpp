@@ -188,3 +188,82 @@ TEST_CASE("an all-reduce that fails inside NCCL's group leaves no group open: th
   CHECK(all_equal(a, 3.f));
   CHECK(all_equal(b, 3.f));
 }
+
+TEST_CASE("an asynchronous NCCL error of an in-process all-reduce ends synchronize() naming the all-reduce", "[nccl-async]") {
+  fake::reset();
+  Device d0(0), d1(1);
+  std::vector<float> a(1000, 1.f), b(1000, 2.f);
+  fake::script().hang_collectives = true;
+  fake::script().hang_async_error = ncclRemoteError;
+  REQUIRE(all_reduce({&d0, &d1}, {&a, &b}).status == AXON_OK);  // queued
+  const auto t0 = Clock::now();
+  const Result s0 = d0.synchronize();
+  CHECK(seconds_since(t0) < 5);
+  CHECK(s0.status == AXON_INTERNAL);
+  CHECK_THAT(s0.message, Contains("NCCL all-reduce of 1000 float32 values over GPUs 0, 1") &&
+                             Contains("remote process exited or there was a network error") &&
+                             Contains("aborted"));
+  CHECK(fake::record().aborted == 2);  // both communicators of the set
+  // The other device's part of that all-reduce failed with it.
+  const Result s1 = d1.synchronize();
+  CHECK(s1.status == AXON_INTERNAL);
+  CHECK_THAT(s1.message, Contains("NCCL all-reduce of 1000 float32 values over GPUs 0, 1"));
+  CHECK(d0.synchronize().status == AXON_OK);  // reported once
+  const Result later = all_reduce({&d0, &d1}, {&a, &b});
+  CHECK(later.status == AXON_UNAVAILABLE);
+  CHECK_THAT(later.message, Contains("remote process exited or there was a network error"));
+  CHECK(fake::record().aborted == 2);
+}
+
+TEST_CASE("a cross-process all-reduce that never finishes fails at its timeout naming it, and its error without one at "
+          "synchronize()", "[nccl-comm]") {
+  fake::reset();
+  const axon_collective_api& c = *kernels().collectives;
+  Device d0(0), d1(1);
+  auto create = [&](Device& d) {
+    char id[AXON_COMM_ID_CAPACITY];
+    size_t id_size = sizeof id;
+    axon_error err{};
+    REQUIRE(c.comm_get_id(nullptr, id, &id_size, &err) == AXON_OK);
+    void* comm = nullptr;
+    REQUIRE(c.comm_create(d.api.device_ctx, id, id_size, 0, 1, &comm, &err) == AXON_OK);
+    return comm;
+  };
+  std::vector<float> buf(1000, 1.f);
+  fake::script().hang_collectives = true;
+
+  void* stuck = create(d0);
+  axon_error err{};
+  auto t0 = Clock::now();
+  Result r = result(c.comm_all_reduce(stuck, buf.data(), 1000, AXON_FLOAT32, AXON_REDUCE_SUM, 300, &err), err);
+  const double waited = seconds_since(t0);
+  CHECK(waited >= 0.3);
+  CHECK(waited < 5);
+  CHECK(r.status == AXON_DEADLINE_EXCEEDED);
+  CHECK_THAT(r.message, Contains("NCCL all-reduce of 1000 float32 values") && Contains("rank 0 of 1") &&
+                            Contains("aborted"));
+  CHECK(fake::record().aborted == 1);
+  r = result(c.comm_all_reduce(stuck, buf.data(), 1000, AXON_FLOAT32, AXON_REDUCE_SUM, 300, &err), err);
+  CHECK(r.status == AXON_UNAVAILABLE);
+  CHECK_THAT(r.message, Contains("aborted"));
+  CHECK(d0.synchronize().status == AXON_OK);
+  c.comm_destroy(stuck);
+
+  // Without a timeout the all-reduce stays queued; its communicator's error
+  // is what the device's next synchronize() reports.
+  void* failing = create(d1);
+  r = result(c.comm_all_reduce(failing, buf.data(), 1000, AXON_FLOAT32, AXON_REDUCE_SUM, 0, &err), err);
+  CHECK(r.status == AXON_OK);
+  fake::script().hang_async_error = ncclSystemError;  // the error comes after the call returned
+  t0 = Clock::now();
+  r = d1.synchronize();
+  CHECK(seconds_since(t0) < 5);
+  CHECK(r.status == AXON_INTERNAL);
+  CHECK_THAT(r.message, Contains("NCCL all-reduce of 1000 float32 values") && Contains("rank 0 of 1") &&
+                            Contains("unhandled system error"));
+  CHECK(fake::record().aborted == 2);
+  c.comm_destroy(failing);
+  const int polls = fake::record().async_polls;
+  CHECK(d1.synchronize().status == AXON_OK);
+  CHECK(fake::record().async_polls == polls);  // nothing pending, nothing polled
+}

@@ -41,7 +41,7 @@ struct Script {
   std::string nccl_last_error;                 // what ncclGetLastError says after a failure
   int fail_all_reduce_rank = -1;               // that rank's next ncclAllReduce fails (ncclInvalidArgument)
   bool hang_collectives = false;               // collectives launched from now on never finish...
-  ncclResult_t hang_async_error = ncclSuccess; // ...and their communicators report this asynchronous error
+  ncclResult_t hang_async_error = ncclSuccess; // ...and their communicators report this asynchronous error (read at each poll)
   // cuDNN: the heuristics' offers for tensors in NHWC and in NCHW (every kind
   // of convolution alike), how many results cudnnGet*AlgorithmMaxCount
   // reports, and math types cudnnSetConvolutionMathType refuses.

@@ -13,7 +13,7 @@ struct ncclComm {
   int set = 0;  // communicators created together (one ncclCommInitAll, or one unique id)
   int rank = 0, nranks = 1;
   bool aborted = false;
-  ncclResult_t async_error = ncclSuccess;
+  bool hung = false;  // a collective on it never finishes; it reports script().hang_async_error
 };
 
 namespace {
@@ -53,7 +53,7 @@ void launch() {
     ++record().launched;
     if (script().hang_collectives) {
       for (const Queued& q : ops) {
-        q.comm->async_error = script().hang_async_error;
+        q.comm->hung = true;
         hang(q.stream, q.comm);
       }
       continue;
@@ -116,7 +116,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* state) {
   ++record().async_polls;
   if (comm->aborted) return failed(ncclInvalidUsage, "fake NCCL: the communicator was used after ncclCommAbort");
-  *state = comm->async_error;
+  *state = comm->hung ? script().hang_async_error : ncclSuccess;
   return ncclSuccess;
 }
 

@@ -15,7 +15,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <axon/op_geometry.hpp>
+
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -93,7 +96,7 @@ struct Device {
   axon_device_api api{};
   std::string label;
 
-  explicit Device(int ordinal, axon_memory_mode mode = AXON_MEMORY_GROWTH, uint64_t limit = 0)
+  explicit Device(int ordinal, axon_memory_mode mode = AXON_MEMORY_GROWTH, uint64_t limit = 0, bool allow_tf32 = false)
       : label("/device:GPU:" + std::to_string(ordinal)) {
     axon_cuda_open_args args{};
     args.struct_size = sizeof args;
@@ -101,6 +104,7 @@ struct Device {
     args.plugin_name = "cuda";
     args.cuda_ordinal = ordinal;
     args.label = label.c_str();
+    args.allow_tf32 = allow_tf32;
     args.config.struct_size = sizeof args.config;
     args.config.memory_mode = mode;
     args.config.memory_limit_bytes = limit;
@@ -136,6 +140,100 @@ bool all_equal(const std::vector<float>& v, float value) {
 }
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// A float32 tensor in the fake runtime's "device memory" (host memory).
+struct Tensor {
+  std::vector<int64_t> dims;
+  std::vector<float> data;
+  Tensor(std::vector<int64_t> d, float start = 0.f) : dims(std::move(d)) {
+    int64_t n = 1;
+    for (int64_t v : dims) n *= v;
+    data.resize(static_cast<size_t>(n));
+    for (size_t i = 0; i < data.size(); ++i) data[i] = start == 0.f ? 12345.f : start * float(int(i * 7 % 13) - 6);
+  }
+  axon_tensor ref() {
+    axon_tensor t{};
+    t.data = data.data();
+    t.dtype = AXON_FLOAT32;
+    t.rank = static_cast<int32_t>(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
+    return t;
+  }
+};
+
+Result run(Device& d, const char* op, std::vector<Tensor*> in, std::vector<Tensor*> out, const void* attrs) {
+  std::vector<axon_tensor> ins, outs;
+  for (Tensor* t : in) ins.push_back(t->ref());
+  for (Tensor* t : out) outs.push_back(t->ref());
+  axon_kernel_call call{};
+  call.struct_size = sizeof call;
+  call.op = op;
+  call.num_inputs = static_cast<int32_t>(ins.size());
+  call.inputs = ins.data();
+  call.num_outputs = static_cast<int32_t>(outs.size());
+  call.outputs = outs.data();
+  call.attrs = attrs;
+  const axon_kernel_fn fn = d.api.get_kernel(d.api.device_ctx, op, AXON_FLOAT32);
+  if (fn == nullptr) return {AXON_UNIMPLEMENTED, std::string("no kernel for ") + op};
+  axon_error err{};
+  return result(fn(d.api.device_ctx, &call, &err), err);
+}
+
+// A convolution with TensorFlow's NHWC/HWIO semantics, its three ops run on
+// a device and checked against a naive loop here.
+struct ConvCase {
+  axon_conv2d_attrs attrs{};
+  Tensor x, f, dy;
+  axon::ConvGeometry g;
+
+  ConvCase(std::vector<int64_t> xs, std::vector<int64_t> fs, int stride, axon_padding padding)
+      : x(xs, 0.25f), f(fs, 0.5f), dy({0}) {
+    attrs.struct_size = sizeof attrs;
+    attrs.stride_h = attrs.stride_w = stride;
+    attrs.dilation_h = attrs.dilation_w = 1;
+    attrs.padding = padding;
+    g = axon::conv_geometry(attrs, xs.data(), fs.data());
+    dy = Tensor({g.n, g.oh, g.ow, g.oc}, 0.125f);
+  }
+  // Calls f(x index, filter index, y index) for every product of the convolution.
+  template <class F>
+  void each_product(F fn) const {
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t oh = 0; oh < g.oh; ++oh)
+        for (int64_t ow = 0; ow < g.ow; ++ow)
+          for (int64_t r = 0; r < g.kh; ++r)
+            for (int64_t s = 0; s < g.kw; ++s) {
+              const int64_t ih = oh * g.sh - g.pad_h + r * g.dh, iw = ow * g.sw - g.pad_w + s * g.dw;
+              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
+              for (int64_t c = 0; c < g.c; ++c)
+                for (int64_t k = 0; k < g.oc; ++k)
+                  fn(((n * g.h + ih) * g.w + iw) * g.c + c, ((r * g.kw + s) * g.c + c) * g.oc + k,
+                     ((n * g.oh + oh) * g.ow + ow) * g.oc + k);
+            }
+  }
+  // Runs `op` on d and compares with the loop; "" when equal within 1e-5.
+  std::string check(Device& d, const char* op) {
+    const std::string name = op;
+    Tensor out(name == "Conv2D" ? dy.dims : name == "Conv2DBackpropInput" ? x.dims : f.dims);
+    std::vector<double> want(out.data.size(), 0.0);
+    each_product([&](int64_t xi, int64_t fi, int64_t yi) {
+      if (name == "Conv2D") want[yi] += double(x.data[xi]) * f.data[fi];
+      if (name == "Conv2DBackpropInput") want[xi] += double(dy.data[yi]) * f.data[fi];
+      if (name == "Conv2DBackpropFilter") want[fi] += double(x.data[xi]) * dy.data[yi];
+    });
+    const Result r = name == "Conv2D"                ? run(d, op, {&x, &f}, {&out}, &attrs)
+                     : name == "Conv2DBackpropInput" ? run(d, op, {&dy, &f}, {&out}, &attrs)
+                                                     : run(d, op, {&x, &dy}, {&out}, &attrs);
+    if (r.status != AXON_OK) return name + " failed: " + r.message;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (!(std::fabs(out.data[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i]))))
+        return name + ": element " + std::to_string(i) + " is " + std::to_string(out.data[i]) + ", want " +
+               std::to_string(want[i]);
+    return "";
+  }
+};
+
+constexpr const char* kConvOps[] = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
 
 }  // namespace
 
@@ -266,4 +364,46 @@ TEST_CASE("a cross-process all-reduce that never finishes fails at its timeout n
   const int polls = fake::record().async_polls;
   CHECK(d1.synchronize().status == AXON_OK);
   CHECK(fake::record().async_polls == polls);  // nothing pending, nothing polled
+}
+
+TEST_CASE("cuDNN candidates it does not support are skipped, from as many results as cuDNN may give", "[cudnn-candidates]") {
+  fake::reset();
+  // Eight offers the math policy drops (float32 converted down), then one
+  // whose math type cuDNN refuses and one whose workspace query it refuses:
+  // past CUDNN_CONVOLUTION_*_ALGO_COUNT, only cudnnGet*AlgorithmMaxCount
+  // reaches the one that runs.
+  fake::script().algorithm_max_count = 12;
+  for (int algo = 0; algo < 8; ++algo)
+    fake::script().nhwc_offers.push_back({.algo = algo, .math = CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION});
+  fake::script().nhwc_offers.push_back({.algo = 1, .math = CUDNN_DEFAULT_MATH});
+  fake::script().nhwc_offers.push_back({.algo = 2, .workspace_query = CUDNN_STATUS_NOT_SUPPORTED});
+  fake::script().nhwc_offers.push_back({.algo = 5, .workspace = 4096});
+  fake::script().nhwc_offers.push_back({.algo = 6});
+  fake::script().refused_math = {CUDNN_DEFAULT_MATH};
+  Device d(0, AXON_MEMORY_GROWTH, 0, /*allow_tf32=*/true);
+  ConvCase c({2, 6, 5, 3}, {3, 2, 3, 4}, 1, AXON_PADDING_VALID);
+  for (const char* op : kConvOps) CHECK(c.check(d, op) == "");
+  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward algo 5 NHWC workspace 4096",
+                                                            "backward-data algo 5 NHWC workspace 4096",
+                                                            "backward-filter algo 5 NHWC workspace 4096"});
+}
+
+TEST_CASE("a workspace that does not fit under the memory limit moves to the next candidate needing less",
+          "[cudnn-workspace]") {
+  fake::reset();
+  fake::script().nhwc_offers = {{.algo = 0, .memory = 512u << 20, .workspace = 512u << 20},
+                                {.algo = 1, .memory = 1u << 20, .workspace = 1u << 20}};
+  Device d(0, AXON_MEMORY_LIMIT, 64u << 20);
+  ConvCase c({2, 6, 5, 3}, {3, 3, 3, 4}, 1, AXON_PADDING_SAME);
+  CHECK(c.check(d, "Conv2D") == "");
+  CHECK(c.check(d, "Conv2D") == "");  // the choice is kept
+  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward algo 1 NHWC workspace 1048576",
+                                                            "forward algo 1 NHWC workspace 1048576"});
+  CHECK(logged("no room for the 536870912-byte workspace of forward algorithm 0; using algorithm 1") == 1);
+  // When nothing smaller is left, the out-of-memory error names the op.
+  fake::script().nhwc_offers = {{.algo = 0, .memory = 512u << 20, .workspace = 512u << 20},
+                                {.algo = 3, .memory = 768u << 20, .workspace = 768u << 20}};
+  const std::string failed = c.check(d, "Conv2DBackpropFilter");
+  CHECK_THAT(failed, Contains("Conv2DBackpropFilter: no backward-filter algorithm fits") && Contains("out of memory") &&
+                         Contains("memory mode limit"));
 }

@@ -9,7 +9,10 @@
 
 #include <axon/op_geometry.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace axon::cuda {
 
@@ -46,45 +49,119 @@ MathPolicy math_policy(const CudaDevice& d) { return {d.allow_tf32(), d.determin
 
 constexpr const char* kKindNames[] = {"forward", "backward-data", "backward-filter"};
 
-// Makes candidate `index` the plan's algorithm: math type and workspace size.
-void choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t index, const Geometry& g, const char* op) {
-  p.chosen = index;
-  p.algo = p.candidates[index].first;
-  const cudnnMathType_t math = p.candidates[index].second;  // run_math(): never down-converting, TF32 only if allowed
-  CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, math));
+// Whether cuDNN will run candidate `index` of the plan: its math type set
+// and its workspace asked for (in `bytes`). NOT_SUPPORTED from either means
+// it will not for these descriptors, whatever the heuristics said: false,
+// and the caller moves on; any other error throws.
+bool accepted(CudaDevice& d, ConvPlan& p, Kind kind, size_t index, size_t& bytes) {
+  const auto [algo, math] = p.candidates[index];
+  auto refused = [](cudnnStatus_t s, const char* call) {
+    if (s == CUDNN_STATUS_SUCCESS) return false;
+    if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED) return true;
+    check_cudnn(s, call, __FILE__, __LINE__);
+    return true;
+  };
+  if (refused(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType")) return false;
+  cudnnStatus_t s;
   if (kind == kForward)
-    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p.x, p.w, p.conv, p.y,
-                                                        static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), &p.workspace));
+    s = cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p.x, p.w, p.conv, p.y, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+                                                &bytes);
   else if (kind == kBackwardData)
-    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-        d.cudnn(), p.w, p.y, p.conv, p.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), &p.workspace));
+    s = cudnnGetConvolutionBackwardDataWorkspaceSize(d.cudnn(), p.w, p.y, p.conv, p.x,
+                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
   else
-    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-        d.cudnn(), p.x, p.y, p.conv, p.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), &p.workspace));
-  d.log(AXON_LOG_DEBUG, sdk::format("%s: %s uses %s algorithm %d (candidate %zu of %zu, math %d, workspace %zu bytes) for "
-                                    "N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
-                                    d.label().c_str(), op, kKindNames[kind], p.algo, index + 1, p.candidates.size(),
-                                    static_cast<int>(math), p.workspace, (long long)g.n, (long long)g.hp(),
-                                    (long long)g.wp(), (long long)g.c, (long long)g.oc, (long long)g.kh, (long long)g.kw));
+    s = cudnnGetConvolutionBackwardFilterWorkspaceSize(d.cudnn(), p.x, p.y, p.conv, p.w,
+                                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes);
+  return !refused(s, "cudnnGetConvolution*WorkspaceSize") && bytes <= kMaxWorkspace;
 }
 
-// Runs `call(algo, workspace, bytes)`; if cuDNN says the chosen algorithm is
-// not supported after all, moves to the next candidate (kept for later calls).
+// Makes the first candidate from `from` on that cuDNN accepts, with a
+// workspace under `below` bytes, the plan's algorithm. False when none is.
+bool choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t from, const Geometry& g, const char* op,
+            size_t below = SIZE_MAX) {
+  for (size_t i = from; i < p.candidates.size(); ++i) {
+    size_t bytes = 0;
+    if (!accepted(d, p, kind, i, bytes)) {
+      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s: cuDNN does not support %s algorithm %d (candidate %zu of %zu) here; skipped",
+                                        d.label().c_str(), op, kKindNames[kind], p.candidates[i].first, i + 1,
+                                        p.candidates.size()));
+      continue;
+    }
+    if (bytes >= below) continue;
+    p.chosen = i;
+    p.algo = p.candidates[i].first;
+    p.workspace = bytes;
+    d.log(AXON_LOG_DEBUG, sdk::format("%s: %s uses %s algorithm %d (candidate %zu of %zu, math %d, workspace %zu bytes) for "
+                                      "N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
+                                      d.label().c_str(), op, kKindNames[kind], p.algo, i + 1, p.candidates.size(),
+                                      static_cast<int>(p.candidates[i].second), p.workspace, (long long)g.n,
+                                      (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.oc, (long long)g.kh,
+                                      (long long)g.kw));
+    return true;
+  }
+  return false;
+}
+
+// Runs `call(algo, workspace, bytes)` with the plan's algorithm. If cuDNN
+// refuses it after all (not supported), or its workspace does not fit in
+// the memory left (a --gpu-memory-limit), the next candidate that cuDNN
+// accepts (needing less workspace, for the latter) is taken and kept.
 template <class Call>
 void execute(CudaDevice& d, ConvPlan& p, Kind kind, const Geometry& g, const char* op, Call call) {
   for (;;) {
-    CudaDevice::Scratch ws(d, p.workspace);
-    const cudnnStatus_t s = call(p.algo, ws.get(), p.workspace);
-    if (s == CUDNN_STATUS_SUCCESS) return;
-    if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED && p.chosen + 1 < p.candidates.size()) {
-      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s algorithm %d refused (%s); trying the next", d.label().c_str(), op, p.algo,
-                                        cudnnGetErrorString(s)));
-      choose(d, p, kind, p.chosen + 1, g, op);
+    // The descriptor's math type is the chosen candidate's (choose() may have tried others since).
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, p.candidates[p.chosen].second));
+    std::optional<CudaDevice::Scratch> ws;
+    try {
+      ws.emplace(d, p.workspace);
+    } catch (const sdk::Error& e) {
+      if (e.code() != AXON_OUT_OF_MEMORY) throw;
+      const int algo = p.algo;
+      const size_t wanted = p.workspace;
+      if (!choose(d, p, kind, p.chosen + 1, g, op, wanted))
+        sdk::fail(AXON_OUT_OF_MEMORY, sdk::format("%s: no %s algorithm fits: %s (the workspace of algorithm %d; no other "
+                                                  "needs less)", op, kKindNames[kind], e.what(), algo));
+      d.log(AXON_LOG_INFO, sdk::format("%s: %s: no room for the %zu-byte workspace of %s algorithm %d; using algorithm %d "
+                                       "(%zu bytes) instead", d.label().c_str(), op, wanted, kKindNames[kind], algo, p.algo,
+                                       p.workspace));
       continue;
     }
-    check_cudnn(s, sdk::format("cudnnConvolution %s (algorithm %d) for %s", kKindNames[kind], p.algo, op).c_str(), __FILE__,
+    const cudnnStatus_t s = call(p.algo, ws->get(), p.workspace);
+    if (s == CUDNN_STATUS_SUCCESS) return;
+    const int algo = p.algo;
+    if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED && choose(d, p, kind, p.chosen + 1, g, op)) {
+      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s algorithm %d refused (%s); using algorithm %d", d.label().c_str(), op, algo,
+                                        cudnnGetErrorString(s), p.algo));
+      continue;
+    }
+    check_cudnn(s, sdk::format("cudnnConvolution %s (algorithm %d) for %s", kKindNames[kind], algo, op).c_str(), __FILE__,
                 __LINE__);
   }
+}
+
+// cuDNN's heuristics for the plan's descriptors (no timing runs: they
+// allocate nothing and need no data), as many results as cuDNN may give
+// (cudnnGet*AlgorithmMaxCount: its DEFAULT and TENSOR_OP variants of one
+// algorithm count apart), filtered by the math policy.
+std::vector<std::pair<int, cudnnMathType_t>> heuristic_candidates(CudaDevice& d, const ConvPlan& p, Kind kind,
+                                                                  const MathPolicy& policy) {
+  int max = 0, n = 0;
+  if (kind == kForward) {
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(d.cudnn(), &max));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(d.cudnn(), p.x, p.w, p.conv, p.y, max, &n, perf.data()));
+    return usable_algorithms(perf.data(), n, policy);
+  }
+  if (kind == kBackwardData) {
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(d.cudnn(), &max));
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.cudnn(), p.w, p.y, p.conv, p.x, max, &n, perf.data()));
+    return usable_algorithms(perf.data(), n, policy);
+  }
+  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(d.cudnn(), &max));
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.cudnn(), p.x, p.y, p.conv, p.w, max, &n, perf.data()));
+  return usable_algorithms(perf.data(), n, policy);
 }
 
 ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
@@ -119,36 +196,16 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
     sdk::fail(AXON_INTERNAL, sdk::format("%s: cuDNN output %dx%d differs from TensorFlow's %lldx%lld", op, oh, ow,
                                          (long long)g.oh, (long long)g.ow));
 
-  // Heuristics only (no timing runs): they allocate nothing and need no data.
   // The policy drops what may not run (down-conversion, TF32 when off, too
-  // much workspace, non-deterministic algorithms when determinism is asked).
-  auto collect = [&](const auto* perf, int n) { p->candidates = usable_algorithms(perf, n, policy); };
-  if (kind == kForward) {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int n = 0;
-    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(d.cudnn(), p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                       &n, perf));
-    collect(perf, n);
-  } else if (kind == kBackwardData) {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    int n = 0;
-    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.cudnn(), p->w, p->y, p->conv, p->x,
-                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf));
-    collect(perf, n);
-  } else {
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    int n = 0;
-    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.cudnn(), p->x, p->y, p->conv, p->w,
-                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf));
-    collect(perf, n);
-  }
-  if (p->candidates.empty())
+  // much workspace, non-deterministic algorithms when determinism is asked);
+  // cuDNN itself may still refuse a candidate's math type or workspace query.
+  p->candidates = heuristic_candidates(d, *p, kind, policy);
+  if (!choose(d, *p, kind, 0, g, op))
     sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s algorithm for N=%lld H=%lld W=%lld C=%lld K=%lld "
                                               "R=%lld S=%lld (TF32 %s, deterministic %s)", op, kKindNames[kind],
                                               (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c,
                                               (long long)g.oc, (long long)g.kh, (long long)g.kw, tf32 ? "allowed" : "off",
                                               policy.deterministic ? "on" : "off"));
-  choose(d, *p, kind, 0, g, op);
   slot = std::move(p);
   return *slot;
 }

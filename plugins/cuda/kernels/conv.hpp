@@ -20,8 +20,10 @@ struct ConvPlan {
   int algo = 0;  // cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t, by kind
   size_t workspace = 0;
   // Every usable algorithm from cuDNN's heuristics, best first, with its math
-  // type; `chosen` indexes it. If cuDNN refuses the chosen one at run time
-  // (not supported), the next is taken, once, and kept.
+  // type; `chosen` indexes it. Candidates cuDNN does not support for these
+  // descriptors (math type or workspace query refused) are passed over; if it
+  // refuses the chosen one at run time, or its workspace does not fit in the
+  // memory left, the next that does is taken and kept.
   std::vector<std::pair<int, cudnnMathType_t>> candidates;
   size_t chosen = 0;
   ConvPlan() = default;

@@ -407,3 +407,29 @@ TEST_CASE("a workspace that does not fit under the memory limit moves to the nex
   CHECK_THAT(failed, Contains("Conv2DBackpropFilter: no backward-filter algorithm fits") && Contains("out of memory") &&
                          Contains("memory mode limit"));
 }
+
+TEST_CASE("a shape with no usable NHWC algorithm runs in NCHW through transposes, said once per shape", "[cudnn-nchw]") {
+  fake::reset();
+  fake::script().nhwc_offers = {{.algo = 0, .status = CUDNN_STATUS_NOT_SUPPORTED},
+                                {.algo = 1, .workspace_query = CUDNN_STATUS_NOT_SUPPORTED}};
+  fake::script().nchw_offers = {{.algo = 1, .workspace = 256}};
+  Device d(0);
+  // Stride 2 and an even filter: SAME pads one more row and column after.
+  ConvCase c({2, 7, 6, 3}, {2, 4, 3, 5}, 2, AXON_PADDING_SAME);
+  REQUIRE(c.g.pad_h_total == 1);
+  REQUIRE(c.g.pad_w_total == 2);
+  for (int round = 0; round < 2; ++round)
+    for (const char* op : kConvOps) CHECK(c.check(d, op) == "");
+  CHECK(fake::record().conv_runs ==
+        std::vector<std::string>{"forward algo 1 NCHW workspace 256", "backward-data algo 1 NCHW workspace 256",
+                                 "backward-filter algo 1 NCHW workspace 256", "forward algo 1 NCHW workspace 256",
+                                 "backward-data algo 1 NCHW workspace 256", "backward-filter algo 1 NCHW workspace 256"});
+  for (const char* kind : {"forward", "backward-data", "backward-filter"})
+    CHECK(logged(std::string("cuDNN has no usable NHWC ") + kind + " algorithm for N=2 H=8 W=6 C=3 K=5 R=2 S=4, stride 2x2") ==
+          1);
+  // With neither layout, the error says so.
+  fake::script().nchw_offers.clear();
+  ConvCase other({1, 5, 5, 2}, {3, 3, 2, 2}, 1, AXON_PADDING_VALID);
+  CHECK_THAT(other.check(d, "Conv2D"),
+             Contains("Conv2D: cuDNN offers no usable forward algorithm, in NHWC or NCHW, for N=1 H=5 W=5 C=2 K=2 R=3 S=3"));
+}

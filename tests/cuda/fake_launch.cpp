@@ -26,6 +26,19 @@ void window_copy(cudaStream_t, const float* src, int64_t batch, int64_t src_h, i
         }
 }
 
+void permute(cudaStream_t, const float* x, int rank, const int64_t* dims, const int* perm, float* y) {
+  int64_t strides[kMaxPermuteRank], total = 1;
+  for (int k = rank - 1; k >= 0; --k) strides[k] = total, total *= dims[k];
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rest = i, from = 0;
+    for (int k = rank - 1; k >= 0; --k) {
+      from += (rest % dims[perm[k]]) * strides[perm[k]];
+      rest /= dims[perm[k]];
+    }
+    y[i] = x[from];
+  }
+}
+
 bool have_code_for_current_device(std::string&) { return true; }
 
 }  // namespace axon::cuda::launch

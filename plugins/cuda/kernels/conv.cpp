@@ -1,6 +1,8 @@
 // Conv2D and its two gradients on cuDNN. Layouts are TensorFlow's: NHWC
 // activations and HWIO filters. cuDNN's NHWC filter layout is KRSC (OHWI), so
-// filters are transposed on the device on the way in (and dfilter on the way out).
+// filters are transposed on the device on the way in (and dfilter on the way
+// out). A shape cuDNN has no usable NHWC algorithm for runs in NCHW (KCRS
+// filters), its tensors permuted on the way in and out.
 #include "conv.hpp"
 
 #include "cuda_device.hpp"
@@ -10,8 +12,11 @@
 #include <axon/op_geometry.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace axon::cuda {
@@ -48,6 +53,8 @@ int as_int(int64_t v, const char* op) {
 MathPolicy math_policy(const CudaDevice& d) { return {d.allow_tf32(), d.deterministic(), kMaxWorkspace}; }
 
 constexpr const char* kKindNames[] = {"forward", "backward-data", "backward-filter"};
+
+const char* layout_name(cudnnTensorFormat_t f) { return f == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW"; }
 
 // Whether cuDNN will run candidate `index` of the plan: its math type set
 // and its workspace asked for (in `bytes`). NOT_SUPPORTED from either means
@@ -91,9 +98,10 @@ bool choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t from, const Geometry& 
     p.chosen = i;
     p.algo = p.candidates[i].first;
     p.workspace = bytes;
-    d.log(AXON_LOG_DEBUG, sdk::format("%s: %s uses %s algorithm %d (candidate %zu of %zu, math %d, workspace %zu bytes) for "
-                                      "N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
-                                      d.label().c_str(), op, kKindNames[kind], p.algo, i + 1, p.candidates.size(),
+    d.log(AXON_LOG_DEBUG, sdk::format("%s: %s uses %s %s algorithm %d (candidate %zu of %zu, math %d, workspace %zu bytes) "
+                                      "for N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
+                                      d.label().c_str(), op, layout_name(p.layout), kKindNames[kind], p.algo, i + 1,
+                                      p.candidates.size(),
                                       static_cast<int>(p.candidates[i].second), p.workspace, (long long)g.n,
                                       (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.oc, (long long)g.kh,
                                       (long long)g.kw));
@@ -164,25 +172,22 @@ std::vector<std::pair<int, cudnnMathType_t>> heuristic_candidates(CudaDevice& d,
   return usable_algorithms(perf.data(), n, policy);
 }
 
-ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
-  const MathPolicy policy = math_policy(d);
-  const bool tf32 = policy.allow_tf32;
-  ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.oc, g.kh, g.kw, g.pad_h, g.pad_w, g.sh, g.sw, g.dh, g.dw,
-              tf32 ? 1 : 0, policy.deterministic ? 1 : 0};
-  auto& slot = d.conv_plans().plans[key];
-  if (slot) return *slot;
-
+// Descriptors in `layout` (activations NHWC with KRSC filters, or NCHW with
+// KCRS) and the first candidate cuDNN accepts; nullptr when there is none.
+std::unique_ptr<ConvPlan> make_plan(CudaDevice& d, Kind kind, const Geometry& g, const char* op, const MathPolicy& policy,
+                                    cudnnTensorFormat_t layout) {
   auto p = std::make_unique<ConvPlan>();
+  p->layout = layout;
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
   CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
   CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.c, op),
-                                         as_int(g.hp(), op), as_int(g.wp(), op)));
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.oc, op),
-                                         as_int(g.oh, op), as_int(g.ow, op)));
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, as_int(g.oc, op), as_int(g.c, op),
-                                         as_int(g.kh, op), as_int(g.kw, op)));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.c, op), as_int(g.hp(), op),
+                                         as_int(g.wp(), op)));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.oc, op), as_int(g.oh, op),
+                                         as_int(g.ow, op)));
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, layout, as_int(g.oc, op), as_int(g.c, op), as_int(g.kh, op),
+                                         as_int(g.kw, op)));
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.pad_h, op), as_int(g.pad_w, op), as_int(g.sh, op),
                                               as_int(g.sw, op), as_int(g.dh, op), as_int(g.dw, op),
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -200,22 +205,75 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
   // much workspace, non-deterministic algorithms when determinism is asked);
   // cuDNN itself may still refuse a candidate's math type or workspace query.
   p->candidates = heuristic_candidates(d, *p, kind, policy);
-  if (!choose(d, *p, kind, 0, g, op))
-    sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s algorithm for N=%lld H=%lld W=%lld C=%lld K=%lld "
-                                              "R=%lld S=%lld (TF32 %s, deterministic %s)", op, kKindNames[kind],
-                                              (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c,
-                                              (long long)g.oc, (long long)g.kh, (long long)g.kw, tf32 ? "allowed" : "off",
-                                              policy.deterministic ? "on" : "off"));
+  if (!choose(d, *p, kind, 0, g, op)) return nullptr;
+  return p;
+}
+
+// The plan for one convolution shape, made once: NHWC, or where cuDNN has no
+// usable NHWC algorithm (few exist for float32, none for some dilated or
+// deterministic gradients), NCHW through transposes, as TensorFlow does.
+ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
+  const MathPolicy policy = math_policy(d);
+  const bool tf32 = policy.allow_tf32;
+  ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.oc, g.kh, g.kw, g.pad_h, g.pad_w, g.sh, g.sw, g.dh, g.dw,
+              tf32 ? 1 : 0, policy.deterministic ? 1 : 0};
+  auto& slot = d.conv_plans().plans[key];
+  if (slot) return *slot;
+  const std::string shape = sdk::format("N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld, stride %lldx%lld, dilation "
+                                        "%lldx%lld (TF32 %s, deterministic %s)",
+                                        (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c,
+                                        (long long)g.oc, (long long)g.kh, (long long)g.kw, (long long)g.sh, (long long)g.sw,
+                                        (long long)g.dh, (long long)g.dw, tf32 ? "allowed" : "off",
+                                        policy.deterministic ? "on" : "off");
+  std::unique_ptr<ConvPlan> p = make_plan(d, kind, g, op, policy, CUDNN_TENSOR_NHWC);
+  if (p == nullptr) {
+    p = make_plan(d, kind, g, op, policy, CUDNN_TENSOR_NCHW);
+    if (p == nullptr)
+      sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s algorithm, in NHWC or NCHW, for %s", op,
+                                                kKindNames[kind], shape.c_str()));
+    d.log(AXON_LOG_INFO, sdk::format("%s: %s: cuDNN has no usable NHWC %s algorithm for %s; using NCHW through transposes",
+                                     d.label().c_str(), op, kKindNames[kind], shape.c_str()));
+  }
   slot = std::move(p);
   return *slot;
 }
 
 const float kOne = 1.f, kZero = 0.f;
+constexpr int kNhwcToNchw[] = {0, 3, 1, 2}, kNchwToNhwc[] = {0, 2, 3, 1};
+constexpr int kHwioToKcrs[] = {3, 2, 0, 1}, kKcrsToHwio[] = {2, 3, 1, 0};
 
-// HWIO [R*S*C, K] -> KRSC [K, R*S*C] in scratch.
-void filter_to_krsc(CudaDevice& d, const sdk::TensorRef& f, float* out) {
-  const int64_t k = f.dim(3);
-  launch::transpose(d.stream(), f.data<float>(), out, f.numel() / k, k);
+// The HWIO filter in the plan's filter layout: KRSC [K, R*S*C] (a transpose)
+// or KCRS (a permutation).
+void filter_to_plan(CudaDevice& d, const ConvPlan& p, const sdk::TensorRef& f, float* out) {
+  if (p.layout == CUDNN_TENSOR_NHWC) {
+    const int64_t k = f.dim(3);
+    return launch::transpose(d.stream(), f.data<float>(), out, f.numel() / k, k);
+  }
+  launch::permute(d.stream(), f.data<float>(), 4, f.c().dims, kHwioToKcrs, out);
+}
+
+// An NHWC activation [n, h, w, c] as the plan takes it: itself, or an NCHW copy in `buf`.
+const float* to_plan(CudaDevice& d, const ConvPlan& p, const float* nhwc, std::array<int64_t, 4> dims,
+                     std::optional<CudaDevice::Scratch>& buf) {
+  if (p.layout == CUDNN_TENSOR_NHWC) return nhwc;
+  buf.emplace(d, dims[0] * dims[1] * dims[2] * dims[3] * sizeof(float));
+  launch::permute(d.stream(), nhwc, 4, dims.data(), kNhwcToNchw, buf->get<float>());
+  return buf->get<float>();
+}
+
+// Where cuDNN writes an NHWC result [n, h, w, c]: `nhwc` itself, or NCHW
+// scratch in `buf` that from_plan() then permutes into `nhwc`.
+float* out_plan(CudaDevice& d, const ConvPlan& p, float* nhwc, std::array<int64_t, 4> dims,
+                std::optional<CudaDevice::Scratch>& buf) {
+  if (p.layout == CUDNN_TENSOR_NHWC) return nhwc;
+  buf.emplace(d, dims[0] * dims[1] * dims[2] * dims[3] * sizeof(float));
+  return buf->get<float>();
+}
+void from_plan(CudaDevice& d, const ConvPlan& p, float* nhwc, std::array<int64_t, 4> dims,
+               const std::optional<CudaDevice::Scratch>& buf) {
+  if (p.layout == CUDNN_TENSOR_NHWC) return;
+  const int64_t nchw[] = {dims[0], dims[3], dims[1], dims[2]};
+  launch::permute(d.stream(), buf->get<float>(), 4, nchw, kNchwToNhwc, nhwc);
 }
 
 bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.oc == 0 || g.oh == 0 || g.ow == 0; }
@@ -227,18 +285,21 @@ void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
   if (g.c == 0) return launch::fill(d.stream(), y.data<float>(), y.numel(), 0.f);
   ConvPlan& p = plan_for(d, kForward, g, c.op());
   CudaDevice::Scratch w(d, f.numel() * sizeof(float));
-  filter_to_krsc(d, f, w.get<float>());
+  filter_to_plan(d, p, f, w.get<float>());
   const float* xin = x.data<float>();
-  std::optional<CudaDevice::Scratch> xpad;
+  std::optional<CudaDevice::Scratch> xpad, xplan, yplan;
   if (g.padded()) {  // the asymmetric SAME row/column, as zeros at the end
     xpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
     launch::window_copy(d.stream(), xin, g.n, g.h, g.w, g.c, xpad->get<float>(), g.hp(), g.wp(), 0, 0, 0.f);
     xin = xpad->get<float>();
   }
+  xin = to_plan(d, p, xin, {g.n, g.hp(), g.wp(), g.c}, xplan);
+  float* out = out_plan(d, p, y.data<float>(), {g.n, g.oh, g.ow, g.oc}, yplan);
   execute(d, p, kForward, g, c.op(), [&](int algo, void* ws, size_t bytes) {
     return cudnnConvolutionForward(d.cudnn(), &kOne, p.x, xin, p.w, w.get(), p.conv,
-                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, &kZero, p.y, y.raw());
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, &kZero, p.y, out);
   });
+  from_plan(d, p, y.data<float>(), {g.n, g.oh, g.ow, g.oc}, yplan);
 }
 
 void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
@@ -248,19 +309,22 @@ void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
   if (empty(g)) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
   ConvPlan& p = plan_for(d, kBackwardData, g, c.op());
   CudaDevice::Scratch w(d, f.numel() * sizeof(float));
-  filter_to_krsc(d, f, w.get<float>());
-  std::optional<CudaDevice::Scratch> dxpad;
-  float* out = dx.data<float>();
+  filter_to_plan(d, p, f, w.get<float>());
+  std::optional<CudaDevice::Scratch> dxpad, dyplan, dxplan;
+  float* dx_nhwc = dx.data<float>();  // dx, or dx with the padding row/column
   if (g.padded()) {
     dxpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
-    out = dxpad->get<float>();
+    dx_nhwc = dxpad->get<float>();
   }
+  const float* dyin = to_plan(d, p, dy.data<float>(), {g.n, g.oh, g.ow, g.oc}, dyplan);
+  float* out = out_plan(d, p, dx_nhwc, {g.n, g.hp(), g.wp(), g.c}, dxplan);
   execute(d, p, kBackwardData, g, c.op(), [&](int algo, void* ws, size_t bytes) {
-    return cudnnConvolutionBackwardData(d.cudnn(), &kOne, p.w, w.get(), p.y, dy.raw(), p.conv,
+    return cudnnConvolutionBackwardData(d.cudnn(), &kOne, p.w, w.get(), p.y, dyin, p.conv,
                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes, &kZero, p.x, out);
   });
+  from_plan(d, p, dx_nhwc, {g.n, g.hp(), g.wp(), g.c}, dxplan);
   if (g.padded())  // drop the gradient of the padding row/column
-    launch::window_copy(d.stream(), out, g.n, g.hp(), g.wp(), g.c, dx.data<float>(), g.h, g.w, 0, 0, 0.f);
+    launch::window_copy(d.stream(), dx_nhwc, g.n, g.hp(), g.wp(), g.c, dx.data<float>(), g.h, g.w, 0, 0, 0.f);
 }
 
 void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
@@ -270,21 +334,25 @@ void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
   if (empty(g)) return launch::fill(d.stream(), df.data<float>(), df.numel(), 0.f);
   ConvPlan& p = plan_for(d, kBackwardFilter, g, c.op());
   const float* xin = x.data<float>();
-  std::optional<CudaDevice::Scratch> xpad;
+  std::optional<CudaDevice::Scratch> xpad, xplan, dyplan;
   if (g.padded()) {
     xpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
     launch::window_copy(d.stream(), xin, g.n, g.h, g.w, g.c, xpad->get<float>(), g.hp(), g.wp(), 0, 0, 0.f);
     xin = xpad->get<float>();
   }
+  xin = to_plan(d, p, xin, {g.n, g.hp(), g.wp(), g.c}, xplan);
+  const float* dyin = to_plan(d, p, dy.data<float>(), {g.n, g.oh, g.ow, g.oc}, dyplan);
   CudaDevice::Scratch dw(d, df.numel() * sizeof(float));
   execute(d, p, kBackwardFilter, g, c.op(), [&](int algo, void* ws, size_t bytes) {
-    return cudnnConvolutionBackwardFilter(d.cudnn(), &kOne, p.x, xin, p.y, dy.raw(), p.conv,
+    return cudnnConvolutionBackwardFilter(d.cudnn(), &kOne, p.x, xin, p.y, dyin, p.conv,
                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes, &kZero, p.w,
                                           dw.get());
   });
-  // KRSC [K, R*S*C] -> HWIO [R*S*C, K]
   const int64_t k = df.dim(3);
-  launch::transpose(d.stream(), dw.get<float>(), df.data<float>(), k, df.numel() / k);
+  if (p.layout == CUDNN_TENSOR_NHWC)  // KRSC [K, R*S*C] -> HWIO [R*S*C, K]
+    return launch::transpose(d.stream(), dw.get<float>(), df.data<float>(), k, df.numel() / k);
+  const int64_t kcrs[] = {k, g.c, g.kh, g.kw};
+  launch::permute(d.stream(), dw.get<float>(), 4, kcrs, kKcrsToHwio, df.data<float>());
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 namespace axon::cuda {
 
 struct ConvPlan {
+  cudnnTensorFormat_t layout = CUDNN_TENSOR_NHWC;  // NHWC (KRSC filter) or NCHW (KCRS filter)
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;

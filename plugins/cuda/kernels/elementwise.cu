@@ -220,6 +220,23 @@ __global__ void transpose_kernel(const float* x, float* y, int64_t rows, int64_t
   }
 }
 
+struct PermuteShape {
+  int rank;
+  int64_t out_dims[kMaxPermuteRank];
+  int64_t in_strides[kMaxPermuteRank];  // x's stride of the axis that is y's axis i
+};
+
+__global__ void permute_kernel(const float* x, float* y, PermuteShape p, int64_t total) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t rest = i, from = 0;
+    for (int k = p.rank - 1; k >= 0; --k) {
+      from += (rest % p.out_dims[k]) * p.in_strides[k];
+      rest /= p.out_dims[k];
+    }
+    y[i] = x[from];
+  }
+}
+
 __global__ void window_copy_kernel(const float* src, int64_t sh, int64_t sw, int64_t ch, float* dst, int64_t dh, int64_t dw,
                                    int64_t off_h, int64_t off_w, float fill, int64_t total) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
@@ -333,6 +350,18 @@ void transpose(cudaStream_t s, const float* x, float* y, int64_t rows, int64_t c
   dim3 grid(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y));
   transpose_kernel<<<grid, dim3(kTile, 8), 0, s>>>(x, y, rows, cols, g.row_tiles);
   check_launch("transpose");
+}
+
+void permute(cudaStream_t s, const float* x, int rank, const int64_t* dims, const int* perm, float* y) {
+  if (rank < 1 || rank > kMaxPermuteRank) throw std::runtime_error("permute: rank " + std::to_string(rank));
+  PermuteShape p{};
+  p.rank = rank;
+  int64_t strides[kMaxPermuteRank], total = 1;
+  for (int k = rank - 1; k >= 0; --k) strides[k] = total, total *= dims[k];
+  for (int k = 0; k < rank; ++k) p.out_dims[k] = dims[perm[k]], p.in_strides[k] = strides[perm[k]];
+  if (total == 0) return;
+  permute_kernel<<<blocks_for(total), kThreads, 0, s>>>(x, y, p, total);
+  check_launch("permute");
 }
 
 void window_copy(cudaStream_t s, const float* src, int64_t batch, int64_t src_h, int64_t src_w, int64_t channels,

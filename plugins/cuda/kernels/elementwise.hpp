@@ -34,6 +34,9 @@ void add_n(cudaStream_t s, const float* const* xs, int count, float* y, int64_t 
 void normalize_image(cudaStream_t s, const uint8_t* x, float* y, int64_t n);
 // y[cols, rows] = transpose of x[rows, cols].
 void transpose(cudaStream_t s, const float* x, float* y, int64_t rows, int64_t cols);
+// y = x with its axes permuted: y's axis i is x's axis perm[i] (rank <= kMaxPermuteRank).
+constexpr int kMaxPermuteRank = 6;
+void permute(cudaStream_t s, const float* x, int rank, const int64_t* dims, const int* perm, float* y);
 // NHWC window copy: dst[n, h, w, c] = src[n, h + off_h, w + off_w, c], or
 // `fill` where that lies outside src. Pads (negative offsets, larger dst) and
 // crops (positive offsets, smaller dst).

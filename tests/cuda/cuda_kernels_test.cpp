@@ -109,6 +109,23 @@ struct Runner {
   }
 };
 
+// A case whose answer is known by hand: the plugin's first output must equal
+// `want` exactly, whatever the reference says (run() compares with it too).
+void expect_values(Runner& r, const std::string& label, const char* op, const std::vector<HostTensor>& in,
+                   const std::vector<HostTensor>& out, const void* attrs, const std::vector<float>& want) {
+  std::string detail;
+  try {
+    const HostTensor got = run_host(r.gpu, op, in, out, attrs)[0];
+    for (size_t k = 0; k < want.size() && detail.empty(); ++k)
+      if (!(got.f[k] == want[k]) && !(std::isnan(got.f[k]) && std::isnan(want[k])))
+        detail = " [element " + std::to_string(k) + ": " + std::to_string(got.f[k]) + ", want " + std::to_string(want[k]) + "]";
+  } catch (const std::exception& e) {
+    detail = std::string(" ") + e.what();
+  }
+  std::printf("%s  %-24s %-44s by hand%s\n", detail.empty() ? "PASS" : "FAIL", op, label.c_str(), detail.c_str());
+  detail.empty() ? ++r.counts.pass : ++r.counts.fail;
+}
+
 std::string conv_label(const std::vector<int64_t>& x, const std::vector<int64_t>& f, int stride, int dil, axon_padding p) {
   char b[160];
   std::snprintf(b, sizeof b, "x[%lld,%lld,%lld,%lld] f[%lld,%lld,%lld,%lld] s%d d%d %s", (long long)x[0], (long long)x[1],
@@ -284,6 +301,55 @@ void loss_cases(Runner& r, std::mt19937& rng) {
   }
 }
 
+// NaN among the logits (docs/ops.md leaves such rows unspecified): the CUDA
+// plugin takes the CPU plugin's rule, the reference's too: the argmax scan
+// from index 0 moves only to a greater value, so a NaN never wins and a NaN
+// at index 0 is never beaten; InTopK is 0 for any row holding one. 40
+// classes: some of a warp's lanes hold two logits, a NaN and the maximum.
+void nan_cases(Runner& r) {
+  const int64_t c = 40;
+  const float nan = NAN;
+  struct Row {
+    std::vector<std::pair<int64_t, float>> set;  // on a row of -1s
+    int32_t argmax;
+  };
+  const std::vector<Row> rows = {
+      {{{0, nan}, {5, 3.f}}, 0},               // NaN first: never beaten
+      {{{1, nan}, {33, 3.f}}, 33},             // the lane of index 1 also holds the maximum
+      {{{7, nan}, {3, 3.f}}, 3},
+      {{{8, 2.f}, {39, 2.f}, {20, nan}}, 8},   // a tie, and a NaN between
+      {{{10, nan}, {11, nan}}, 0},             // only NaN and -1s: the first -1
+      {{{0, -INFINITY}, {30, nan}}, 1},        // -inf first, NaN later
+  };
+  HostTensor logits;
+  logits.dims = {static_cast<int64_t>(rows.size()), c};
+  logits.f.assign(rows.size() * c, -1.f);
+  HostTensor hit, miss;
+  hit.dtype = miss.dtype = AXON_INT32;
+  hit.dims = miss.dims = {static_cast<int64_t>(rows.size())};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (auto [k, v] : rows[i].set) logits.f[i * c + k] = v;
+    hit.i32.push_back(rows[i].argmax);
+    miss.i32.push_back(static_cast<int32_t>((rows[i].argmax + 1) % c));
+  }
+  // All NaN: index 0.
+  logits.dims[0] += 1;
+  logits.f.insert(logits.f.end(), c, nan);
+  hit.dims[0] += 1, miss.dims[0] += 1;
+  hit.i32.push_back(0), miss.i32.push_back(1);
+  const int64_t n = logits.dims[0];
+  const std::string label = logits.shape() + " with NaN";
+  const std::vector<HostTensor> out = {empty_like(AXON_FLOAT32, {n})};
+  for (const HostTensor* lab : {&hit, &miss}) {
+    const std::string what = label + (lab == &hit ? ", labels at the argmax" : ", labels beside it");
+    r.run(what, "_SparseCategoricalAccuracy", {logits, *lab}, out, nullptr, kExact);
+    expect_values(r, what, "_SparseCategoricalAccuracy", {logits, *lab}, out, nullptr,
+                  std::vector<float>(static_cast<size_t>(n), lab == &hit ? 1.f : 0.f));
+    r.run(what, "InTopK", {logits, *lab}, out, nullptr, kExact);
+    expect_values(r, what, "InTopK", {logits, *lab}, out, nullptr, std::vector<float>(static_cast<size_t>(n), 0.f));
+  }
+}
+
 void adam_cases(Runner& r, std::mt19937& rng) {
   for (int64_t step : {1, 7}) {
     axon_adam_attrs a{};
@@ -329,6 +395,7 @@ int main(int argc, char** argv) {
     matmul_cases(r, rng);
     elementwise_cases(r, rng);
     loss_cases(r, rng);
+    nan_cases(r);
     adam_cases(r, rng);
     std::printf("SUMMARY: %s: %d passed, %d failed\n", r.counts.fail ? "FAIL" : "PASS", r.counts.pass, r.counts.fail);
     return r.counts.fail ? 1 : 0;

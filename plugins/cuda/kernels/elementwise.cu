@@ -151,21 +151,27 @@ __global__ void in_top_1_kernel(const float* logits, const int32_t* labels, int6
   if (lane == 0) out[row] = beaten ? 0.f : 1.f;
 }
 
-// Keras' accuracy, one warp per row: the argmax with ties to the lower index.
+// Keras' accuracy, one warp per row: the argmax with ties to the lower index,
+// by the CPU plugin's rule for NaN (its scan from index 0 moves only to a
+// greater value): a NaN never wins, and a NaN at index 0 is never beaten.
 __global__ void argmax_accuracy_kernel(const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
                                        float* out) {
   const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
   const int lane = threadIdx.x & 31;
   if (row >= rows) return;
   const float* x = logits + row * classes;
-  float best = -INFINITY;
-  int64_t best_i = classes;  // "none yet"
-  for (int64_t c = lane; c < classes; c += 32)
-    if (best_i == classes || x[c] > best) best = x[c], best_i = c;
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    const int64_t oi = __shfl_xor_sync(0xffffffffu, best_i, o);
-    if (oi != classes && (best_i == classes || ov > best || (ov == best && oi < best_i))) best = ov, best_i = oi;
+  int64_t best_i = 0;
+  if (!isnan(x[0])) {  // the same for the whole warp
+    // The first largest non-NaN value; index 0 is one, so the warp finds one.
+    float best = -INFINITY;
+    best_i = classes;  // "none yet"
+    for (int64_t c = lane; c < classes; c += 32)
+      if (!isnan(x[c]) && (best_i == classes || x[c] > best)) best = x[c], best_i = c;
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+      const int64_t oi = __shfl_xor_sync(0xffffffffu, best_i, o);
+      if (oi != classes && (best_i == classes || ov > best || (ov == best && oi < best_i))) best = ov, best_i = oi;
+    }
   }
   if (lane == 0) out[row] = (best_i == labels[row]) ? 1.f : 0.f;
 }

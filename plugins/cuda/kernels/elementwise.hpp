@@ -23,7 +23,8 @@ void adam(cudaStream_t s, float* var, float* m, float* v, const float* grad, int
           float beta_2, float epsilon);
 // TensorFlow's InTopK with k = 1 (ties count; a non-finite logit in the row gives 0).
 void in_top_1(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes, float* correct);
-// Keras' accuracy: argmax(logits) == label, ties to the lower index.
+// Keras' accuracy: argmax(logits) == label, ties to the lower index; NaN by the
+// CPU plugin's rule (a NaN never wins; a NaN at index 0 is never beaten).
 void argmax_accuracy(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
                      float* correct);
 void fill(cudaStream_t s, float* y, int64_t n, float value);

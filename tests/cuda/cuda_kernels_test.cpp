@@ -207,6 +207,31 @@ void pool_cases(Runner& r, std::mt19937& rng) {
     HostTensor y = run_host(r.ref, "MaxPool", {x}, {empty_like(AXON_FLOAT32, ys)}, &a)[0];
     HostTensor dy = uniform(rng, ys);
     r.run(label, "MaxPoolGrad", {x, y, dy}, {empty_like(AXON_FLOAT32, c.x)}, &a, kSum);
+    // Ties: values 0, 1 and 2 only. The gradient goes to each window's first
+    // maximum, row-major (the op table's rule; cuDNN does not say which).
+    HostTensor tied = x;
+    for (float& v : tied.f) v = std::floor((v + 1.f) * 1.5f);
+    HostTensor ty = run_host(r.ref, "MaxPool", {tied}, {empty_like(AXON_FLOAT32, ys)}, &a)[0];
+    r.run(std::string(label) + " ties", "MaxPoolGrad", {tied, ty, dy}, {empty_like(AXON_FLOAT32, c.x)}, &a, kSum);
+    // Every tap tied: the whole of each window's dy lands on its first real
+    // (unpadded) tap, worked out here.
+    HostTensor flat = empty_like(AXON_FLOAT32, c.x), want = empty_like(AXON_FLOAT32, c.x);
+    std::fill(flat.f.begin(), flat.f.end(), 0.f);
+    std::fill(want.f.begin(), want.f.end(), 0.f);
+    const int64_t pad_h = c.pad == AXON_PADDING_SAME ? std::max<int64_t>((oh - 1) * c.stride + c.window - c.x[1], 0) / 2 : 0;
+    const int64_t pad_w = c.pad == AXON_PADDING_SAME ? std::max<int64_t>((ow - 1) * c.stride + c.window - c.x[2], 0) / 2 : 0;
+    for (int64_t n = 0; n < c.x[0]; ++n)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j)
+          for (int64_t ch = 0; ch < c.x[3]; ++ch) {
+            const int64_t ih = std::max<int64_t>(i * c.stride - pad_h, 0), iw = std::max<int64_t>(j * c.stride - pad_w, 0);
+            want.f[((n * c.x[1] + ih) * c.x[2] + iw) * c.x[3] + ch] += dy.f[((n * oh + i) * ow + j) * c.x[3] + ch];
+          }
+    HostTensor fy = run_host(r.ref, "MaxPool", {flat}, {empty_like(AXON_FLOAT32, ys)}, &a)[0];
+    r.run(std::string(label) + " all tied", "MaxPoolGrad", {flat, fy, dy}, {empty_like(AXON_FLOAT32, c.x)}, &a, kSum);
+    if (c.window <= c.stride)  // one window per input: no sums, so exact
+      expect_values(r, std::string(label) + " all tied", "MaxPoolGrad", {flat, fy, dy}, {empty_like(AXON_FLOAT32, c.x)}, &a,
+                    want.f);
   }
 }
 

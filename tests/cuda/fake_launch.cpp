@@ -2,6 +2,7 @@
 // that the kernel areas linked into the fake-library tests call: with the
 // fake runtime, "device memory" is host memory and work runs at once.
 #include "elementwise.hpp"
+#include "pooling.hpp"
 
 #include <algorithm>
 
@@ -37,6 +38,13 @@ void permute(cudaStream_t, const float* x, int rank, const int64_t* dims, const 
     }
     y[i] = x[from];
   }
+}
+
+// MaxPoolGrad's two passes, per element on the host (pool_math.hpp).
+int64_t max_pool_grad_scratch(const PoolShape& p) { return p.n * p.oh * p.ow * p.c; }
+void max_pool_grad(cudaStream_t, const PoolShape& p, const float* x, const float* dy, float* dx, int32_t* taps) {
+  for (int64_t o = 0; o < max_pool_grad_scratch(p); ++o) taps[o] = max_pool_first_max_tap(p, x, o);
+  for (int64_t i = 0; i < p.n * p.h * p.w * p.c; ++i) dx[i] = max_pool_grad_at(p, taps, dy, i);
 }
 
 bool have_code_for_current_device(std::string&) { return true; }

@@ -1,8 +1,10 @@
-// MaxPool, MaxPoolGrad, Relu and ReluGrad on cuDNN. SAME padding is applied by
-// copying the input into a buffer padded with -inf, so the result never
-// depends on how cuDNN treats its own padding, and asymmetric padding works.
+// MaxPool, Relu and ReluGrad on cuDNN, MaxPoolGrad on axon's own kernel
+// (pooling.cu). SAME padding is applied by copying the input into a buffer
+// padded with -inf, so the result never depends on how cuDNN treats its own
+// padding, and asymmetric padding works.
 #include "cuda_device.hpp"
 #include "elementwise.hpp"
+#include "pooling.hpp"
 
 #include <axon/op_geometry.hpp>
 
@@ -80,26 +82,15 @@ void max_pool(CudaDevice& d, const sdk::KernelCall& c) {
   CUDNN_CHECK(cudnnPoolingForward(d.cudnn(), pd.d, &kOne, xd.d, xin, &kZero, yd.d, y.raw()));
 }
 
+// Not cuDNN: which of tied maxima CUDNN_POOLING_MAX_DETERMINISTIC gives the
+// gradient is not documented, and the op table says the first (row-major).
 void max_pool_grad(CudaDevice& d, const sdk::KernelCall& c) {
-  auto x = c.input(0), y = c.input(1), dy = c.input(2), dx = c.output(0);
-  const auto& a = c.attrs<axon_pool_attrs>();
-  const Pool g(pool_geometry(a, x.c()));
+  auto x = c.input(0), dy = c.input(2), dx = c.output(0);
+  const Pool g(pool_geometry(c.attrs<axon_pool_attrs>(), x.c()));
   if (dx.numel() == 0) return;
-  if (y.numel() == 0) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
-  std::optional<CudaDevice::Scratch> xpad, dxpad;
-  const float* xin = padded_input(d, g, x.data<float>(), xpad);
-  float* out = dx.data<float>();
-  if (g.padded()) {
-    dxpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
-    out = dxpad->get<float>();
-  }
-  TensorDesc xd, yd;
-  set_nhwc(xd, g.n, g.hp(), g.wp(), g.c, c.op());
-  set_nhwc(yd, g.n, g.oh, g.ow, g.c, c.op());
-  PoolDesc pd(a);
-  CUDNN_CHECK(cudnnPoolingBackward(d.cudnn(), pd.d, &kOne, yd.d, y.raw(), yd.d, dy.raw(), xd.d, xin, &kZero, xd.d, out));
-  if (g.padded())
-    launch::window_copy(d.stream(), out, g.n, g.hp(), g.wp(), g.c, dx.data<float>(), g.h, g.w, g.pad_h, g.pad_w, 0.f);
+  const PoolShape shape{g.n, g.h, g.w, g.c, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.pad_h, g.pad_w};
+  CudaDevice::Scratch taps(d, launch::max_pool_grad_scratch(shape) * sizeof(int32_t));
+  launch::max_pool_grad(d.stream(), shape, x.data<float>(), dy.data<float>(), dx.data<float>(), taps.get<int32_t>());
 }
 
 struct ActivationDesc {

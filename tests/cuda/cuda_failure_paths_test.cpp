@@ -22,6 +22,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 extern "C" axon_status axon_cuda_kernels_init(uint32_t version, axon_cuda_kernels_api* out, axon_error* err);
@@ -161,10 +162,7 @@ struct Tensor {
   }
 };
 
-Result run(Device& d, const char* op, std::vector<Tensor*> in, std::vector<Tensor*> out, const void* attrs) {
-  std::vector<axon_tensor> ins, outs;
-  for (Tensor* t : in) ins.push_back(t->ref());
-  for (Tensor* t : out) outs.push_back(t->ref());
+Result run(Device& d, const char* op, std::vector<axon_tensor> ins, std::vector<axon_tensor> outs, const void* attrs) {
   axon_kernel_call call{};
   call.struct_size = sizeof call;
   call.op = op;
@@ -177,6 +175,23 @@ Result run(Device& d, const char* op, std::vector<Tensor*> in, std::vector<Tenso
   if (fn == nullptr) return {AXON_UNIMPLEMENTED, std::string("no kernel for ") + op};
   axon_error err{};
   return result(fn(d.api.device_ctx, &call, &err), err);
+}
+
+Result run(Device& d, const char* op, std::vector<Tensor*> in, std::vector<Tensor*> out, const void* attrs) {
+  std::vector<axon_tensor> ins, outs;
+  for (Tensor* t : in) ins.push_back(t->ref());
+  for (Tensor* t : out) outs.push_back(t->ref());
+  return run(d, op, ins, outs, attrs);
+}
+
+// A float32 tensor too large to allocate here: its data are never read.
+axon_tensor huge(std::vector<int64_t> dims, uintptr_t at) {
+  axon_tensor t{};
+  t.data = reinterpret_cast<void*>(at);
+  t.dtype = AXON_FLOAT32;
+  t.rank = static_cast<int32_t>(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
+  return t;
 }
 
 // A convolution with TensorFlow's NHWC/HWIO semantics, its three ops run on
@@ -432,4 +447,47 @@ TEST_CASE("a shape with no usable NHWC algorithm runs in NCHW through transposes
   ConvCase other({1, 5, 5, 2}, {3, 3, 2, 2}, 1, AXON_PADDING_VALID);
   CHECK_THAT(other.check(d, "Conv2D"),
              Contains("Conv2D: cuDNN offers no usable forward algorithm, in NHWC or NCHW, for N=1 H=5 W=5 C=2 K=2 R=3 S=3"));
+}
+
+TEST_CASE("tensors beyond cuDNN's 2^31 - 1 elements fail with one message naming the op and shape, or are cut up",
+          "[cudnn-size]") {
+  fake::reset();
+  Device d(0);
+  axon_conv2d_attrs conv{};
+  conv.struct_size = sizeof conv;
+  conv.stride_h = conv.stride_w = conv.dilation_h = conv.dilation_w = 1;
+  conv.padding = AXON_PADDING_VALID;
+  const axon_tensor x = huge({70000, 180, 180, 1}, 0x1000), f = huge({3, 3, 1, 1}, 0x2000),
+                    y = huge({70000, 178, 178, 1}, 0x3000);
+  for (auto [op, in, out] : {std::tuple{"Conv2D", std::vector{x, f}, y}, std::tuple{"Conv2DBackpropInput", std::vector{y, f}, x},
+                             std::tuple{"Conv2DBackpropFilter", std::vector{x, y}, f}}) {
+    const Result r = run(d, op, in, {out}, &conv);
+    CHECK(r.status == AXON_INVALID_ARGUMENT);
+    CHECK_THAT(r.message, Contains(std::string(op) + ": the image [70000,180,180,1] has 2268000000 elements; cuDNN takes at "
+                                                     "most 2^31 - 1 (2147483647) per tensor"));
+  }
+  axon_pool_attrs pool{};
+  pool.struct_size = sizeof pool;
+  pool.window_h = pool.window_w = pool.stride_h = pool.stride_w = 2;
+  pool.padding = AXON_PADDING_SAME;
+  const Result r = run(d, "MaxPool", {huge({70000, 181, 180, 1}, 0x1000)}, {huge({70000, 91, 90, 1}, 0x3000)}, &pool);
+  CHECK(r.status == AXON_INVALID_ARGUMENT);
+  CHECK_THAT(r.message, Contains("MaxPool: the input (with SAME's -inf border) [70000,182,180,1] has 2293200000 elements"));
+  CHECK(fake::record().conv_runs.empty());
+
+  // Elementwise activations are handed to cuDNN in pieces.
+  fake::script().record_only = true;
+  const int64_t n = (int64_t{1} << 31) + 5;
+  REQUIRE(run(d, "Relu", {huge({n}, 0x10000000)}, {huge({n}, 0x20000000)}, nullptr).status == AXON_OK);
+  REQUIRE(run(d, "ReluGrad", {huge({n}, 0x30000000), huge({n}, 0x10000000)}, {huge({n}, 0x40000000)}, nullptr).status ==
+          AXON_OK);
+  const auto& calls = fake::record().activations;
+  REQUIRE(calls.size() == 6);
+  const int64_t chunk = int64_t{1} << 30;
+  for (size_t i = 0; i < 6; ++i) {
+    const int64_t at = static_cast<int64_t>(i % 3) * chunk;
+    CHECK(calls[i].count == (i % 3 == 2 ? 5 : chunk));
+    CHECK(calls[i].x == reinterpret_cast<const char*>(0x10000000) + at * 4);
+    CHECK(calls[i].y == reinterpret_cast<char*>(i < 3 ? 0x20000000 : 0x40000000) + at * 4);
+  }
 }

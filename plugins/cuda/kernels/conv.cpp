@@ -6,6 +6,7 @@
 #include "conv.hpp"
 
 #include "cuda_device.hpp"
+#include "cudnn_limits.hpp"
 #include "elementwise.hpp"
 #include "math_policy.hpp"
 
@@ -278,11 +279,20 @@ void from_plan(CudaDevice& d, const ConvPlan& p, float* nhwc, std::array<int64_t
 
 bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.oc == 0 || g.oh == 0 || g.ow == 0; }
 
+// The three tensors as cuDNN takes them (the image with SAME's extra row or
+// column) within its 2^31 - 1 elements.
+void require_cudnn_sizes(const Geometry& g, const char* op) {
+  require_cudnn_size(op, g.padded() ? "the image (with SAME's extra row/column)" : "the image", {g.n, g.hp(), g.wp(), g.c});
+  require_cudnn_size(op, "the convolution's output", {g.n, g.oh, g.ow, g.oc});
+  require_cudnn_size(op, "the filter", {g.kh, g.kw, g.c, g.oc});
+}
+
 void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), f = c.input(1), y = c.output(0);
   const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), f.c()));
   if (y.numel() == 0) return;
   if (g.c == 0) return launch::fill(d.stream(), y.data<float>(), y.numel(), 0.f);
+  require_cudnn_sizes(g, c.op());
   ConvPlan& p = plan_for(d, kForward, g, c.op());
   CudaDevice::Scratch w(d, f.numel() * sizeof(float));
   filter_to_plan(d, p, f, w.get<float>());
@@ -307,6 +317,7 @@ void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
   const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c()));
   if (dx.numel() == 0) return;
   if (empty(g)) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
+  require_cudnn_sizes(g, c.op());
   ConvPlan& p = plan_for(d, kBackwardData, g, c.op());
   CudaDevice::Scratch w(d, f.numel() * sizeof(float));
   filter_to_plan(d, p, f, w.get<float>());
@@ -332,6 +343,7 @@ void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
   const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c()));
   if (df.numel() == 0) return;
   if (empty(g)) return launch::fill(d.stream(), df.data<float>(), df.numel(), 0.f);
+  require_cudnn_sizes(g, c.op());
   ConvPlan& p = plan_for(d, kBackwardFilter, g, c.op());
   const float* xin = x.data<float>();
   std::optional<CudaDevice::Scratch> xpad, xplan, dyplan;

@@ -3,11 +3,13 @@
 // padded with -inf, so the result never depends on how cuDNN treats its own
 // padding, and asymmetric padding works.
 #include "cuda_device.hpp"
+#include "cudnn_limits.hpp"
 #include "elementwise.hpp"
 #include "pooling.hpp"
 
 #include <axon/op_geometry.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -73,6 +75,7 @@ void max_pool(CudaDevice& d, const sdk::KernelCall& c) {
   const auto& a = c.attrs<axon_pool_attrs>();
   const Pool g(pool_geometry(a, x.c()));
   if (y.numel() == 0) return;
+  require_cudnn_size(c.op(), g.padded() ? "the input (with SAME's -inf border)" : "the input", {g.n, g.hp(), g.wp(), g.c});
   std::optional<CudaDevice::Scratch> xpad;
   const float* xin = padded_input(d, g, x.data<float>(), xpad);
   TensorDesc xd, yd;
@@ -104,29 +107,37 @@ struct ActivationDesc {
   ActivationDesc& operator=(const ActivationDesc&) = delete;
 };
 
-// Elementwise: any shape is described as one packed [1, 1, 1, n] tensor.
-void set_flat(TensorDesc& t, int64_t n, const char* op) {
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, as_int(n, op)));
+// Elementwise: any shape is described as packed [1, 1, 1, n] tensors of at
+// most kActivationChunk elements (cuDNN takes at most 2^31 - 1), in turn.
+constexpr int64_t kActivationChunk = int64_t{1} << 30;
+
+template <class F>
+void in_chunks(int64_t n, F f) {
+  for (int64_t at = 0; at < n; at += kActivationChunk) {
+    const int64_t count = std::min(kActivationChunk, n - at);
+    TensorDesc t;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, static_cast<int>(count)));
+    f(t.d, at);
+  }
 }
 
 void relu(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), y = c.output(0);
-  if (x.numel() == 0) return;
-  TensorDesc t;
-  set_flat(t, x.numel(), c.op());
   ActivationDesc a;
-  CUDNN_CHECK(cudnnActivationForward(d.cudnn(), a.d, &kOne, t.d, x.raw(), &kZero, t.d, y.raw()));
+  in_chunks(x.numel(), [&](cudnnTensorDescriptor_t t, int64_t at) {
+    CUDNN_CHECK(cudnnActivationForward(d.cudnn(), a.d, &kOne, t, x.data<float>() + at, &kZero, t, y.data<float>() + at));
+  });
 }
 
 void relu_grad(CudaDevice& d, const sdk::KernelCall& c) {
   auto dy = c.input(0), y = c.input(1), dx = c.output(0);
-  if (dx.numel() == 0) return;
-  TensorDesc t;
-  set_flat(t, dx.numel(), c.op());
   ActivationDesc a;
   // relu(x) > 0 exactly where x > 0, so y stands in for x.
-  CUDNN_CHECK(cudnnActivationBackward(d.cudnn(), a.d, &kOne, t.d, y.raw(), t.d, dy.raw(), t.d, y.raw(), &kZero, t.d,
-                                      dx.raw()));
+  in_chunks(dx.numel(), [&](cudnnTensorDescriptor_t t, int64_t at) {
+    const float* yp = y.data<float>() + at;
+    CUDNN_CHECK(cudnnActivationBackward(d.cudnn(), a.d, &kOne, t, yp, t, dy.data<float>() + at, t, yp, &kZero, t,
+                                        dx.data<float>() + at));
+  });
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 // (axon_cuda_kernels_init), as the plugin drives it. One process per case
 // (ctest runs each tag alone): NCCL communicators live for the process.
 #include "fake_cuda_libraries.hpp"
+#include "fake_device.hpp"
 
-#include "axon_cuda_kernels.h"
 #include "cuda_device.hpp"
 
 #include <catch2/catch.hpp>
@@ -24,8 +24,6 @@
 #include <string>
 #include <tuple>
 #include <vector>
-
-extern "C" axon_status axon_cuda_kernels_init(uint32_t version, axon_cuda_kernels_api* out, axon_error* err);
 
 namespace axon::cuda {
 
@@ -46,83 +44,8 @@ namespace {
 
 using Catch::Matchers::Contains;
 using Clock = std::chrono::steady_clock;
+using namespace axon::fake_device;
 namespace fake = axon::fake;
-
-std::mutex log_mu;
-std::vector<std::string> log_lines;
-
-void capture_log(void*, axon_log_level, const char*, const char* message) {
-  std::lock_guard<std::mutex> lock(log_mu);
-  log_lines.emplace_back(message);
-}
-
-int logged(const std::string& part) {
-  std::lock_guard<std::mutex> lock(log_mu);
-  int n = 0;
-  for (const auto& l : log_lines) n += l.find(part) != std::string::npos;
-  return n;
-}
-
-const axon_host_api& host() {
-  static const axon_host_api h = [] {
-    axon_host_api a{};
-    a.struct_size = sizeof a;
-    a.abi_major = AXON_ABI_MAJOR;
-    a.abi_minor = AXON_ABI_MINOR;
-    a.log = capture_log;
-    return a;
-  }();
-  return h;
-}
-
-const axon_cuda_kernels_api& kernels() {
-  static const axon_cuda_kernels_api api = [] {
-    axon_cuda_kernels_api a{};
-    axon_error err{};
-    if (axon_cuda_kernels_init(AXON_CUDA_KERNELS_VERSION, &a, &err) != AXON_OK) FAIL(err.message);
-    return a;
-  }();
-  return api;
-}
-
-struct Result {
-  axon_status status = AXON_OK;
-  std::string message;
-};
-
-Result result(axon_status s, const axon_error& err) { return {s, s == AXON_OK ? "" : err.message}; }
-
-// One device of the fake runtime, opened as the plugin opens it.
-struct Device {
-  axon_device_api api{};
-  std::string label;
-
-  explicit Device(int ordinal, axon_memory_mode mode = AXON_MEMORY_GROWTH, uint64_t limit = 0, bool allow_tf32 = false)
-      : label("/device:GPU:" + std::to_string(ordinal)) {
-    axon_cuda_open_args args{};
-    args.struct_size = sizeof args;
-    args.host = &host();
-    args.plugin_name = "cuda";
-    args.cuda_ordinal = ordinal;
-    args.label = label.c_str();
-    args.allow_tf32 = allow_tf32;
-    args.config.struct_size = sizeof args.config;
-    args.config.memory_mode = mode;
-    args.config.memory_limit_bytes = limit;
-    api.struct_size = sizeof api;
-    axon_error err{};
-    const axon_status s = kernels().open_device(&args, &api, &err);
-    if (s != AXON_OK) FAIL(err.message);
-  }
-  ~Device() { api.close(api.device_ctx); }
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
-
-  Result synchronize() {
-    axon_error err{};
-    return result(api.synchronize(api.device_ctx, &err), err);
-  }
-};
 
 Result all_reduce(std::vector<Device*> devs, std::vector<std::vector<float>*> bufs) {
   std::vector<void*> ctxs, ptrs;
@@ -142,73 +65,22 @@ bool all_equal(const std::vector<float>& v, float value) {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// A float32 tensor in the fake runtime's "device memory" (host memory).
-struct Tensor {
-  std::vector<int64_t> dims;
-  std::vector<float> data;
-  Tensor(std::vector<int64_t> d, float start = 0.f) : dims(std::move(d)) {
-    int64_t n = 1;
-    for (int64_t v : dims) n *= v;
-    data.resize(static_cast<size_t>(n));
-    for (size_t i = 0; i < data.size(); ++i) data[i] = start == 0.f ? 12345.f : start * float(int(i * 7 % 13) - 6);
-  }
-  axon_tensor ref() {
-    axon_tensor t{};
-    t.data = data.data();
-    t.dtype = AXON_FLOAT32;
-    t.rank = static_cast<int32_t>(dims.size());
-    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
-    return t;
-  }
-};
-
-Result run(Device& d, const char* op, std::vector<axon_tensor> ins, std::vector<axon_tensor> outs, const void* attrs) {
-  axon_kernel_call call{};
-  call.struct_size = sizeof call;
-  call.op = op;
-  call.num_inputs = static_cast<int32_t>(ins.size());
-  call.inputs = ins.data();
-  call.num_outputs = static_cast<int32_t>(outs.size());
-  call.outputs = outs.data();
-  call.attrs = attrs;
-  const axon_kernel_fn fn = d.api.get_kernel(d.api.device_ctx, op, AXON_FLOAT32);
-  if (fn == nullptr) return {AXON_UNIMPLEMENTED, std::string("no kernel for ") + op};
-  axon_error err{};
-  return result(fn(d.api.device_ctx, &call, &err), err);
-}
-
-Result run(Device& d, const char* op, std::vector<Tensor*> in, std::vector<Tensor*> out, const void* attrs) {
-  std::vector<axon_tensor> ins, outs;
-  for (Tensor* t : in) ins.push_back(t->ref());
-  for (Tensor* t : out) outs.push_back(t->ref());
-  return run(d, op, ins, outs, attrs);
-}
-
-// A float32 tensor too large to allocate here: its data are never read.
-axon_tensor huge(std::vector<int64_t> dims, uintptr_t at) {
-  axon_tensor t{};
-  t.data = reinterpret_cast<void*>(at);
-  t.dtype = AXON_FLOAT32;
-  t.rank = static_cast<int32_t>(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
-  return t;
-}
-
 // A convolution with TensorFlow's NHWC/HWIO semantics, its three ops run on
 // a device and checked against a naive loop here.
 struct ConvCase {
   axon_conv2d_attrs attrs{};
   Tensor x, f, dy;
   axon::ConvGeometry g;
+  bool depthwise;  // filter [KH, KW, C, M], y channels c * M + m
 
-  ConvCase(std::vector<int64_t> xs, std::vector<int64_t> fs, int stride, axon_padding padding)
-      : x(xs, 0.25f), f(fs, 0.5f), dy({0}) {
+  ConvCase(std::vector<int64_t> xs, std::vector<int64_t> fs, int stride, axon_padding padding, bool dw = false)
+      : x(xs, 0.25f), f(fs, 0.5f), dy({0}), depthwise(dw) {
     attrs.struct_size = sizeof attrs;
     attrs.stride_h = attrs.stride_w = stride;
     attrs.dilation_h = attrs.dilation_w = 1;
     attrs.padding = padding;
     g = axon::conv_geometry(attrs, xs.data(), fs.data());
-    dy = Tensor({g.n, g.oh, g.ow, g.oc}, 0.125f);
+    dy = Tensor({g.n, g.oh, g.ow, depthwise ? g.c * g.oc : g.oc}, 0.125f);
   }
   // Calls f(x index, filter index, y index) for every product of the convolution.
   template <class F>
@@ -221,14 +93,21 @@ struct ConvCase {
               const int64_t ih = oh * g.sh - g.pad_h + r * g.dh, iw = ow * g.sw - g.pad_w + s * g.dw;
               if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
               for (int64_t c = 0; c < g.c; ++c)
-                for (int64_t k = 0; k < g.oc; ++k)
+                for (int64_t k = 0; k < g.oc; ++k) {
+                  const int64_t yc = depthwise ? c * g.oc + k : k, ys = depthwise ? g.c * g.oc : g.oc;
                   fn(((n * g.h + ih) * g.w + iw) * g.c + c, ((r * g.kw + s) * g.c + c) * g.oc + k,
-                     ((n * g.oh + oh) * g.ow + ow) * g.oc + k);
+                     ((n * g.oh + oh) * g.ow + ow) * ys + yc);
+                }
             }
   }
   // Runs `op` on d and compares with the loop; "" when equal within 1e-5.
-  std::string check(Device& d, const char* op) {
-    const std::string name = op;
+  // Depthwise ops are named by their plain counterparts here.
+  std::string check(Device& d, const char* plain) {
+    const std::string name = plain;
+    const std::string depthwise_op = name == "Conv2D" ? "DepthwiseConv2dNative"
+                                     : name == "Conv2DBackpropInput" ? "DepthwiseConv2dNativeBackpropInput"
+                                                                     : "DepthwiseConv2dNativeBackpropFilter";
+    const char* op = depthwise ? depthwise_op.c_str() : plain;
     Tensor out(name == "Conv2D" ? dy.dims : name == "Conv2DBackpropInput" ? x.dims : f.dims);
     std::vector<double> want(out.data.size(), 0.0);
     each_product([&](int64_t xi, int64_t fi, int64_t yi) {
@@ -239,10 +118,10 @@ struct ConvCase {
     const Result r = name == "Conv2D"                ? run(d, op, {&x, &f}, {&out}, &attrs)
                      : name == "Conv2DBackpropInput" ? run(d, op, {&dy, &f}, {&out}, &attrs)
                                                      : run(d, op, {&x, &dy}, {&out}, &attrs);
-    if (r.status != AXON_OK) return name + " failed: " + r.message;
+    if (r.status != AXON_OK) return std::string(op) + " failed: " + r.message;
     for (size_t i = 0; i < want.size(); ++i)
       if (!(std::fabs(out.data[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i]))))
-        return name + ": element " + std::to_string(i) + " is " + std::to_string(out.data[i]) + ", want " +
+        return std::string(op) + ": element " + std::to_string(i) + " is " + std::to_string(out.data[i]) + ", want " +
                std::to_string(want[i]);
     return "";
   }
@@ -490,4 +369,21 @@ TEST_CASE("tensors beyond cuDNN's 2^31 - 1 elements fail with one message naming
     CHECK(calls[i].x == reinterpret_cast<const char*>(0x10000000) + at * 4);
     CHECK(calls[i].y == reinterpret_cast<char*>(i < 3 ? 0x20000000 : 0x40000000) + at * 4);
   }
+}
+
+TEST_CASE("depthwise convolutions are cuDNN's grouped ones, in NHWC and through the NCHW fallback", "[cudnn-depthwise]") {
+  fake::reset();
+  fake::script().nhwc_offers = {{.algo = 2, .workspace = 64}};
+  Device d(0);
+  ConvCase c({2, 7, 6, 3}, {3, 2, 3, 2}, 2, AXON_PADDING_SAME, /*depthwise=*/true);
+  for (const char* op : kConvOps) CHECK(c.check(d, op) == "");
+  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward algo 2 NHWC workspace 64",
+                                                            "backward-data algo 2 NHWC workspace 64",
+                                                            "backward-filter algo 2 NHWC workspace 64"});
+  fake::script().nhwc_offers.clear();
+  fake::script().nchw_offers = {{.algo = 4}};
+  ConvCase other({1, 5, 4, 4}, {3, 3, 4, 3}, 1, AXON_PADDING_VALID, /*depthwise=*/true);
+  for (const char* op : kConvOps) CHECK(other.check(d, op) == "");
+  CHECK(logged("cuDNN has no usable NHWC forward algorithm for N=1 H=5 W=4 C=4 K=12 R=3 S=3, stride 1x1, dilation 1x1, "
+               "4 groups") == 1);
 }

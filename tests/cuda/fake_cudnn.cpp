@@ -22,6 +22,7 @@ struct cudnnFilterStruct {
 };
 struct cudnnConvolutionStruct {
   int pad_h = 0, pad_w = 0, u = 1, v = 1, dil_h = 1, dil_w = 1;
+  int groups = 1;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
 struct cudnnPoolingStruct {
@@ -111,16 +112,20 @@ cudnnStatus_t convolve(Kind kind, const void* alpha, cudnnTensorDescriptor_t xd,
                             : kind == kBackwardData ? int64_t{xd->n} * xd->c * xd->h * xd->w
                                                     : int64_t{wd->k} * wd->c * wd->r * wd->s;
   std::vector<double> acc(static_cast<size_t>(out_count), 0.0);
+  if (wd->c * cd->groups != xd->c || yd->c % cd->groups != 0 || wd->k != yd->c)
+    return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: channels do not match the groups");
+  const int per_group = yd->c / cd->groups;  // outputs of each group
   for (int n = 0; n < yd->n; ++n)
     for (int k = 0; k < yd->c; ++k)
       for (int oh = 0; oh < yd->h; ++oh)
         for (int ow = 0; ow < yd->w; ++ow)
-          for (int c = 0; c < xd->c; ++c)
+          for (int cg = 0; cg < wd->c; ++cg)  // the input channels of k's group
             for (int r = 0; r < wd->r; ++r)
               for (int s = 0; s < wd->s; ++s) {
                 const int ih = oh * cd->u - cd->pad_h + r * cd->dil_h, iw = ow * cd->v - cd->pad_w + s * cd->dil_w;
                 if (ih < 0 || ih >= xd->h || iw < 0 || iw >= xd->w) continue;
-                const int64_t xi = at(xd, n, c, ih, iw), wi = at(wd, k, c, r, s), yi = at(yd, n, k, oh, ow);
+                const int c = k / per_group * wd->c + cg;
+                const int64_t xi = at(xd, n, c, ih, iw), wi = at(wd, k, cg, r, s), yi = at(yd, n, k, oh, ow);
                 if (kind == kForward) acc[yi] += double(x[xi]) * w[wi];
                 if (kind == kBackwardData) acc[xi] += double(y[yi]) * w[wi];
                 if (kind == kBackwardFilter) acc[wi] += double(x[xi]) * y[yi];
@@ -198,6 +203,10 @@ cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t c) 
 cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t c, int pad_h, int pad_w, int u, int v, int dil_h,
                                               int dil_w, cudnnConvolutionMode_t, cudnnDataType_t) {
   c->pad_h = pad_h, c->pad_w = pad_w, c->u = u, c->v = v, c->dil_h = dil_h, c->dil_w = dil_w;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t c, int groups) {
+  c->groups = groups;
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t c, cudnnMathType_t m) {

@@ -2,7 +2,9 @@
 // activations and HWIO filters. cuDNN's NHWC filter layout is KRSC (OHWI), so
 // filters are transposed on the device on the way in (and dfilter on the way
 // out). A shape cuDNN has no usable NHWC algorithm for runs in NCHW (KCRS
-// filters), its tensors permuted on the way in and out.
+// filters), its tensors permuted on the way in and out. Depthwise
+// convolutions (TensorFlow's DepthwiseConv2dNative and its gradients) are
+// cuDNN's grouped convolutions, one group per input channel.
 #include "conv.hpp"
 
 #include "cuda_device.hpp"
@@ -37,8 +39,13 @@ constexpr size_t kMaxWorkspace = size_t{1} << 30;  // algorithms needing more ar
 
 // TensorFlow's geometry (op_geometry.hpp) as cuDNN takes it: cuDNN pads both
 // sides alike, so SAME's odd row/column (at the end) is made part of the input.
+// A depthwise convolution is cuDNN's grouped one: a group per input channel,
+// each with the filter's last dimension (the multiplier) as its outputs.
 struct Geometry : ConvGeometry {
-  explicit Geometry(const ConvGeometry& g) : ConvGeometry(g) {}
+  int64_t groups = 1;  // 1, or c for a depthwise convolution
+  Geometry(const ConvGeometry& g, bool depthwise) : ConvGeometry(g), groups(depthwise ? g.c : 1) {}
+  int64_t out_c() const { return groups == 1 ? oc : c * oc; }  // y's channels
+  int64_t in_per_group() const { return c / groups; }
   int64_t extra_h() const { return pad_h_total - 2 * pad_h; }
   int64_t extra_w() const { return pad_w_total - 2 * pad_w; }
   int64_t hp() const { return h + extra_h(); }  // input height as given to cuDNN
@@ -104,7 +111,7 @@ bool choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t from, const Geometry& 
                                       d.label().c_str(), op, layout_name(p.layout), kKindNames[kind], p.algo, i + 1,
                                       p.candidates.size(),
                                       static_cast<int>(p.candidates[i].second), p.workspace, (long long)g.n,
-                                      (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.oc, (long long)g.kh,
+                                      (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.out_c(), (long long)g.kh,
                                       (long long)g.kw));
     return true;
   }
@@ -185,14 +192,15 @@ std::unique_ptr<ConvPlan> make_plan(CudaDevice& d, Kind kind, const Geometry& g,
   CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
   CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.c, op), as_int(g.hp(), op),
                                          as_int(g.wp(), op)));
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.oc, op), as_int(g.oh, op),
-                                         as_int(g.ow, op)));
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, layout, as_int(g.oc, op), as_int(g.c, op), as_int(g.kh, op),
-                                         as_int(g.kw, op)));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.out_c(), op),
+                                         as_int(g.oh, op), as_int(g.ow, op)));
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, layout, as_int(g.out_c(), op), as_int(g.in_per_group(), op),
+                                         as_int(g.kh, op), as_int(g.kw, op)));
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.pad_h, op), as_int(g.pad_w, op), as_int(g.sh, op),
                                               as_int(g.sw, op), as_int(g.dh, op), as_int(g.dw, op),
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, descriptor_math(policy)));
+  if (g.groups > 1) CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, as_int(g.groups, op)));
 
   // cuDNN's own output size must agree with TensorFlow's (it does, given the
   // explicit extra row/column); a mismatch would be a bug here.
@@ -217,15 +225,16 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
   const MathPolicy policy = math_policy(d);
   const bool tf32 = policy.allow_tf32;
   ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.oc, g.kh, g.kw, g.pad_h, g.pad_w, g.sh, g.sw, g.dh, g.dw,
-              tf32 ? 1 : 0, policy.deterministic ? 1 : 0};
+              tf32 ? 1 : 0, policy.deterministic ? 1 : 0, g.groups};
   auto& slot = d.conv_plans().plans[key];
   if (slot) return *slot;
   const std::string shape = sdk::format("N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld, stride %lldx%lld, dilation "
-                                        "%lldx%lld (TF32 %s, deterministic %s)",
+                                        "%lldx%lld%s (TF32 %s, deterministic %s)",
                                         (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c,
-                                        (long long)g.oc, (long long)g.kh, (long long)g.kw, (long long)g.sh, (long long)g.sw,
-                                        (long long)g.dh, (long long)g.dw, tf32 ? "allowed" : "off",
-                                        policy.deterministic ? "on" : "off");
+                                        (long long)g.out_c(), (long long)g.kh, (long long)g.kw, (long long)g.sh,
+                                        (long long)g.sw, (long long)g.dh, (long long)g.dw,
+                                        g.groups > 1 ? sdk::format(", %lld groups", (long long)g.groups).c_str() : "",
+                                        tf32 ? "allowed" : "off", policy.deterministic ? "on" : "off");
   std::unique_ptr<ConvPlan> p = make_plan(d, kind, g, op, policy, CUDNN_TENSOR_NHWC);
   if (p == nullptr) {
     p = make_plan(d, kind, g, op, policy, CUDNN_TENSOR_NCHW);
@@ -243,14 +252,14 @@ const float kOne = 1.f, kZero = 0.f;
 constexpr int kNhwcToNchw[] = {0, 3, 1, 2}, kNchwToNhwc[] = {0, 2, 3, 1};
 constexpr int kHwioToKcrs[] = {3, 2, 0, 1}, kKcrsToHwio[] = {2, 3, 1, 0};
 
-// The HWIO filter in the plan's filter layout: KRSC [K, R*S*C] (a transpose)
-// or KCRS (a permutation).
-void filter_to_plan(CudaDevice& d, const ConvPlan& p, const sdk::TensorRef& f, float* out) {
-  if (p.layout == CUDNN_TENSOR_NHWC) {
-    const int64_t k = f.dim(3);
-    return launch::transpose(d.stream(), f.data<float>(), out, f.numel() / k, k);
-  }
-  launch::permute(d.stream(), f.data<float>(), 4, f.c().dims, kHwioToKcrs, out);
+// The HWIO filter, [R, S, C / groups, K] (a depthwise [R, S, C, M] is
+// [R, S, 1, C * M]), in the plan's filter layout: KRSC [K, R*S*C/groups] (a
+// transpose) or KCRS (a permutation).
+void filter_to_plan(CudaDevice& d, const ConvPlan& p, const Geometry& g, const float* f, float* out) {
+  if (p.layout == CUDNN_TENSOR_NHWC)
+    return launch::transpose(d.stream(), f, out, g.kh * g.kw * g.in_per_group(), g.out_c());
+  const int64_t hwio[] = {g.kh, g.kw, g.in_per_group(), g.out_c()};
+  launch::permute(d.stream(), f, 4, hwio, kHwioToKcrs, out);
 }
 
 // An NHWC activation [n, h, w, c] as the plan takes it: itself, or an NCHW copy in `buf`.
@@ -277,25 +286,26 @@ void from_plan(CudaDevice& d, const ConvPlan& p, float* nhwc, std::array<int64_t
   launch::permute(d.stream(), buf->get<float>(), 4, nchw, kNchwToNhwc, nhwc);
 }
 
-bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.oc == 0 || g.oh == 0 || g.ow == 0; }
+bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.out_c() == 0 || g.oh == 0 || g.ow == 0; }
 
 // The three tensors as cuDNN takes them (the image with SAME's extra row or
 // column) within its 2^31 - 1 elements.
 void require_cudnn_sizes(const Geometry& g, const char* op) {
   require_cudnn_size(op, g.padded() ? "the image (with SAME's extra row/column)" : "the image", {g.n, g.hp(), g.wp(), g.c});
-  require_cudnn_size(op, "the convolution's output", {g.n, g.oh, g.ow, g.oc});
-  require_cudnn_size(op, "the filter", {g.kh, g.kw, g.c, g.oc});
+  require_cudnn_size(op, "the convolution's output", {g.n, g.oh, g.ow, g.out_c()});
+  require_cudnn_size(op, "the filter", {g.kh, g.kw, g.in_per_group(), g.out_c()});
 }
 
+template <bool Depthwise>
 void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), f = c.input(1), y = c.output(0);
-  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), f.c()));
+  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), f.c()), Depthwise);
   if (y.numel() == 0) return;
   if (g.c == 0) return launch::fill(d.stream(), y.data<float>(), y.numel(), 0.f);
   require_cudnn_sizes(g, c.op());
   ConvPlan& p = plan_for(d, kForward, g, c.op());
   CudaDevice::Scratch w(d, f.numel() * sizeof(float));
-  filter_to_plan(d, p, f, w.get<float>());
+  filter_to_plan(d, p, g, f.data<float>(), w.get<float>());
   const float* xin = x.data<float>();
   std::optional<CudaDevice::Scratch> xpad, xplan, yplan;
   if (g.padded()) {  // the asymmetric SAME row/column, as zeros at the end
@@ -304,30 +314,31 @@ void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
     xin = xpad->get<float>();
   }
   xin = to_plan(d, p, xin, {g.n, g.hp(), g.wp(), g.c}, xplan);
-  float* out = out_plan(d, p, y.data<float>(), {g.n, g.oh, g.ow, g.oc}, yplan);
+  float* out = out_plan(d, p, y.data<float>(), {g.n, g.oh, g.ow, g.out_c()}, yplan);
   execute(d, p, kForward, g, c.op(), [&](int algo, void* ws, size_t bytes) {
     return cudnnConvolutionForward(d.cudnn(), &kOne, p.x, xin, p.w, w.get(), p.conv,
                                    static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, &kZero, p.y, out);
   });
-  from_plan(d, p, y.data<float>(), {g.n, g.oh, g.ow, g.oc}, yplan);
+  from_plan(d, p, y.data<float>(), {g.n, g.oh, g.ow, g.out_c()}, yplan);
 }
 
+template <bool Depthwise>
 void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
   auto dy = c.input(0), f = c.input(1), dx = c.output(0);
-  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c()));
+  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c()), Depthwise);
   if (dx.numel() == 0) return;
   if (empty(g)) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
   require_cudnn_sizes(g, c.op());
   ConvPlan& p = plan_for(d, kBackwardData, g, c.op());
   CudaDevice::Scratch w(d, f.numel() * sizeof(float));
-  filter_to_plan(d, p, f, w.get<float>());
+  filter_to_plan(d, p, g, f.data<float>(), w.get<float>());
   std::optional<CudaDevice::Scratch> dxpad, dyplan, dxplan;
   float* dx_nhwc = dx.data<float>();  // dx, or dx with the padding row/column
   if (g.padded()) {
     dxpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
     dx_nhwc = dxpad->get<float>();
   }
-  const float* dyin = to_plan(d, p, dy.data<float>(), {g.n, g.oh, g.ow, g.oc}, dyplan);
+  const float* dyin = to_plan(d, p, dy.data<float>(), {g.n, g.oh, g.ow, g.out_c()}, dyplan);
   float* out = out_plan(d, p, dx_nhwc, {g.n, g.hp(), g.wp(), g.c}, dxplan);
   execute(d, p, kBackwardData, g, c.op(), [&](int algo, void* ws, size_t bytes) {
     return cudnnConvolutionBackwardData(d.cudnn(), &kOne, p.w, w.get(), p.y, dyin, p.conv,
@@ -338,9 +349,10 @@ void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
     launch::window_copy(d.stream(), dx_nhwc, g.n, g.hp(), g.wp(), g.c, dx.data<float>(), g.h, g.w, 0, 0, 0.f);
 }
 
+template <bool Depthwise>
 void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), dy = c.input(1), df = c.output(0);
-  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c()));
+  const Geometry g(conv_geometry(c.attrs<axon_conv2d_attrs>(), x.c(), df.c()), Depthwise);
   if (df.numel() == 0) return;
   if (empty(g)) return launch::fill(d.stream(), df.data<float>(), df.numel(), 0.f);
   require_cudnn_sizes(g, c.op());
@@ -353,26 +365,28 @@ void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
     xin = xpad->get<float>();
   }
   xin = to_plan(d, p, xin, {g.n, g.hp(), g.wp(), g.c}, xplan);
-  const float* dyin = to_plan(d, p, dy.data<float>(), {g.n, g.oh, g.ow, g.oc}, dyplan);
+  const float* dyin = to_plan(d, p, dy.data<float>(), {g.n, g.oh, g.ow, g.out_c()}, dyplan);
   CudaDevice::Scratch dw(d, df.numel() * sizeof(float));
   execute(d, p, kBackwardFilter, g, c.op(), [&](int algo, void* ws, size_t bytes) {
     return cudnnConvolutionBackwardFilter(d.cudnn(), &kOne, p.x, xin, p.y, dyin, p.conv,
                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes, &kZero, p.w,
                                           dw.get());
   });
-  const int64_t k = df.dim(3);
-  if (p.layout == CUDNN_TENSOR_NHWC)  // KRSC [K, R*S*C] -> HWIO [R*S*C, K]
-    return launch::transpose(d.stream(), dw.get<float>(), df.data<float>(), k, df.numel() / k);
-  const int64_t kcrs[] = {k, g.c, g.kh, g.kw};
+  if (p.layout == CUDNN_TENSOR_NHWC)  // KRSC [K, R*S*C/groups] -> HWIO [R*S*C/groups, K]
+    return launch::transpose(d.stream(), dw.get<float>(), df.data<float>(), g.out_c(), g.kh * g.kw * g.in_per_group());
+  const int64_t kcrs[] = {g.out_c(), g.in_per_group(), g.kh, g.kw};
   launch::permute(d.stream(), dw.get<float>(), 4, kcrs, kKcrsToHwio, df.data<float>());
 }
 
 }  // namespace
 
 void register_conv_kernels(sdk::KernelTable& t) {
-  add<OpId::Conv2D, conv2d>(t);
-  add<OpId::Conv2DBackpropInput, conv2d_backprop_input>(t);
-  add<OpId::Conv2DBackpropFilter, conv2d_backprop_filter>(t);
+  add<OpId::Conv2D, conv2d<false>>(t);
+  add<OpId::Conv2DBackpropInput, conv2d_backprop_input<false>>(t);
+  add<OpId::Conv2DBackpropFilter, conv2d_backprop_filter<false>>(t);
+  add<OpId::DepthwiseConv2dNative, conv2d<true>>(t);
+  add<OpId::DepthwiseConv2dNativeBackpropInput, conv2d_backprop_input<true>>(t);
+  add<OpId::DepthwiseConv2dNativeBackpropFilter, conv2d_backprop_filter<true>>(t);
 }
 
 }  // namespace axon::cuda

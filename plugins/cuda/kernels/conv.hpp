@@ -34,9 +34,10 @@ struct ConvPlan {
 };
 
 // kind (0 forward, 1 backward data, 2 backward filter), N, H, W, C (input as
-// given to cuDNN, i.e. after the asymmetric padding), K, R, S, pad h/w,
-// stride h/w, dilation h/w, tf32, deterministic.
-using ConvKey = std::array<int64_t, 16>;
+// given to cuDNN, i.e. after the asymmetric padding), the filter's last
+// dimension, R, S, pad h/w, stride h/w, dilation h/w, tf32, deterministic,
+// groups (C for a depthwise convolution, else 1).
+using ConvKey = std::array<int64_t, 17>;
 
 struct ConvPlans {
   std::map<ConvKey, std::unique_ptr<ConvPlan>> plans;

@@ -1,8 +1,10 @@
-// MaxPoolGrad's per-element arithmetic (plugins/cuda/kernels/pool_math.hpp),
-// which the CUDA kernels run, checked on the host against the op table's
-// rule written as a scatter (each window's dy added at its first maximum,
-// row-major, padding excluded), on shapes with ties, NaN and -inf, VALID
-// and SAME (asymmetric) padding, overlapping and gapped windows.
+// The per-element arithmetic of the CUDA plugin's pooling kernels
+// (plugins/cuda/kernels/pool_math.hpp), checked on the host: MaxPoolGrad
+// against the op table's rule written as a scatter (each window's dy added
+// at its first maximum, row-major, padding excluded), on shapes with ties,
+// NaN and -inf, VALID and SAME (asymmetric) padding, overlapping and gapped
+// windows; AvgPool and AvgPoolGrad against TensorFlow's outputs
+// (tf_values.inc, from tf_values.py) within 2e-6 (1 + |tf|).
 #include "pool_math.hpp"
 
 #include <axon/op_geometry.hpp>
@@ -17,6 +19,8 @@
 using axon::cuda::PoolShape;
 
 namespace {
+
+#include "tf_values.inc"
 
 PoolShape shape_of(int64_t n, int64_t h, int64_t w, int64_t c, int k, int s, axon_padding pad) {
   axon_pool_attrs a{};
@@ -80,4 +84,32 @@ TEST_CASE("MaxPoolGrad's gather gives each window's dy to its first maximum, as 
           ++cases;
         }
   CHECK(cases > 100);
+}
+
+TEST_CASE("AvgPool averages only the taps inside x (TensorFlow's SAME), and AvgPoolGrad spreads dy back so") {
+  struct Case {
+    int k, s;
+    axon_padding pad;
+    const std::vector<float>& y;
+    const std::vector<float>& dy;
+    const std::vector<float>& dx;
+  };
+  const Case cases[] = {{3, 2, AXON_PADDING_SAME, kAvgS3s2SameY, kAvgS3s2SameDy, kAvgS3s2SameDx},
+                        {2, 2, AXON_PADDING_VALID, kAvgS2s2ValidY, kAvgS2s2ValidDy, kAvgS2s2ValidDx},
+                        {3, 1, AXON_PADDING_SAME, kAvgS3s1SameY, kAvgS3s1SameDy, kAvgS3s1SameDx}};
+  for (const Case& c : cases) {
+    const PoolShape p = shape_of(2, 7, 6, 3, c.k, c.s, c.pad);
+    REQUIRE(static_cast<size_t>(p.n * p.oh * p.ow * p.c) == c.y.size());
+    INFO("window " << c.k << " stride " << c.s << (c.pad == AXON_PADDING_SAME ? " SAME" : " VALID"));
+    for (size_t o = 0; o < c.y.size(); ++o) {
+      const float got = axon::cuda::avg_pool_at(p, kPoolX.data(), static_cast<int64_t>(o));
+      INFO("y[" << o << "] " << got << ", TensorFlow " << c.y[o]);
+      CHECK(std::fabs(double(got) - c.y[o]) <= 2e-6 * (1 + std::fabs(c.y[o])));
+    }
+    for (size_t i = 0; i < kPoolX.size(); ++i) {
+      const float got = axon::cuda::avg_pool_grad_at(p, c.dy.data(), static_cast<int64_t>(i));
+      INFO("dx[" << i << "] " << got << ", TensorFlow " << c.dx[i]);
+      CHECK(std::fabs(double(got) - c.dx[i]) <= 2e-6 * (1 + std::fabs(c.dx[i])));
+    }
+  }
 }

@@ -132,11 +132,15 @@ void add(sdk::KernelTable& t) {
 inline CudaDevice& device_from_ctx(void* ctx) { return static_cast<CudaDevice&>(*static_cast<sdk::Device*>(ctx)); }
 
 // The device's kernels (kernel_table.cpp), registered per area (conv.cpp,
-// pool_activation.cpp, matmul.cpp, ops.cpp).
+// pool_activation.cpp, matmul.cpp, ops.cpp, activations.cpp, tensor_ops.cpp,
+// batch_norm.cpp).
 const sdk::KernelTable& kernel_table();
 void register_conv_kernels(sdk::KernelTable& t);
 void register_pool_activation_kernels(sdk::KernelTable& t);
 void register_matmul_kernels(sdk::KernelTable& t);
 void register_own_kernels(sdk::KernelTable& t);
+void register_activation_kernels(sdk::KernelTable& t);
+void register_tensor_kernels(sdk::KernelTable& t);
+void register_batch_norm_kernels(sdk::KernelTable& t);
 
 }  // namespace axon::cuda

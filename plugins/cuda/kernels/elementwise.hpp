@@ -2,6 +2,9 @@
 // enqueues on `stream` and returns at once; launch errors throw.
 #pragma once
 
+#include "activation_math.hpp"
+#include "layout_math.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -43,6 +46,24 @@ void permute(cudaStream_t s, const float* x, int rank, const int64_t* dims, cons
 // crops (positive offsets, smaller dst).
 void window_copy(cudaStream_t s, const float* src, int64_t batch, int64_t src_h, int64_t src_w, int64_t channels,
                  float* dst, int64_t dst_h, int64_t dst_w, int64_t off_h, int64_t off_w, float fill);
+
+// The activations of ABI 1.4 and their gradients (activation_math.hpp):
+// y = activate(x); dx = activation_grad(dy, v), v the op's y or x.
+void activation(cudaStream_t s, Activation op, const ActivationParams& p, const float* x, float* y, int64_t n);
+void activation_grad(cudaStream_t s, Activation op, const ActivationParams& p, const float* dy, const float* v, float* dx,
+                     int64_t n);
+// y = a op b, elementwise over n.
+void binary(cudaStream_t s, Binary op, const float* a, const float* b, float* y, int64_t n);
+// MaximumGrad, TensorFlow's rule: da = dy where a >= b, db = dy elsewhere.
+void maximum_grad(cudaStream_t s, const float* dy, const float* a, const float* b, float* da, float* db, int64_t n);
+// var = momentum * var + weight * value, in place.
+void moving_average(cudaStream_t s, float* var, const float* value, int64_t n, float momentum, float weight);
+// Softmax over the last dimension of [rows, cols], and its gradient
+// dx = (dy - sum(dy * y)) * y; one warp per row, a fixed order.
+void softmax(cudaStream_t s, const float* x, float* y, int64_t rows, int64_t cols);
+void softmax_grad(cudaStream_t s, const float* dy, const float* y, float* dx, int64_t rows, int64_t cols);
+// dst = the window of src, or src placed in zeros (Slice, Pad; layout_math.hpp).
+void window(cudaStream_t s, const Window& w, const float* src, float* dst);
 
 // False (with the reason) when this library holds no code the current device can run.
 bool have_code_for_current_device(std::string& why);

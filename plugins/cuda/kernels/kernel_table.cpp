@@ -12,6 +12,9 @@ const sdk::KernelTable& kernel_table() {
     register_pool_activation_kernels(t);
     register_matmul_kernels(t);
     register_own_kernels(t);
+    register_activation_kernels(t);
+    register_tensor_kernels(t);
+    register_batch_norm_kernels(t);
     return t;
   }();
   return table;

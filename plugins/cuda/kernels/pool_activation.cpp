@@ -1,5 +1,5 @@
-// MaxPool, Relu and ReluGrad on cuDNN, MaxPoolGrad on axon's own kernel
-// (pooling.cu). SAME padding is applied by copying the input into a buffer
+// MaxPool, Relu and ReluGrad on cuDNN; MaxPoolGrad, AvgPool and AvgPoolGrad
+// on axon's own kernels (pooling.cu). SAME padding is applied by copying the input into a buffer
 // padded with -inf, so the result never depends on how cuDNN treats its own
 // padding, and asymmetric padding works.
 #include "cuda_device.hpp"
@@ -85,15 +85,31 @@ void max_pool(CudaDevice& d, const sdk::KernelCall& c) {
   CUDNN_CHECK(cudnnPoolingForward(d.cudnn(), pd.d, &kOne, xd.d, xin, &kZero, yd.d, y.raw()));
 }
 
+// The geometry axon's own pooling kernels take (pool_math.hpp).
+PoolShape pool_shape(const axon_pool_attrs& a, const sdk::TensorRef& x) {
+  const PoolGeometry g = pool_geometry(a, x.c());
+  return {g.n, g.h, g.w, g.c, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.pad_h, g.pad_w};
+}
+
 // Not cuDNN: which of tied maxima CUDNN_POOLING_MAX_DETERMINISTIC gives the
 // gradient is not documented, and the op table says the first (row-major).
 void max_pool_grad(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), dy = c.input(2), dx = c.output(0);
-  const Pool g(pool_geometry(c.attrs<axon_pool_attrs>(), x.c()));
   if (dx.numel() == 0) return;
-  const PoolShape shape{g.n, g.h, g.w, g.c, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.pad_h, g.pad_w};
+  const PoolShape shape = pool_shape(c.attrs<axon_pool_attrs>(), x);
   CudaDevice::Scratch taps(d, launch::max_pool_grad_scratch(shape) * sizeof(int32_t));
   launch::max_pool_grad(d.stream(), shape, x.data<float>(), dy.data<float>(), dx.data<float>(), taps.get<int32_t>());
+}
+
+void avg_pool(CudaDevice& d, const sdk::KernelCall& c) {
+  auto x = c.input(0), y = c.output(0);
+  launch::avg_pool(d.stream(), pool_shape(c.attrs<axon_pool_attrs>(), x), x.data<float>(), y.data<float>());
+}
+
+// dx's shape is x's.
+void avg_pool_grad(CudaDevice& d, const sdk::KernelCall& c) {
+  auto dy = c.input(0), dx = c.output(0);
+  launch::avg_pool_grad(d.stream(), pool_shape(c.attrs<axon_pool_attrs>(), dx), dy.data<float>(), dx.data<float>());
 }
 
 struct ActivationDesc {
@@ -145,6 +161,8 @@ void relu_grad(CudaDevice& d, const sdk::KernelCall& c) {
 void register_pool_activation_kernels(sdk::KernelTable& t) {
   add<OpId::MaxPool, max_pool>(t);
   add<OpId::MaxPoolGrad, max_pool_grad>(t);
+  add<OpId::AvgPool, avg_pool>(t);
+  add<OpId::AvgPoolGrad, avg_pool_grad>(t);
   add<OpId::Relu, relu>(t);
   add<OpId::ReluGrad, relu_grad>(t);
 }

@@ -34,7 +34,31 @@ __global__ void max_pool_gather_kernel(PoolShape p, const int32_t* tap, const fl
     dx[i] = max_pool_grad_at(p, tap, dy, i);
 }
 
+__global__ void avg_pool_kernel(PoolShape p, const float* x, float* y, int64_t total) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = avg_pool_at(p, x, i);
+}
+
+__global__ void avg_pool_grad_kernel(PoolShape p, const float* dy, float* dx, int64_t total) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x)
+    dx[i] = avg_pool_grad_at(p, dy, i);
+}
+
 }  // namespace
+
+void avg_pool(cudaStream_t s, const PoolShape& p, const float* x, float* y) {
+  const int64_t outputs = p.n * p.oh * p.ow * p.c;
+  if (outputs == 0) return;
+  avg_pool_kernel<<<blocks_for(outputs), kThreads, 0, s>>>(p, x, y, outputs);
+  check_launch("avg_pool");
+}
+
+void avg_pool_grad(cudaStream_t s, const PoolShape& p, const float* dy, float* dx) {
+  const int64_t inputs = p.n * p.h * p.w * p.c;
+  if (inputs == 0) return;
+  avg_pool_grad_kernel<<<blocks_for(inputs), kThreads, 0, s>>>(p, dy, dx, inputs);
+  check_launch("avg_pool_grad");
+}
 
 int64_t max_pool_grad_scratch(const PoolShape& p) { return p.n * p.oh * p.ow * p.c; }
 

@@ -18,4 +18,10 @@ int64_t max_pool_grad_scratch(const PoolShape& p);
 // element in window order: deterministic, no atomics.
 void max_pool_grad(cudaStream_t s, const PoolShape& p, const float* x, const float* dy, float* dx, int32_t* scratch);
 
+// AvgPool and AvgPoolGrad with TensorFlow's SAME rule: a window averages
+// only its taps inside x (pool_math.hpp). cuDNN pads both sides alike, so
+// the extra row or column SAME may put after cannot be left out of its count.
+void avg_pool(cudaStream_t s, const PoolShape& p, const float* x, float* y);
+void avg_pool_grad(cudaStream_t s, const PoolShape& p, const float* dy, float* dx);
+
 }  // namespace axon::cuda::launch

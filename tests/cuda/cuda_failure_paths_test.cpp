@@ -258,6 +258,15 @@ TEST_CASE("a cross-process all-reduce that never finishes fails at its timeout n
   const int polls = fake::record().async_polls;
   CHECK(d1.synchronize().status == AXON_OK);
   CHECK(fake::record().async_polls == polls);  // nothing pending, nothing polled
+
+  // An all-reduce whose communicator is destroyed before the device waits
+  // (destroying flushes it) leaves nothing to report.
+  fake::script().hang_collectives = false;
+  void* finished = create(d0);
+  r = result(c.comm_all_reduce(finished, buf.data(), 1000, AXON_FLOAT32, AXON_REDUCE_SUM, 0, &err), err);
+  CHECK(r.status == AXON_OK);
+  c.comm_destroy(finished);
+  CHECK(d0.synchronize().message == "");
 }
 
 TEST_CASE("cuDNN candidates it does not support are skipped, from as many results as cuDNN may give", "[cudnn-candidates]") {

@@ -44,10 +44,12 @@ class CommState {
  public:
   explicit CommState(std::vector<ncclComm_t> comms = {}) : comms_(std::move(comms)) {}
 
-  // ncclSuccess: sound and idle; ncclInProgress: a non-blocking communicator
-  // is still issuing; else they are aborted (now or before) and `why` says why.
+  // ncclSuccess: sound and idle (or destroyed: nothing left to watch);
+  // ncclInProgress: a non-blocking communicator is still issuing; else they
+  // are aborted (now or before) and `why` says why.
   ncclResult_t poll(std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (destroyed_) return ncclSuccess;
     if (!failure_.empty()) {
       why = failure_;
       return ncclInvalidUsage;
@@ -69,25 +71,22 @@ class CommState {
     std::lock_guard<std::mutex> lock(mu_);
     return abort_locked(sdk::format("the %s aborted: %s", noun(), why.c_str()));
   }
-  // Why they cannot be used, or "".
-  std::string failure() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return failure_;
-  }
   void set_up_failed(const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
     failure_ = "the communicators could not be set up: " + why;
   }
-  // Runs f(comms) unless they are gone (then throws `failure`, naming `what`).
+  // Runs f(comms) unless they are gone (then throws why, naming `what`).
   template <class F>
   void use(const std::string& what, F f) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (destroyed_) sdk::fail(AXON_INVALID_ARGUMENT, what + ": the communicator was destroyed");
     if (!failure_.empty()) sdk::fail(AXON_UNAVAILABLE, what + ": " + failure_);
     f(comms_);
   }
   // comm_destroy: finalizes cleanly when sound, else nothing is left to free.
   void destroy() {
     std::lock_guard<std::mutex> lock(mu_);
+    destroyed_ = true;
     if (!failure_.empty()) return;
     for (ncclComm_t c : comms_) {
       // Finalize flushes pending work; abort if it does not settle in time.
@@ -104,7 +103,6 @@ class CommState {
         ncclCommAbort(c);
     }
     comms_.clear();
-    failure_ = "the communicator was destroyed";
   }
 
  private:
@@ -121,6 +119,7 @@ class CommState {
   std::mutex mu_;
   std::vector<ncclComm_t> comms_;  // empty once aborted or destroyed
   std::string failure_;
+  bool destroyed_ = false;
 };
 
 // The collective `what`, queued on a device's stream, watched by the device's
@@ -129,6 +128,7 @@ class CommState {
 PendingCollective watch(const std::shared_ptr<CommState>& state, const std::string& what,
                         Clock::time_point deadline = Clock::time_point::max()) {
   PendingCollective p;
+  p.communicator = state.get();
   p.deadline = deadline;
   p.failure = [state, what]() -> std::string {
     std::string why;
@@ -192,7 +192,7 @@ axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers
       ordinals.push_back(devs.back()->ordinal());
     }
     const ncclDataType_t type = nccl_type(dtype);
-    // One device goes through NCCL too (an in-process all-reduce of one rank
+    // One device goes through NCCL too (an in-place all-reduce of one rank
     // changes nothing): the same path as several, so one GPU can test it.
     if (count == 0) return;
     const std::string gpus = gpu_list(ordinals);
@@ -250,18 +250,16 @@ axon_status comm_get_id(void*, void* id, size_t* id_size, axon_error* err) {
 
 // Polls a non-blocking communicator until its pending work is issued; throws
 // on an NCCL error (the communicator is then aborted), or aborts it and
-// throws DEADLINE_EXCEEDED at `deadline`.
+// throws DEADLINE_EXCEEDED at `deadline`. `what` names the work and the rank.
 void wait_issued(Comm& c, Clock::time_point deadline, const std::string& what) {
   for (;;) {
     std::string why;
     const ncclResult_t r = c.state->poll(why);
     if (r == ncclSuccess) return;
-    if (r != ncclInProgress)
-      sdk::fail(AXON_INTERNAL, sdk::format("%s failed on %s: %s", what.c_str(), c.where().c_str(), why.c_str()));
+    if (r != ncclInProgress) sdk::fail(AXON_INTERNAL, what + " failed: " + why);
     if (Clock::now() > deadline) {
       c.state->abort(what + " timed out");
-      sdk::fail(AXON_DEADLINE_EXCEEDED, sdk::format("%s timed out on %s; the communicator was aborted", what.c_str(),
-                                                    c.where().c_str()));
+      sdk::fail(AXON_DEADLINE_EXCEEDED, what + " timed out; the communicator was aborted");
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
@@ -296,7 +294,7 @@ axon_status comm_create(void* device_ctx, const void* id, size_t id_size, int32_
     c->state = std::make_shared<CommState>(std::vector<ncclComm_t>{handle});
     const int limit = init_timeout_seconds();
     wait_issued(*c, Clock::now() + std::chrono::seconds(limit),
-                sdk::format("NCCL communicator set-up (%d s limit, AXON_NCCL_INIT_TIMEOUT)", limit));
+                sdk::format("NCCL communicator set-up (%d s limit, AXON_NCCL_INIT_TIMEOUT) on %s", limit, c->where().c_str()));
     *comm = c.release();
   });
 }

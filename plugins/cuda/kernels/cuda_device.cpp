@@ -178,6 +178,9 @@ void CudaDevice::synchronize() {
 
 void CudaDevice::add_pending(PendingCollective c) {
   std::lock_guard<std::mutex> lock(pending_mu_);
+  // A later collective on the same communicator stands for the earlier ones
+  // (it finishes after them), so the list stays as long as the communicators.
+  std::erase_if(pending_, [&](const auto& p) { return p.second.communicator == c.communicator; });
   pending_.emplace_back(++pending_count_, std::move(c));
 }
 

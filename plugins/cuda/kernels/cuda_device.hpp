@@ -27,6 +27,7 @@ struct ConvPlans;  // conv.cpp: cuDNN descriptors and algorithms per shape
 // cudaStreamSynchronize: an NCCL error, or its deadline passing, ends the
 // wait with a message naming the collective, never a hang.
 struct PendingCollective {
+  const void* communicator = nullptr;  // one entry per communicator: a later collective replaces it
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // "" while it may still finish; else why it cannot (its communicator is then aborted).
   std::function<std::string()> failure;

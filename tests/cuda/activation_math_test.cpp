@@ -32,7 +32,8 @@ bool close(float got, float want, double scale) {
 // takes y (from TensorFlow) for Sigmoid, Tanh, Elu and Selu, else x.
 void check(Activation op, const ActivationParams& p, const std::vector<float>& y, const std::vector<float>& dx,
            const std::string& name) {
-  const bool takes_y = op == Activation::Sigmoid || op == Activation::Tanh || op == Activation::Elu || op == Activation::Selu;
+  const bool takes_y =
+      op == Activation::Sigmoid || op == Activation::Tanh || op == Activation::Elu || op == Activation::Selu;
   for (size_t i = 0; i < kX.size(); ++i) {
     INFO(name << " at x = " << kX[i] << ", dy = " << kDy[i]);
     const float got_y = axon::cuda::activate(op, kX[i], p);
@@ -84,8 +85,8 @@ TEST_CASE("ClippedRelu is Keras' relu(x, negative_slope, max_value, threshold)")
     p.max_value = a.max_value;
     p.threshold = a.threshold;
     check(Activation::ClippedRelu, p, a.y, a.dx,
-          "ClippedRelu(" + std::to_string(a.slope) + ", " + std::to_string(a.max_value) + ", " + std::to_string(a.threshold) +
-              ")");
+          "ClippedRelu(" + std::to_string(a.slope) + ", " + std::to_string(a.max_value) + ", " +
+              std::to_string(a.threshold) + ")");
   }
 }
 

@@ -37,14 +37,15 @@ std::vector<double> column_sums(F f) {
 }
 
 void check_grad(bool training, const std::vector<float>& mean, const std::vector<float>& variance,
-                const std::vector<float>& dx_tf, const std::vector<float>& scale_tf, const std::vector<float>& offset_tf,
-                const std::string& what) {
+                const std::vector<float>& dx_tf, const std::vector<float>& scale_tf,
+                const std::vector<float>& offset_tf, const std::string& what) {
   const auto sum_dy = column_sums([&](int64_t r, int64_t c) { return double(kBnDy[r * kCols + c]); });
   const auto sum_dyc = column_sums(
       [&](int64_t r, int64_t c) { return double(kBnDy[r * kCols + c]) * (double(kBnX[r * kCols + c]) - mean[c]); });
   std::vector<float> dx(kBnX.size()), scale_bp(kCols), offset_bp(kCols);
   for (int64_t c = 0; c < kCols; ++c) {
-    const auto g = axon::cuda::batch_norm_gradient(sum_dy[c], sum_dyc[c], kRows, kBnScale[c], variance[c], kEpsilon, training);
+    const auto g =
+        axon::cuda::batch_norm_gradient(sum_dy[c], sum_dyc[c], kRows, kBnScale[c], variance[c], kEpsilon, training);
     scale_bp[c] = g.scale_backprop;
     offset_bp[c] = g.offset_backprop;
     for (int64_t r = 0; r < kRows; ++r) {
@@ -59,7 +60,8 @@ void check_grad(bool training, const std::vector<float>& mean, const std::vector
 
 void check_training(float factor, const std::vector<float>& y_tf, const std::vector<float>& mean_tf,
                     const std::vector<float>& var_tf, const std::vector<float>& r1_tf, const std::vector<float>& r2_tf,
-                    const std::vector<float>& dx_tf, const std::vector<float>& scale_tf, const std::vector<float>& offset_tf) {
+                    const std::vector<float>& dx_tf, const std::vector<float>& scale_tf,
+                    const std::vector<float>& offset_tf) {
   const std::string what = "training, factor " + std::to_string(factor);
   const auto sums = column_sums([&](int64_t r, int64_t c) { return double(kBnX[r * kCols + c]); });
   std::vector<double> mean(kCols);
@@ -89,8 +91,8 @@ void check_training(float factor, const std::vector<float>& y_tf, const std::vec
 }  // namespace
 
 TEST_CASE("batch normalization in training: the batch's statistics and their running averages, as TensorFlow's") {
-  check_training(1.f, kBnTrainY, kBnTrainBatchMean, kBnTrainBatchVariance, kBnTrainReserve1, kBnTrainReserve2, kBnTrainDx,
-                 kBnTrainScaleBackprop, kBnTrainOffsetBackprop);
+  check_training(1.f, kBnTrainY, kBnTrainBatchMean, kBnTrainBatchVariance, kBnTrainReserve1, kBnTrainReserve2,
+                 kBnTrainDx, kBnTrainScaleBackprop, kBnTrainOffsetBackprop);
   check_training(0.3f, kBnTrainAvgY, kBnTrainAvgBatchMean, kBnTrainAvgBatchVariance, kBnTrainAvgReserve1,
                  kBnTrainAvgReserve2, kBnTrainAvgDx, kBnTrainAvgScaleBackprop, kBnTrainAvgOffsetBackprop);
 }

@@ -51,9 +51,9 @@ Result all_reduce(std::vector<Device*> devs, std::vector<std::vector<float>*> bu
   std::vector<void*> ctxs, ptrs;
   for (size_t i = 0; i < devs.size(); ++i) ctxs.push_back(devs[i]->api.device_ctx), ptrs.push_back(bufs[i]->data());
   axon_error err{};
-  const axon_status s = kernels().collectives->all_reduce(nullptr, static_cast<int32_t>(devs.size()), ctxs.data(),
-                                                          ptrs.data(), static_cast<int64_t>(bufs[0]->size()), AXON_FLOAT32,
-                                                          AXON_REDUCE_SUM, &err);
+  const axon_status s =
+      kernels().collectives->all_reduce(nullptr, static_cast<int32_t>(devs.size()), ctxs.data(), ptrs.data(),
+                                        static_cast<int64_t>(bufs[0]->size()), AXON_FLOAT32, AXON_REDUCE_SUM, &err);
   return result(s, err);
 }
 
@@ -104,7 +104,7 @@ struct ConvCase {
   // Depthwise ops are named by their plain counterparts here.
   std::string check(Device& d, const char* plain) {
     const std::string name = plain;
-    const std::string depthwise_op = name == "Conv2D" ? "DepthwiseConv2dNative"
+    const std::string depthwise_op = name == "Conv2D"                ? "DepthwiseConv2dNative"
                                      : name == "Conv2DBackpropInput" ? "DepthwiseConv2dNativeBackpropInput"
                                                                      : "DepthwiseConv2dNativeBackpropFilter";
     const char* op = depthwise ? depthwise_op.c_str() : plain;
@@ -147,8 +147,8 @@ TEST_CASE("an NCCL set-up that failed is what every later all-reduce over those 
   for (int step = 0; step < 2; ++step) {
     const Result later = all_reduce({&d0, &d1}, {&a, &b});
     CHECK(later.status == AXON_UNAVAILABLE);
-    CHECK_THAT(later.message, Contains("GPUs 0, 1") && Contains("could not be set up") &&
-                                  Contains("no path between GPU 0 and GPU 1"));
+    CHECK_THAT(later.message,
+               Contains("GPUs 0, 1") && Contains("could not be set up") && Contains("no path between GPU 0 and GPU 1"));
     CHECK_THAT(later.message, !Contains("invalid argument"));
   }
   CHECK(fake::record().init_all_calls == 1);
@@ -181,7 +181,8 @@ TEST_CASE("an all-reduce that fails inside NCCL's group leaves no group open: th
   CHECK(all_equal(b, 3.f));
 }
 
-TEST_CASE("an asynchronous NCCL error of an in-process all-reduce ends synchronize() naming the all-reduce", "[nccl-async]") {
+TEST_CASE("an asynchronous NCCL error of an in-process all-reduce ends synchronize() naming the all-reduce",
+          "[nccl-async]") {
   fake::reset();
   Device d0(0), d1(1);
   std::vector<float> a(1000, 1.f), b(1000, 2.f);
@@ -193,8 +194,7 @@ TEST_CASE("an asynchronous NCCL error of an in-process all-reduce ends synchroni
   CHECK(seconds_since(t0) < 5);
   CHECK(s0.status == AXON_INTERNAL);
   CHECK_THAT(s0.message, Contains("NCCL all-reduce of 1000 float32 values over GPUs 0, 1") &&
-                             Contains("remote process exited or there was a network error") &&
-                             Contains("aborted"));
+                             Contains("remote process exited or there was a network error") && Contains("aborted"));
   CHECK(fake::record().aborted == 2);  // both communicators of the set
   // The other device's part of that all-reduce failed with it.
   const Result s1 = d1.synchronize();
@@ -207,8 +207,10 @@ TEST_CASE("an asynchronous NCCL error of an in-process all-reduce ends synchroni
   CHECK(fake::record().aborted == 2);
 }
 
-TEST_CASE("a cross-process all-reduce that never finishes fails at its timeout naming it, and its error without one at "
-          "synchronize()", "[nccl-comm]") {
+TEST_CASE(
+    "a cross-process all-reduce that never finishes fails at its timeout naming it, and its error without one at "
+    "synchronize()",
+    "[nccl-comm]") {
   fake::reset();
   const axon_collective_api& c = *kernels().collectives;
   Device d0(0), d1(1);
@@ -232,8 +234,8 @@ TEST_CASE("a cross-process all-reduce that never finishes fails at its timeout n
   CHECK(waited >= 0.3);
   CHECK(waited < 5);
   CHECK(r.status == AXON_DEADLINE_EXCEEDED);
-  CHECK_THAT(r.message, Contains("NCCL all-reduce of 1000 float32 values") && Contains("rank 0 of 1") &&
-                            Contains("aborted"));
+  CHECK_THAT(r.message,
+             Contains("NCCL all-reduce of 1000 float32 values") && Contains("rank 0 of 1") && Contains("aborted"));
   CHECK(fake::record().aborted == 1);
   r = result(c.comm_all_reduce(stuck, buf.data(), 1000, AXON_FLOAT32, AXON_REDUCE_SUM, 300, &err), err);
   CHECK(r.status == AXON_UNAVAILABLE);
@@ -269,7 +271,8 @@ TEST_CASE("a cross-process all-reduce that never finishes fails at its timeout n
   CHECK(d0.synchronize().message == "");
 }
 
-TEST_CASE("cuDNN candidates it does not support are skipped, from as many results as cuDNN may give", "[cudnn-candidates]") {
+TEST_CASE("cuDNN candidates it does not support are skipped, from as many results as cuDNN may give",
+          "[cudnn-candidates]") {
   fake::reset();
   // Eight offers the math policy drops (float32 converted down), then one
   // whose math type cuDNN refuses and one whose workspace query it refuses:
@@ -287,8 +290,8 @@ TEST_CASE("cuDNN candidates it does not support are skipped, from as many result
   ConvCase c({2, 6, 5, 3}, {3, 2, 3, 4}, 1, AXON_PADDING_VALID);
   for (const char* op : kConvOps) CHECK(c.check(d, op) == "");
   CHECK(fake::record().conv_runs == std::vector<std::string>{"forward algo 5 NHWC workspace 4096",
-                                                            "backward-data algo 5 NHWC workspace 4096",
-                                                            "backward-filter algo 5 NHWC workspace 4096"});
+                                                             "backward-data algo 5 NHWC workspace 4096",
+                                                             "backward-filter algo 5 NHWC workspace 4096"});
 }
 
 TEST_CASE("a workspace that does not fit under the memory limit moves to the next candidate needing less",
@@ -300,8 +303,8 @@ TEST_CASE("a workspace that does not fit under the memory limit moves to the nex
   ConvCase c({2, 6, 5, 3}, {3, 3, 3, 4}, 1, AXON_PADDING_SAME);
   CHECK(c.check(d, "Conv2D") == "");
   CHECK(c.check(d, "Conv2D") == "");  // the choice is kept
-  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward algo 1 NHWC workspace 1048576",
-                                                            "forward algo 1 NHWC workspace 1048576"});
+  CHECK(fake::record().conv_runs ==
+        std::vector<std::string>{"forward algo 1 NHWC workspace 1048576", "forward algo 1 NHWC workspace 1048576"});
   CHECK(logged("no room for the 536870912-byte workspace of forward algorithm 0; using algorithm 1") == 1);
   // When nothing smaller is left, the out-of-memory error names the op.
   fake::script().nhwc_offers = {{.algo = 0, .memory = 512u << 20, .workspace = 512u << 20},
@@ -311,7 +314,8 @@ TEST_CASE("a workspace that does not fit under the memory limit moves to the nex
                          Contains("memory mode limit"));
 }
 
-TEST_CASE("a shape with no usable NHWC algorithm runs in NCHW through transposes, said once per shape", "[cudnn-nchw]") {
+TEST_CASE("a shape with no usable NHWC algorithm runs in NCHW through transposes, said once per shape",
+          "[cudnn-nchw]") {
   fake::reset();
   fake::script().nhwc_offers = {{.algo = 0, .status = CUDNN_STATUS_NOT_SUPPORTED},
                                 {.algo = 1, .workspace_query = CUDNN_STATUS_NOT_SUPPORTED}};
@@ -326,15 +330,17 @@ TEST_CASE("a shape with no usable NHWC algorithm runs in NCHW through transposes
   CHECK(fake::record().conv_runs ==
         std::vector<std::string>{"forward algo 1 NCHW workspace 256", "backward-data algo 1 NCHW workspace 256",
                                  "backward-filter algo 1 NCHW workspace 256", "forward algo 1 NCHW workspace 256",
-                                 "backward-data algo 1 NCHW workspace 256", "backward-filter algo 1 NCHW workspace 256"});
+                                 "backward-data algo 1 NCHW workspace 256",
+                                 "backward-filter algo 1 NCHW workspace 256"});
   for (const char* kind : {"forward", "backward-data", "backward-filter"})
-    CHECK(logged(std::string("cuDNN has no usable NHWC ") + kind + " algorithm for N=2 H=8 W=6 C=3 K=5 R=2 S=4, stride 2x2") ==
-          1);
+    CHECK(logged(std::string("cuDNN has no usable NHWC ") + kind +
+                 " algorithm for N=2 H=8 W=6 C=3 K=5 R=2 S=4, stride 2x2") == 1);
   // With neither layout, the error says so.
   fake::script().nchw_offers.clear();
   ConvCase other({1, 5, 5, 2}, {3, 3, 2, 2}, 1, AXON_PADDING_VALID);
-  CHECK_THAT(other.check(d, "Conv2D"),
-             Contains("Conv2D: cuDNN offers no usable forward algorithm, in NHWC or NCHW, for N=1 H=5 W=5 C=2 K=2 R=3 S=3"));
+  CHECK_THAT(
+      other.check(d, "Conv2D"),
+      Contains("Conv2D: cuDNN offers no usable forward algorithm, in NHWC or NCHW, for N=1 H=5 W=5 C=2 K=2 R=3 S=3"));
 }
 
 TEST_CASE("tensors beyond cuDNN's 2^31 - 1 elements fail with one message naming the op and shape, or are cut up",
@@ -347,12 +353,14 @@ TEST_CASE("tensors beyond cuDNN's 2^31 - 1 elements fail with one message naming
   conv.padding = AXON_PADDING_VALID;
   const axon_tensor x = huge({70000, 180, 180, 1}, 0x1000), f = huge({3, 3, 1, 1}, 0x2000),
                     y = huge({70000, 178, 178, 1}, 0x3000);
-  for (auto [op, in, out] : {std::tuple{"Conv2D", std::vector{x, f}, y}, std::tuple{"Conv2DBackpropInput", std::vector{y, f}, x},
-                             std::tuple{"Conv2DBackpropFilter", std::vector{x, y}, f}}) {
+  for (auto [op, in, out] :
+       {std::tuple{"Conv2D", std::vector{x, f}, y}, std::tuple{"Conv2DBackpropInput", std::vector{y, f}, x},
+        std::tuple{"Conv2DBackpropFilter", std::vector{x, y}, f}}) {
     const Result r = run(d, op, in, {out}, &conv);
     CHECK(r.status == AXON_INVALID_ARGUMENT);
-    CHECK_THAT(r.message, Contains(std::string(op) + ": the image [70000,180,180,1] has 2268000000 elements; cuDNN takes at "
-                                                     "most 2^31 - 1 (2147483647) per tensor"));
+    CHECK_THAT(r.message,
+               Contains(std::string(op) + ": the image [70000,180,180,1] has 2268000000 elements; cuDNN takes at "
+                                          "most 2^31 - 1 (2147483647) per tensor"));
   }
   axon_pool_attrs pool{};
   pool.struct_size = sizeof pool;
@@ -360,7 +368,8 @@ TEST_CASE("tensors beyond cuDNN's 2^31 - 1 elements fail with one message naming
   pool.padding = AXON_PADDING_SAME;
   const Result r = run(d, "MaxPool", {huge({70000, 181, 180, 1}, 0x1000)}, {huge({70000, 91, 90, 1}, 0x3000)}, &pool);
   CHECK(r.status == AXON_INVALID_ARGUMENT);
-  CHECK_THAT(r.message, Contains("MaxPool: the input (with SAME's -inf border) [70000,182,180,1] has 2293200000 elements"));
+  CHECK_THAT(r.message,
+             Contains("MaxPool: the input (with SAME's -inf border) [70000,182,180,1] has 2293200000 elements"));
   CHECK(fake::record().conv_runs.empty());
 
   // Elementwise activations are handed to cuDNN in pieces.
@@ -380,15 +389,16 @@ TEST_CASE("tensors beyond cuDNN's 2^31 - 1 elements fail with one message naming
   }
 }
 
-TEST_CASE("depthwise convolutions are cuDNN's grouped ones, in NHWC and through the NCHW fallback", "[cudnn-depthwise]") {
+TEST_CASE("depthwise convolutions are cuDNN's grouped ones, in NHWC and through the NCHW fallback",
+          "[cudnn-depthwise]") {
   fake::reset();
   fake::script().nhwc_offers = {{.algo = 2, .workspace = 64}};
   Device d(0);
   ConvCase c({2, 7, 6, 3}, {3, 2, 3, 2}, 2, AXON_PADDING_SAME, /*depthwise=*/true);
   for (const char* op : kConvOps) CHECK(c.check(d, op) == "");
   CHECK(fake::record().conv_runs == std::vector<std::string>{"forward algo 2 NHWC workspace 64",
-                                                            "backward-data algo 2 NHWC workspace 64",
-                                                            "backward-filter algo 2 NHWC workspace 64"});
+                                                             "backward-data algo 2 NHWC workspace 64",
+                                                             "backward-filter algo 2 NHWC workspace 64"});
   fake::script().nhwc_offers.clear();
   fake::script().nchw_offers = {{.algo = 4}};
   ConvCase other({1, 5, 4, 4}, {3, 3, 4, 3}, 1, AXON_PADDING_VALID, /*depthwise=*/true);

@@ -69,9 +69,9 @@ void check_activation(Device& d, const char* op, const char* grad, const void* a
   expect_close(out.data, y, fwd_scale, op);
   // Inputs in TensorFlow's order: (y, dy) for Sigmoid and Tanh, (dy, y) for Elu and Selu, (dy, x) for the others.
   const std::string g = grad;
-  const Result r = g == "SigmoidGrad" || g == "TanhGrad"   ? run(d, grad, {&yt, &dy}, {&dxt}, attrs)
-                   : g == "EluGrad" || g == "SeluGrad" ? run(d, grad, {&dy, &yt}, {&dxt}, attrs)
-                                                       : run(d, grad, {&dy, &x}, {&dxt}, attrs);
+  const Result r = g == "SigmoidGrad" || g == "TanhGrad" ? run(d, grad, {&yt, &dy}, {&dxt}, attrs)
+                   : g == "EluGrad" || g == "SeluGrad"   ? run(d, grad, {&dy, &yt}, {&dxt}, attrs)
+                                                         : run(d, grad, {&dy, &x}, {&dxt}, attrs);
   REQUIRE(r.message == "");
   expect_close(dxt.data, tf_kinks ? *tf_kinks : dx, grad_scale, grad);
 }
@@ -151,7 +151,8 @@ TEST_CASE("Softmax and SoftmaxGrad run over the last dimension") {
     for (size_t c = 0; c < 5; ++c) sum += std::exp(kBnX[r * 5 + c] - mx);
     for (size_t c = 0; c < 5; ++c) want_y[r * 5 + c] = static_cast<float>(std::exp(kBnX[r * 5 + c] - mx) / sum);
     for (size_t c = 0; c < 5; ++c) dot += double(kBnDy[r * 5 + c]) * y.data[r * 5 + c];
-    for (size_t c = 0; c < 5; ++c) want_dx[r * 5 + c] = static_cast<float>((kBnDy[r * 5 + c] - dot) * y.data[r * 5 + c]);
+    for (size_t c = 0; c < 5; ++c)
+      want_dx[r * 5 + c] = static_cast<float>((kBnDy[r * 5 + c] - dot) * y.data[r * 5 + c]);
   }
   expect_close(y.data, want_y, ones(want_y.size()), "Softmax");
   expect_close(dx.data, want_dx, ones(want_dx.size()), "SoftmaxGrad");

@@ -60,8 +60,8 @@ struct Runner {
   bool all_ops;  // the plugin under test must have every op (the CUDA plugin does)
   Counts counts;
 
-  void run(const std::string& label, const char* op, const std::vector<HostTensor>& in, const std::vector<HostTensor>& out,
-           const void* attrs, Tol tol, size_t compare_count = 0) {
+  void run(const std::string& label, const char* op, const std::vector<HostTensor>& in,
+           const std::vector<HostTensor>& out, const void* attrs, Tol tol, size_t compare_count = 0) {
     // The oracle has every op and must run each case: a case it cannot
     // check fails rather than passing unchecked (but see newer_op).
     const axon_dtype dtype = in.empty() ? out[0].dtype : in[0].dtype;
@@ -107,7 +107,8 @@ struct Runner {
     std::string detail;
     bool ok = true;
     for (size_t k = 0; k < n; ++k) {
-      Diff d = tol.sum ? compare_sum(got[k], want[k], bound[k], tol::kGpuSumUlps) : compare(got[k], want[k], tol.atol, tol.rtol);
+      Diff d = tol.sum ? compare_sum(got[k], want[k], bound[k], tol::kGpuSumUlps)
+                       : compare(got[k], want[k], tol.atol, tol.rtol);
       max_abs = std::max(max_abs, d.max_abs);
       max_rel = std::max(max_rel, d.max_rel);
       if (d.bad) {
@@ -138,7 +139,8 @@ void expect_values(Runner& r, const std::string& label, const char* op, const st
     const HostTensor got = run_host(r.gpu, op, in, out, attrs)[0];
     for (size_t k = 0; k < want.size() && detail.empty(); ++k)
       if (!(got.f[k] == want[k]) && !(std::isnan(got.f[k]) && std::isnan(want[k])))
-        detail = " [element " + std::to_string(k) + ": " + std::to_string(got.f[k]) + ", want " + std::to_string(want[k]) + "]";
+        detail = " [element " + std::to_string(k) + ": " + std::to_string(got.f[k]) + ", want " +
+                 std::to_string(want[k]) + "]";
   } catch (const std::exception& e) {
     detail = std::string(" ") + e.what();
   }
@@ -146,11 +148,12 @@ void expect_values(Runner& r, const std::string& label, const char* op, const st
   detail.empty() ? ++r.counts.pass : ++r.counts.fail;
 }
 
-std::string conv_label(const std::vector<int64_t>& x, const std::vector<int64_t>& f, int stride, int dil, axon_padding p) {
+std::string conv_label(const std::vector<int64_t>& x, const std::vector<int64_t>& f, int stride, int dil,
+                       axon_padding p) {
   char b[160];
-  std::snprintf(b, sizeof b, "x[%lld,%lld,%lld,%lld] f[%lld,%lld,%lld,%lld] s%d d%d %s", (long long)x[0], (long long)x[1],
-                (long long)x[2], (long long)x[3], (long long)f[0], (long long)f[1], (long long)f[2], (long long)f[3], stride,
-                dil, p == AXON_PADDING_SAME ? "SAME" : "VALID");
+  std::snprintf(b, sizeof b, "x[%lld,%lld,%lld,%lld] f[%lld,%lld,%lld,%lld] s%d d%d %s", (long long)x[0],
+                (long long)x[1], (long long)x[2], (long long)x[3], (long long)f[0], (long long)f[1], (long long)f[2],
+                (long long)f[3], stride, dil, p == AXON_PADDING_SAME ? "SAME" : "VALID");
   return b;
 }
 
@@ -185,7 +188,8 @@ void conv_cases(Runner& r, std::mt19937& rng) {
     a.stride_h = a.stride_w = c.stride;
     a.dilation_h = a.dilation_w = c.dil;
     a.padding = c.pad;
-    const int64_t oh = out_size(c.x[1], c.f[0], c.stride, c.dil, c.pad), ow = out_size(c.x[2], c.f[1], c.stride, c.dil, c.pad);
+    const int64_t oh = out_size(c.x[1], c.f[0], c.stride, c.dil, c.pad),
+                  ow = out_size(c.x[2], c.f[1], c.stride, c.dil, c.pad);
     const std::vector<int64_t> y = {c.x[0], oh, ow, c.f[3]};
     const std::string label = conv_label(c.x, c.f, c.stride, c.dil, c.pad);
     HostTensor x = uniform(rng, c.x), f = uniform(rng, c.f), dy = uniform(rng, y);
@@ -215,7 +219,8 @@ void pool_cases(Runner& r, std::mt19937& rng) {
     a.window_h = a.window_w = c.window;
     a.stride_h = a.stride_w = c.stride;
     a.padding = c.pad;
-    const int64_t oh = out_size(c.x[1], c.window, c.stride, 1, c.pad), ow = out_size(c.x[2], c.window, c.stride, 1, c.pad);
+    const int64_t oh = out_size(c.x[1], c.window, c.stride, 1, c.pad),
+                  ow = out_size(c.x[2], c.window, c.stride, 1, c.pad);
     const std::vector<int64_t> ys = {c.x[0], oh, ow, c.x[3]};
     char label[120];
     std::snprintf(label, sizeof label, "x[%lld,%lld,%lld,%lld] %dx%d s%d %s", (long long)c.x[0], (long long)c.x[1],
@@ -238,20 +243,23 @@ void pool_cases(Runner& r, std::mt19937& rng) {
     HostTensor flat = empty_like(AXON_FLOAT32, c.x), want = empty_like(AXON_FLOAT32, c.x);
     std::fill(flat.f.begin(), flat.f.end(), 0.f);
     std::fill(want.f.begin(), want.f.end(), 0.f);
-    const int64_t pad_h = c.pad == AXON_PADDING_SAME ? std::max<int64_t>((oh - 1) * c.stride + c.window - c.x[1], 0) / 2 : 0;
-    const int64_t pad_w = c.pad == AXON_PADDING_SAME ? std::max<int64_t>((ow - 1) * c.stride + c.window - c.x[2], 0) / 2 : 0;
+    const int64_t pad_h =
+        c.pad == AXON_PADDING_SAME ? std::max<int64_t>((oh - 1) * c.stride + c.window - c.x[1], 0) / 2 : 0;
+    const int64_t pad_w =
+        c.pad == AXON_PADDING_SAME ? std::max<int64_t>((ow - 1) * c.stride + c.window - c.x[2], 0) / 2 : 0;
     for (int64_t n = 0; n < c.x[0]; ++n)
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j)
           for (int64_t ch = 0; ch < c.x[3]; ++ch) {
-            const int64_t ih = std::max<int64_t>(i * c.stride - pad_h, 0), iw = std::max<int64_t>(j * c.stride - pad_w, 0);
+            const int64_t ih = std::max<int64_t>(i * c.stride - pad_h, 0),
+                          iw = std::max<int64_t>(j * c.stride - pad_w, 0);
             want.f[((n * c.x[1] + ih) * c.x[2] + iw) * c.x[3] + ch] += dy.f[((n * oh + i) * ow + j) * c.x[3] + ch];
           }
     HostTensor fy = run_host(r.ref, "MaxPool", {flat}, {empty_like(AXON_FLOAT32, ys)}, &a)[0];
     r.run(std::string(label) + " all tied", "MaxPoolGrad", {flat, fy, dy}, {empty_like(AXON_FLOAT32, c.x)}, &a, kSum);
     if (c.window <= c.stride)  // one window per input: no sums, so exact
-      expect_values(r, std::string(label) + " all tied", "MaxPoolGrad", {flat, fy, dy}, {empty_like(AXON_FLOAT32, c.x)}, &a,
-                    want.f);
+      expect_values(r, std::string(label) + " all tied", "MaxPoolGrad", {flat, fy, dy}, {empty_like(AXON_FLOAT32, c.x)},
+                    &a, want.f);
   }
 }
 
@@ -443,7 +451,8 @@ void activation_cases(Runner& r, std::mt19937& rng) {
       }
     }
   }
-  for (const std::vector<int64_t>& s : {std::vector<int64_t>{64, 10}, std::vector<int64_t>{5, 1000}, std::vector<int64_t>{3, 4, 37}}) {
+  for (const std::vector<int64_t>& s :
+       {std::vector<int64_t>{64, 10}, std::vector<int64_t>{5, 1000}, std::vector<int64_t>{3, 4, 37}}) {
     HostTensor logits = uniform(rng, s, -6.f, 6.f), dy = uniform(rng, s);
     r.run(logits.shape(), "Softmax", {logits}, {empty_like(AXON_FLOAT32, s)}, nullptr, {1e-7, 2e-5});
     HostTensor y = uniform(rng, s, 0.f, 1.f);
@@ -533,11 +542,13 @@ void batch_norm_cases(Runner& r, std::mt19937& rng) {
       a.epsilon = 0.001f;
       a.exponential_avg_factor = factor;
       a.is_training = training;
-      const std::string label = x.shape() + (training ? " training, factor " + std::to_string(factor).substr(0, 3) : " inference");
+      const std::string label =
+          x.shape() + (training ? " training, factor " + std::to_string(factor).substr(0, 3) : " inference");
       r.run(label, "FusedBatchNormV3", {x, scale, offset, mean, var}, stats_out, &a, {1e-5, 1e-5});
       if (factor == 1.f)
         r.run(label, "FusedBatchNormGradV3", {dy, x, scale, mean, var},
-              {empty_like(AXON_FLOAT32, s), empty_like(AXON_FLOAT32, {ch}), empty_like(AXON_FLOAT32, {ch})}, &a, {1e-5, 1e-5});
+              {empty_like(AXON_FLOAT32, s), empty_like(AXON_FLOAT32, {ch}), empty_like(AXON_FLOAT32, {ch})}, &a,
+              {1e-5, 1e-5});
     }
   }
 }
@@ -607,8 +618,8 @@ int main(int argc, char** argv) {
     axon_device_props props{};
     axon_error err{};
     check(cuda.api.get_device_props(cuda.api.plugin_ctx, 0, &props, &err), err, "get_device_props");
-    std::printf("GPU: %s, compute capability %d.%d, %.1f GiB, %s\n", props.name, props.compute_major, props.compute_minor,
-                props.memory_total / 1073741824.0, props.description);
+    std::printf("GPU: %s, compute capability %d.%d, %.1f GiB, %s\n", props.name, props.compute_major,
+                props.compute_minor, props.memory_total / 1073741824.0, props.description);
     TestDevice gpu(cuda, 0), ref(reference, 0);
     Runner r{gpu, ref, std::string(cuda.api.name) == "cuda", {}};
     std::mt19937 rng(20261130);

@@ -23,9 +23,10 @@ std::vector<double> column_sums(int64_t rows, int64_t cols, F f) {
 
 int64_t batch_norm_scratch_bytes(int64_t, int64_t) { return 0; }
 
-void batch_norm_training(cudaStream_t, const float* x, int64_t rows, int64_t cols, const float* scale, const float* offset,
-                         const float* old_mean, const float* old_variance, float epsilon, float factor, float* y,
-                         float* batch_mean, float* batch_variance, float* saved_mean, float* saved_variance, void*) {
+void batch_norm_training(cudaStream_t, const float* x, int64_t rows, int64_t cols, const float* scale,
+                         const float* offset, const float* old_mean, const float* old_variance, float epsilon,
+                         float factor, float* y, float* batch_mean, float* batch_variance, float* saved_mean,
+                         float* saved_variance, void*) {
   std::vector<double> mean = column_sums(rows, cols, [&](int64_t i, int64_t) { return double(x[i]); });
   for (double& m : mean) m /= static_cast<double>(rows);
   const std::vector<double> squares = column_sums(rows, cols, [&](int64_t i, int64_t c) {
@@ -43,8 +44,9 @@ void batch_norm_training(cudaStream_t, const float* x, int64_t rows, int64_t col
   }
 }
 
-void batch_norm_inference(cudaStream_t, const float* x, int64_t rows, int64_t cols, const float* scale, const float* offset,
-                          const float* mean, const float* variance, float epsilon, float* y, void*) {
+void batch_norm_inference(cudaStream_t, const float* x, int64_t rows, int64_t cols, const float* scale,
+                          const float* offset, const float* mean, const float* variance, float epsilon, float* y,
+                          void*) {
   for (int64_t c = 0; c < cols; ++c) {
     const float k = batch_norm_coefficient(scale[c], variance[c], epsilon);
     for (int64_t r = 0; r < rows; ++r) y[r * cols + c] = (x[r * cols + c] - mean[c]) * k + offset[c];
@@ -52,8 +54,8 @@ void batch_norm_inference(cudaStream_t, const float* x, int64_t rows, int64_t co
 }
 
 void batch_norm_grad(cudaStream_t, const float* dy, const float* x, int64_t rows, int64_t cols, const float* scale,
-                     const float* mean, const float* variance, float epsilon, bool training, float* dx, float* scale_backprop,
-                     float* offset_backprop, void*) {
+                     const float* mean, const float* variance, float epsilon, bool training, float* dx,
+                     float* scale_backprop, float* offset_backprop, void*) {
   const std::vector<double> sum_dy = column_sums(rows, cols, [&](int64_t i, int64_t) { return double(dy[i]); });
   const std::vector<double> sum_dyc =
       column_sums(rows, cols, [&](int64_t i, int64_t c) { return double(dy[i]) * (double(x[i]) - mean[c]); });

@@ -41,7 +41,8 @@ struct Script {
   std::string nccl_last_error;                 // what ncclGetLastError says after a failure
   int fail_all_reduce_rank = -1;               // that rank's next ncclAllReduce fails (ncclInvalidArgument)
   bool hang_collectives = false;               // collectives launched from now on never finish...
-  ncclResult_t hang_async_error = ncclSuccess; // ...and their communicators report this asynchronous error (read at each poll)
+  ncclResult_t hang_async_error =
+      ncclSuccess;  // ...and their communicators report this asynchronous error (read at each poll)
   // cuDNN: the heuristics' offers for tensors in NHWC and in NCHW (every kind
   // of convolution alike), how many results cudnnGet*AlgorithmMaxCount
   // reports, and math types cudnnSetConvolutionMathType refuses.
@@ -56,10 +57,10 @@ struct Script {
 // What the fakes saw.
 struct Record {
   int init_all_calls = 0;
-  int group_depth = 0;      // NCCL's group nesting now
-  int launched = 0;         // collectives launched (a complete set of ranks)
-  int aborted = 0;          // communicators aborted
-  int async_polls = 0;      // ncclCommGetAsyncError calls
+  int group_depth = 0;                 // NCCL's group nesting now
+  int launched = 0;                    // collectives launched (a complete set of ranks)
+  int aborted = 0;                     // communicators aborted
+  int async_polls = 0;                 // ncclCommGetAsyncError calls
   std::vector<std::string> conv_runs;  // "forward algo 3 NCHW workspace 1024"
   struct Activation {
     int64_t count;

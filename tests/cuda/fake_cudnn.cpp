@@ -77,18 +77,22 @@ cudnnStatus_t heuristics(cudnnTensorDescriptor_t x, int requested, int* returned
 
 cudnnStatus_t workspace_size(cudnnTensorDescriptor_t x, cudnnConvolutionDescriptor_t conv, int algo, size_t* bytes) {
   const ConvOffer* o = find_offer(x, algo, conv->math);
-  if (o == nullptr) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: algorithm " + std::to_string(algo) + " never offered");
-  if (o->workspace_query != CUDNN_STATUS_SUCCESS) return failed(o->workspace_query, "fake cuDNN: workspace query refused");
+  if (o == nullptr)
+    return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: algorithm " + std::to_string(algo) + " never offered");
+  if (o->workspace_query != CUDNN_STATUS_SUCCESS)
+    return failed(o->workspace_query, "fake cuDNN: workspace query refused");
   *bytes = o->workspace;
   return CUDNN_STATUS_SUCCESS;
 }
 
 // Element offsets in the descriptors' layouts.
 int64_t at(cudnnTensorDescriptor_t t, int64_t n, int64_t c, int64_t h, int64_t w) {
-  return t->format == CUDNN_TENSOR_NHWC ? ((n * t->h + h) * t->w + w) * t->c + c : ((n * t->c + c) * t->h + h) * t->w + w;
+  return t->format == CUDNN_TENSOR_NHWC ? ((n * t->h + h) * t->w + w) * t->c + c
+                                        : ((n * t->c + c) * t->h + h) * t->w + w;
 }
 int64_t at(cudnnFilterDescriptor_t f, int64_t k, int64_t c, int64_t r, int64_t s) {
-  return f->format == CUDNN_TENSOR_NHWC ? ((k * f->r + r) * f->s + s) * f->c + c : ((k * f->c + c) * f->r + r) * f->s + s;
+  return f->format == CUDNN_TENSOR_NHWC ? ((k * f->r + r) * f->s + s) * f->c + c
+                                        : ((k * f->c + c) * f->r + r) * f->s + s;
 }
 
 enum Kind { kForward, kBackwardData, kBackwardFilter };
@@ -96,17 +100,19 @@ const char* kind_name[] = {"forward", "backward-data", "backward-filter"};
 
 // One convolution, naively: y = alpha * conv(x, w) + beta * y, or its
 // gradient with respect to x or w, each in the layout of its descriptor.
-cudnnStatus_t convolve(Kind kind, const void* alpha, cudnnTensorDescriptor_t xd, const float* x, cudnnFilterDescriptor_t wd,
-                       const float* w, cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, const float* y, int algo,
-                       size_t workspace, const void* beta, float* out) {
+cudnnStatus_t convolve(Kind kind, const void* alpha, cudnnTensorDescriptor_t xd, const float* x,
+                       cudnnFilterDescriptor_t wd, const float* w, cudnnConvolutionDescriptor_t cd,
+                       cudnnTensorDescriptor_t yd, const float* y, int algo, size_t workspace, const void* beta,
+                       float* out) {
   const ConvOffer* o = find_offer(xd, algo, cd->math);
-  if (o == nullptr) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: algorithm " + std::to_string(algo) + " never offered");
+  if (o == nullptr)
+    return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: algorithm " + std::to_string(algo) + " never offered");
   if (xd->format != yd->format || xd->format != wd->format)
     return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: mixed layouts");
   if (o->run != CUDNN_STATUS_SUCCESS) return failed(o->run, "fake cuDNN: the algorithm refused to run");
   if (workspace < o->workspace) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: workspace too small");
-  record().conv_runs.push_back(std::string(kind_name[kind]) + " algo " + std::to_string(algo) + " " + layout(xd->format) +
-                               " workspace " + std::to_string(workspace));
+  record().conv_runs.push_back(std::string(kind_name[kind]) + " algo " + std::to_string(algo) + " " +
+                               layout(xd->format) + " workspace " + std::to_string(workspace));
   const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
   const int64_t out_count = kind == kForward        ? int64_t{yd->n} * yd->c * yd->h * yd->w
                             : kind == kBackwardData ? int64_t{xd->n} * xd->c * xd->h * xd->w
@@ -173,8 +179,8 @@ cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t t) {
   delete t;
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t t, cudnnTensorFormat_t f, cudnnDataType_t, int n, int c,
-                                         int h, int w) {
+cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t t, cudnnTensorFormat_t f, cudnnDataType_t, int n,
+                                         int c, int h, int w) {
   if (int64_t{n} * c * h * w > INT32_MAX) return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: over 2^31 elements");
   *t = {f, n, c, h, w};
   return CUDNN_STATUS_SUCCESS;
@@ -187,8 +193,8 @@ cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t f) {
   delete f;
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t f, cudnnDataType_t, cudnnTensorFormat_t format, int k, int c,
-                                         int r, int s) {
+cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t f, cudnnDataType_t, cudnnTensorFormat_t format, int k,
+                                         int c, int r, int s) {
   *f = {format, k, c, r, s};
   return CUDNN_STATUS_SUCCESS;
 }
@@ -200,8 +206,8 @@ cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t c) 
   delete c;
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t c, int pad_h, int pad_w, int u, int v, int dil_h,
-                                              int dil_w, cudnnConvolutionMode_t, cudnnDataType_t) {
+cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t c, int pad_h, int pad_w, int u, int v,
+                                              int dil_h, int dil_w, cudnnConvolutionMode_t, cudnnDataType_t) {
   c->pad_h = pad_h, c->pad_w = pad_w, c->u = u, c->v = v, c->dil_h = dil_h, c->dil_w = dil_w;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -238,19 +244,20 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnnHandle_t, 
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t,
-                                                     cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, int requested,
-                                                     int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
+                                                     cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t,
+                                                     int requested, int* returned,
+                                                     cudnnConvolutionFwdAlgoPerf_t* perf) {
   return heuristics<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(x, requested, returned, perf);
 }
-cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t, cudnnFilterDescriptor_t, cudnnTensorDescriptor_t,
-                                                          cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t dx,
-                                                          int requested, int* returned,
+cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t, cudnnFilterDescriptor_t,
+                                                          cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t,
+                                                          cudnnTensorDescriptor_t dx, int requested, int* returned,
                                                           cudnnConvolutionBwdDataAlgoPerf_t* perf) {
   return heuristics<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(dx, requested, returned, perf);
 }
-cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t, cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t,
-                                                            cudnnConvolutionDescriptor_t, cudnnFilterDescriptor_t,
-                                                            int requested, int* returned,
+cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t, cudnnTensorDescriptor_t x,
+                                                            cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t,
+                                                            cudnnFilterDescriptor_t, int requested, int* returned,
                                                             cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
   return heuristics<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(x, requested, returned, perf);
 }
@@ -259,13 +266,15 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t, cudnnTensor
                                                       cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
   return workspace_size(x, c, algo, bytes);
 }
-cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t, cudnnFilterDescriptor_t, cudnnTensorDescriptor_t,
-                                                           cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t dx,
+cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t, cudnnFilterDescriptor_t,
+                                                           cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t c,
+                                                           cudnnTensorDescriptor_t dx,
                                                            cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
   return workspace_size(dx, c, algo, bytes);
 }
-cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t, cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t,
-                                                             cudnnConvolutionDescriptor_t c, cudnnFilterDescriptor_t,
+cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t, cudnnTensorDescriptor_t x,
+                                                             cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t c,
+                                                             cudnnFilterDescriptor_t,
                                                              cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
   return workspace_size(x, c, algo, bytes);
 }
@@ -274,20 +283,21 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t, const void* alpha, cudnnTen
                                       cudnnFilterDescriptor_t wd, const void* w, cudnnConvolutionDescriptor_t cd,
                                       cudnnConvolutionFwdAlgo_t algo, void*, size_t workspace, const void* beta,
                                       cudnnTensorDescriptor_t yd, void* y) {
-  return convolve(kForward, alpha, xd, static_cast<const float*>(x), wd, static_cast<const float*>(w), cd, yd, nullptr, algo,
-                  workspace, beta, static_cast<float*>(y));
+  return convolve(kForward, alpha, xd, static_cast<const float*>(x), wd, static_cast<const float*>(w), cd, yd, nullptr,
+                  algo, workspace, beta, static_cast<float*>(y));
 }
 cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t, const void* alpha, cudnnFilterDescriptor_t wd, const void* w,
                                            cudnnTensorDescriptor_t dyd, const void* dy, cudnnConvolutionDescriptor_t cd,
-                                           cudnnConvolutionBwdDataAlgo_t algo, void*, size_t workspace, const void* beta,
-                                           cudnnTensorDescriptor_t dxd, void* dx) {
-  return convolve(kBackwardData, alpha, dxd, nullptr, wd, static_cast<const float*>(w), cd, dyd, static_cast<const float*>(dy),
-                  algo, workspace, beta, static_cast<float*>(dx));
+                                           cudnnConvolutionBwdDataAlgo_t algo, void*, size_t workspace,
+                                           const void* beta, cudnnTensorDescriptor_t dxd, void* dx) {
+  return convolve(kBackwardData, alpha, dxd, nullptr, wd, static_cast<const float*>(w), cd, dyd,
+                  static_cast<const float*>(dy), algo, workspace, beta, static_cast<float*>(dx));
 }
-cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t, const void* alpha, cudnnTensorDescriptor_t xd, const void* x,
-                                             cudnnTensorDescriptor_t dyd, const void* dy, cudnnConvolutionDescriptor_t cd,
-                                             cudnnConvolutionBwdFilterAlgo_t algo, void*, size_t workspace, const void* beta,
-                                             cudnnFilterDescriptor_t dwd, void* dw) {
+cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t, const void* alpha, cudnnTensorDescriptor_t xd,
+                                             const void* x, cudnnTensorDescriptor_t dyd, const void* dy,
+                                             cudnnConvolutionDescriptor_t cd, cudnnConvolutionBwdFilterAlgo_t algo,
+                                             void*, size_t workspace, const void* beta, cudnnFilterDescriptor_t dwd,
+                                             void* dw) {
   return convolve(kBackwardFilter, alpha, xd, static_cast<const float*>(x), dwd, nullptr, cd, dyd,
                   static_cast<const float*>(dy), algo, workspace, beta, static_cast<float*>(dw));
 }
@@ -302,18 +312,18 @@ cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t p) {
   delete p;
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t p, cudnnPoolingMode_t mode, cudnnNanPropagation_t, int,
-                                          int, int, int, int, int) {
+cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t p, cudnnPoolingMode_t mode, cudnnNanPropagation_t,
+                                          int, int, int, int, int, int) {
   p->mode = mode;
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnPoolingForward(cudnnHandle_t, cudnnPoolingDescriptor_t, const void*, cudnnTensorDescriptor_t, const void*,
-                                  const void*, cudnnTensorDescriptor_t, void*) {
+cudnnStatus_t cudnnPoolingForward(cudnnHandle_t, cudnnPoolingDescriptor_t, const void*, cudnnTensorDescriptor_t,
+                                  const void*, const void*, cudnnTensorDescriptor_t, void*) {
   return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: pooling is not modelled");
 }
-cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t, cudnnPoolingDescriptor_t, const void*, cudnnTensorDescriptor_t, const void*,
-                                   cudnnTensorDescriptor_t, const void*, cudnnTensorDescriptor_t, const void*, const void*,
-                                   cudnnTensorDescriptor_t, void*) {
+cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t, cudnnPoolingDescriptor_t, const void*, cudnnTensorDescriptor_t,
+                                   const void*, cudnnTensorDescriptor_t, const void*, cudnnTensorDescriptor_t,
+                                   const void*, const void*, cudnnTensorDescriptor_t, void*) {
   return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: pooling is not modelled");
 }
 cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* a) {
@@ -324,8 +334,8 @@ cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t a) {
   delete a;
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t a, cudnnActivationMode_t mode, cudnnNanPropagation_t,
-                                           double) {
+cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t a, cudnnActivationMode_t mode,
+                                           cudnnNanPropagation_t, double) {
   a->mode = mode;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -335,9 +345,10 @@ cudnnStatus_t cudnnActivationForward(cudnnHandle_t, cudnnActivationDescriptor_t,
   if (script().record_only) return CUDNN_STATUS_SUCCESS;
   return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: activations are only recorded");
 }
-cudnnStatus_t cudnnActivationBackward(cudnnHandle_t, cudnnActivationDescriptor_t, const void*, cudnnTensorDescriptor_t t,
-                                      const void* y, cudnnTensorDescriptor_t, const void*, cudnnTensorDescriptor_t, const void*,
-                                      const void*, cudnnTensorDescriptor_t, void* dx) {
+cudnnStatus_t cudnnActivationBackward(cudnnHandle_t, cudnnActivationDescriptor_t, const void*,
+                                      cudnnTensorDescriptor_t t, const void* y, cudnnTensorDescriptor_t, const void*,
+                                      cudnnTensorDescriptor_t, const void*, const void*, cudnnTensorDescriptor_t,
+                                      void* dx) {
   record().activations.push_back({int64_t{t->n} * t->c * t->h * t->w, y, dx});
   if (script().record_only) return CUDNN_STATUS_SUCCESS;
   return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: activations are only recorded");

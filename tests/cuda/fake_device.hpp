@@ -115,7 +115,8 @@ struct Tensor {
   }
 };
 
-inline Result run(Device& d, const char* op, std::vector<axon_tensor> ins, std::vector<axon_tensor> outs, const void* attrs) {
+inline Result run(Device& d, const char* op, std::vector<axon_tensor> ins, std::vector<axon_tensor> outs,
+                  const void* attrs) {
   axon_kernel_call call{};
   call.struct_size = sizeof call;
   call.op = op;

@@ -17,8 +17,8 @@ void transpose(cudaStream_t, const float* x, float* y, int64_t rows, int64_t col
     for (int64_t c = 0; c < cols; ++c) y[c * rows + r] = x[r * cols + c];
 }
 
-void window_copy(cudaStream_t, const float* src, int64_t batch, int64_t src_h, int64_t src_w, int64_t channels, float* dst,
-                 int64_t dst_h, int64_t dst_w, int64_t off_h, int64_t off_w, float fill) {
+void window_copy(cudaStream_t, const float* src, int64_t batch, int64_t src_h, int64_t src_w, int64_t channels,
+                 float* dst, int64_t dst_h, int64_t dst_w, int64_t off_h, int64_t off_w, float fill) {
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t h = 0; h < dst_h; ++h)
       for (int64_t w = 0; w < dst_w; ++w)

@@ -72,7 +72,8 @@ TEST_CASE("MaxPoolGrad's gather gives each window's dy to its first maximum, as 
         for (auto [h, w] : {std::pair<int, int>{7, 9}, {8, 8}, {3, 4}, {1, 6}}) {
           const PoolShape p = shape_of(2, h, w, 3, k, s, pad);
           if (p.oh == 0 || p.ow == 0) continue;
-          std::vector<float> x(static_cast<size_t>(p.n * p.h * p.w * p.c)), dy(static_cast<size_t>(p.n * p.oh * p.ow * p.c));
+          std::vector<float> x(static_cast<size_t>(p.n * p.h * p.w * p.c)),
+              dy(static_cast<size_t>(p.n * p.oh * p.ow * p.c));
           for (float& v : x) {
             const int r = special(rng);
             v = r == 0 ? NAN : r == 1 ? -INFINITY : static_cast<float>(level(rng));  // ties everywhere

@@ -29,7 +29,7 @@ enum class Activation : int32_t {
 
 // The attributes an activation may take (axon_leaky_relu_attrs, axon_clipped_relu_attrs).
 struct ActivationParams {
-  float alpha = 0.f;  // LeakyRelu
+  float alpha = 0.f;                                                  // LeakyRelu
   float negative_slope = 0.f, max_value = INFINITY, threshold = 0.f;  // ClippedRelu
 };
 
@@ -52,8 +52,7 @@ AXON_HD inline float activate(Activation op, float x, const ActivationParams& p)
     case Activation::Selu: return x < 0.f ? kSeluScale * kSeluAlpha * expm1f(x) : kSeluScale * x;
     case Activation::Relu6: return fminf(fmaxf(x, 0.f), 6.f);
     case Activation::LeakyRelu: return x > 0.f ? x : p.alpha * x;
-    case Activation::Softplus:
-      return x > -kSoftplusThreshold ? x : x < kSoftplusThreshold ? expf(x) : log1pf(expf(x));
+    case Activation::Softplus: return x > -kSoftplusThreshold ? x : x < kSoftplusThreshold ? expf(x) : log1pf(expf(x));
     case Activation::GeluErf: return 0.5f * x * erfcf(-x * kSqrtHalf);
     case Activation::GeluTanh: return 0.5f * x * (1.f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
     case Activation::Silu: return x * sigmoid(x);

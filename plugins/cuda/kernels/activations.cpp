@@ -32,7 +32,8 @@ void forward(CudaDevice& d, const sdk::KernelCall& c, Activation a) {
 void backward(CudaDevice& d, const sdk::KernelCall& c, Activation a) {
   const bool y_first = a == Activation::Sigmoid || a == Activation::Tanh;
   auto dy = c.input(y_first ? 1 : 0), v = c.input(y_first ? 0 : 1), dx = c.output(0);
-  launch::activation_grad(d.stream(), a, params_of(c, a), dy.data<float>(), v.data<float>(), dx.data<float>(), dx.numel());
+  launch::activation_grad(d.stream(), a, params_of(c, a), dy.data<float>(), v.data<float>(), dx.data<float>(),
+                          dx.numel());
 }
 
 template <Activation A>
@@ -62,7 +63,8 @@ void softmax(CudaDevice& d, const sdk::KernelCall& c) {
 void softmax_grad(CudaDevice& d, const sdk::KernelCall& c) {
   auto dy = c.input(0), y = c.input(1), dx = c.output(0);
   const int64_t cols = dy.dim(-1);
-  if (cols > 0) launch::softmax_grad(d.stream(), dy.data<float>(), y.data<float>(), dx.data<float>(), dy.numel() / cols, cols);
+  if (cols > 0)
+    launch::softmax_grad(d.stream(), dy.data<float>(), y.data<float>(), dx.data<float>(), dy.numel() / cols, cols);
 }
 
 }  // namespace

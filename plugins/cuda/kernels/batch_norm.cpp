@@ -11,7 +11,8 @@ namespace axon::cuda {
 namespace {
 
 void fused_batch_norm(CudaDevice& d, const sdk::KernelCall& c) {
-  auto x = c.input(0), scale = c.input(1), offset = c.input(2), mean = c.input(3), variance = c.input(4), y = c.output(0);
+  auto x = c.input(0), scale = c.input(1), offset = c.input(2), mean = c.input(3), variance = c.input(4),
+       y = c.output(0);
   const auto& a = c.attrs<axon_batch_norm_attrs>();
   const int64_t cols = x.dim(-1);
   if (cols == 0) return;
@@ -28,8 +29,8 @@ void fused_batch_norm(CudaDevice& d, const sdk::KernelCall& c) {
                                mean.data<float>(), variance.data<float>(), a.epsilon, y.data<float>(), scratch.get());
   // The statistics' outputs that are passed: the given mean and variance, as TensorFlow's.
   for (int i = 1; i < c.num_outputs(); ++i)
-    CUDA_CHECK(cudaMemcpyAsync(c.output(i).raw(), (i % 2 ? mean : variance).raw(), static_cast<size_t>(cols) * sizeof(float),
-                               cudaMemcpyDeviceToDevice, d.stream()));
+    CUDA_CHECK(cudaMemcpyAsync(c.output(i).raw(), (i % 2 ? mean : variance).raw(),
+                               static_cast<size_t>(cols) * sizeof(float), cudaMemcpyDeviceToDevice, d.stream()));
 }
 
 // reserve_space_1 and reserve_space_2: the mean and biased variance the
@@ -41,9 +42,10 @@ void fused_batch_norm_grad(CudaDevice& d, const sdk::KernelCall& c) {
   if (cols == 0) return;
   const int64_t rows = x.numel() / cols;
   CudaDevice::Scratch scratch(d, static_cast<size_t>(launch::batch_norm_scratch_bytes(rows, cols)));
-  launch::batch_norm_grad(d.stream(), dy.data<float>(), x.data<float>(), rows, cols, scale.data<float>(), mean.data<float>(),
-                          variance.data<float>(), a.epsilon, a.is_training != 0, c.output(0).data<float>(),
-                          c.output(1).data<float>(), c.output(2).data<float>(), scratch.get());
+  launch::batch_norm_grad(d.stream(), dy.data<float>(), x.data<float>(), rows, cols, scale.data<float>(),
+                          mean.data<float>(), variance.data<float>(), a.epsilon, a.is_training != 0,
+                          c.output(0).data<float>(), c.output(1).data<float>(), c.output(2).data<float>(),
+                          scratch.get());
 }
 
 }  // namespace

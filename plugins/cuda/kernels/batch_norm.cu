@@ -19,7 +19,8 @@ constexpr int kMaxChunks = 64;  // row chunks in the first pass
 void check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" +
+                             cudaGetErrorString(e) + ")");
 }
 
 unsigned blocks_for(int64_t n) {
@@ -127,9 +128,9 @@ __global__ void mean_kernel(const double2* sums, int64_t rows, int64_t cols, dou
 
 // Training: the statistics' outputs; f[0] the batch mean, f[1] the coefficient.
 __global__ void training_stats_kernel(const double* mean, const double2* squares, int64_t rows, int64_t cols,
-                                      const float* scale, const float* old_mean, const float* old_variance, float epsilon,
-                                      float factor, float* batch_mean, float* batch_variance, float* saved_mean,
-                                      float* saved_variance, float* mean_f, float* coefficient) {
+                                      const float* scale, const float* old_mean, const float* old_variance,
+                                      float epsilon, float factor, float* batch_mean, float* batch_variance,
+                                      float* saved_mean, float* saved_variance, float* mean_f, float* coefficient) {
   for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < cols; c += (int64_t)gridDim.x * blockDim.x) {
     const BatchStats st = batch_norm_stats(mean[c], squares[c].x, rows, old_mean[c], old_variance[c], factor);
     batch_mean[c] = st.running_mean;
@@ -168,8 +169,8 @@ __global__ void grad_coefficients_kernel(const double2* sums, int64_t rows, int6
   }
 }
 
-__global__ void grad_kernel(const float* dy, const float* x, int64_t n, int64_t cols, const float* mean, const float* k_dy,
-                            const float* k_x, const float* k_1, float* dx) {
+__global__ void grad_kernel(const float* dy, const float* x, int64_t n, int64_t cols, const float* mean,
+                            const float* k_dy, const float* k_x, const float* k_1, float* dx) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t c = i % cols;
     dx[i] = k_dy[c] * dy[i] + k_x[c] * (x[i] - mean[c]) + k_1[c];
@@ -179,30 +180,32 @@ __global__ void grad_kernel(const float* dy, const float* x, int64_t n, int64_t 
 }  // namespace
 
 int64_t batch_norm_scratch_bytes(int64_t rows, int64_t cols) {
-  return (chunks_for(rows) * cols + cols) * static_cast<int64_t>(sizeof(double2)) + cols * static_cast<int64_t>(sizeof(double)) +
-         3 * cols * static_cast<int64_t>(sizeof(float));
+  return (chunks_for(rows) * cols + cols) * static_cast<int64_t>(sizeof(double2)) +
+         cols * static_cast<int64_t>(sizeof(double)) + 3 * cols * static_cast<int64_t>(sizeof(float));
 }
 
-void batch_norm_training(cudaStream_t s, const float* x, int64_t rows, int64_t cols, const float* scale, const float* offset,
-                         const float* old_mean, const float* old_variance, float epsilon, float factor, float* y,
-                         float* batch_mean, float* batch_variance, float* saved_mean, float* saved_variance, void* scratch) {
+void batch_norm_training(cudaStream_t s, const float* x, int64_t rows, int64_t cols, const float* scale,
+                         const float* offset, const float* old_mean, const float* old_variance, float epsilon,
+                         float factor, float* y, float* batch_mean, float* batch_variance, float* saved_mean,
+                         float* saved_variance, void* scratch) {
   if (cols == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
   column_sums(s, SumX{x, cols}, rows, cols, sc);
   mean_kernel<<<blocks_for(cols), kThreads, 0, s>>>(sc.sums, rows, cols, sc.mean);
   check_launch("batch_norm");
   column_sums(s, CenteredSquares{x, sc.mean, cols}, rows, cols, sc);
-  training_stats_kernel<<<blocks_for(cols), kThreads, 0, s>>>(sc.mean, sc.sums, rows, cols, scale, old_mean, old_variance,
-                                                              epsilon, factor, batch_mean, batch_variance, saved_mean,
-                                                              saved_variance, sc.f[0], sc.f[1]);
+  training_stats_kernel<<<blocks_for(cols), kThreads, 0, s>>>(sc.mean, sc.sums, rows, cols, scale, old_mean,
+                                                              old_variance, epsilon, factor, batch_mean, batch_variance,
+                                                              saved_mean, saved_variance, sc.f[0], sc.f[1]);
   check_launch("batch_norm");
   if (rows == 0) return;
   normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, sc.f[0], sc.f[1], offset, y);
   check_launch("batch_norm");
 }
 
-void batch_norm_inference(cudaStream_t s, const float* x, int64_t rows, int64_t cols, const float* scale, const float* offset,
-                          const float* mean, const float* variance, float epsilon, float* y, void* scratch) {
+void batch_norm_inference(cudaStream_t s, const float* x, int64_t rows, int64_t cols, const float* scale,
+                          const float* offset, const float* mean, const float* variance, float epsilon, float* y,
+                          void* scratch) {
   if (cols == 0 || rows == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
   inference_coefficient_kernel<<<blocks_for(cols), kThreads, 0, s>>>(scale, variance, epsilon, cols, sc.f[1]);
@@ -212,16 +215,18 @@ void batch_norm_inference(cudaStream_t s, const float* x, int64_t rows, int64_t 
 }
 
 void batch_norm_grad(cudaStream_t s, const float* dy, const float* x, int64_t rows, int64_t cols, const float* scale,
-                     const float* mean, const float* variance, float epsilon, bool training, float* dx, float* scale_backprop,
-                     float* offset_backprop, void* scratch) {
+                     const float* mean, const float* variance, float epsilon, bool training, float* dx,
+                     float* scale_backprop, float* offset_backprop, void* scratch) {
   if (cols == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
   column_sums(s, GradTerms{dy, x, mean, cols}, rows, cols, sc);
-  grad_coefficients_kernel<<<blocks_for(cols), kThreads, 0, s>>>(sc.sums, rows, cols, scale, variance, epsilon, training,
-                                                                 scale_backprop, offset_backprop, sc.f[0], sc.f[1], sc.f[2]);
+  grad_coefficients_kernel<<<blocks_for(cols), kThreads, 0, s>>>(sc.sums, rows, cols, scale, variance, epsilon,
+                                                                 training, scale_backprop, offset_backprop, sc.f[0],
+                                                                 sc.f[1], sc.f[2]);
   check_launch("batch_norm");
   if (rows == 0) return;
-  grad_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(dy, x, rows * cols, cols, mean, sc.f[0], sc.f[1], sc.f[2], dx);
+  grad_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(dy, x, rows * cols, cols, mean, sc.f[0], sc.f[1], sc.f[2],
+                                                           dx);
   check_launch("batch_norm");
 }
 

@@ -17,13 +17,13 @@ namespace axon::cuda {
 // batch_mean / batch_variance: the running averages with factor f of the
 // mean and the unbiased variance v * n / (n - 1) (f = 1: just those).
 struct BatchStats {
-  float mean, variance;              // reserve_space_1, reserve_space_2
+  float mean, variance;                  // reserve_space_1, reserve_space_2
   float running_mean, running_variance;  // batch_mean, batch_variance
 };
 
 // From the batch's mean and sum of (x - mean)^2 over n rows.
-AXON_HD inline BatchStats batch_norm_stats(double mean, double centered_squares, int64_t n, float old_mean, float old_variance,
-                                           float factor) {
+AXON_HD inline BatchStats batch_norm_stats(double mean, double centered_squares, int64_t n, float old_mean,
+                                           float old_variance, float factor) {
   const double variance = centered_squares / static_cast<double>(n);
   const double unbiased = n > 1 ? variance * static_cast<double>(n) / static_cast<double>(n - 1) : variance;
   BatchStats s;
@@ -53,8 +53,8 @@ struct BatchNormGrad {
   float scale_backprop, offset_backprop;
 };
 
-AXON_HD inline BatchNormGrad batch_norm_gradient(double sum_dy, double sum_dy_centered, int64_t n, float scale, float variance,
-                                             float epsilon, bool training) {
+AXON_HD inline BatchNormGrad batch_norm_gradient(double sum_dy, double sum_dy_centered, int64_t n, float scale,
+                                                 float variance, float epsilon, bool training) {
   const double inv_std = 1.0 / sqrt(static_cast<double>(variance) + epsilon), k = scale * inv_std;
   BatchNormGrad g;
   g.scale_backprop = static_cast<float>(sum_dy_centered * inv_std);

@@ -58,9 +58,11 @@ class CommState {
     for (ncclComm_t c : comms_) {
       ncclResult_t state = ncclSuccess;
       if (const ncclResult_t r = ncclCommGetAsyncError(c, &state); r != ncclSuccess) state = r;
-      if (state == ncclInProgress) worst = ncclInProgress;
-      else if (state != ncclSuccess) {
-        why = abort_locked(sdk::format("the %s aborted after an asynchronous NCCL error: %s", noun(), ncclGetErrorString(state)));
+      if (state == ncclInProgress) {
+        worst = ncclInProgress;
+      } else if (state != ncclSuccess) {
+        why = abort_locked(
+            sdk::format("the %s aborted after an asynchronous NCCL error: %s", noun(), ncclGetErrorString(state)));
         return state;
       }
     }
@@ -215,8 +217,8 @@ axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers
       }
       state = slot;
     }
-    const std::string what =
-        sdk::format("NCCL all-reduce of %lld %s values over %s", (long long)count, sdk::dtype_name(dtype), gpus.c_str());
+    const std::string what = sdk::format("NCCL all-reduce of %lld %s values over %s", (long long)count,
+                                         sdk::dtype_name(dtype), gpus.c_str());
     state->use("NCCL all-reduce over " + gpus, [&](const std::vector<ncclComm_t>& comms) {
       // NCCL makes each communicator's device current itself: no cudaSetDevice
       // (which could throw) inside the group.
@@ -293,26 +295,29 @@ axon_status comm_create(void* device_ctx, const void* id, size_t id_size, int32_
     NCCL_CHECK(ncclCommInitRankConfig(&handle, world, uid, rank, &config));
     c->state = std::make_shared<CommState>(std::vector<ncclComm_t>{handle});
     const int limit = init_timeout_seconds();
-    wait_issued(*c, Clock::now() + std::chrono::seconds(limit),
-                sdk::format("NCCL communicator set-up (%d s limit, AXON_NCCL_INIT_TIMEOUT) on %s", limit, c->where().c_str()));
+    wait_issued(
+        *c, Clock::now() + std::chrono::seconds(limit),
+        sdk::format("NCCL communicator set-up (%d s limit, AXON_NCCL_INIT_TIMEOUT) on %s", limit, c->where().c_str()));
     *comm = c.release();
   });
 }
 
-axon_status comm_all_reduce(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op, int32_t timeout_ms,
-                            axon_error* err) {
+axon_status comm_all_reduce(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op,
+                            int32_t timeout_ms, axon_error* err) {
   return sdk::guarded(err, [&] {
     sdk::require(comm != nullptr, "comm_all_reduce: null communicator");
     Comm& c = *static_cast<Comm*>(comm);
     const ncclDataType_t type = nccl_type(dtype);
     if (count == 0) return;
     c.dev->activate();
-    const auto deadline = timeout_ms > 0 ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
+    const auto deadline =
+        timeout_ms > 0 ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
     const std::string what =
         sdk::format("NCCL all-reduce of %lld %s values%s on %s", (long long)count, sdk::dtype_name(dtype),
                     timeout_ms > 0 ? sdk::format(" (timeout %d ms)", timeout_ms).c_str() : "", c.where().c_str());
     c.state->use("NCCL all-reduce on " + c.where(), [&](const std::vector<ncclComm_t>& comms) {
-      NCCL_CHECK(ncclAllReduce(buffer, buffer, static_cast<size_t>(count), type, nccl_op(op), comms[0], c.dev->stream()));
+      NCCL_CHECK(
+          ncclAllReduce(buffer, buffer, static_cast<size_t>(count), type, nccl_op(op), comms[0], c.dev->stream()));
     });
     wait_issued(c, deadline, what);
     c.dev->add_pending(watch(c.state, what, deadline));

@@ -79,8 +79,8 @@ bool accepted(CudaDevice& d, ConvPlan& p, Kind kind, size_t index, size_t& bytes
   if (refused(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType")) return false;
   cudnnStatus_t s;
   if (kind == kForward)
-    s = cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p.x, p.w, p.conv, p.y, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-                                                &bytes);
+    s = cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p.x, p.w, p.conv, p.y,
+                                                static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes);
   else if (kind == kBackwardData)
     s = cudnnGetConvolutionBackwardDataWorkspaceSize(d.cudnn(), p.w, p.y, p.conv, p.x,
                                                      static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
@@ -97,22 +97,22 @@ bool choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t from, const Geometry& 
   for (size_t i = from; i < p.candidates.size(); ++i) {
     size_t bytes = 0;
     if (!accepted(d, p, kind, i, bytes)) {
-      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s: cuDNN does not support %s algorithm %d (candidate %zu of %zu) here; skipped",
-                                        d.label().c_str(), op, kKindNames[kind], p.candidates[i].first, i + 1,
-                                        p.candidates.size()));
+      d.log(AXON_LOG_DEBUG,
+            sdk::format("%s: %s: cuDNN does not support %s algorithm %d (candidate %zu of %zu) here; skipped",
+                        d.label().c_str(), op, kKindNames[kind], p.candidates[i].first, i + 1, p.candidates.size()));
       continue;
     }
     if (bytes >= below) continue;
     p.chosen = i;
     p.algo = p.candidates[i].first;
     p.workspace = bytes;
-    d.log(AXON_LOG_DEBUG, sdk::format("%s: %s uses %s %s algorithm %d (candidate %zu of %zu, math %d, workspace %zu bytes) "
-                                      "for N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
-                                      d.label().c_str(), op, layout_name(p.layout), kKindNames[kind], p.algo, i + 1,
-                                      p.candidates.size(),
-                                      static_cast<int>(p.candidates[i].second), p.workspace, (long long)g.n,
-                                      (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.out_c(), (long long)g.kh,
-                                      (long long)g.kw));
+    d.log(
+        AXON_LOG_DEBUG,
+        sdk::format("%s: %s uses %s %s algorithm %d (candidate %zu of %zu, math %d, workspace %zu bytes) "
+                    "for N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
+                    d.label().c_str(), op, layout_name(p.layout), kKindNames[kind], p.algo, i + 1, p.candidates.size(),
+                    static_cast<int>(p.candidates[i].second), p.workspace, (long long)g.n, (long long)g.hp(),
+                    (long long)g.wp(), (long long)g.c, (long long)g.out_c(), (long long)g.kh, (long long)g.kw));
     return true;
   }
   return false;
@@ -135,23 +135,25 @@ void execute(CudaDevice& d, ConvPlan& p, Kind kind, const Geometry& g, const cha
       const int algo = p.algo;
       const size_t wanted = p.workspace;
       if (!choose(d, p, kind, p.chosen + 1, g, op, wanted))
-        sdk::fail(AXON_OUT_OF_MEMORY, sdk::format("%s: no %s algorithm fits: %s (the workspace of algorithm %d; no other "
-                                                  "needs less)", op, kKindNames[kind], e.what(), algo));
-      d.log(AXON_LOG_INFO, sdk::format("%s: %s: no room for the %zu-byte workspace of %s algorithm %d; using algorithm %d "
-                                       "(%zu bytes) instead", d.label().c_str(), op, wanted, kKindNames[kind], algo, p.algo,
-                                       p.workspace));
+        sdk::fail(AXON_OUT_OF_MEMORY,
+                  sdk::format("%s: no %s algorithm fits: %s (the workspace of algorithm %d; no other needs less)",
+                              op, kKindNames[kind], e.what(), algo));
+      d.log(AXON_LOG_INFO,
+            sdk::format("%s: %s: no room for the %zu-byte workspace of %s algorithm %d; using algorithm %d (%zu bytes) "
+                        "instead",
+                        d.label().c_str(), op, wanted, kKindNames[kind], algo, p.algo, p.workspace));
       continue;
     }
     const cudnnStatus_t s = call(p.algo, ws->get(), p.workspace);
     if (s == CUDNN_STATUS_SUCCESS) return;
     const int algo = p.algo;
     if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED && choose(d, p, kind, p.chosen + 1, g, op)) {
-      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s algorithm %d refused (%s); using algorithm %d", d.label().c_str(), op, algo,
-                                        cudnnGetErrorString(s), p.algo));
+      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s algorithm %d refused (%s); using algorithm %d", d.label().c_str(), op,
+                                        algo, cudnnGetErrorString(s), p.algo));
       continue;
     }
-    check_cudnn(s, sdk::format("cudnnConvolution %s (algorithm %d) for %s", kKindNames[kind], algo, op).c_str(), __FILE__,
-                __LINE__);
+    check_cudnn(s, sdk::format("cudnnConvolution %s (algorithm %d) for %s", kKindNames[kind], algo, op).c_str(),
+                __FILE__, __LINE__);
   }
 }
 
@@ -182,20 +184,20 @@ std::vector<std::pair<int, cudnnMathType_t>> heuristic_candidates(CudaDevice& d,
 
 // Descriptors in `layout` (activations NHWC with KRSC filters, or NCHW with
 // KCRS) and the first candidate cuDNN accepts; nullptr when there is none.
-std::unique_ptr<ConvPlan> make_plan(CudaDevice& d, Kind kind, const Geometry& g, const char* op, const MathPolicy& policy,
-                                    cudnnTensorFormat_t layout) {
+std::unique_ptr<ConvPlan> make_plan(CudaDevice& d, Kind kind, const Geometry& g, const char* op,
+                                    const MathPolicy& policy, cudnnTensorFormat_t layout) {
   auto p = std::make_unique<ConvPlan>();
   p->layout = layout;
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
   CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
   CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
   CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.c, op), as_int(g.hp(), op),
-                                         as_int(g.wp(), op)));
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.c, op),
+                                         as_int(g.hp(), op), as_int(g.wp(), op)));
   CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.out_c(), op),
                                          as_int(g.oh, op), as_int(g.ow, op)));
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, layout, as_int(g.out_c(), op), as_int(g.in_per_group(), op),
-                                         as_int(g.kh, op), as_int(g.kw, op)));
+  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, layout, as_int(g.out_c(), op),
+                                         as_int(g.in_per_group(), op), as_int(g.kh, op), as_int(g.kw, op)));
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.pad_h, op), as_int(g.pad_w, op), as_int(g.sh, op),
                                               as_int(g.sw, op), as_int(g.dh, op), as_int(g.dw, op),
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -224,25 +226,26 @@ std::unique_ptr<ConvPlan> make_plan(CudaDevice& d, Kind kind, const Geometry& g,
 ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
   const MathPolicy policy = math_policy(d);
   const bool tf32 = policy.allow_tf32;
-  ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.oc, g.kh, g.kw, g.pad_h, g.pad_w, g.sh, g.sw, g.dh, g.dw,
-              tf32 ? 1 : 0, policy.deterministic ? 1 : 0, g.groups};
+  const ConvKey key{kind, g.n, g.hp(), g.wp(), g.c, g.oc, g.kh, g.kw, g.pad_h, g.pad_w, g.sh, g.sw, g.dh, g.dw,
+                    tf32 ? 1 : 0, policy.deterministic ? 1 : 0, g.groups};
   auto& slot = d.conv_plans().plans[key];
   if (slot) return *slot;
-  const std::string shape = sdk::format("N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld, stride %lldx%lld, dilation "
-                                        "%lldx%lld%s (TF32 %s, deterministic %s)",
-                                        (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c,
-                                        (long long)g.out_c(), (long long)g.kh, (long long)g.kw, (long long)g.sh,
-                                        (long long)g.sw, (long long)g.dh, (long long)g.dw,
-                                        g.groups > 1 ? sdk::format(", %lld groups", (long long)g.groups).c_str() : "",
-                                        tf32 ? "allowed" : "off", policy.deterministic ? "on" : "off");
+  const std::string shape = sdk::format(
+      "N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld, stride %lldx%lld, dilation "
+      "%lldx%lld%s (TF32 %s, deterministic %s)",
+      (long long)g.n, (long long)g.hp(), (long long)g.wp(), (long long)g.c, (long long)g.out_c(), (long long)g.kh,
+      (long long)g.kw, (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw,
+      g.groups > 1 ? sdk::format(", %lld groups", (long long)g.groups).c_str() : "", tf32 ? "allowed" : "off",
+      policy.deterministic ? "on" : "off");
   std::unique_ptr<ConvPlan> p = make_plan(d, kind, g, op, policy, CUDNN_TENSOR_NHWC);
   if (p == nullptr) {
     p = make_plan(d, kind, g, op, policy, CUDNN_TENSOR_NCHW);
     if (p == nullptr)
       sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s algorithm, in NHWC or NCHW, for %s", op,
                                                 kKindNames[kind], shape.c_str()));
-    d.log(AXON_LOG_INFO, sdk::format("%s: %s: cuDNN has no usable NHWC %s algorithm for %s; using NCHW through transposes",
-                                     d.label().c_str(), op, kKindNames[kind], shape.c_str()));
+    d.log(AXON_LOG_INFO,
+          sdk::format("%s: %s: cuDNN has no usable NHWC %s algorithm for %s; using NCHW through transposes",
+                      d.label().c_str(), op, kKindNames[kind], shape.c_str()));
   }
   slot = std::move(p);
   return *slot;
@@ -291,7 +294,8 @@ bool empty(const Geometry& g) { return g.n == 0 || g.c == 0 || g.out_c() == 0 ||
 // The three tensors as cuDNN takes them (the image with SAME's extra row or
 // column) within its 2^31 - 1 elements.
 void require_cudnn_sizes(const Geometry& g, const char* op) {
-  require_cudnn_size(op, g.padded() ? "the image (with SAME's extra row/column)" : "the image", {g.n, g.hp(), g.wp(), g.c});
+  require_cudnn_size(op, g.padded() ? "the image (with SAME's extra row/column)" : "the image",
+                     {g.n, g.hp(), g.wp(), g.c});
   require_cudnn_size(op, "the convolution's output", {g.n, g.oh, g.ow, g.out_c()});
   require_cudnn_size(op, "the filter", {g.kh, g.kw, g.in_per_group(), g.out_c()});
 }

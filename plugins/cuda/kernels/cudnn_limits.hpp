@@ -23,9 +23,10 @@ inline void require_cudnn_size(const char* op, const char* tensor, std::initiali
   }
   shape += "]";
   if (n > kCudnnMaxElements)
-    sdk::fail(AXON_INVALID_ARGUMENT, sdk::format("%s: %s %s has %lld elements; cuDNN takes at most 2^31 - 1 (%lld) per "
-                                                 "tensor: use a smaller batch", op, tensor, shape.c_str(), (long long)n,
-                                                 (long long)kCudnnMaxElements));
+    sdk::fail(AXON_INVALID_ARGUMENT,
+              sdk::format("%s: %s %s has %lld elements; cuDNN takes at most 2^31 - 1 (%lld) per "
+                          "tensor: use a smaller batch",
+                          op, tensor, shape.c_str(), (long long)n, (long long)kCudnnMaxElements));
 }
 
 }  // namespace axon::cuda

@@ -434,8 +434,8 @@ void activation(cudaStream_t s, Activation op, const ActivationParams& p, const 
   check_launch("activation");
 }
 
-void activation_grad(cudaStream_t s, Activation op, const ActivationParams& p, const float* dy, const float* v, float* dx,
-                     int64_t n) {
+void activation_grad(cudaStream_t s, Activation op, const ActivationParams& p, const float* dy, const float* v,
+                     float* dx, int64_t n) {
   if (n == 0) return;
   activation_grad_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, p, dy, v, dx, n);
   check_launch("activation_grad");

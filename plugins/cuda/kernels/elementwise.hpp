@@ -25,7 +25,8 @@ void softmax_cross_entropy(cudaStream_t s, const float* logits, const int32_t* l
 void adam(cudaStream_t s, float* var, float* m, float* v, const float* grad, int64_t n, float lr_t, float beta_1,
           float beta_2, float epsilon);
 // TensorFlow's InTopK with k = 1 (ties count; a non-finite logit in the row gives 0).
-void in_top_1(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes, float* correct);
+void in_top_1(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
+              float* correct);
 // Keras' accuracy: argmax(logits) == label, ties to the lower index; NaN by the
 // CPU plugin's rule (a NaN never wins; a NaN at index 0 is never beaten).
 void argmax_accuracy(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
@@ -50,8 +51,8 @@ void window_copy(cudaStream_t s, const float* src, int64_t batch, int64_t src_h,
 // The activations of ABI 1.4 and their gradients (activation_math.hpp):
 // y = activate(x); dx = activation_grad(dy, v), v the op's y or x.
 void activation(cudaStream_t s, Activation op, const ActivationParams& p, const float* x, float* y, int64_t n);
-void activation_grad(cudaStream_t s, Activation op, const ActivationParams& p, const float* dy, const float* v, float* dx,
-                     int64_t n);
+void activation_grad(cudaStream_t s, Activation op, const ActivationParams& p, const float* dy, const float* v,
+                     float* dx, int64_t n);
 // y = a op b, elementwise over n.
 void binary(cudaStream_t s, Binary op, const float* a, const float* b, float* y, int64_t n);
 // MaximumGrad, TensorFlow's rule: da = dy where a >= b, db = dy elsewhere.

@@ -53,8 +53,8 @@ struct PoolDesc {
   explicit PoolDesc(const axon_pool_attrs& a) {
     CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d));
     // Deterministic max: the gradient goes to one input per window.
-    CUDNN_CHECK(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_PROPAGATE_NAN, a.window_h, a.window_w,
-                                            0, 0, a.stride_h, a.stride_w));
+    CUDNN_CHECK(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_PROPAGATE_NAN, a.window_h,
+                                            a.window_w, 0, 0, a.stride_h, a.stride_w));
   }
   ~PoolDesc() { cudnnDestroyPoolingDescriptor(d); }
   PoolDesc(const PoolDesc&) = delete;
@@ -75,7 +75,8 @@ void max_pool(CudaDevice& d, const sdk::KernelCall& c) {
   const auto& a = c.attrs<axon_pool_attrs>();
   const Pool g(pool_geometry(a, x.c()));
   if (y.numel() == 0) return;
-  require_cudnn_size(c.op(), g.padded() ? "the input (with SAME's -inf border)" : "the input", {g.n, g.hp(), g.wp(), g.c});
+  require_cudnn_size(c.op(), g.padded() ? "the input (with SAME's -inf border)" : "the input",
+                     {g.n, g.hp(), g.wp(), g.c});
   std::optional<CudaDevice::Scratch> xpad;
   const float* xin = padded_input(d, g, x.data<float>(), xpad);
   TensorDesc xd, yd;
@@ -141,7 +142,8 @@ void relu(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), y = c.output(0);
   ActivationDesc a;
   in_chunks(x.numel(), [&](cudnnTensorDescriptor_t t, int64_t at) {
-    CUDNN_CHECK(cudnnActivationForward(d.cudnn(), a.d, &kOne, t, x.data<float>() + at, &kZero, t, y.data<float>() + at));
+    CUDNN_CHECK(
+        cudnnActivationForward(d.cudnn(), a.d, &kOne, t, x.data<float>() + at, &kZero, t, y.data<float>() + at));
   });
 }
 

@@ -73,7 +73,12 @@ struct Taps {
 
 AXON_HD inline Taps window_taps(const PoolShape& p, int64_t oh, int64_t ow, int64_t n, int64_t c) {
   const int64_t top = oh * p.sh - p.pad_h, left = ow * p.sw - p.pad_w;
-  Taps t{n, c, top < 0 ? 0 : top, top + p.kh < p.h ? top + p.kh : p.h, left < 0 ? 0 : left, left + p.kw < p.w ? left + p.kw : p.w};
+  Taps t{n,
+         c,
+         top < 0 ? 0 : top,
+         top + p.kh < p.h ? top + p.kh : p.h,
+         left < 0 ? 0 : left,
+         left + p.kw < p.w ? left + p.kw : p.w};
   return t;
 }
 

@@ -13,7 +13,8 @@ constexpr int kThreads = 256;
 void check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" +
+                             cudaGetErrorString(e) + ")");
 }
 
 unsigned blocks_for(int64_t n) {

@@ -16,8 +16,8 @@ void binary(CudaDevice& d, const sdk::KernelCall& c) {
 
 void maximum_grad(CudaDevice& d, const sdk::KernelCall& c) {
   auto dy = c.input(0), a = c.input(1), b = c.input(2), da = c.output(0), db = c.output(1);
-  launch::maximum_grad(d.stream(), dy.data<float>(), a.data<float>(), b.data<float>(), da.data<float>(), db.data<float>(),
-                       dy.numel());
+  launch::maximum_grad(d.stream(), dy.data<float>(), a.data<float>(), b.data<float>(), da.data<float>(),
+                       db.data<float>(), dy.numel());
 }
 
 void moving_average(CudaDevice& d, const sdk::KernelCall& c) {
@@ -43,8 +43,8 @@ void concat(CudaDevice& d, const sdk::KernelCall& c) {
     if (x_row > 0 && rows == 1)  // one row (axis 0): a plain copy, whatever its size
       CUDA_CHECK(cudaMemcpyAsync(to, x.raw(), x_row, cudaMemcpyDeviceToDevice, d.stream()));
     else if (x_row > 0 && rows > 1)
-      CUDA_CHECK(cudaMemcpy2DAsync(to, y_row, x.raw(), x_row, x_row, static_cast<size_t>(rows), cudaMemcpyDeviceToDevice,
-                                   d.stream()));
+      CUDA_CHECK(cudaMemcpy2DAsync(to, y_row, x.raw(), x_row, x_row, static_cast<size_t>(rows),
+                                   cudaMemcpyDeviceToDevice, d.stream()));
     at += x_row;
   }
 }

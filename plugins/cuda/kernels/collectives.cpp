@@ -2,6 +2,8 @@
 // device set, from ncclCommInitAll, grouped calls), and across processes
 // (ncclGetUniqueId / ncclCommInitRankConfig, non-blocking, so a stuck peer
 // becomes AXON_DEADLINE_EXCEEDED after the caller's timeout instead of a hang).
+// Every queued all-reduce is watched by its devices' waits (PendingCollective):
+// an asynchronous NCCL error ends them naming the all-reduce, never a hang.
 #include "collectives.hpp"
 
 #include "cuda_device.hpp"
@@ -9,7 +11,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,16 +35,152 @@ ncclDataType_t nccl_type(axon_dtype t) {
 
 ncclRedOp_t nccl_op(axon_reduce_op op) { return op == AXON_REDUCE_MEAN ? ncclAvg : ncclSum; }
 
-// Communicators for each set of devices seen, kept for the life of the process.
+// The communicators of one in-process device set (ncclCommInitAll) or of one
+// rank of a cross-process job, shared with the collectives queued on them
+// (CudaDevice::add_pending). After a failed set-up, an asynchronous error or
+// a timeout they are aborted (ncclCommAbort also frees them) and `failure`
+// says why: every later use reports it.
+class CommState {
+ public:
+  explicit CommState(std::vector<ncclComm_t> comms = {}) : comms_(std::move(comms)) {}
+
+  // ncclSuccess: sound and idle (or destroyed: nothing left to watch);
+  // ncclInProgress: a non-blocking communicator is still issuing; else they
+  // are aborted (now or before) and `why` says why.
+  ncclResult_t poll(std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (destroyed_) return ncclSuccess;
+    if (!failure_.empty()) {
+      why = failure_;
+      return ncclInvalidUsage;
+    }
+    ncclResult_t worst = ncclSuccess;
+    for (ncclComm_t c : comms_) {
+      ncclResult_t state = ncclSuccess;
+      if (const ncclResult_t r = ncclCommGetAsyncError(c, &state); r != ncclSuccess) state = r;
+      if (state == ncclInProgress) {
+        worst = ncclInProgress;
+      } else if (state != ncclSuccess) {
+        why = abort_locked(
+            sdk::format("the %s aborted after an asynchronous NCCL error: %s", noun(), ncclGetErrorString(state)));
+        return state;
+      }
+    }
+    return worst;
+  }
+  // Aborts the communicators (once); returns why they are gone.
+  std::string abort(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return abort_locked(sdk::format("the %s aborted: %s", noun(), why.c_str()));
+  }
+  void set_up_failed(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failure_ = "the communicators could not be set up: " + why;
+  }
+  // Runs f(comms) unless they are gone (then throws why, naming `what`).
+  template <class F>
+  void use(const std::string& what, F f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (destroyed_) sdk::fail(AXON_INVALID_ARGUMENT, what + ": the communicator was destroyed");
+    if (!failure_.empty()) sdk::fail(AXON_UNAVAILABLE, what + ": " + failure_);
+    f(comms_);
+  }
+  // comm_destroy: finalizes cleanly when sound, else nothing is left to free.
+  void destroy() {
+    std::lock_guard<std::mutex> lock(mu_);
+    destroyed_ = true;
+    if (!failure_.empty()) return;
+    for (ncclComm_t c : comms_) {
+      // Finalize flushes pending work; abort if it does not settle in time.
+      ncclResult_t state = ncclCommFinalize(c);
+      const auto deadline = Clock::now() + std::chrono::seconds(10);
+      while ((state == ncclSuccess || state == ncclInProgress) && Clock::now() < deadline) {
+        if (ncclCommGetAsyncError(c, &state) != ncclSuccess) state = ncclInternalError;
+        if (state != ncclInProgress) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      if (state == ncclSuccess)
+        ncclCommDestroy(c);
+      else
+        ncclCommAbort(c);
+    }
+    comms_.clear();
+  }
+
+ private:
+  const char* noun() const { return comms_.size() > 1 ? "communicators were" : "communicator was"; }
+  std::string abort_locked(const std::string& why) {
+    if (failure_.empty()) {
+      for (ncclComm_t c : comms_) ncclCommAbort(c);
+      comms_.clear();
+      failure_ = why;
+    }
+    return failure_;
+  }
+
+  std::mutex mu_;
+  std::vector<ncclComm_t> comms_;  // empty once aborted or destroyed
+  std::string failure_;
+  bool destroyed_ = false;
+};
+
+// The collective `what`, queued on a device's stream, watched by the device's
+// waits: an asynchronous error of its communicators, or `deadline` passing,
+// aborts them and ends the wait with a message naming it.
+PendingCollective watch(const std::shared_ptr<CommState>& state, const std::string& what,
+                        Clock::time_point deadline = Clock::time_point::max()) {
+  PendingCollective p;
+  p.communicator = state.get();
+  p.deadline = deadline;
+  p.failure = [state, what]() -> std::string {
+    std::string why;
+    const ncclResult_t r = state->poll(why);
+    return r == ncclSuccess || r == ncclInProgress ? std::string() : what + " failed: " + why;
+  };
+  p.expire = [state, what] {
+    state->abort(what + " timed out");
+    return what + " timed out; the communicator was aborted";
+  };
+  return p;
+}
+
+// The communicators of each set of devices seen, kept for the life of the process.
 struct InProcessComms {
   std::mutex mu;
-  std::map<std::vector<int>, std::vector<ncclComm_t>> by_devices;
+  std::map<std::vector<int>, std::shared_ptr<CommState>> by_devices;
 };
 
 InProcessComms& in_process() {
   static auto* c = new InProcessComms;  // never destroyed: NCCL may be gone at exit
   return *c;
 }
+
+std::string gpu_list(const std::vector<int>& ordinals) {
+  std::string s = ordinals.size() == 1 ? "GPU " : "GPUs ";
+  for (size_t i = 0; i < ordinals.size(); ++i) s += (i ? ", " : "") + std::to_string(ordinals[i]);
+  return s + " (CUDA ordinals)";
+}
+
+// ncclGroupStart() .. ncclGroupEnd(), ended on every path: a group left open
+// would swallow the thread's next collectives. A call that fails inside the
+// group makes ncclGroupEnd discard the group (and return that error), so
+// nothing but NCCL calls may throw between the two.
+class NcclGroup {
+ public:
+  NcclGroup() { NCCL_CHECK(ncclGroupStart()); }
+  ~NcclGroup() {
+    if (open_) ncclGroupEnd();
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+  void end() {
+    open_ = false;
+    NCCL_CHECK(ncclGroupEnd());
+  }
+
+ private:
+  bool open_ = true;
+};
 
 axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers, int64_t count, axon_dtype dtype,
                        axon_reduce_op op, axon_error* err) {
@@ -53,32 +193,50 @@ axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers
       devs.push_back(&device_from_ctx(ctxs[i]));
       ordinals.push_back(devs.back()->ordinal());
     }
+    const ncclDataType_t type = nccl_type(dtype);
     // One device goes through NCCL too (an in-place all-reduce of one rank
     // changes nothing): the same path as several, so one GPU can test it.
     if (count == 0) return;
+    const std::string gpus = gpu_list(ordinals);
     auto& ip = in_process();
-    std::lock_guard<std::mutex> lock(ip.mu);
-    auto& comms = ip.by_devices[ordinals];
-    if (comms.empty()) {
-      comms.resize(n);
-      NCCL_CHECK(ncclCommInitAll(comms.data(), n, ordinals.data()));
+    std::shared_ptr<CommState> state;
+    {
+      std::lock_guard<std::mutex> lock(ip.mu);
+      auto& slot = ip.by_devices[ordinals];
+      if (slot == nullptr) {
+        // Into a local vector: communicators of a failed set-up are never used.
+        std::vector<ncclComm_t> comms(static_cast<size_t>(n));
+        try {
+          NCCL_CHECK(ncclCommInitAll(comms.data(), n, ordinals.data()));
+          slot = std::make_shared<CommState>(std::move(comms));
+        } catch (const sdk::Error& e) {
+          slot = std::make_shared<CommState>();
+          slot->set_up_failed(e.what());
+          throw;
+        }
+      }
+      state = slot;
     }
-    NCCL_CHECK(ncclGroupStart());
-    for (int i = 0; i < n; ++i) {
-      devs[i]->activate();
-      NCCL_CHECK(ncclAllReduce(buffers[i], buffers[i], static_cast<size_t>(count), nccl_type(dtype), nccl_op(op), comms[i],
-                               devs[i]->stream()));
-    }
-    NCCL_CHECK(ncclGroupEnd());
+    const std::string what = sdk::format("NCCL all-reduce of %lld %s values over %s", (long long)count,
+                                         sdk::dtype_name(dtype), gpus.c_str());
+    state->use("NCCL all-reduce over " + gpus, [&](const std::vector<ncclComm_t>& comms) {
+      // NCCL makes each communicator's device current itself: no cudaSetDevice
+      // (which could throw) inside the group.
+      NcclGroup group;
+      for (int i = 0; i < n; ++i)
+        NCCL_CHECK(ncclAllReduce(buffers[i], buffers[i], static_cast<size_t>(count), type, nccl_op(op), comms[i],
+                                 devs[i]->stream()));
+      group.end();
+    });
+    for (CudaDevice* d : devs) d->add_pending(watch(state, what));
   });
 }
 
 struct Comm {
   CudaDevice* dev = nullptr;
-  ncclComm_t comm = nullptr;
+  std::shared_ptr<CommState> state;
   int rank = 0, world = 0;
-  bool aborted = false;
-  cudaEvent_t done = nullptr;
+  std::string where() const { return sdk::format("rank %d of %d (%s)", rank, world, dev->label().c_str()); }
 };
 
 axon_status comm_get_id(void*, void* id, size_t* id_size, axon_error* err) {
@@ -93,23 +251,17 @@ axon_status comm_get_id(void*, void* id, size_t* id_size, axon_error* err) {
 }
 
 // Polls a non-blocking communicator until its pending work is issued; throws
-// on an NCCL error, or aborts it and throws DEADLINE_EXCEEDED at `deadline`.
+// on an NCCL error (the communicator is then aborted), or aborts it and
+// throws DEADLINE_EXCEEDED at `deadline`. `what` names the work and the rank.
 void wait_issued(Comm& c, Clock::time_point deadline, const std::string& what) {
   for (;;) {
-    ncclResult_t state = ncclSuccess;
-    NCCL_CHECK(ncclCommGetAsyncError(c.comm, &state));
-    if (state == ncclSuccess) return;
-    if (state != ncclInProgress) {
-      ncclCommAbort(c.comm);
-      c.aborted = true;
-      sdk::fail(AXON_INTERNAL, sdk::format("%s failed on rank %d of %d (%s): %s; the communicator was aborted", what.c_str(),
-                                           c.rank, c.world, c.dev->label().c_str(), ncclGetErrorString(state)));
-    }
+    std::string why;
+    const ncclResult_t r = c.state->poll(why);
+    if (r == ncclSuccess) return;
+    if (r != ncclInProgress) sdk::fail(AXON_INTERNAL, what + " failed: " + why);
     if (Clock::now() > deadline) {
-      ncclCommAbort(c.comm);
-      c.aborted = true;
-      sdk::fail(AXON_DEADLINE_EXCEEDED, sdk::format("%s timed out on rank %d of %d (%s); the communicator was aborted",
-                                                    what.c_str(), c.rank, c.world, c.dev->label().c_str()));
+      c.state->abort(what + " timed out");
+      sdk::fail(AXON_DEADLINE_EXCEEDED, what + " timed out; the communicator was aborted");
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
@@ -139,44 +291,39 @@ axon_status comm_create(void* device_ctx, const void* id, size_t id_size, int32_
     std::memcpy(&uid, id, sizeof uid);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    NCCL_CHECK(ncclCommInitRankConfig(&c->comm, world, uid, rank, &config));
+    ncclComm_t handle = nullptr;
+    NCCL_CHECK(ncclCommInitRankConfig(&handle, world, uid, rank, &config));
+    c->state = std::make_shared<CommState>(std::vector<ncclComm_t>{handle});
     const int limit = init_timeout_seconds();
-    wait_issued(*c, Clock::now() + std::chrono::seconds(limit),
-                sdk::format("NCCL communicator set-up (%d s limit, AXON_NCCL_INIT_TIMEOUT)", limit));
-    CUDA_CHECK(cudaEventCreateWithFlags(&c->done, cudaEventDisableTiming));
+    wait_issued(
+        *c, Clock::now() + std::chrono::seconds(limit),
+        sdk::format("NCCL communicator set-up (%d s limit, AXON_NCCL_INIT_TIMEOUT) on %s", limit, c->where().c_str()));
     *comm = c.release();
   });
 }
 
-axon_status comm_all_reduce(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op, int32_t timeout_ms,
-                            axon_error* err) {
+axon_status comm_all_reduce(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op,
+                            int32_t timeout_ms, axon_error* err) {
   return sdk::guarded(err, [&] {
     sdk::require(comm != nullptr, "comm_all_reduce: null communicator");
     Comm& c = *static_cast<Comm*>(comm);
-    if (c.aborted) sdk::fail(AXON_UNAVAILABLE, sdk::format("rank %d: the communicator was aborted after an earlier failure", c.rank));
+    const ncclDataType_t type = nccl_type(dtype);
     if (count == 0) return;
     c.dev->activate();
-    const auto deadline = timeout_ms > 0 ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
-    const std::string what = sdk::format("NCCL all-reduce of %lld %s values%s", (long long)count, sdk::dtype_name(dtype),
-                                         timeout_ms > 0 ? sdk::format(" (timeout %d ms)", timeout_ms).c_str() : "");
-    NCCL_CHECK(ncclAllReduce(buffer, buffer, static_cast<size_t>(count), nccl_type(dtype), nccl_op(op), c.comm, c.dev->stream()));
+    const auto deadline =
+        timeout_ms > 0 ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
+    const std::string what =
+        sdk::format("NCCL all-reduce of %lld %s values%s on %s", (long long)count, sdk::dtype_name(dtype),
+                    timeout_ms > 0 ? sdk::format(" (timeout %d ms)", timeout_ms).c_str() : "", c.where().c_str());
+    c.state->use("NCCL all-reduce on " + c.where(), [&](const std::vector<ncclComm_t>& comms) {
+      NCCL_CHECK(
+          ncclAllReduce(buffer, buffer, static_cast<size_t>(count), type, nccl_op(op), comms[0], c.dev->stream()));
+    });
     wait_issued(c, deadline, what);
-    if (timeout_ms <= 0) return;  // no timeout: stays asynchronous on the stream
-    // With a timeout the host watches the collective finish (one round trip).
-    CUDA_CHECK(cudaEventRecord(c.done, c.dev->stream()));
-    for (;;) {
-      cudaError_t q = cudaEventQuery(c.done);
-      if (q == cudaSuccess) return;
-      if (q != cudaErrorNotReady) CUDA_CHECK(q);
-      wait_issued(c, deadline, what);  // surfaces NCCL errors and the deadline
-      if (Clock::now() > deadline) {
-        ncclCommAbort(c.comm);
-        c.aborted = true;
-        sdk::fail(AXON_DEADLINE_EXCEEDED, sdk::format("%s timed out on rank %d of %d (%s); the communicator was aborted",
-                                                      what.c_str(), c.rank, c.world, c.dev->label().c_str()));
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    c.dev->add_pending(watch(c.state, what, deadline));
+    // With a timeout the host watches the collective finish (one round trip);
+    // without, it stays queued and the device's next wait watches it.
+    if (timeout_ms > 0) c.dev->wait_stream();
   });
 }
 
@@ -184,21 +331,7 @@ void comm_destroy(void* comm) {
   auto* c = static_cast<Comm*>(comm);
   if (c == nullptr) return;
   cudaSetDevice(c->dev->ordinal());
-  if (!c->aborted && c->comm) {
-    // Finalize flushes pending work; abort if it does not settle in time.
-    ncclResult_t state = ncclCommFinalize(c->comm);
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while ((state == ncclSuccess || state == ncclInProgress) && Clock::now() < deadline) {
-      if (ncclCommGetAsyncError(c->comm, &state) != ncclSuccess) state = ncclInternalError;
-      if (state != ncclInProgress) break;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-    if (state == ncclSuccess)
-      ncclCommDestroy(c->comm);
-    else
-      ncclCommAbort(c->comm);
-  }
-  if (c->done) cudaEventDestroy(c->done);
+  c->state->destroy();
   delete c;
 }
 

@@ -5,24 +5,13 @@
 #include "math_policy.hpp"
 
 #include <algorithm>
+#include <thread>
 
 namespace axon::cuda {
 
 namespace {
 
 constexpr size_t kCublasWorkspace = 32u << 20;  // cuBLAS's own recommendation for Hopper
-
-const sdk::KernelTable& kernel_table() {
-  static const sdk::KernelTable table = [] {
-    sdk::KernelTable t;
-    register_conv_kernels(t);
-    register_pool_activation_kernels(t);
-    register_matmul_kernels(t);
-    register_own_kernels(t);
-    return t;
-  }();
-  return table;
-}
 
 }  // namespace
 
@@ -84,6 +73,7 @@ void CudaDevice::init(const axon_cuda_open_args& a) {
   log(AXON_LOG_INFO, sdk::format("%s: float32 math: TF32 %s, deterministic algorithms %s", label_.c_str(),
                                  allow_tf32_ ? "allowed" : "off", deterministic_ ? "only" : "not required"));
   conv_plans_ = std::make_unique<ConvPlans>();
+  CUDA_CHECK(cudaEventCreateWithFlags(&idle_, cudaEventDisableTiming));
 
   size_t free = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -124,7 +114,14 @@ CudaDevice::~CudaDevice() { release(); }
 
 void CudaDevice::release() noexcept {
   cudaSetDevice(ordinal_);
-  if (stream_) cudaStreamSynchronize(stream_);
+  if (stream_) {
+    try {
+      wait_stream();
+    } catch (...) {  // a failed collective was reported and aborted; nothing is left to wait for
+    }
+  }
+  if (idle_) cudaEventDestroy(idle_);
+  idle_ = nullptr;
   conv_plans_.reset();
   if (cublas_) cublasDestroy(cublas_);
   cublas_ = nullptr;
@@ -156,8 +153,7 @@ void CudaDevice::copy_host_to_device(void* dst, const void* src, size_t bytes) {
   // From pageable memory the copy is staged before cudaMemcpyAsync returns; from
   // pinned memory it is not, and the ABI promises `src` may be reused at once.
   cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, src) == cudaSuccess && attr.type == cudaMemoryTypeHost)
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (cudaPointerGetAttributes(&attr, src) == cudaSuccess && attr.type == cudaMemoryTypeHost) wait_stream();
   cudaGetLastError();
 }
 
@@ -165,7 +161,7 @@ void CudaDevice::copy_device_to_host(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   activate();
   CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  wait_stream();
 }
 
 void CudaDevice::copy_device_to_device(void* dst, const void* src, size_t bytes) {
@@ -176,8 +172,58 @@ void CudaDevice::copy_device_to_device(void* dst, const void* src, size_t bytes)
 
 void CudaDevice::synchronize() {
   activate();
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  wait_stream();
   CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaDevice::add_pending(PendingCollective c) {
+  std::lock_guard<std::mutex> lock(pending_mu_);
+  // A later collective on the same communicator stands for the earlier ones
+  // (it finishes after them), so the list stays as long as the communicators.
+  std::erase_if(pending_, [&](const auto& p) { return p.second.communicator == c.communicator; });
+  pending_.emplace_back(++pending_count_, std::move(c));
+}
+
+void CudaDevice::wait_stream() {
+  std::vector<std::pair<uint64_t, PendingCollective>> watched;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    watched = pending_;
+  }
+  if (watched.empty()) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return;
+  }
+  // Forgets entries [first, last]: done, or reported.
+  auto forget = [this](uint64_t first, uint64_t last) {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    std::erase_if(pending_, [&](const auto& p) { return p.first >= first && p.first <= last; });
+  };
+  // Reports the first collective that failed or is past its deadline.
+  auto check = [&](bool done) {
+    for (auto& [number, c] : watched) {
+      std::string why = c.failure();
+      axon_status code = AXON_INTERNAL;
+      if (why.empty() && !done && std::chrono::steady_clock::now() > c.deadline) {
+        why = c.expire();
+        code = AXON_DEADLINE_EXCEEDED;
+      }
+      if (!why.empty()) {
+        forget(number, number);
+        sdk::fail(code, why);
+      }
+    }
+  };
+  CUDA_CHECK(cudaEventRecord(idle_, stream_));
+  for (;;) {
+    const cudaError_t q = cudaEventQuery(idle_);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) CUDA_CHECK(q);
+    check(false);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  check(true);  // finished, but an error may have come with it
+  forget(watched.front().first, watched.back().first);
 }
 
 axon_kernel_fn CudaDevice::get_kernel(const char* op, axon_dtype dtype) { return kernel_table().find(op, dtype); }

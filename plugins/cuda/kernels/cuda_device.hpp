@@ -9,12 +9,31 @@
 #include "axon_cuda_kernels.h"
 #include "check.hpp"
 
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace axon::cuda {
 
 struct ConvPlans;  // conv.cpp: cuDNN descriptors and algorithms per shape
+
+// A collective queued on a device's stream (collectives.cpp). While one is
+// pending, a wait for the stream polls it instead of blocking in
+// cudaStreamSynchronize: an NCCL error, or its deadline passing, ends the
+// wait with a message naming the collective, never a hang.
+struct PendingCollective {
+  const void* communicator = nullptr;  // one entry per communicator: a later collective replaces it
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // "" while it may still finish; else why it cannot (its communicator is then aborted).
+  std::function<std::string()> failure;
+  // At the deadline: aborts its communicator; says what timed out.
+  std::function<std::string()> expire;
+};
 
 class CudaDevice final : public sdk::Device {
  public:
@@ -33,6 +52,12 @@ class CudaDevice final : public sdk::Device {
   axon_memory_info memory_info() override;
 
   void activate() const { CUDA_CHECK(cudaSetDevice(ordinal_)); }
+  // Collectives queued on the stream, watched by every wait for it.
+  void add_pending(PendingCollective c);
+  // Waits until the stream's work is done (synchronize, device-to-host
+  // copies): cudaStreamSynchronize, or while collectives are pending, polling
+  // them; throws what they report.
+  void wait_stream();
   void log(axon_log_level level, const std::string& message) const;
 
   int ordinal() const { return ordinal_; }
@@ -77,6 +102,10 @@ class CudaDevice final : public sdk::Device {
   std::unique_ptr<CachingAllocator> allocator_;
   void* cublas_workspace_ = nullptr;
   std::unique_ptr<ConvPlans> conv_plans_;
+  cudaEvent_t idle_ = nullptr;  // recorded by wait_stream
+  std::mutex pending_mu_;
+  std::vector<std::pair<uint64_t, PendingCollective>> pending_;  // by number, in the order queued
+  uint64_t pending_count_ = 0;
 };
 
 // Turns `void F(CudaDevice&, const sdk::KernelCall&)`, op Op's kernel, into
@@ -103,10 +132,16 @@ void add(sdk::KernelTable& t) {
 // The device behind a device_ctx handed out by open_device.
 inline CudaDevice& device_from_ctx(void* ctx) { return static_cast<CudaDevice&>(*static_cast<sdk::Device*>(ctx)); }
 
-// Per-area kernel registration (conv.cpp, pool_activation.cpp, matmul.cpp, ops.cpp).
+// The device's kernels (kernel_table.cpp), registered per area (conv.cpp,
+// pool_activation.cpp, matmul.cpp, ops.cpp, activations.cpp, tensor_ops.cpp,
+// batch_norm.cpp).
+const sdk::KernelTable& kernel_table();
 void register_conv_kernels(sdk::KernelTable& t);
 void register_pool_activation_kernels(sdk::KernelTable& t);
 void register_matmul_kernels(sdk::KernelTable& t);
 void register_own_kernels(sdk::KernelTable& t);
+void register_activation_kernels(sdk::KernelTable& t);
+void register_tensor_kernels(sdk::KernelTable& t);
+void register_batch_norm_kernels(sdk::KernelTable& t);
 
 }  // namespace axon::cuda

@@ -27,6 +27,12 @@ unsigned blocks_for(int64_t n, int threads = kThreads) {
   return static_cast<unsigned>(b > 65535 * 32 ? 65535 * 32 : b);  // grid-stride loops cover the rest
 }
 
+// Blocks of kThreads for one warp per row.
+unsigned warp_row_blocks(int64_t rows) {
+  constexpr int rows_per_block = kThreads / 32;
+  return static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
+}
+
 __global__ void bias_add_kernel(const float* x, const float* bias, float* y, int64_t n, int64_t cols) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
     y[i] = x[i] + bias[i % cols];
@@ -151,21 +157,27 @@ __global__ void in_top_1_kernel(const float* logits, const int32_t* labels, int6
   if (lane == 0) out[row] = beaten ? 0.f : 1.f;
 }
 
-// Keras' accuracy, one warp per row: the argmax with ties to the lower index.
+// Keras' accuracy, one warp per row: the argmax with ties to the lower index,
+// by the CPU plugin's rule for NaN (its scan from index 0 moves only to a
+// greater value): a NaN never wins, and a NaN at index 0 is never beaten.
 __global__ void argmax_accuracy_kernel(const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
                                        float* out) {
   const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
   const int lane = threadIdx.x & 31;
   if (row >= rows) return;
   const float* x = logits + row * classes;
-  float best = -INFINITY;
-  int64_t best_i = classes;  // "none yet"
-  for (int64_t c = lane; c < classes; c += 32)
-    if (best_i == classes || x[c] > best) best = x[c], best_i = c;
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    const int64_t oi = __shfl_xor_sync(0xffffffffu, best_i, o);
-    if (oi != classes && (best_i == classes || ov > best || (ov == best && oi < best_i))) best = ov, best_i = oi;
+  int64_t best_i = 0;
+  if (!isnan(x[0])) {  // the same for the whole warp
+    // The first largest non-NaN value; index 0 is one, so the warp finds one.
+    float best = -INFINITY;
+    best_i = classes;  // "none yet"
+    for (int64_t c = lane; c < classes; c += 32)
+      if (!isnan(x[c]) && (best_i == classes || x[c] > best)) best = x[c], best_i = c;
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+      const int64_t oi = __shfl_xor_sync(0xffffffffu, best_i, o);
+      if (oi != classes && (best_i == classes || ov > best || (ov == best && oi < best_i))) best = ov, best_i = oi;
+    }
   }
   if (lane == 0) out[row] = (best_i == labels[row]) ? 1.f : 0.f;
 }
@@ -217,6 +229,87 @@ __global__ void transpose_kernel(const float* x, float* y, int64_t rows, int64_t
       if (orow < cols && ocol < rows) y[orow * rows + ocol] = tile[threadIdx.x][k];
     }
     __syncthreads();  // the tile is refilled for the next row tile
+  }
+}
+
+__global__ void activation_kernel(Activation op, ActivationParams p, const float* x, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = activate(op, x[i], p);
+}
+
+__global__ void activation_grad_kernel(Activation op, ActivationParams p, const float* dy, const float* v, float* dx,
+                                       int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    dx[i] = activation_grad(op, dy[i], v[i], p);
+}
+
+__global__ void binary_kernel(Binary op, const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = binary(op, a[i], b[i]);
+}
+
+__global__ void maximum_grad_kernel(const float* dy, const float* a, const float* b, float* da, float* db, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const bool first = a[i] >= b[i];
+    da[i] = first ? dy[i] : 0.f;
+    db[i] = first ? 0.f : dy[i];
+  }
+}
+
+__global__ void moving_average_kernel(float* var, const float* value, int64_t n, float momentum, float weight) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    var[i] = momentum * var[i] + weight * value[i];
+}
+
+// One warp per row: the maximum, then the sum of exp(x - max), each reduced
+// across the warp in a fixed order.
+__global__ void softmax_kernel(const float* x, float* y, int64_t rows, int64_t cols) {
+  const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
+  const int lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const float* in = x + row * cols;
+  float* out = y + row * cols;
+  float mx = -INFINITY;
+  for (int64_t c = lane; c < cols; c += 32) mx = fmaxf(mx, in[c]);
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  float sum = 0.f;
+  for (int64_t c = lane; c < cols; c += 32) sum += expf(in[c] - mx);
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  for (int64_t c = lane; c < cols; c += 32) out[c] = expf(in[c] - mx) / sum;
+}
+
+__global__ void softmax_grad_kernel(const float* dy, const float* y, float* dx, int64_t rows, int64_t cols) {
+  const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
+  const int lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const int64_t at = row * cols;
+  float dot = 0.f;
+  for (int64_t c = lane; c < cols; c += 32) dot += dy[at + c] * y[at + c];
+  for (int o = 16; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+  for (int64_t c = lane; c < cols; c += 32) dx[at + c] = (dy[at + c] - dot) * y[at + c];
+}
+
+__global__ void window_kernel(Window w, const float* src, float* dst, int64_t total) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t from = window_source(w, i);
+    dst[i] = from < 0 ? 0.f : src[from];
+  }
+}
+
+struct PermuteShape {
+  int rank;
+  int64_t out_dims[kMaxPermuteRank];
+  int64_t in_strides[kMaxPermuteRank];  // x's stride of the axis that is y's axis i
+};
+
+__global__ void permute_kernel(const float* x, float* y, PermuteShape p, int64_t total) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t rest = i, from = 0;
+    for (int k = p.rank - 1; k >= 0; --k) {
+      from += (rest % p.out_dims[k]) * p.in_strides[k];
+      rest /= p.out_dims[k];
+    }
+    y[i] = x[from];
   }
 }
 
@@ -333,6 +426,69 @@ void transpose(cudaStream_t s, const float* x, float* y, int64_t rows, int64_t c
   dim3 grid(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y));
   transpose_kernel<<<grid, dim3(kTile, 8), 0, s>>>(x, y, rows, cols, g.row_tiles);
   check_launch("transpose");
+}
+
+void activation(cudaStream_t s, Activation op, const ActivationParams& p, const float* x, float* y, int64_t n) {
+  if (n == 0) return;
+  activation_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, p, x, y, n);
+  check_launch("activation");
+}
+
+void activation_grad(cudaStream_t s, Activation op, const ActivationParams& p, const float* dy, const float* v,
+                     float* dx, int64_t n) {
+  if (n == 0) return;
+  activation_grad_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, p, dy, v, dx, n);
+  check_launch("activation_grad");
+}
+
+void binary(cudaStream_t s, Binary op, const float* a, const float* b, float* y, int64_t n) {
+  if (n == 0) return;
+  binary_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, y, n);
+  check_launch("binary");
+}
+
+void maximum_grad(cudaStream_t s, const float* dy, const float* a, const float* b, float* da, float* db, int64_t n) {
+  if (n == 0) return;
+  maximum_grad_kernel<<<blocks_for(n), kThreads, 0, s>>>(dy, a, b, da, db, n);
+  check_launch("maximum_grad");
+}
+
+void moving_average(cudaStream_t s, float* var, const float* value, int64_t n, float momentum, float weight) {
+  if (n == 0) return;
+  moving_average_kernel<<<blocks_for(n), kThreads, 0, s>>>(var, value, n, momentum, weight);
+  check_launch("moving_average");
+}
+
+void softmax(cudaStream_t s, const float* x, float* y, int64_t rows, int64_t cols) {
+  if (rows == 0 || cols == 0) return;
+  softmax_kernel<<<warp_row_blocks(rows), kThreads, 0, s>>>(x, y, rows, cols);
+  check_launch("softmax");
+}
+
+void softmax_grad(cudaStream_t s, const float* dy, const float* y, float* dx, int64_t rows, int64_t cols) {
+  if (rows == 0 || cols == 0) return;
+  softmax_grad_kernel<<<warp_row_blocks(rows), kThreads, 0, s>>>(dy, y, dx, rows, cols);
+  check_launch("softmax_grad");
+}
+
+void window(cudaStream_t s, const Window& w, const float* src, float* dst) {
+  int64_t total = 1;
+  for (int k = 0; k < w.rank; ++k) total *= w.dst_dims[k];
+  if (total == 0) return;
+  window_kernel<<<blocks_for(total), kThreads, 0, s>>>(w, src, dst, total);
+  check_launch("window");
+}
+
+void permute(cudaStream_t s, const float* x, int rank, const int64_t* dims, const int* perm, float* y) {
+  if (rank < 1 || rank > kMaxPermuteRank) throw std::runtime_error("permute: rank " + std::to_string(rank));
+  PermuteShape p{};
+  p.rank = rank;
+  int64_t strides[kMaxPermuteRank], total = 1;
+  for (int k = rank - 1; k >= 0; --k) strides[k] = total, total *= dims[k];
+  for (int k = 0; k < rank; ++k) p.out_dims[k] = dims[perm[k]], p.in_strides[k] = strides[perm[k]];
+  if (total == 0) return;
+  permute_kernel<<<blocks_for(total), kThreads, 0, s>>>(x, y, p, total);
+  check_launch("permute");
 }
 
 void window_copy(cudaStream_t s, const float* src, int64_t batch, int64_t src_h, int64_t src_w, int64_t channels,

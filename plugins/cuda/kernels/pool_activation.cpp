@@ -1,11 +1,15 @@
-// MaxPool, MaxPoolGrad, Relu and ReluGrad on cuDNN. SAME padding is applied by
-// copying the input into a buffer padded with -inf, so the result never
-// depends on how cuDNN treats its own padding, and asymmetric padding works.
+// MaxPool, Relu and ReluGrad on cuDNN; MaxPoolGrad, AvgPool and AvgPoolGrad
+// on axon's own kernels (pooling.cu). SAME padding is applied by copying the input into a buffer
+// padded with -inf, so the result never depends on how cuDNN treats its own
+// padding, and asymmetric padding works.
 #include "cuda_device.hpp"
+#include "cudnn_limits.hpp"
 #include "elementwise.hpp"
+#include "pooling.hpp"
 
 #include <axon/op_geometry.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -49,8 +53,8 @@ struct PoolDesc {
   explicit PoolDesc(const axon_pool_attrs& a) {
     CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d));
     // Deterministic max: the gradient goes to one input per window.
-    CUDNN_CHECK(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_PROPAGATE_NAN, a.window_h, a.window_w,
-                                            0, 0, a.stride_h, a.stride_w));
+    CUDNN_CHECK(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_PROPAGATE_NAN, a.window_h,
+                                            a.window_w, 0, 0, a.stride_h, a.stride_w));
   }
   ~PoolDesc() { cudnnDestroyPoolingDescriptor(d); }
   PoolDesc(const PoolDesc&) = delete;
@@ -71,6 +75,8 @@ void max_pool(CudaDevice& d, const sdk::KernelCall& c) {
   const auto& a = c.attrs<axon_pool_attrs>();
   const Pool g(pool_geometry(a, x.c()));
   if (y.numel() == 0) return;
+  require_cudnn_size(c.op(), g.padded() ? "the input (with SAME's -inf border)" : "the input",
+                     {g.n, g.hp(), g.wp(), g.c});
   std::optional<CudaDevice::Scratch> xpad;
   const float* xin = padded_input(d, g, x.data<float>(), xpad);
   TensorDesc xd, yd;
@@ -80,26 +86,31 @@ void max_pool(CudaDevice& d, const sdk::KernelCall& c) {
   CUDNN_CHECK(cudnnPoolingForward(d.cudnn(), pd.d, &kOne, xd.d, xin, &kZero, yd.d, y.raw()));
 }
 
+// The geometry axon's own pooling kernels take (pool_math.hpp).
+PoolShape pool_shape(const axon_pool_attrs& a, const sdk::TensorRef& x) {
+  const PoolGeometry g = pool_geometry(a, x.c());
+  return {g.n, g.h, g.w, g.c, g.kh, g.kw, g.oh, g.ow, g.sh, g.sw, g.pad_h, g.pad_w};
+}
+
+// Not cuDNN: which of tied maxima CUDNN_POOLING_MAX_DETERMINISTIC gives the
+// gradient is not documented, and the op table says the first (row-major).
 void max_pool_grad(CudaDevice& d, const sdk::KernelCall& c) {
-  auto x = c.input(0), y = c.input(1), dy = c.input(2), dx = c.output(0);
-  const auto& a = c.attrs<axon_pool_attrs>();
-  const Pool g(pool_geometry(a, x.c()));
+  auto x = c.input(0), dy = c.input(2), dx = c.output(0);
   if (dx.numel() == 0) return;
-  if (y.numel() == 0) return launch::fill(d.stream(), dx.data<float>(), dx.numel(), 0.f);
-  std::optional<CudaDevice::Scratch> xpad, dxpad;
-  const float* xin = padded_input(d, g, x.data<float>(), xpad);
-  float* out = dx.data<float>();
-  if (g.padded()) {
-    dxpad.emplace(d, g.n * g.hp() * g.wp() * g.c * sizeof(float));
-    out = dxpad->get<float>();
-  }
-  TensorDesc xd, yd;
-  set_nhwc(xd, g.n, g.hp(), g.wp(), g.c, c.op());
-  set_nhwc(yd, g.n, g.oh, g.ow, g.c, c.op());
-  PoolDesc pd(a);
-  CUDNN_CHECK(cudnnPoolingBackward(d.cudnn(), pd.d, &kOne, yd.d, y.raw(), yd.d, dy.raw(), xd.d, xin, &kZero, xd.d, out));
-  if (g.padded())
-    launch::window_copy(d.stream(), out, g.n, g.hp(), g.wp(), g.c, dx.data<float>(), g.h, g.w, g.pad_h, g.pad_w, 0.f);
+  const PoolShape shape = pool_shape(c.attrs<axon_pool_attrs>(), x);
+  CudaDevice::Scratch taps(d, launch::max_pool_grad_scratch(shape) * sizeof(int32_t));
+  launch::max_pool_grad(d.stream(), shape, x.data<float>(), dy.data<float>(), dx.data<float>(), taps.get<int32_t>());
+}
+
+void avg_pool(CudaDevice& d, const sdk::KernelCall& c) {
+  auto x = c.input(0), y = c.output(0);
+  launch::avg_pool(d.stream(), pool_shape(c.attrs<axon_pool_attrs>(), x), x.data<float>(), y.data<float>());
+}
+
+// dx's shape is x's.
+void avg_pool_grad(CudaDevice& d, const sdk::KernelCall& c) {
+  auto dy = c.input(0), dx = c.output(0);
+  launch::avg_pool_grad(d.stream(), pool_shape(c.attrs<axon_pool_attrs>(), dx), dy.data<float>(), dx.data<float>());
 }
 
 struct ActivationDesc {
@@ -113,29 +124,38 @@ struct ActivationDesc {
   ActivationDesc& operator=(const ActivationDesc&) = delete;
 };
 
-// Elementwise: any shape is described as one packed [1, 1, 1, n] tensor.
-void set_flat(TensorDesc& t, int64_t n, const char* op) {
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, as_int(n, op)));
+// Elementwise: any shape is described as packed [1, 1, 1, n] tensors of at
+// most kActivationChunk elements (cuDNN takes at most 2^31 - 1), in turn.
+constexpr int64_t kActivationChunk = int64_t{1} << 30;
+
+template <class F>
+void in_chunks(int64_t n, F f) {
+  for (int64_t at = 0; at < n; at += kActivationChunk) {
+    const int64_t count = std::min(kActivationChunk, n - at);
+    TensorDesc t;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, static_cast<int>(count)));
+    f(t.d, at);
+  }
 }
 
 void relu(CudaDevice& d, const sdk::KernelCall& c) {
   auto x = c.input(0), y = c.output(0);
-  if (x.numel() == 0) return;
-  TensorDesc t;
-  set_flat(t, x.numel(), c.op());
   ActivationDesc a;
-  CUDNN_CHECK(cudnnActivationForward(d.cudnn(), a.d, &kOne, t.d, x.raw(), &kZero, t.d, y.raw()));
+  in_chunks(x.numel(), [&](cudnnTensorDescriptor_t t, int64_t at) {
+    CUDNN_CHECK(
+        cudnnActivationForward(d.cudnn(), a.d, &kOne, t, x.data<float>() + at, &kZero, t, y.data<float>() + at));
+  });
 }
 
 void relu_grad(CudaDevice& d, const sdk::KernelCall& c) {
   auto dy = c.input(0), y = c.input(1), dx = c.output(0);
-  if (dx.numel() == 0) return;
-  TensorDesc t;
-  set_flat(t, dx.numel(), c.op());
   ActivationDesc a;
   // relu(x) > 0 exactly where x > 0, so y stands in for x.
-  CUDNN_CHECK(cudnnActivationBackward(d.cudnn(), a.d, &kOne, t.d, y.raw(), t.d, dy.raw(), t.d, y.raw(), &kZero, t.d,
-                                      dx.raw()));
+  in_chunks(dx.numel(), [&](cudnnTensorDescriptor_t t, int64_t at) {
+    const float* yp = y.data<float>() + at;
+    CUDNN_CHECK(cudnnActivationBackward(d.cudnn(), a.d, &kOne, t, yp, t, dy.data<float>() + at, t, yp, &kZero, t,
+                                        dx.data<float>() + at));
+  });
 }
 
 }  // namespace
@@ -143,6 +163,8 @@ void relu_grad(CudaDevice& d, const sdk::KernelCall& c) {
 void register_pool_activation_kernels(sdk::KernelTable& t) {
   add<OpId::MaxPool, max_pool>(t);
   add<OpId::MaxPoolGrad, max_pool_grad>(t);
+  add<OpId::AvgPool, avg_pool>(t);
+  add<OpId::AvgPoolGrad, avg_pool_grad>(t);
   add<OpId::Relu, relu>(t);
   add<OpId::ReluGrad, relu_grad>(t);
 }

@@ -1,0 +1,58 @@
+// FusedBatchNormV3 and FusedBatchNormGradV3 with TensorFlow's semantics
+// (its CPU kernel; batch_norm_math.hpp) on axon's own kernels
+// (batch_norm.cu): the statistics are the batch's biased variance and,
+// for batch_variance, the running average of the unbiased one, conventions
+// cuDNN's batch normalization does not share.
+#include "batch_norm.hpp"
+#include "cuda_device.hpp"
+
+namespace axon::cuda {
+
+namespace {
+
+void fused_batch_norm(CudaDevice& d, const sdk::KernelCall& c) {
+  auto x = c.input(0), scale = c.input(1), offset = c.input(2), mean = c.input(3), variance = c.input(4),
+       y = c.output(0);
+  const auto& a = c.attrs<axon_batch_norm_attrs>();
+  const int64_t cols = x.dim(-1);
+  if (cols == 0) return;
+  const int64_t rows = x.numel() / cols;
+  CudaDevice::Scratch scratch(d, static_cast<size_t>(launch::batch_norm_scratch_bytes(rows, cols)));
+  if (a.is_training) {
+    launch::batch_norm_training(d.stream(), x.data<float>(), rows, cols, scale.data<float>(), offset.data<float>(),
+                                mean.data<float>(), variance.data<float>(), a.epsilon, a.exponential_avg_factor,
+                                y.data<float>(), c.output(1).data<float>(), c.output(2).data<float>(),
+                                c.output(3).data<float>(), c.output(4).data<float>(), scratch.get());
+    return;
+  }
+  launch::batch_norm_inference(d.stream(), x.data<float>(), rows, cols, scale.data<float>(), offset.data<float>(),
+                               mean.data<float>(), variance.data<float>(), a.epsilon, y.data<float>(), scratch.get());
+  // The statistics' outputs that are passed: the given mean and variance, as TensorFlow's.
+  for (int i = 1; i < c.num_outputs(); ++i)
+    CUDA_CHECK(cudaMemcpyAsync(c.output(i).raw(), (i % 2 ? mean : variance).raw(),
+                               static_cast<size_t>(cols) * sizeof(float), cudaMemcpyDeviceToDevice, d.stream()));
+}
+
+// reserve_space_1 and reserve_space_2: the mean and biased variance the
+// forward used (the batch's in training, the given ones otherwise).
+void fused_batch_norm_grad(CudaDevice& d, const sdk::KernelCall& c) {
+  auto dy = c.input(0), x = c.input(1), scale = c.input(2), mean = c.input(3), variance = c.input(4);
+  const auto& a = c.attrs<axon_batch_norm_attrs>();
+  const int64_t cols = x.dim(-1);
+  if (cols == 0) return;
+  const int64_t rows = x.numel() / cols;
+  CudaDevice::Scratch scratch(d, static_cast<size_t>(launch::batch_norm_scratch_bytes(rows, cols)));
+  launch::batch_norm_grad(d.stream(), dy.data<float>(), x.data<float>(), rows, cols, scale.data<float>(),
+                          mean.data<float>(), variance.data<float>(), a.epsilon, a.is_training != 0,
+                          c.output(0).data<float>(), c.output(1).data<float>(), c.output(2).data<float>(),
+                          scratch.get());
+}
+
+}  // namespace
+
+void register_batch_norm_kernels(sdk::KernelTable& t) {
+  add<OpId::FusedBatchNormV3, fused_batch_norm>(t);
+  add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
+}
+
+}  // namespace axon::cuda

@@ -1,0 +1,82 @@
+// Stand-ins for cudart, cuDNN, cuBLAS and NCCL, linked into a test in place of
+// the real libraries (fake_cudart.cpp, fake_cudnn.cpp, fake_cublas.cpp,
+// fake_nccl.cpp), so that the CUDA kernel library's own sources run on a
+// machine without a GPU and its failure paths can be driven: an NCCL set-up
+// or call that fails, a collective that never finishes, a cuDNN algorithm
+// refused or needing more workspace than there is. "Device memory" is host
+// memory and every queued operation runs at once, except a collective told to
+// hang, which blocks its stream until its communicator is aborted.
+//
+// A test sets script() before the calls it makes; reset() restores the
+// defaults and clears what was recorded.
+#pragma once
+
+#include <cudnn.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace axon::fake {
+
+// One algorithm as the fake cuDNN's heuristics offer it, and how the fake
+// treats it afterwards. `memory` is what the heuristics report; `workspace`
+// what cudnnGet*WorkspaceSize says and the run requires.
+struct ConvOffer {
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;  // as the heuristics report it
+  size_t memory = 0;
+  bool deterministic = true;
+  cudnnStatus_t workspace_query = CUDNN_STATUS_SUCCESS;
+  size_t workspace = 0;
+  cudnnStatus_t run = CUDNN_STATUS_SUCCESS;
+};
+
+struct Script {
+  int devices = 4;
+  // NCCL
+  ncclResult_t init_all_result = ncclSuccess;  // what ncclCommInitAll returns
+  std::string nccl_last_error;                 // what ncclGetLastError says after a failure
+  int fail_all_reduce_rank = -1;               // that rank's next ncclAllReduce fails (ncclInvalidArgument)
+  bool hang_collectives = false;               // collectives launched from now on never finish...
+  ncclResult_t hang_async_error =
+      ncclSuccess;  // ...and their communicators report this asynchronous error (read at each poll)
+  // cuDNN: the heuristics' offers for tensors in NHWC and in NCHW (every kind
+  // of convolution alike), how many results cudnnGet*AlgorithmMaxCount
+  // reports, and math types cudnnSetConvolutionMathType refuses.
+  std::vector<ConvOffer> nhwc_offers, nchw_offers;
+  int algorithm_max_count = 8;
+  std::vector<cudnnMathType_t> refused_math;
+  // cuDNN activations: record the calls without touching the data (for
+  // shapes too large to allocate).
+  bool record_only = false;
+};
+
+// What the fakes saw.
+struct Record {
+  int init_all_calls = 0;
+  int group_depth = 0;                 // NCCL's group nesting now
+  int launched = 0;                    // collectives launched (a complete set of ranks)
+  int aborted = 0;                     // communicators aborted
+  int async_polls = 0;                 // ncclCommGetAsyncError calls
+  std::vector<std::string> conv_runs;  // "forward algo 3 NCHW workspace 1024"
+  struct Activation {
+    int64_t count;
+    const void* x;
+    void* y;
+  };
+  std::vector<Activation> activations;
+};
+
+Script& script();
+Record& record();
+void reset();
+
+// Between the fakes: a hung collective blocks the streams it was queued on
+// until its token is released (ncclCommAbort).
+void hang(void* stream, const void* token);
+void release(const void* token);
+
+}  // namespace axon::fake

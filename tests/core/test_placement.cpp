@@ -312,16 +312,23 @@ void record_dense_step(bool strict) {
   ops::fused_matmul(a, b, bias, out, false, false, true, "dense_2");
   CHECK(out.to_vector<float>() == std::vector<float>(4, 0.0f));  // nothing ran
   const auto& ops = rec.ops();
-  REQUIRE(ops.size() == 4);
+  REQUIRE(ops.size() == (strict ? 5u : 4u));
   CHECK((ops[0].op == "Relu" && ops[0].device == "/device:FAKE:0" && !ops[0].fallback && ops[0].layer == "dense_1"));
   CHECK((ops[1].op == "MatMul" && ops[1].requested == "/device:FAKE:0" && ops[1].fallback));
   CHECK((ops[2].op == "MatMul" && ops[2].layer == "dense_2"));
   CHECK(ops[1].device == (strict ? "" : "/device:CPU:0"));
-  CHECK(ops[3].op == "_FusedMatMul");
-  CHECK(ops[3].device == (strict ? "" : "/device:CPU:0"));
-  // FAKE has Relu, which goes along inside the fused op; it lacks the other two.
-  CHECK(ops[3].moved_with == "Relu");
-  CHECK(ops[3].parts_missing == std::vector<std::string>{"MatMul", "BiasAdd"});
+  if (strict) {
+    // Strict placement borrows no fused op from the CPU: its parts stay on
+    // FAKE (the MatMul of dense_2 is recorded once), where only Relu runs.
+    CHECK((ops[3].op == "BiasAdd" && ops[3].layer == "dense_2" && ops[3].device.empty()));
+    CHECK((ops[4].op == "Relu" && ops[4].layer == "dense_2" && ops[4].device == "/device:FAKE:0"));
+  } else {
+    CHECK(ops[3].op == "_FusedMatMul");
+    CHECK(ops[3].device == "/device:CPU:0");
+    // FAKE has Relu, which goes along inside the fused op; it lacks the other two.
+    CHECK(ops[3].moved_with == "Relu");
+    CHECK(ops[3].parts_missing == std::vector<std::string>{"MatMul", "BiasAdd"});
+  }
   // Each missing (op, dtype) once; the optional fused op is not one of them.
   std::vector<std::string> names;
   for (const auto& m : rec.missing()) names.push_back(m.op + " " + dtype_name(m.dtype));

@@ -4,6 +4,8 @@
 
 #include <axon/op_geometry.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -124,6 +126,12 @@ class Gen {
     HostTensor t(dt, std::move(d));
     std::uniform_int_distribution<int> u(0, 255);
     for (unsigned char& b : t.bytes) b = static_cast<unsigned char>(u(rng_));
+    return t;
+  }
+  // Uniform in [lo, hi), every third element taken from `edges` in turn.
+  HostTensor with_edges(Dims d, const std::vector<float>& edges, float lo, float hi) {
+    HostTensor t = floats(std::move(d), lo, hi);
+    for (int64_t i = 2; i < t.numel(); i += 3) t.f32()[i] = edges[static_cast<size_t>(i / 3) % edges.size()];
     return t;
   }
   // ReLU outputs: zeros where the draw was negative.
@@ -532,6 +540,97 @@ void adam_cases(Gen& g) {
   }
 }
 
+// ------------------------------------------------------------------ activations (ABI 1.4)
+
+// The forward op of an activation gradient, and whether the gradient takes
+// the forward's output y (else x) and dy first (TensorFlow's orders).
+struct GradOf {
+  OpId forward;
+  bool takes_y, dy_first;
+};
+
+GradOf grad_of(OpId id) {
+  switch (id) {
+    case OpId::SigmoidGrad: return {OpId::Sigmoid, true, false};
+    case OpId::TanhGrad: return {OpId::Tanh, true, false};
+    case OpId::EluGrad: return {OpId::Elu, true, true};
+    case OpId::SeluGrad: return {OpId::Selu, true, true};
+    case OpId::SoftplusGrad: return {OpId::Softplus, false, true};
+    case OpId::GeluGrad: return {OpId::Gelu, false, true};
+    case OpId::SiluGrad: return {OpId::Silu, false, true};
+    case OpId::Relu6Grad: return {OpId::Relu6, false, true};
+    case OpId::LeakyReluGrad: return {OpId::LeakyRelu, false, true};
+    case OpId::ClippedReluGrad: return {OpId::ClippedRelu, false, true};
+    default: return {id, false, false};  // a forward op
+  }
+}
+
+// Odd shapes, a scalar, one wider than any vector with a partial last one, empty.
+const std::vector<Dims>& activation_shapes() {
+  static const std::vector<Dims> shapes = {{3, 5, 7}, {1}, {2, 3, 4, 5}, {4099}, {}, {0, 3}};
+  return shapes;
+}
+
+// The exp-based ones: where their polynomials switch, where e^x under- and
+// overflows, Softplus' thresholds, huge values. Judged by function_bounds.hpp.
+void smooth_activation_cases(Gen& g, OpId id) {
+  static const std::vector<float> edges = {0.0f,   -0.0f,   1e-8f,  -1e-8f,  0.625f,    -0.7f,      13.942385f,
+                                           -13.942385f, 20.0f, -20.0f, 88.5f, -88.5f, 1e4f, -1e4f, 1e30f, -1e30f};
+  const GradOf grad = grad_of(id);
+  const bool is_gelu = id == OpId::Gelu || id == OpId::GeluGrad;
+  for (const Dims& d : activation_shapes())
+    for (int tanh_form = 0; tanh_form < (is_gelu ? 2 : 1); ++tanh_form) {
+      Case& c = g.add((is_gelu ? std::string(tanh_form ? "tanh form " : "erf form ") : std::string()) + dims_text(d));
+      c.attrs.gelu = {sizeof(axon_gelu_attrs), tanh_form};
+      HostTensor x = g.with_edges(d, edges, -6.0f, 6.0f);
+      if (grad.forward == id) {
+        c.inputs = {x};
+      } else {
+        HostTensor second = grad.takes_y ? run_reference(op_schema(grad.forward), {x}, {f32(d)}, &c.attrs.gelu)[0] : x;
+        HostTensor dy = g.floats(d, -2.0f, 2.0f);
+        c.inputs = grad.dy_first ? std::vector<HostTensor>{dy, second} : std::vector<HostTensor>{second, dy};
+      }
+      c.outputs = {f32(d)};
+      judge_all(c, Rule::function, false);
+    }
+}
+
+// Relu6, LeakyRelu, ClippedRelu and their gradients: quarter steps in [-8, 8],
+// so values sit exactly at 0, 6, the thresholds and maxima. Exact.
+void piecewise_activation_cases(Gen& g, OpId id) {
+  static const std::vector<float> ties = {0.0f, -0.0f, 6.0f, 1.0f, -1.0f, 2.0f, 0.5f};
+  struct Clip {
+    float slope, max_value, threshold;
+  };
+  static const std::vector<Clip> clips = {{0.0f, INFINITY, 0.0f}, {0.1f, 6.0f, 0.0f}, {0.3f, 2.0f, 1.0f},
+                                          {0.1f, INFINITY, -1.0f}, {0.0f, 0.0f, 0.5f}};
+  const GradOf grad = grad_of(id);
+  int k = 0;
+  for (const Dims& d : activation_shapes()) {
+    std::string label = dims_text(d);
+    Case& c = g.add("");
+    if (grad.forward == OpId::LeakyRelu) {
+      const float alpha = k % 2 ? -0.5f : 0.2f;
+      c.attrs.leaky_relu = {sizeof(axon_leaky_relu_attrs), alpha};
+      label = "alpha " + std::to_string(alpha).substr(0, 4) + " " + label;
+    } else if (grad.forward == OpId::ClippedRelu) {
+      const Clip& cl = clips[static_cast<size_t>(k) % clips.size()];
+      c.attrs.clipped_relu = {sizeof(axon_clipped_relu_attrs), cl.slope, cl.max_value, cl.threshold};
+      char b[96];
+      std::snprintf(b, sizeof b, "slope %g max %g threshold %g ", double(cl.slope), double(cl.max_value),
+                    double(cl.threshold));
+      label = b + label;
+    }
+    c.label = label;
+    HostTensor x = g.with_edges(d, ties, -8.0f, 8.0f);
+    for (int64_t i = 0; i < x.numel(); i += 2) x.f32()[i] = std::round(x.f32()[i] * 4.0f) / 4.0f;
+    c.inputs = grad.forward == id ? std::vector<HostTensor>{x} : std::vector<HostTensor>{g.floats(d), x};
+    c.outputs = {f32(d)};
+    judge_all(c, Rule::exact, false);
+    ++k;
+  }
+}
+
 }  // namespace
 
 std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
@@ -562,7 +661,6 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::InTopK:
     case OpId::SparseCategoricalAccuracy: classifier_cases(g, op.id); break;
     case OpId::ApplyAdam: adam_cases(g); break;
-    // The ABI 1.4 ops: no cases yet.
     case OpId::Sigmoid:
     case OpId::SigmoidGrad:
     case OpId::Tanh:
@@ -571,32 +669,33 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::EluGrad:
     case OpId::Selu:
     case OpId::SeluGrad:
-    case OpId::Relu6:
-    case OpId::Relu6Grad:
-    case OpId::LeakyRelu:
-    case OpId::LeakyReluGrad:
     case OpId::Softplus:
     case OpId::SoftplusGrad:
     case OpId::Gelu:
     case OpId::GeluGrad:
     case OpId::Silu:
-    case OpId::SiluGrad:
+    case OpId::SiluGrad: smooth_activation_cases(g, op.id); break;
+    case OpId::Relu6:
+    case OpId::Relu6Grad:
+    case OpId::LeakyRelu:
+    case OpId::LeakyReluGrad:
     case OpId::ClippedRelu:
-    case OpId::ClippedReluGrad:
+    case OpId::ClippedReluGrad: piecewise_activation_cases(g, op.id); break;
+    // The ABI 1.4 ops: no cases yet.
     case OpId::Softmax:
     case OpId::SoftmaxGrad:
-    case OpId::AvgPool:
-    case OpId::AvgPoolGrad:
     case OpId::Sub:
     case OpId::Mul:
     case OpId::Maximum:
     case OpId::MaximumGrad:
+    case OpId::MovingAverage:
     case OpId::ConcatV2:
     case OpId::Slice:
     case OpId::Pad:
+    case OpId::AvgPool:
+    case OpId::AvgPoolGrad:
     case OpId::FusedBatchNormV3:
     case OpId::FusedBatchNormGradV3:
-    case OpId::MovingAverage:
     case OpId::DepthwiseConv2dNative:
     case OpId::DepthwiseConv2dNativeBackpropInput:
     case OpId::DepthwiseConv2dNativeBackpropFilter:

@@ -55,5 +55,6 @@ void add_conv_kernels(sdk::KernelTable& t);       // conv.cpp
 void add_conv_pool_kernels(sdk::KernelTable& t);  // conv_pool.cpp
 void add_pool_kernels(sdk::KernelTable& t);  // pool.cpp
 void add_math_kernels(sdk::KernelTable& t);  // math.cpp
+void add_activation_kernels(sdk::KernelTable& t);  // activations.cpp
 
 }  // namespace axon::cpu

@@ -154,6 +154,7 @@ const sdk::KernelTable& kernel_table() {
     add_conv_pool_kernels(t);
     add_pool_kernels(t);
     add_math_kernels(t);
+    add_activation_kernels(t);
     return t;
   }();
   return table;

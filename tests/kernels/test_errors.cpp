@@ -25,6 +25,9 @@ const axon_matmul_attrs kMatMul{sizeof(axon_matmul_attrs), 0, 0};
 const axon_adam_attrs kAdam{sizeof(axon_adam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, 1};
 const axon_adam_attrs kAdamStep0{sizeof(axon_adam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, 0};
 const axon_fill_attrs kFill{sizeof(axon_fill_attrs), 1.0f};
+const axon_leaky_relu_attrs kLeakyInf{sizeof(axon_leaky_relu_attrs), INFINITY};
+const axon_clipped_relu_attrs kClipMaxNegative{sizeof(axon_clipped_relu_attrs), 0.1f, -1.0f, 0.0f};
+const axon_gelu_attrs kGelu2{sizeof(axon_gelu_attrs), 2};
 
 constexpr axon_dtype F = AXON_FLOAT32, I = AXON_INT32;
 
@@ -85,6 +88,12 @@ const std::vector<Bad> kBad{
     {"output dtype differs", "Identity", {{F, {4}}}, {{I, {4}}}, nullptr, "y must be float32, got int32"},
     {"output shape differs", "NormalizeImage", {{AXON_UINT8, {2, 2}}}, {{F, {4}}}, nullptr,
      "y has shape [4], expected x's [2,2]"},
+    {"dy shape differs", "SigmoidGrad", {{F, {4}}, {F, {5}}}, {{F, {4}}}, nullptr,
+     "dy has shape [5], expected y's [4]"},
+    {"alpha infinite", "LeakyRelu", {{F, {4}}}, {{F, {4}}}, &kLeakyInf, "alpha must be finite, got inf"},
+    {"max_value negative", "ClippedRelu", {{F, {4}}}, {{F, {4}}}, &kClipMaxNegative,
+     "max_value must be >= 0 (INFINITY for none), got -1"},
+    {"approximate 2", "Gelu", {{F, {4}}}, {{F, {4}}}, &kGelu2, "approximate must be 0 or 1, got 2"},
 };
 
 // Calls the kernel directly to see the status code.

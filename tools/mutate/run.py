@@ -34,7 +34,9 @@ import sys
 import time
 
 CPU = "plugins/cpu"
-REF = "sdk/examples/reference-plugin/kernels.cpp"
+REF_DIR = "sdk/examples/reference-plugin"
+REF = f"{REF_DIR}/kernels.cpp"
+REF_ELEMENTWISE = f"{REF_DIR}/kernels_elementwise.cpp"
 # TensorFlow's window geometry, written once for the host's validation and
 # every plugin (CPU, reference, CUDA): a bug planted here moves them all.
 GEOMETRY = "sdk/include/axon/op_geometry.hpp"
@@ -285,7 +287,8 @@ def noop_mutations(read, listdir):
     registered kernel's definition is not found exactly once."""
     out = []
     cpu_sources = sorted(f"{CPU}/{n}" for n in listdir(CPU) if n.endswith(".cpp"))
-    for plugin, sources, device in [("reference", [REF], "Device"), ("cpu", cpu_sources, "CpuDevice")]:
+    ref_sources = sorted(f"{REF_DIR}/{n}" for n in listdir(REF_DIR) if n.startswith("kernels") and n.endswith(".cpp"))
+    for plugin, sources, device in [("reference", ref_sources, "Device"), ("cpu", cpu_sources, "CpuDevice")]:
         texts = {rel: read(rel) for rel in sources}
         registered = sorted({fn for text in texts.values() for _, fn in REGISTRATION.findall(text)})
         if not registered:

@@ -1,0 +1,201 @@
+// The reference kernels of the ABI 1.4 activations and their gradients.
+// Functions are evaluated in double from the float inputs and rounded once,
+// with TensorFlow's definitions (its Softplus thresholds, Selu's float
+// constants). Where an op is a float32 expression in Keras or TensorFlow
+// (LeakyRelu, ClippedRelu), that expression is the definition and is
+// computed in float, step by step, so a backend that follows it matches bit
+// for bit.
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace ref {
+namespace {
+
+using namespace axon::sdk;
+
+// ------------------------------------------------------------------ helpers
+
+// y[i] = f(x[i]), f in double.
+template <class F>
+void map1(const KernelCall& c, F f) {
+  const float* x = c.input(0).data<float>();
+  float* y = c.output(0).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) y[i] = static_cast<float>(f(double(x[i])));
+}
+
+// out[i] = f(in0[i], in1[i]), the op's two inputs in its order, f in double.
+template <class F>
+void map2(const KernelCall& c, F f) {
+  const float* a = c.input(0).data<float>();
+  const float* b = c.input(1).data<float>();
+  float* y = c.output(0).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) y[i] = static_cast<float>(f(double(a[i]), double(b[i])));
+}
+
+double sigmoid_of(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// Selu's constants as TensorFlow uses them: rounded to float.
+const double kSeluScale = static_cast<float>(1.0507009873554804934193349852946);
+const double kSeluScaleAlpha = static_cast<float>(1.7580993408473768599402175208123);
+
+// ------------------------------------------------------------------ sigmoid, tanh, elu, selu
+
+void sigmoid(Device&, const KernelCall& c) { map1(c, sigmoid_of); }
+
+void sigmoid_grad(Device&, const KernelCall& c) {
+  map2(c, [](double y, double dy) { return dy * y * (1.0 - y); });
+}
+
+void tanh(Device&, const KernelCall& c) {
+  map1(c, [](double x) { return std::tanh(x); });
+}
+
+void tanh_grad(Device&, const KernelCall& c) {
+  map2(c, [](double y, double dy) { return dy * (1.0 - y * y); });
+}
+
+void elu(Device&, const KernelCall& c) {
+  map1(c, [](double x) { return x < 0.0 ? std::expm1(x) : x; });
+}
+
+// TensorFlow's EluGrad takes Elu's output: dy where y >= 0, dy * (y + 1) below.
+void elu_grad(Device&, const KernelCall& c) {
+  map2(c, [](double dy, double y) { return y < 0.0 ? dy * (y + 1.0) : dy; });
+}
+
+void selu(Device&, const KernelCall& c) {
+  map1(c, [](double x) { return x < 0.0 ? kSeluScaleAlpha * std::expm1(x) : kSeluScale * x; });
+}
+
+void selu_grad(Device&, const KernelCall& c) {
+  map2(c, [](double dy, double y) { return y < 0.0 ? dy * (y + kSeluScaleAlpha) : dy * kSeluScale; });
+}
+
+// ------------------------------------------------------------------ softplus, gelu, silu
+
+// TensorFlow's thresholds: log(float epsilon) + 2 = -13.94, in float. Above
+// its negation softplus(x) is x, below it e^x, within float rounding.
+const float kSoftplusThreshold = std::log(std::numeric_limits<float>::epsilon()) + 2.0f;
+
+void softplus(Device&, const KernelCall& c) {
+  const float* x = c.input(0).data<float>();
+  float* y = c.output(0).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) {
+    const double v = x[i];
+    const double r = x[i] > -kSoftplusThreshold ? v : x[i] < kSoftplusThreshold ? std::exp(v) : std::log1p(std::exp(v));
+    y[i] = static_cast<float>(r);
+  }
+}
+
+void softplus_grad(Device&, const KernelCall& c) {
+  map2(c, [](double dy, double x) { return dy * sigmoid_of(x); });
+}
+
+// The tanh form's constants, sqrt(2 / pi) and 0.044715, and sqrt(2 pi).
+constexpr double kGeluC = 0.7978845608028654, kGeluA = 0.044715, kSqrt2Pi = 2.5066282746310002;
+
+void gelu(Device&, const KernelCall& c) {
+  if (c.attrs<axon_gelu_attrs>().approximate)
+    map1(c, [](double x) { return 0.5 * x * (1.0 + std::tanh(kGeluC * (x + kGeluA * x * x * x))); });
+  else
+    map1(c, [](double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); });
+}
+
+// d/dx of x Phi(x) is Phi(x) + x phi(x); of the tanh form 0.5 (1 + t) + 0.5 x (1 - t^2) s'(x).
+void gelu_grad(Device&, const KernelCall& c) {
+  if (c.attrs<axon_gelu_attrs>().approximate)
+    map2(c, [](double dy, double x) {
+      const double t = std::tanh(kGeluC * (x + kGeluA * x * x * x));
+      return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * kGeluC * (1.0 + 3.0 * kGeluA * x * x));
+    });
+  else
+    map2(c, [](double dy, double x) {
+      const double phi = std::exp(-0.5 * x * x) / kSqrt2Pi;
+      return dy * (0.5 * std::erfc(-x / std::sqrt(2.0)) + x * phi);
+    });
+}
+
+void silu(Device&, const KernelCall& c) {
+  map1(c, [](double x) { return x * sigmoid_of(x); });
+}
+
+// sigmoid(x) (1 + x (1 - sigmoid(x))), with 1 - sigmoid(x) = sigmoid(-x).
+void silu_grad(Device&, const KernelCall& c) {
+  map2(c, [](double dy, double x) { return dy * sigmoid_of(x) * (1.0 + x * sigmoid_of(-x)); });
+}
+
+// ------------------------------------------------------------------ piecewise linear
+
+// NaN stays NaN (TensorFlow's Relu6).
+void relu6(Device&, const KernelCall& c) {
+  map1(c, [](double x) { return x < 0.0 ? 0.0 : x > 6.0 ? 6.0 : x; });
+}
+
+void relu6_grad(Device&, const KernelCall& c) {
+  map2(c, [](double dy, double x) { return x > 0.0 && x < 6.0 ? dy : 0.0; });
+}
+
+// alpha * x is one float product either way.
+void leaky_relu(Device&, const KernelCall& c) {
+  const double alpha = c.attrs<axon_leaky_relu_attrs>().alpha;
+  map1(c, [alpha](double x) { return x > 0.0 ? x : alpha * x; });
+}
+
+// x == 0 takes alpha (TensorFlow's LeakyReluGrad: x > 0 ? dy : alpha * dy).
+void leaky_relu_grad(Device&, const KernelCall& c) {
+  const double alpha = c.attrs<axon_leaky_relu_attrs>().alpha;
+  map2(c, [alpha](double dy, double x) { return x > 0.0 ? dy : alpha * dy; });
+}
+
+// Keras' relu(x, negative_slope, max_value, threshold) in float:
+// min(x, max_value) where x > threshold, else negative_slope * (x - threshold).
+void clipped_relu(Device&, const KernelCall& c) {
+  const auto& a = c.attrs<axon_clipped_relu_attrs>();
+  const float* x = c.input(0).data<float>();
+  float* y = c.output(0).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) {
+    const float below = x[i] - a.threshold;
+    y[i] = x[i] > a.threshold ? (x[i] < a.max_value ? x[i] : a.max_value) : a.negative_slope * below;
+  }
+}
+
+void clipped_relu_grad(Device&, const KernelCall& c) {
+  const auto& a = c.attrs<axon_clipped_relu_attrs>();
+  const float* dy = c.input(0).data<float>();
+  const float* x = c.input(1).data<float>();
+  float* dx = c.output(0).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i)
+    dx[i] = x[i] > a.threshold ? (x[i] < a.max_value ? dy[i] : 0.0f) : a.negative_slope * dy[i];
+}
+
+}  // namespace
+
+void add_elementwise_kernels(KernelTable& t) {
+  using axon::OpId;
+  add<OpId::Sigmoid, sigmoid>(t);
+  add<OpId::SigmoidGrad, sigmoid_grad>(t);
+  add<OpId::Tanh, tanh>(t);
+  add<OpId::TanhGrad, tanh_grad>(t);
+  add<OpId::Elu, elu>(t);
+  add<OpId::EluGrad, elu_grad>(t);
+  add<OpId::Selu, selu>(t);
+  add<OpId::SeluGrad, selu_grad>(t);
+  add<OpId::Softplus, softplus>(t);
+  add<OpId::SoftplusGrad, softplus_grad>(t);
+  add<OpId::Gelu, gelu>(t);
+  add<OpId::GeluGrad, gelu_grad>(t);
+  add<OpId::Silu, silu>(t);
+  add<OpId::SiluGrad, silu_grad>(t);
+  add<OpId::Relu6, relu6>(t);
+  add<OpId::Relu6Grad, relu6_grad>(t);
+  add<OpId::LeakyRelu, leaky_relu>(t);
+  add<OpId::LeakyReluGrad, leaky_relu_grad>(t);
+  add<OpId::ClippedRelu, clipped_relu>(t);
+  add<OpId::ClippedReluGrad, clipped_relu_grad>(t);
+}
+
+}  // namespace ref

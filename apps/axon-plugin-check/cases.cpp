@@ -631,6 +631,31 @@ void piecewise_activation_cases(Gen& g, OpId id) {
   }
 }
 
+// ------------------------------------------------------------------ softmax (ABI 1.4)
+
+// Rows of 1, 10 and 1000 classes, a partial last vector, masked (-inf)
+// logits, logits of +-1e30 and empty batches. Judged by function_bounds.hpp.
+void softmax_cases(Gen& g, OpId id) {
+  static const std::vector<Dims> shapes = {{5, 10}, {1, 1}, {3, 1000}, {2, 3, 17}, {7}, {0, 10}};
+  for (const Dims& d : shapes) {
+    Case& c = g.add(dims_text(d));
+    HostTensor x = g.floats(d, -8.0f, 8.0f);
+    const int64_t classes = d.back();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      if (i % 7 == 3 && i % classes != 0) x.f32()[i] = -INFINITY;  // never a whole row
+      if (i % 11 == 5) x.f32()[i] = i % 2 ? 1e30f : -1e30f;
+    }
+    if (id == OpId::Softmax) {
+      c.inputs = {x};
+    } else {  // SoftmaxGrad(dy, y), y a softmax
+      HostTensor y = run_reference(op_schema(OpId::Softmax), {x}, {f32(d)}, nullptr)[0];
+      c.inputs = {g.floats(d), y};
+    }
+    c.outputs = {f32(d)};
+    judge_all(c, Rule::function, false);
+  }
+}
+
 }  // namespace
 
 std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
@@ -681,9 +706,9 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::LeakyReluGrad:
     case OpId::ClippedRelu:
     case OpId::ClippedReluGrad: piecewise_activation_cases(g, op.id); break;
-    // The ABI 1.4 ops: no cases yet.
     case OpId::Softmax:
-    case OpId::SoftmaxGrad:
+    case OpId::SoftmaxGrad: softmax_cases(g, op.id); break;
+    // The ABI 1.4 ops: no cases yet.
     case OpId::Sub:
     case OpId::Mul:
     case OpId::Maximum:

@@ -56,5 +56,6 @@ void add_conv_pool_kernels(sdk::KernelTable& t);  // conv_pool.cpp
 void add_pool_kernels(sdk::KernelTable& t);  // pool.cpp
 void add_math_kernels(sdk::KernelTable& t);  // math.cpp
 void add_activation_kernels(sdk::KernelTable& t);  // activations.cpp
+void add_softmax_kernels(sdk::KernelTable& t);     // softmax.cpp
 
 }  // namespace axon::cpu

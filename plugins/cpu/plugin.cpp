@@ -155,6 +155,7 @@ const sdk::KernelTable& kernel_table() {
     add_pool_kernels(t);
     add_math_kernels(t);
     add_activation_kernels(t);
+    add_softmax_kernels(t);
     return t;
   }();
   return table;

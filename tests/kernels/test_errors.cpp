@@ -94,6 +94,8 @@ const std::vector<Bad> kBad{
     {"max_value negative", "ClippedRelu", {{F, {4}}}, {{F, {4}}}, &kClipMaxNegative,
      "max_value must be >= 0 (INFINITY for none), got -1"},
     {"approximate 2", "Gelu", {{F, {4}}}, {{F, {4}}}, &kGelu2, "approximate must be 0 or 1, got 2"},
+    {"output transposed", "Softmax", {{F, {2, 3}}}, {{F, {3, 2}}}, nullptr,
+     "y has shape [3,2], expected logits's [2,3]"},
 };
 
 // Calls the kernel directly to see the status code.

@@ -85,7 +85,7 @@ TEST_CASE("the CPU plugin's elementwise kernels give the same bits on every inst
   const HostTensor xt{d, x}, dy{d, random_floats(rng, numel(d), -2.0f, 2.0f)};
   const HostTensor unit{d, random_floats(rng, numel(d), 0.0f, 1.0f)}, sym{d, random_floats(rng, numel(d), -1.0f, 1.0f)};
   static const axon_gelu_attrs erf_form{sizeof(axon_gelu_attrs), 0}, tanh_form{sizeof(axon_gelu_attrs), 1};
-  const std::vector<Run> runs = {
+  std::vector<Run> runs = {
       {"Sigmoid", {xt}, {d}, nullptr},         {"SigmoidGrad", {unit, dy}, {d}, nullptr},
       {"Tanh", {xt}, {d}, nullptr},            {"TanhGrad", {sym, dy}, {d}, nullptr},
       {"Elu", {xt}, {d}, nullptr},             {"EluGrad", {dy, sym}, {d}, nullptr},
@@ -95,6 +95,15 @@ TEST_CASE("the CPU plugin's elementwise kernels give the same bits on every inst
       {"GeluGrad", {dy, xt}, {d}, &erf_form},  {"GeluGrad", {dy, xt}, {d}, &tanh_form},
       {"Silu", {xt}, {d}, nullptr},            {"SiluGrad", {dy, xt}, {d}, nullptr},
   };
+  // Softmax over rows of 1013 (a partial last vector) and of 3.
+  const std::vector<int64_t> rows{6, 1013}, short_rows{2026, 3};
+  std::vector<float> logits = random_floats(rng, numel(rows), -30.0f, 30.0f);
+  logits[5] = -INFINITY;
+  const HostTensor lt{rows, logits}, lt3{short_rows, logits}, dy6{rows, random_floats(rng, numel(rows))};
+  const HostTensor y6{rows, run_host(ref(), "Softmax", {lt}, {rows})[0]};
+  runs.push_back({"Softmax", {lt}, {rows}, nullptr});
+  runs.push_back({"Softmax", {lt3}, {short_rows}, nullptr});
+  runs.push_back({"SoftmaxGrad", {dy6, y6}, {rows}, nullptr});
 
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("axon-isa-bits-" + std::to_string(getpid()));

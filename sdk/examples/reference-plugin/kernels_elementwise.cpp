@@ -1,10 +1,10 @@
-// The reference kernels of the ABI 1.4 activations and their gradients.
-// Functions are evaluated in double from the float inputs and rounded once,
-// with TensorFlow's definitions (its Softplus thresholds, Selu's float
-// constants). Where an op is a float32 expression in Keras or TensorFlow
-// (LeakyRelu, ClippedRelu), that expression is the definition and is
-// computed in float, step by step, so a backend that follows it matches bit
-// for bit.
+// The reference kernels of the ABI 1.4 activations and their gradients,
+// and of Softmax and its gradient. Functions are evaluated in double from
+// the float inputs and rounded once, with TensorFlow's definitions (its
+// Softplus thresholds, Selu's float constants). Where an op is a float32
+// expression in Keras or TensorFlow (LeakyRelu, ClippedRelu), that
+// expression is the definition and is computed in float, step by step, so a
+// backend that follows it matches bit for bit.
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -172,6 +172,46 @@ void clipped_relu_grad(Device&, const KernelCall& c) {
     dx[i] = x[i] > a.threshold ? (x[i] < a.max_value ? dy[i] : 0.0f) : a.negative_slope * dy[i];
 }
 
+// ------------------------------------------------------------------ softmax
+
+// Over the last dimension: e^(x - max) / sum, in double.
+void softmax(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), y = c.output(0);
+  const int64_t classes = x.dim(-1), rows = x.numel() / classes;
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  std::vector<double> e(static_cast<size_t>(classes));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = xp + r * classes;
+    double mx = row[0];
+    for (int64_t j = 1; j < classes; ++j) mx = std::max(mx, double(row[j]));
+    double sum = 0.0;
+    for (int64_t j = 0; j < classes; ++j) {
+      e[static_cast<size_t>(j)] = std::exp(row[j] - mx);
+      sum += e[static_cast<size_t>(j)];
+    }
+    for (int64_t j = 0; j < classes; ++j) yp[r * classes + j] = static_cast<float>(e[static_cast<size_t>(j)] / sum);
+  }
+}
+
+// dx = (dy - sum(dy * y)) * y over the last dimension, in double.
+void softmax_grad(Device&, const KernelCall& c) {
+  TensorRef dy = c.input(0), y = c.input(1), dx = c.output(0);
+  const int64_t classes = dy.dim(-1);
+  if (classes == 0) return;
+  const float* g = dy.data<float>();
+  const float* yp = y.data<float>();
+  float* out = dx.data<float>();
+  for (int64_t r = 0; r < dy.numel() / classes; ++r) {
+    double s = 0.0;
+    for (int64_t j = 0; j < classes; ++j) s += double(g[r * classes + j]) * yp[r * classes + j];
+    for (int64_t j = 0; j < classes; ++j) {
+      const int64_t i = r * classes + j;
+      out[i] = static_cast<float>((g[i] - s) * yp[i]);
+    }
+  }
+}
+
 }  // namespace
 
 void add_elementwise_kernels(KernelTable& t) {
@@ -196,6 +236,8 @@ void add_elementwise_kernels(KernelTable& t) {
   add<OpId::LeakyReluGrad, leaky_relu_grad>(t);
   add<OpId::ClippedRelu, clipped_relu>(t);
   add<OpId::ClippedReluGrad, clipped_relu_grad>(t);
+  add<OpId::Softmax, softmax>(t);
+  add<OpId::SoftmaxGrad, softmax_grad>(t);
 }
 
 }  // namespace ref

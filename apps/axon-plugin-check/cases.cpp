@@ -656,6 +656,38 @@ void softmax_cases(Gen& g, OpId id) {
   }
 }
 
+// ------------------------------------------------------------------ arithmetic (ABI 1.4)
+
+// Sub, Mul, Maximum, MaximumGrad (whole numbers: ties between a and b;
+// signed zeros), MovingAverage (Keras' momentum 0.99). Exact. (No NaN: an
+// output left unwritten reads as NaN.)
+void arithmetic_cases(Gen& g, OpId id) {
+  static const std::vector<Dims> shapes = {{3, 5, 7}, {1}, {2, 3, 4, 5}, {4099}, {}, {0, 3}};
+  for (const Dims& d : shapes) {
+    if (id == OpId::MovingAverage) {
+      Case& c = g.add("momentum 0.99 " + dims_text(d));
+      c.attrs.moving_average = {sizeof(axon_moving_average_attrs), 0.99f, static_cast<float>(1.0 - double(0.99f))};
+      c.inputs = {g.floats(d, -5.0f, 5.0f), g.floats(d, -5.0f, 5.0f)};
+      judge_all(c, Rule::exact, false);
+      continue;
+    }
+    Case& c = g.add(dims_text(d));
+    HostTensor a = g.whole(d, -3, 3), b = g.whole(d, -3, 3);
+    if (a.numel() > 8) {
+      a.f32()[1] = -0.0f, b.f32()[1] = 0.0f, a.f32()[3] = 0.0f, b.f32()[3] = -0.0f;
+      for (int64_t i = 8; i < a.numel(); i += 2) a.f32()[i] += 0.25f;  // not only ties
+    }
+    if (id == OpId::MaximumGrad) {
+      c.inputs = {g.floats(d), a, b};
+      c.outputs = {f32(d), f32(d)};
+    } else {
+      c.inputs = {a, b};
+      c.outputs = {f32(d)};
+    }
+    judge_all(c, Rule::exact, false);
+  }
+}
+
 }  // namespace
 
 std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
@@ -708,12 +740,12 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::ClippedReluGrad: piecewise_activation_cases(g, op.id); break;
     case OpId::Softmax:
     case OpId::SoftmaxGrad: softmax_cases(g, op.id); break;
-    // The ABI 1.4 ops: no cases yet.
     case OpId::Sub:
     case OpId::Mul:
     case OpId::Maximum:
     case OpId::MaximumGrad:
-    case OpId::MovingAverage:
+    case OpId::MovingAverage: arithmetic_cases(g, op.id); break;
+    // The ABI 1.4 ops: no cases yet.
     case OpId::ConcatV2:
     case OpId::Slice:
     case OpId::Pad:

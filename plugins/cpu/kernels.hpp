@@ -57,5 +57,6 @@ void add_pool_kernels(sdk::KernelTable& t);  // pool.cpp
 void add_math_kernels(sdk::KernelTable& t);  // math.cpp
 void add_activation_kernels(sdk::KernelTable& t);  // activations.cpp
 void add_softmax_kernels(sdk::KernelTable& t);     // softmax.cpp
+void add_arithmetic_kernels(sdk::KernelTable& t);  // arithmetic.cpp
 
 }  // namespace axon::cpu

@@ -156,6 +156,7 @@ const sdk::KernelTable& kernel_table() {
     add_math_kernels(t);
     add_activation_kernels(t);
     add_softmax_kernels(t);
+    add_arithmetic_kernels(t);
     return t;
   }();
   return table;

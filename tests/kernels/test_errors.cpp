@@ -28,6 +28,7 @@ const axon_fill_attrs kFill{sizeof(axon_fill_attrs), 1.0f};
 const axon_leaky_relu_attrs kLeakyInf{sizeof(axon_leaky_relu_attrs), INFINITY};
 const axon_clipped_relu_attrs kClipMaxNegative{sizeof(axon_clipped_relu_attrs), 0.1f, -1.0f, 0.0f};
 const axon_gelu_attrs kGelu2{sizeof(axon_gelu_attrs), 2};
+const axon_moving_average_attrs kMovingAverage{sizeof(axon_moving_average_attrs), 0.99f, 0.01f};
 
 constexpr axon_dtype F = AXON_FLOAT32, I = AXON_INT32;
 
@@ -96,6 +97,10 @@ const std::vector<Bad> kBad{
     {"approximate 2", "Gelu", {{F, {4}}}, {{F, {4}}}, &kGelu2, "approximate must be 0 or 1, got 2"},
     {"output transposed", "Softmax", {{F, {2, 3}}}, {{F, {3, 2}}}, nullptr,
      "y has shape [3,2], expected logits's [2,3]"},
+    {"b shape differs", "Maximum", {{F, {2, 3}}, {F, {3}}}, {{F, {2, 3}}}, nullptr,
+     "b has shape [3], expected a's [2,3]"},
+    {"value shape differs", "MovingAverage", {{F, {4}}, {F, {5}}}, {}, &kMovingAverage,
+     "value has shape [5], expected var's [4]"},
 };
 
 // Calls the kernel directly to see the status code.

@@ -94,6 +94,8 @@ TEST_CASE("the CPU plugin's elementwise kernels give the same bits on every inst
       {"Gelu", {xt}, {d}, &erf_form},          {"Gelu", {xt}, {d}, &tanh_form},
       {"GeluGrad", {dy, xt}, {d}, &erf_form},  {"GeluGrad", {dy, xt}, {d}, &tanh_form},
       {"Silu", {xt}, {d}, nullptr},            {"SiluGrad", {dy, xt}, {d}, nullptr},
+      {"Sub", {xt, dy}, {d}, nullptr},         {"Mul", {xt, dy}, {d}, nullptr},
+      {"Maximum", {xt, dy}, {d}, nullptr},     {"MaximumGrad", {dy, xt, sym}, {d, d}, nullptr},
   };
   // Softmax over rows of 1013 (a partial last vector) and of 3.
   const std::vector<int64_t> rows{6, 1013}, short_rows{2026, 3};

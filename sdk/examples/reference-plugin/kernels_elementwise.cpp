@@ -1,10 +1,11 @@
 // The reference kernels of the ABI 1.4 activations and their gradients,
-// and of Softmax and its gradient. Functions are evaluated in double from
-// the float inputs and rounded once, with TensorFlow's definitions (its
-// Softplus thresholds, Selu's float constants). Where an op is a float32
-// expression in Keras or TensorFlow (LeakyRelu, ClippedRelu), that
-// expression is the definition and is computed in float, step by step, so a
-// backend that follows it matches bit for bit.
+// Softmax and its gradient, the elementwise arithmetic and MovingAverage.
+// Functions are evaluated in double from the float inputs and rounded once,
+// with TensorFlow's definitions (its Softplus thresholds, Selu's float
+// constants). Where an op is a float32 expression in Keras or TensorFlow
+// (Sub, Mul, LeakyRelu, ClippedRelu, MovingAverage), that expression is the
+// definition and is computed in float, step by step, so a backend that
+// follows it matches bit for bit.
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -212,6 +213,58 @@ void softmax_grad(Device&, const KernelCall& c) {
   }
 }
 
+// ------------------------------------------------------------------ elementwise arithmetic
+
+// One float operation each: computed in float.
+void sub(Device&, const KernelCall& c) {
+  const float* a = c.input(0).data<float>();
+  const float* b = c.input(1).data<float>();
+  float* y = c.output(0).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) y[i] = a[i] - b[i];
+}
+
+void mul(Device&, const KernelCall& c) {
+  const float* a = c.input(0).data<float>();
+  const float* b = c.input(1).data<float>();
+  float* y = c.output(0).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) y[i] = a[i] * b[i];
+}
+
+// a where a >= b, else b; NaN from either side (TensorFlow's Maximum).
+void maximum(Device&, const KernelCall& c) {
+  const float* a = c.input(0).data<float>();
+  const float* b = c.input(1).data<float>();
+  float* y = c.output(0).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) y[i] = a[i] >= b[i] || std::isnan(a[i]) ? a[i] : b[i];
+}
+
+// TensorFlow's tie rule: a tie sends the gradient to a.
+void maximum_grad(Device&, const KernelCall& c) {
+  const float* dy = c.input(0).data<float>();
+  const float* a = c.input(1).data<float>();
+  const float* b = c.input(2).data<float>();
+  float* da = c.output(0).data<float>();
+  float* db = c.output(1).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) {
+    da[i] = a[i] >= b[i] ? dy[i] : 0.0f;
+    db[i] = a[i] >= b[i] ? 0.0f : dy[i];
+  }
+}
+
+// var = momentum * var + weight * value: each product rounded to float, then
+// their float sum (Keras' moving statistics, v * momentum + x * (1 - momentum)).
+// A float product is the double product of two floats rounded once.
+void moving_average(Device&, const KernelCall& c) {
+  const auto& a = c.attrs<axon_moving_average_attrs>();
+  float* var = c.input(0).data<float>();
+  const float* value = c.input(1).data<float>();
+  for (int64_t i = 0; i < c.input(0).numel(); ++i) {
+    const float kept = static_cast<float>(double(a.momentum) * var[i]);
+    const float added = static_cast<float>(double(a.weight) * value[i]);
+    var[i] = kept + added;
+  }
+}
+
 }  // namespace
 
 void add_elementwise_kernels(KernelTable& t) {
@@ -238,6 +291,11 @@ void add_elementwise_kernels(KernelTable& t) {
   add<OpId::ClippedReluGrad, clipped_relu_grad>(t);
   add<OpId::Softmax, softmax>(t);
   add<OpId::SoftmaxGrad, softmax_grad>(t);
+  add<OpId::Sub, sub>(t);
+  add<OpId::Mul, mul>(t);
+  add<OpId::Maximum, maximum>(t);
+  add<OpId::MaximumGrad, maximum_grad>(t);
+  add<OpId::MovingAverage, moving_average>(t);
 }
 
 }  // namespace ref

@@ -688,6 +688,58 @@ void arithmetic_cases(Gen& g, OpId id) {
   }
 }
 
+// ------------------------------------------------------------------ shapes (ABI 1.4)
+
+// ConcatV2 on each axis with an empty input among them; Slice and Pad at
+// both ends, in the middle, of whole and empty tensors. Exact.
+void shape_cases(Gen& g, OpId id) {
+  if (id == OpId::ConcatV2) {
+    struct Spec {
+      std::vector<Dims> in;
+      int axis;
+    };
+    static const std::vector<Spec> specs = {{{{2, 3, 4}, {2, 1, 4}, {2, 0, 4}, {2, 5, 4}}, 1},
+                                            {{{2, 3, 4}, {1, 3, 4}}, 0},
+                                            {{{2, 3, 4}, {2, 3, 7}}, 2},
+                                            {{{5}}, 0},
+                                            {{{0, 3}, {0, 3}}, 1},
+                                            {{{4, 13, 13, 32}, {4, 13, 13, 64}}, 3}};
+    for (const Spec& s : specs) {
+      Dims out = s.in[0];
+      out[static_cast<size_t>(s.axis)] = 0;
+      std::string label;
+      Case& c = g.add("");
+      for (const Dims& d : s.in) {
+        out[static_cast<size_t>(s.axis)] += d[static_cast<size_t>(s.axis)];
+        label += (label.empty() ? "" : " + ") + dims_text(d);
+        c.inputs.push_back(g.floats(d));
+      }
+      c.label = label + " on axis " + std::to_string(s.axis);
+      c.attrs.concat = {sizeof(axon_concat_attrs), s.axis};
+      c.outputs = {f32(out)};
+      judge_all(c, Rule::exact, false);
+    }
+    return;
+  }
+  struct Spec {
+    Dims small, large;
+    std::vector<int64_t> begin;
+  };
+  static const std::vector<Spec> specs = {{{2, 3}, {5, 7}, {3, 4}},         {{1, 5, 2}, {3, 5, 4}, {0, 0, 2}},
+                                          {{4, 4}, {4, 4}, {0, 0}},         {{2, 2, 3, 1}, {3, 5, 3, 2}, {1, 2, 0, 1}},
+                                          {{0, 3}, {2, 3}, {1, 0}},         {{}, {}, {}},
+                                          {{4, 26, 26, 32}, {4, 28, 28, 32}, {0, 1, 1, 0}}};
+  for (const Spec& s : specs) {
+    Case& c = g.add(dims_text(s.small) + (id == OpId::Slice ? " from " : " into ") + dims_text(s.large) + " at " +
+                    dims_text(s.begin));
+    c.attrs.slice.struct_size = sizeof(axon_slice_attrs);
+    for (size_t i = 0; i < s.begin.size(); ++i) c.attrs.slice.begin[i] = s.begin[i];
+    c.inputs = {g.floats(id == OpId::Slice ? s.large : s.small)};
+    c.outputs = {f32(id == OpId::Slice ? s.small : s.large)};
+    judge_all(c, Rule::exact, false);
+  }
+}
+
 }  // namespace
 
 std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
@@ -745,10 +797,10 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::Maximum:
     case OpId::MaximumGrad:
     case OpId::MovingAverage: arithmetic_cases(g, op.id); break;
-    // The ABI 1.4 ops: no cases yet.
     case OpId::ConcatV2:
     case OpId::Slice:
-    case OpId::Pad:
+    case OpId::Pad: shape_cases(g, op.id); break;
+    // The ABI 1.4 ops: no cases yet.
     case OpId::AvgPool:
     case OpId::AvgPoolGrad:
     case OpId::FusedBatchNormV3:

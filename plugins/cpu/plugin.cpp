@@ -157,6 +157,7 @@ const sdk::KernelTable& kernel_table() {
     add_activation_kernels(t);
     add_softmax_kernels(t);
     add_arithmetic_kernels(t);
+    add_shape_kernels(t);
     return t;
   }();
   return table;

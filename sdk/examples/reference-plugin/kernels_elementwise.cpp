@@ -1,11 +1,11 @@
 // The reference kernels of the ABI 1.4 activations and their gradients,
-// Softmax and its gradient, the elementwise arithmetic and MovingAverage.
-// Functions are evaluated in double from the float inputs and rounded once,
-// with TensorFlow's definitions (its Softplus thresholds, Selu's float
-// constants). Where an op is a float32 expression in Keras or TensorFlow
-// (Sub, Mul, LeakyRelu, ClippedRelu, MovingAverage), that expression is the
-// definition and is computed in float, step by step, so a backend that
-// follows it matches bit for bit.
+// Softmax and its gradient, the elementwise arithmetic, MovingAverage and the
+// shape ops (ConcatV2, Slice, Pad). Functions are evaluated in double from
+// the float inputs and rounded once, with TensorFlow's definitions (its
+// Softplus thresholds, Selu's float constants). Where an op is a float32
+// expression in Keras or TensorFlow (Sub, Mul, LeakyRelu, ClippedRelu,
+// MovingAverage), that expression is the definition and is computed in
+// float, step by step, so a backend that follows it matches bit for bit.
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -265,6 +265,65 @@ void moving_average(Device&, const KernelCall& c) {
   }
 }
 
+// ------------------------------------------------------------------ shapes
+
+// Row-major strides of t.
+std::vector<int64_t> strides(const TensorRef& t) {
+  std::vector<int64_t> s(static_cast<size_t>(t.rank()), 1);
+  for (int d = t.rank() - 2; d >= 0; --d) s[static_cast<size_t>(d)] = s[static_cast<size_t>(d + 1)] * t.dim(d + 1);
+  return s;
+}
+
+// Calls f(small_index, large_index) for every element of `small` placed in
+// `large` at `begin` (Slice: small = y; Pad: small = x).
+template <class F>
+void for_each_placed(const TensorRef& small, const TensorRef& large, const int64_t* begin, F f) {
+  const std::vector<int64_t> ls = strides(large);
+  std::vector<int64_t> at(static_cast<size_t>(small.rank()), 0);
+  for (int64_t i = 0; i < small.numel(); ++i) {
+    int64_t j = 0;
+    for (int d = 0; d < small.rank(); ++d) j += (begin[d] + at[static_cast<size_t>(d)]) * ls[static_cast<size_t>(d)];
+    f(i, j);
+    for (int d = small.rank() - 1; d >= 0; --d) {  // the next index, row-major
+      if (++at[static_cast<size_t>(d)] < small.dim(d)) break;
+      at[static_cast<size_t>(d)] = 0;
+    }
+  }
+}
+
+void slice(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), y = c.output(0);
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  for_each_placed(y, x, c.attrs<axon_slice_attrs>().begin, [&](int64_t i, int64_t j) { yp[i] = xp[j]; });
+}
+
+void pad(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0), y = c.output(0);
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) yp[i] = 0.0f;
+  for_each_placed(x, y, c.attrs<axon_slice_attrs>().begin, [&](int64_t i, int64_t j) { yp[j] = xp[i]; });
+}
+
+// y = the inputs joined along axis: for each index before the axis, each
+// input's block of (its extent along axis) x (what follows) in turn.
+void concat_v2(Device&, const KernelCall& c) {
+  const int axis = c.attrs<axon_concat_attrs>().axis;
+  TensorRef y = c.output(0);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= y.dim(d);
+  for (int d = axis + 1; d < y.rank(); ++d) inner *= y.dim(d);
+  float* yp = y.data<float>();
+  int64_t at = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int k = 0; k < c.num_inputs(); ++k) {
+      const int64_t block = c.input(k).dim(axis) * inner;
+      const float* xp = c.input(k).data<float>() + o * block;
+      for (int64_t i = 0; i < block; ++i) yp[at++] = xp[i];
+    }
+}
+
 }  // namespace
 
 void add_elementwise_kernels(KernelTable& t) {
@@ -296,6 +355,9 @@ void add_elementwise_kernels(KernelTable& t) {
   add<OpId::Maximum, maximum>(t);
   add<OpId::MaximumGrad, maximum_grad>(t);
   add<OpId::MovingAverage, moving_average>(t);
+  add<OpId::ConcatV2, concat_v2>(t);
+  add<OpId::Slice, slice>(t);
+  add<OpId::Pad, pad>(t);
 }
 
 }  // namespace ref

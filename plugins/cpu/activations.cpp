@@ -41,7 +41,7 @@ enum class Fn {
 };
 
 struct Params {
-  float alpha = 0;                                    // LeakyRelu
+  float alpha = 0;                                // LeakyRelu
   float slope = 0, max_value = 0, threshold = 0;  // ClippedRelu
 };
 

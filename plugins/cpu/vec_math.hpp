@@ -6,11 +6,12 @@
 // same order, and the AVX-512, AVX2 and baseline copies give bit-identical
 // results (the kernels run a loop's tail through one padded vector too).
 //
-// Accuracy, measured against double over dense grids (tests/kernels): exp,
-// the logistic function and tanh within 2 ulp, expm1 (x <= 0) and log1p
-// (0..1) within 3 ulp, the normal tail within 7 ulp (its erfc approximation:
-// t exp(-z^2 + P(t)), t = 1 / (1 + z / 2)), plus the rounding of its float
-// argument, which erfc's slope multiplies by about x^2 (docs/testing.md).
+// Accuracy against double, measured on 4 Mi points of each function's range
+// at every instruction set: exp 1.4 ulp, expm1 (x <= 0) 1.6, tanh 2.3, the
+// logistic function 2.9, log1p (0..1) 3.8, the normal tail 5.6 ulp times
+// (1 + x^2): its erfc approximation, t exp(P(t) - z^2) with t = 1 / (1 +
+// z / 2), takes the rounding of its float argument, which erfc's slope
+// multiplies by about x^2 (axon/function_bounds.hpp allows for it).
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,8 @@
 
 #include <axon/op_geometry.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -124,6 +126,12 @@ class Gen {
     HostTensor t(dt, std::move(d));
     std::uniform_int_distribution<int> u(0, 255);
     for (unsigned char& b : t.bytes) b = static_cast<unsigned char>(u(rng_));
+    return t;
+  }
+  // Uniform in [lo, hi), every third element taken from `edges` in turn.
+  HostTensor with_edges(Dims d, const std::vector<float>& edges, float lo, float hi) {
+    HostTensor t = floats(std::move(d), lo, hi);
+    for (int64_t i = 2; i < t.numel(); i += 3) t.f32()[i] = edges[static_cast<size_t>(i / 3) % edges.size()];
     return t;
   }
   // ReLU outputs: zeros where the draw was negative.
@@ -643,6 +651,206 @@ void depthwise_cases(Gen& g, OpId id) {
   }
 }
 
+// ------------------------------------------------------------------ activations (ABI 1.4)
+
+// The forward op of an activation gradient, and whether the gradient takes
+// the forward's output y (else x) and dy first (TensorFlow's orders).
+struct GradOf {
+  OpId forward;
+  bool takes_y, dy_first;
+};
+
+GradOf grad_of(OpId id) {
+  switch (id) {
+    case OpId::SigmoidGrad: return {OpId::Sigmoid, true, false};
+    case OpId::TanhGrad: return {OpId::Tanh, true, false};
+    case OpId::EluGrad: return {OpId::Elu, true, true};
+    case OpId::SeluGrad: return {OpId::Selu, true, true};
+    case OpId::SoftplusGrad: return {OpId::Softplus, false, true};
+    case OpId::GeluGrad: return {OpId::Gelu, false, true};
+    case OpId::SiluGrad: return {OpId::Silu, false, true};
+    case OpId::Relu6Grad: return {OpId::Relu6, false, true};
+    case OpId::LeakyReluGrad: return {OpId::LeakyRelu, false, true};
+    case OpId::ClippedReluGrad: return {OpId::ClippedRelu, false, true};
+    default: return {id, false, false};  // a forward op
+  }
+}
+
+// Odd shapes, a scalar, one wider than any vector with a partial last one, empty.
+const std::vector<Dims>& activation_shapes() {
+  static const std::vector<Dims> shapes = {{3, 5, 7}, {1}, {2, 3, 4, 5}, {4099}, {}, {0, 3}};
+  return shapes;
+}
+
+// The exp-based ones: where their polynomials switch, where e^x under- and
+// overflows, Softplus' thresholds, huge values. Judged by function_bounds.hpp.
+void smooth_activation_cases(Gen& g, OpId id) {
+  static const std::vector<float> edges = {0.0f,   -0.0f,   1e-8f,  -1e-8f,  0.625f,    -0.7f,      13.942385f,
+                                           -13.942385f, 20.0f, -20.0f, 88.5f, -88.5f, 1e4f, -1e4f, 1e30f, -1e30f};
+  const GradOf grad = grad_of(id);
+  const bool is_gelu = id == OpId::Gelu || id == OpId::GeluGrad;
+  for (const Dims& d : activation_shapes())
+    for (int tanh_form = 0; tanh_form < (is_gelu ? 2 : 1); ++tanh_form) {
+      Case& c = g.add((is_gelu ? std::string(tanh_form ? "tanh form " : "erf form ") : std::string()) + dims_text(d));
+      c.attrs.gelu = {sizeof(axon_gelu_attrs), tanh_form};
+      HostTensor x = g.with_edges(d, edges, -6.0f, 6.0f);
+      if (grad.forward == id) {
+        c.inputs = {x};
+      } else {
+        HostTensor second = grad.takes_y ? run_reference(op_schema(grad.forward), {x}, {f32(d)}, &c.attrs.gelu)[0] : x;
+        HostTensor dy = g.floats(d, -2.0f, 2.0f);
+        c.inputs = grad.dy_first ? std::vector<HostTensor>{dy, second} : std::vector<HostTensor>{second, dy};
+      }
+      c.outputs = {f32(d)};
+      judge_all(c, Rule::function, false);
+    }
+}
+
+// Relu6, LeakyRelu, ClippedRelu and their gradients: quarter steps in [-8, 8],
+// so values sit exactly at 0, 6, the thresholds and maxima. Exact.
+void piecewise_activation_cases(Gen& g, OpId id) {
+  static const std::vector<float> ties = {0.0f, -0.0f, 6.0f, 1.0f, -1.0f, 2.0f, 0.5f};
+  struct Clip {
+    float slope, max_value, threshold;
+  };
+  static const std::vector<Clip> clips = {{0.0f, INFINITY, 0.0f}, {0.1f, 6.0f, 0.0f}, {0.3f, 2.0f, 1.0f},
+                                          {0.1f, INFINITY, -1.0f}, {0.0f, 0.0f, 0.5f}};
+  const GradOf grad = grad_of(id);
+  int k = 0;
+  for (const Dims& d : activation_shapes()) {
+    std::string label = dims_text(d);
+    Case& c = g.add("");
+    if (grad.forward == OpId::LeakyRelu) {
+      const float alpha = k % 2 ? -0.5f : 0.2f;
+      c.attrs.leaky_relu = {sizeof(axon_leaky_relu_attrs), alpha};
+      label = "alpha " + std::to_string(alpha).substr(0, 4) + " " + label;
+    } else if (grad.forward == OpId::ClippedRelu) {
+      const Clip& cl = clips[static_cast<size_t>(k) % clips.size()];
+      c.attrs.clipped_relu = {sizeof(axon_clipped_relu_attrs), cl.slope, cl.max_value, cl.threshold};
+      char b[96];
+      std::snprintf(b, sizeof b, "slope %g max %g threshold %g ", double(cl.slope), double(cl.max_value),
+                    double(cl.threshold));
+      label = b + label;
+    }
+    c.label = label;
+    HostTensor x = g.with_edges(d, ties, -8.0f, 8.0f);
+    for (int64_t i = 0; i < x.numel(); i += 2) x.f32()[i] = std::round(x.f32()[i] * 4.0f) / 4.0f;
+    c.inputs = grad.forward == id ? std::vector<HostTensor>{x} : std::vector<HostTensor>{g.floats(d), x};
+    c.outputs = {f32(d)};
+    judge_all(c, Rule::exact, false);
+    ++k;
+  }
+}
+
+// ------------------------------------------------------------------ softmax (ABI 1.4)
+
+// Rows of 1, 10 and 1000 classes, a partial last vector, masked (-inf)
+// logits, logits of +-1e30 and empty batches. Judged by function_bounds.hpp.
+void softmax_cases(Gen& g, OpId id) {
+  static const std::vector<Dims> shapes = {{5, 10}, {1, 1}, {3, 1000}, {2, 3, 17}, {7}, {0, 10}};
+  for (const Dims& d : shapes) {
+    Case& c = g.add(dims_text(d));
+    HostTensor x = g.floats(d, -8.0f, 8.0f);
+    const int64_t classes = d.back();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      if (i % 7 == 3 && i % classes != 0) x.f32()[i] = -INFINITY;  // never a whole row
+      if (i % 11 == 5) x.f32()[i] = i % 2 ? 1e30f : -1e30f;
+    }
+    if (id == OpId::Softmax) {
+      c.inputs = {x};
+    } else {  // SoftmaxGrad(dy, y), y a softmax
+      HostTensor y = run_reference(op_schema(OpId::Softmax), {x}, {f32(d)}, nullptr)[0];
+      c.inputs = {g.floats(d), y};
+    }
+    c.outputs = {f32(d)};
+    judge_all(c, Rule::function, false);
+  }
+}
+
+// ------------------------------------------------------------------ arithmetic (ABI 1.4)
+
+// Sub, Mul, Maximum, MaximumGrad (whole numbers: ties between a and b;
+// signed zeros), MovingAverage (Keras' momentum 0.99). Exact. (No NaN: an
+// output left unwritten reads as NaN.)
+void arithmetic_cases(Gen& g, OpId id) {
+  static const std::vector<Dims> shapes = {{3, 5, 7}, {1}, {2, 3, 4, 5}, {4099}, {}, {0, 3}};
+  for (const Dims& d : shapes) {
+    if (id == OpId::MovingAverage) {
+      Case& c = g.add("momentum 0.99 " + dims_text(d));
+      c.attrs.moving_average = {sizeof(axon_moving_average_attrs), 0.99f, static_cast<float>(1.0 - double(0.99f))};
+      c.inputs = {g.floats(d, -5.0f, 5.0f), g.floats(d, -5.0f, 5.0f)};
+      judge_all(c, Rule::exact, false);
+      continue;
+    }
+    Case& c = g.add(dims_text(d));
+    HostTensor a = g.whole(d, -3, 3), b = g.whole(d, -3, 3);
+    if (a.numel() > 8) {
+      a.f32()[1] = -0.0f, b.f32()[1] = 0.0f, a.f32()[3] = 0.0f, b.f32()[3] = -0.0f;
+      for (int64_t i = 8; i < a.numel(); i += 2) a.f32()[i] += 0.25f;  // not only ties
+    }
+    if (id == OpId::MaximumGrad) {
+      c.inputs = {g.floats(d), a, b};
+      c.outputs = {f32(d), f32(d)};
+    } else {
+      c.inputs = {a, b};
+      c.outputs = {f32(d)};
+    }
+    judge_all(c, Rule::exact, false);
+  }
+}
+
+// ------------------------------------------------------------------ shapes (ABI 1.4)
+
+// ConcatV2 on each axis with an empty input among them; Slice and Pad at
+// both ends, in the middle, of whole and empty tensors. Exact.
+void shape_cases(Gen& g, OpId id) {
+  if (id == OpId::ConcatV2) {
+    struct Spec {
+      std::vector<Dims> in;
+      int axis;
+    };
+    static const std::vector<Spec> specs = {{{{2, 3, 4}, {2, 1, 4}, {2, 0, 4}, {2, 5, 4}}, 1},
+                                            {{{2, 3, 4}, {1, 3, 4}}, 0},
+                                            {{{2, 3, 4}, {2, 3, 7}}, 2},
+                                            {{{5}}, 0},
+                                            {{{0, 3}, {0, 3}}, 1},
+                                            {{{4, 13, 13, 32}, {4, 13, 13, 64}}, 3}};
+    for (const Spec& s : specs) {
+      Dims out = s.in[0];
+      out[static_cast<size_t>(s.axis)] = 0;
+      std::string label;
+      Case& c = g.add("");
+      for (const Dims& d : s.in) {
+        out[static_cast<size_t>(s.axis)] += d[static_cast<size_t>(s.axis)];
+        label += (label.empty() ? "" : " + ") + dims_text(d);
+        c.inputs.push_back(g.floats(d));
+      }
+      c.label = label + " on axis " + std::to_string(s.axis);
+      c.attrs.concat = {sizeof(axon_concat_attrs), s.axis};
+      c.outputs = {f32(out)};
+      judge_all(c, Rule::exact, false);
+    }
+    return;
+  }
+  struct Spec {
+    Dims small, large;
+    std::vector<int64_t> begin;
+  };
+  static const std::vector<Spec> specs = {{{2, 3}, {5, 7}, {3, 4}},         {{1, 5, 2}, {3, 5, 4}, {0, 0, 2}},
+                                          {{4, 4}, {4, 4}, {0, 0}},         {{2, 2, 3, 1}, {3, 5, 3, 2}, {1, 2, 0, 1}},
+                                          {{0, 3}, {2, 3}, {1, 0}},         {{}, {}, {}},
+                                          {{4, 26, 26, 32}, {4, 28, 28, 32}, {0, 1, 1, 0}}};
+  for (const Spec& s : specs) {
+    Case& c = g.add(dims_text(s.small) + (id == OpId::Slice ? " from " : " into ") + dims_text(s.large) + " at " +
+                    dims_text(s.begin));
+    c.attrs.slice.struct_size = sizeof(axon_slice_attrs);
+    for (size_t i = 0; i < s.begin.size(); ++i) c.attrs.slice.begin[i] = s.begin[i];
+    c.inputs = {g.floats(id == OpId::Slice ? s.large : s.small)};
+    c.outputs = {f32(id == OpId::Slice ? s.small : s.large)};
+    judge_all(c, Rule::exact, false);
+  }
+}
+
 }  // namespace
 
 std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
@@ -680,7 +888,6 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::DepthwiseConv2dNative:
     case OpId::DepthwiseConv2dNativeBackpropInput:
     case OpId::DepthwiseConv2dNativeBackpropFilter: depthwise_cases(g, op.id); break;
-    // The ABI 1.4 ops: no cases yet.
     case OpId::Sigmoid:
     case OpId::SigmoidGrad:
     case OpId::Tanh:
@@ -689,28 +896,28 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::EluGrad:
     case OpId::Selu:
     case OpId::SeluGrad:
-    case OpId::Relu6:
-    case OpId::Relu6Grad:
-    case OpId::LeakyRelu:
-    case OpId::LeakyReluGrad:
     case OpId::Softplus:
     case OpId::SoftplusGrad:
     case OpId::Gelu:
     case OpId::GeluGrad:
     case OpId::Silu:
-    case OpId::SiluGrad:
+    case OpId::SiluGrad: smooth_activation_cases(g, op.id); break;
+    case OpId::Relu6:
+    case OpId::Relu6Grad:
+    case OpId::LeakyRelu:
+    case OpId::LeakyReluGrad:
     case OpId::ClippedRelu:
-    case OpId::ClippedReluGrad:
+    case OpId::ClippedReluGrad: piecewise_activation_cases(g, op.id); break;
     case OpId::Softmax:
-    case OpId::SoftmaxGrad:
+    case OpId::SoftmaxGrad: softmax_cases(g, op.id); break;
     case OpId::Sub:
     case OpId::Mul:
     case OpId::Maximum:
     case OpId::MaximumGrad:
+    case OpId::MovingAverage: arithmetic_cases(g, op.id); break;
     case OpId::ConcatV2:
     case OpId::Slice:
-    case OpId::Pad:
-    case OpId::MovingAverage:
+    case OpId::Pad: shape_cases(g, op.id); break;
     case OpId::count: break;
   }
   return g.take();

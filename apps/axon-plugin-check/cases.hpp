@@ -42,7 +42,8 @@ enum class Rule {
   dlogits,   // its gradient
   adam_var,  // ApplyAdam's var, m and v
   adam_m,
-  adam_v
+  adam_v,
+  function   // an activation, Softmax or their gradients: the bound of axon/function_bounds.hpp
 };
 
 // Every attribute struct of the ABI; the op's kind picks one.

@@ -57,5 +57,9 @@ void add_pool_kernels(sdk::KernelTable& t);  // pool.cpp
 void add_math_kernels(sdk::KernelTable& t);  // math.cpp
 void add_batch_norm_kernels(sdk::KernelTable& t);  // batch_norm.cpp
 void add_depthwise_kernels(sdk::KernelTable& t);   // depthwise.cpp
+void add_activation_kernels(sdk::KernelTable& t);  // activations.cpp
+void add_softmax_kernels(sdk::KernelTable& t);     // softmax.cpp
+void add_arithmetic_kernels(sdk::KernelTable& t);  // arithmetic.cpp
+void add_shape_kernels(sdk::KernelTable& t);       // shape_ops.cpp
 
 }  // namespace axon::cpu

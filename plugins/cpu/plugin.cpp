@@ -170,6 +170,10 @@ const sdk::KernelTable& kernel_table() {
     add_math_kernels(t);
     add_batch_norm_kernels(t);
     add_depthwise_kernels(t);
+    add_activation_kernels(t);
+    add_softmax_kernels(t);
+    add_arithmetic_kernels(t);
+    add_shape_kernels(t);
     return t;
   }();
   return table;

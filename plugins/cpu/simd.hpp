@@ -17,6 +17,7 @@ template <int W>
 struct Vec {
   typedef float f __attribute__((vector_size(4 * W)));
   typedef int32_t i __attribute__((vector_size(4 * W)));
+  typedef uint32_t u __attribute__((vector_size(4 * W)));
 };
 
 template <class V>

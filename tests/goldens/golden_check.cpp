@@ -2,8 +2,9 @@
 // one plugin, through the C ABI alone, and compares each output with
 // TensorFlow's:
 //  - outputs with a bound tensor: sums of products within
-//    tol::sum_allowed(want, S), the loss and Adam within tol::ops_allowed
-//    (tests/common/tolerance.hpp states both and their power);
+//    tol::sum_allowed(want, S), and the ABI 1.4 activations and softmax the
+//    same way with S = B of axon/function_bounds.hpp; the loss and Adam
+//    within tol::ops_allowed (tests/common/tolerance.hpp states both and their power);
 //  - the others (MaxPool, Relu, BiasAdd, InTopK, ...) exactly: equal as
 //    floats (-0 == +0), bytes and integers bit for bit.
 // Outputs start as NaN (0xEE for bytes), so an element left unwritten fails.
@@ -20,6 +21,8 @@
 #include "golden_file.hpp"
 #include "plugin_harness.hpp"
 #include "tolerance.hpp"
+
+#include <axon/op_table.hpp>
 
 #include <cctype>
 #include <cmath>
@@ -48,6 +51,12 @@ struct Attrs {
   axon_fused_matmul_attrs fused_matmul{};
   axon_fused_conv2d_max_pool_attrs conv_pool{};
   axon_batch_norm_attrs batch_norm{};
+  axon_leaky_relu_attrs leaky_relu{};
+  axon_clipped_relu_attrs clipped_relu{};
+  axon_gelu_attrs gelu{};
+  axon_concat_attrs concat{};
+  axon_slice_attrs slice{};
+  axon_moving_average_attrs moving_average{};
   const void* chosen = nullptr;
 };
 
@@ -104,6 +113,32 @@ void make_attrs(const golden::Case& c, Attrs& a) {
     a.batch_norm = {sizeof(axon_batch_norm_attrs), to_float(c, "epsilon"), to_float(c, "exponential_avg_factor"),
                     to_int(c, "is_training")};
     a.chosen = &a.batch_norm;
+  } else if (op == "LeakyRelu" || op == "LeakyReluGrad") {
+    a.leaky_relu = {sizeof(axon_leaky_relu_attrs), to_float(c, "alpha")};
+    a.chosen = &a.leaky_relu;
+  } else if (op == "ClippedRelu" || op == "ClippedReluGrad") {  // max_value "inf": none
+    a.clipped_relu = {sizeof(axon_clipped_relu_attrs), to_float(c, "negative_slope"), to_float(c, "max_value"),
+                      to_float(c, "threshold")};
+    a.chosen = &a.clipped_relu;
+  } else if (op == "Gelu" || op == "GeluGrad") {
+    a.gelu = {sizeof(axon_gelu_attrs), to_int(c, "approximate")};
+    a.chosen = &a.gelu;
+  } else if (op == "ConcatV2") {
+    a.concat = {sizeof(axon_concat_attrs), to_int(c, "axis")};
+    a.chosen = &a.concat;
+  } else if (op == "Slice" || op == "Pad") {  // begin: "1,2,0"
+    a.slice = {sizeof(axon_slice_attrs), {}};
+    const std::string begin = c.attr("begin");
+    size_t at = 0;
+    for (int i = 0; i < AXON_MAX_RANK && at < begin.size(); ++i) {
+      a.slice.begin[i] = std::strtoll(begin.c_str() + at, nullptr, 10);
+      const size_t comma = begin.find(',', at);
+      at = comma == std::string::npos ? begin.size() : comma + 1;
+    }
+    a.chosen = &a.slice;
+  } else if (op == "MovingAverage") {
+    a.moving_average = {sizeof(axon_moving_average_attrs), to_float(c, "momentum"), to_float(c, "weight")};
+    a.chosen = &a.moving_average;
   }
 }
 
@@ -204,8 +239,9 @@ Outcome run_case(TestDevice& dev, const golden::Case& c) {
       wanted.back().second = &t;
     }
   }
-  // ApplyAdam updates var, m and v in place and has no outputs.
-  const bool in_place = c.op == "ApplyAdam";
+  // ApplyAdam and MovingAverage update inputs in place and have no outputs (the op table says which).
+  const axon::OpSchema* schema = axon::find_op(c.op.c_str());
+  const bool in_place = schema != nullptr && schema->in_place_inputs > 0;
   if (!in_place)
     for (auto& [t, bound] : wanted) {
       out.push_back(poisoned(dev, *t));

@@ -25,6 +25,12 @@ const axon_matmul_attrs kMatMul{sizeof(axon_matmul_attrs), 0, 0};
 const axon_adam_attrs kAdam{sizeof(axon_adam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, 1};
 const axon_adam_attrs kAdamStep0{sizeof(axon_adam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, 0};
 const axon_fill_attrs kFill{sizeof(axon_fill_attrs), 1.0f};
+const axon_leaky_relu_attrs kLeakyInf{sizeof(axon_leaky_relu_attrs), INFINITY};
+const axon_clipped_relu_attrs kClipMaxNegative{sizeof(axon_clipped_relu_attrs), 0.1f, -1.0f, 0.0f};
+const axon_gelu_attrs kGelu2{sizeof(axon_gelu_attrs), 2};
+const axon_concat_attrs kConcatAxis2{sizeof(axon_concat_attrs), 2};
+const axon_slice_attrs kSliceAt3{sizeof(axon_slice_attrs), {3, 0}};
+const axon_moving_average_attrs kMovingAverage{sizeof(axon_moving_average_attrs), 0.99f, 0.01f};
 
 constexpr axon_dtype F = AXON_FLOAT32, I = AXON_INT32;
 
@@ -85,6 +91,22 @@ const std::vector<Bad> kBad{
     {"output dtype differs", "Identity", {{F, {4}}}, {{I, {4}}}, nullptr, "y must be float32, got int32"},
     {"output shape differs", "NormalizeImage", {{AXON_UINT8, {2, 2}}}, {{F, {4}}}, nullptr,
      "y has shape [4], expected x's [2,2]"},
+    {"dy shape differs", "SigmoidGrad", {{F, {4}}, {F, {5}}}, {{F, {4}}}, nullptr,
+     "dy has shape [5], expected y's [4]"},
+    {"alpha infinite", "LeakyRelu", {{F, {4}}}, {{F, {4}}}, &kLeakyInf, "alpha must be finite, got inf"},
+    {"max_value negative", "ClippedRelu", {{F, {4}}}, {{F, {4}}}, &kClipMaxNegative,
+     "max_value must be >= 0 (INFINITY for none), got -1"},
+    {"approximate 2", "Gelu", {{F, {4}}}, {{F, {4}}}, &kGelu2, "approximate must be 0 or 1, got 2"},
+    {"output transposed", "Softmax", {{F, {2, 3}}}, {{F, {3, 2}}}, nullptr,
+     "y has shape [3,2], expected logits's [2,3]"},
+    {"b shape differs", "Maximum", {{F, {2, 3}}, {F, {3}}}, {{F, {2, 3}}}, nullptr,
+     "b has shape [3], expected a's [2,3]"},
+    {"axis beyond the rank", "ConcatV2", {{F, {2, 3}}, {F, {2, 3}}}, {{F, {4, 3}}}, &kConcatAxis2,
+     "axis 2 is outside x0's rank 2"},
+    {"slice out of x", "Slice", {{F, {4, 4}}}, {{F, {2, 2}}}, &kSliceAt3,
+     "y [2,2] does not fit in x [4,4] at begin[0] = 3"},
+    {"value shape differs", "MovingAverage", {{F, {4}}, {F, {5}}}, {}, &kMovingAverage,
+     "value has shape [5], expected var's [4]"},
 };
 
 // Calls the kernel directly to see the status code.

@@ -34,9 +34,10 @@ import sys
 import time
 
 CPU = "plugins/cpu"
-REF = "sdk/examples/reference-plugin/kernels.cpp"
 REF_DIR = "sdk/examples/reference-plugin"
+REF = f"{REF_DIR}/kernels.cpp"
 REF_LAYERS = f"{REF_DIR}/kernels_layers.cpp"
+REF_ELEMENTWISE = f"{REF_DIR}/kernels_elementwise.cpp"
 # TensorFlow's window geometry, written once for the host's validation and
 # every plugin (CPU, reference, CUDA): a bug planted here moves them all.
 GEOMETRY = "sdk/include/axon/op_geometry.hpp"
@@ -303,6 +304,51 @@ MUTATIONS += [
 ]
 
 
+# The ABI 1.4 elementwise kernels: two planted in the CPU and reference
+# plugins at once (only TensorFlow's goldens and finite differences can see
+# them), and one in the CPU plugin's build.
+ELEMENTWISE_TESTS = r"^(kernels|goldens)"
+MUTATIONS += [
+    {
+        "name": "MaximumGrad tie to b",
+        "what": "MaximumGrad sends a tie's gradient to b (a > b instead of a >= b; CPU and reference)",
+        "edits": [
+            (f"{CPU}/arithmetic.cpp", "const auto to_a = simd::load<F>(a + i) >= simd::load<F>(b + i);",
+             "const auto to_a = simd::load<F>(a + i) > simd::load<F>(b + i);"),
+            (f"{CPU}/arithmetic.cpp", "da[i] = a[i] >= b[i] ? g : 0.0f;\n    db[i] = a[i] >= b[i] ? 0.0f : g;",
+             "da[i] = a[i] > b[i] ? g : 0.0f;\n    db[i] = a[i] > b[i] ? 0.0f : g;"),
+            (REF_ELEMENTWISE, "da[i] = a[i] >= b[i] ? dy[i] : 0.0f;\n    db[i] = a[i] >= b[i] ? 0.0f : dy[i];",
+             "da[i] = a[i] > b[i] ? dy[i] : 0.0f;\n    db[i] = a[i] > b[i] ? 0.0f : dy[i];"),
+        ],
+        "tests": ELEMENTWISE_TESTS,
+    },
+    {
+        "name": "GeluGrad without x phi(x)",
+        "what": "GeluGrad's erf form drops the product rule's second term: dy Phi(x) (CPU and reference)",
+        "edits": [
+            (f"{CPU}/activations.cpp", "return dy * (vm::normal_cdf(x) + x * phi);",
+             "return dy * (vm::normal_cdf(x) + x * phi * 0.0f);"),
+            (REF_ELEMENTWISE, "return dy * (0.5 * std::erfc(-x / std::sqrt(2.0)) + x * phi);",
+             "return dy * (0.5 * std::erfc(-x / std::sqrt(2.0)) + 0.0 * x * phi);"),
+        ],
+        "tests": ELEMENTWISE_TESTS,
+    },
+    {
+        "name": "elementwise multiply-adds fused",
+        "what": "the CPU plugin's activations, softmax and arithmetic compiled with -ffp-contract=fast: its AVX2 and "
+                "AVX-512 copies fuse multiply-adds, the baseline one cannot",
+        "edits": [
+            (f"{CPU}/CMakeLists.txt",
+             "set_source_files_properties(activations.cpp softmax.cpp arithmetic.cpp PROPERTIES COMPILE_OPTIONS "
+             "-ffp-contract=off)",
+             "set_source_files_properties(activations.cpp softmax.cpp arithmetic.cpp PROPERTIES COMPILE_OPTIONS "
+             "-ffp-contract=fast)"),
+        ],
+        "tests": ELEMENTWISE_TESTS,
+    },
+]
+
+
 def sh(cmd, cwd, log=None, timeout=None):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if log is not None:
@@ -327,7 +373,7 @@ def noop_mutations(read, listdir):
     registered kernel's definition is not found exactly once."""
     out = []
     cpu_sources = sorted(f"{CPU}/{n}" for n in listdir(CPU) if n.endswith(".cpp"))
-    ref_sources = sorted(f"{REF_DIR}/{n}" for n in listdir(REF_DIR) if n.endswith(".cpp"))
+    ref_sources = sorted(f"{REF_DIR}/{n}" for n in listdir(REF_DIR) if n.startswith("kernels") and n.endswith(".cpp"))
     for plugin, sources, device in [("reference", ref_sources, "Device"), ("cpu", cpu_sources, "CpuDevice")]:
         texts = {rel: read(rel) for rel in sources}
         registered = sorted({fn for text in texts.values() for _, fn in REGISTRATION.findall(text)})

@@ -13,6 +13,7 @@ Keras' accuracy, Keras' own metric) as the README lists.
 """
 import argparse
 import gzip
+import math
 import os
 import struct
 import sys
@@ -683,6 +684,309 @@ def depthwise_cases(g):
             g.add(f"{op}/{name}", op, attrs, [("in", i) for i in ins] + [("out", got), ("bound", f32(bound))])
 
 
+# ---------------------------------------------------------------- ABI 1.4: activations, softmax, arithmetic, shapes
+
+# The activations' own generator, so that adding them changed no byte of the other files.
+act_rng = np.random.default_rng(20261214)
+SELU_SCALE, SELU_SCALE_ALPHA = 1.0507009873554804934193349852946, 1.7580993408473768599402175208123
+GELU_C, GELU_A = 0.7978845608028654, 0.044715
+erfc64 = np.vectorize(math.erfc, otypes=[np.float64])
+
+# TensorFlow's largest error against float64, in units of u * B, per op
+# (B: function_bound below); README.md quotes it.
+tf_function_error = {}
+
+
+def act_uniform(shape, lo, hi):
+    return f32(act_rng.uniform(lo, hi, size=shape))
+
+
+def sigmoid64(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def function_bound(op, a, b=None, tanh_form=False):
+    """B of sdk/include/axon/function_bounds.hpp, element by element: the
+    magnitude of the terms the result is made of, times the amplification of
+    a float32 argument's rounding. a, b: the op's inputs in its order."""
+    a = np.float64(a)
+    b = None if b is None else np.float64(b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if op == "Sigmoid":
+            return sigmoid64(a)
+        if op == "SigmoidGrad":
+            return np.abs(b * a * (1 - a))
+        if op == "Tanh":
+            return np.abs(np.tanh(a))
+        if op == "TanhGrad":
+            return np.abs(b) * (1 + a * a)
+        if op == "Elu":
+            return np.where(a > 0, a, np.exp(np.minimum(a, 0)) + 1)
+        if op == "EluGrad":
+            return np.abs(a) * (np.abs(b) + 1)
+        if op == "Selu":
+            return np.where(a > 0, SELU_SCALE * a, SELU_SCALE_ALPHA * (np.exp(np.minimum(a, 0)) + 1))
+        if op == "SeluGrad":
+            return np.abs(a) * np.where(b < 0, np.abs(b) + SELU_SCALE_ALPHA, SELU_SCALE)
+        if op == "Softplus":
+            return np.where(a > 30, a, np.log1p(np.exp(np.minimum(a, 30))))
+        if op == "SoftplusGrad":
+            return np.abs(a) * sigmoid64(b)
+        if op == "Silu":
+            return np.abs(a) * sigmoid64(a)
+        if op == "SiluGrad":
+            return np.abs(a) * sigmoid64(b) * (1 + np.abs(b))
+        if op in ("Gelu", "GeluGrad"):
+            x, dy = (a, 1.0) if op == "Gelu" else (b, np.abs(a))
+            if tanh_form:
+                t = np.tanh(GELU_C * (x + GELU_A * x ** 3))
+                half = 0.5 * (1 + np.abs(t))
+                if op == "Gelu":
+                    return np.abs(x) * half
+                return dy * (half + 0.5 * np.abs(x) * (1 + t * t) * GELU_C * (1 + 3 * GELU_A * x * x))
+            cdf, tail = 0.5 * erfc64(-x / np.sqrt(2)), 0.5 * erfc64(np.abs(x) / np.sqrt(2))
+            if op == "Gelu":
+                return np.abs(x) * (cdf + tail * (2 + x * x))
+            return dy * (cdf + (tail + np.abs(x) * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)) * (2 + x * x))
+        if op == "Softmax":
+            mx = a.max(axis=-1, keepdims=True)
+            e = np.exp(a - mx)
+            y = e / e.sum(axis=-1, keepdims=True)
+            return np.where(y > 0, y * (2 + np.log2(a.shape[-1]) + np.abs(a - mx)), 0.0)
+        if op == "SoftmaxGrad":
+            s = np.abs(a * b).sum(axis=-1, keepdims=True)
+            return np.abs(b) * (np.abs(a) + s)
+    raise ValueError(op)
+
+
+def exact_value(op, a, b=None, tanh_form=False):
+    """The op in float64 from the float32 inputs (TensorFlow's definitions),
+    to measure TensorFlow's own error."""
+    a = np.float64(a)
+    b = None if b is None else np.float64(b)
+    th = np.float32(np.log(np.finfo(np.float32).eps)) + np.float32(2)  # Softplus' threshold, in float as TensorFlow
+    with np.errstate(over="ignore", invalid="ignore"):
+        if op == "Sigmoid":
+            return sigmoid64(a)
+        if op == "SigmoidGrad":
+            return b * a * (1 - a)
+        if op == "Tanh":
+            return np.tanh(a)
+        if op == "TanhGrad":
+            return b * (1 - a * a)
+        if op == "Elu":
+            return np.where(a < 0, np.expm1(np.minimum(a, 0)), a)
+        if op == "EluGrad":
+            return np.where(b < 0, a * (b + 1), a)
+        if op == "Selu":
+            return np.where(a < 0, np.float64(np.float32(SELU_SCALE_ALPHA)) * np.expm1(np.minimum(a, 0)),
+                            np.float64(np.float32(SELU_SCALE)) * a)
+        if op == "SeluGrad":
+            scale, scale_alpha = np.float64(np.float32(SELU_SCALE)), np.float64(np.float32(SELU_SCALE_ALPHA))
+            return np.where(b < 0, a * (b + scale_alpha), a * scale)
+        if op == "Softplus":
+            return np.where(a > -th, a, np.where(a < th, np.exp(a), np.log1p(np.exp(np.minimum(a, 30)))))
+        if op == "SoftplusGrad":
+            return a * sigmoid64(b)
+        if op == "Silu":
+            return a * sigmoid64(a)
+        if op == "SiluGrad":
+            return a * sigmoid64(b) * (1 + b * sigmoid64(-b))
+        if op in ("Gelu", "GeluGrad"):
+            x = a if op == "Gelu" else b
+            if tanh_form:
+                t = np.tanh(GELU_C * (x + GELU_A * x ** 3))
+                if op == "Gelu":
+                    return 0.5 * x * (1 + t)
+                return a * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * GELU_A * x * x))
+            cdf = 0.5 * erfc64(-x / np.sqrt(2))
+            if op == "Gelu":
+                return x * cdf
+            return a * (cdf + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi))
+        if op == "Softmax":
+            e = np.exp(a - a.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+        if op == "SoftmaxGrad":
+            return (a - (a * b).sum(axis=-1, keepdims=True)) * b
+    raise ValueError(op)
+
+
+def add_function_case(g, name, op, attrs, ins, got, tanh_form=False):
+    """A case judged by the function bound: records TensorFlow's own error."""
+    got = np.asarray(got, np.float32)
+    bound = function_bound(op, *ins, tanh_form=tanh_form)
+    exact = exact_value(op, *ins, tanh_form=tanh_form)
+    key = op + (" (tanh form)" if tanh_form else "")
+    err = np.abs(np.float64(got) - exact)
+    ratio = np.where(err <= 1e-30, 0.0, err / (U * np.maximum(bound, 1e-300)))
+    tf_function_error[key] = max(tf_function_error.get(key, 0.0), float(np.max(ratio)) if ratio.size else 0.0)
+    g.add(name, op, attrs, [("in", i) for i in ins] + [("out", got), ("bound", f32(bound))])
+
+
+def tape(f, x, dy, *more):
+    """The gradient TensorFlow's tape gives for f at x (and at more), fed dy."""
+    xs = [tf.constant(v) for v in (x,) + more]
+    with tf.GradientTape() as t:
+        for v in xs:
+            t.watch(v)
+        y = f(*xs)
+    grads = t.gradient(y, xs, output_gradients=tf.constant(dy))
+    return [gr.numpy() for gr in grads]
+
+
+# Values an activation must get right: signed zeros, where axon's
+# polynomials switch, Softplus' thresholds, where e^x under- and overflows, huge.
+EDGES = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 1e-3, -1e-3, 0.625, -0.625, 0.7, -0.7, 1.0, -1.0, 6.0, -6.0,
+         13.942385, -13.942385, 13.942386, -13.942386, 15.0, -15.0, 20.0, -20.0, 44.5, -44.5, 87.0, -87.0, 88.5,
+         -88.5, 103.0, -103.0, 200.0, -200.0, 1e4, -1e4, 1e30, -1e30]
+
+
+def activation_inputs(huge=True):
+    """The inputs of every activation case: 600 in [-4, 4], 300 in [-30, 30],
+    100 from 1e-8 to 1e2 of either sign, and the edges (without |x| > 1e4
+    when huge is False)."""
+    edges = [e for e in EDGES if huge or abs(e) <= 1e4]
+    logs = np.sign(act_rng.uniform(-1, 1, 100)) * 10.0 ** act_rng.uniform(-8, 2, 100)
+    return f32(np.concatenate([act_uniform(600, -4, 4), act_uniform(300, -30, 30), logs, edges]))
+
+
+def smooth_activation_cases(g):
+    r = tf.raw_ops
+    forward = {"Sigmoid": lambda x: r.Sigmoid(x=x), "Tanh": lambda x: r.Tanh(x=x), "Elu": lambda x: r.Elu(features=x),
+               "Selu": lambda x: r.Selu(features=x), "Softplus": lambda x: r.Softplus(features=x),
+               "Silu": lambda x: keras.activations.silu(x)}
+    for op, fn in forward.items():
+        x = activation_inputs()
+        add_function_case(g, f"{op}/wide", op, {}, (x,), fn(x).numpy())
+        x = act_uniform((16, 13, 5), -5, 5)
+        add_function_case(g, f"{op}/16x13x5", op, {}, (x,), fn(x).numpy())
+    for tanh_form in (False, True):
+        form = "tanh" if tanh_form else "erf"
+        for name, x in (("wide", activation_inputs()), ("16x13x5", act_uniform((16, 13, 5), -5, 5))):
+            add_function_case(g, f"Gelu/{form}_{name}", "Gelu", {"approximate": int(tanh_form)}, (x,),
+                              keras.activations.gelu(x, approximate=tanh_form).numpy(), tanh_form)
+    # The gradients, inputs in TensorFlow's order; y from TensorFlow's forward op.
+    for name, x in (("wide", activation_inputs()), ("16x13x5", act_uniform((16, 13, 5), -5, 5))):
+        dy = act_uniform(x.shape, -2, 2)
+        y = r.Sigmoid(x=x).numpy()
+        add_function_case(g, f"SigmoidGrad/{name}", "SigmoidGrad", {}, (y, dy), r.SigmoidGrad(y=y, dy=dy).numpy())
+        y = r.Tanh(x=x).numpy()
+        add_function_case(g, f"TanhGrad/{name}", "TanhGrad", {}, (y, dy), r.TanhGrad(y=y, dy=dy).numpy())
+        y = r.Elu(features=x).numpy()
+        add_function_case(g, f"EluGrad/{name}", "EluGrad", {}, (dy, y), r.EluGrad(gradients=dy, outputs=y).numpy())
+        y = r.Selu(features=x).numpy()
+        add_function_case(g, f"SeluGrad/{name}", "SeluGrad", {}, (dy, y), r.SeluGrad(gradients=dy, outputs=y).numpy())
+        add_function_case(g, f"SoftplusGrad/{name}", "SoftplusGrad", {}, (dy, x),
+                          r.SoftplusGrad(gradients=dy, features=x).numpy())
+        add_function_case(g, f"SiluGrad/{name}", "SiluGrad", {}, (dy, x), tape(keras.activations.silu, x, dy)[0])
+        add_function_case(g, f"GeluGrad/erf_{name}", "GeluGrad", {"approximate": 0}, (dy, x),
+                          tape(lambda v: keras.activations.gelu(v, approximate=False), x, dy)[0])
+    # The tanh form's tape is NaN where x^3 overflows (|x| > 7e12): inputs within 1e4.
+    for name, x in (("wide", activation_inputs(huge=False)), ("16x13x5", act_uniform((16, 13, 5), -5, 5))):
+        dy = act_uniform(x.shape, -2, 2)
+        add_function_case(g, f"GeluGrad/tanh_{name}", "GeluGrad", {"approximate": 1}, (dy, x),
+                          tape(lambda v: keras.activations.gelu(v, approximate=True), x, dy)[0], True)
+
+
+def quarter_steps(shape):
+    """Multiples of 1/4 in [-8, 8]: values at 0, 6, thresholds and maxima."""
+    return f32(np.round(act_rng.uniform(-8, 8, size=shape) * 4) / 4)
+
+
+def piecewise_activation_cases(g):
+    r = tf.raw_ops
+    x = quarter_steps((40, 25))
+    dy = act_uniform(x.shape, -2, 2)
+    g.add("Relu6/ties_40x25", "Relu6", {}, [("in", x), ("out", r.Relu6(features=x).numpy())])
+    g.add("Relu6Grad/ties_40x25", "Relu6Grad", {}, [("in", dy), ("in", x),
+                                                   ("out", r.Relu6Grad(gradients=dy, features=x).numpy())])
+    for alpha in (0.2, -0.5):
+        a = float(np.float32(alpha))
+        g.add(f"LeakyRelu/alpha_{alpha}_ties", "LeakyRelu", {"alpha": repr(a)},
+              [("in", x), ("out", r.LeakyRelu(features=x, alpha=a).numpy())])
+        g.add(f"LeakyReluGrad/alpha_{alpha}_ties", "LeakyReluGrad", {"alpha": repr(a)},
+              [("in", dy), ("in", x), ("out", r.LeakyReluGrad(gradients=dy, features=x, alpha=a).numpy())])
+    # Keras' relu(x, negative_slope, max_value, threshold) and its tape. The
+    # gradient cases with ties are those where Keras' tape follows the op
+    # table at the kinks; the others avoid x at the threshold and the maximum
+    # (README.md). No negative threshold with a finite maximum: there Keras
+    # clips t < x < 0 to 0, the op table keeps x.
+    for slope, mx, th, ties in [(0.0, None, 0.0, True), (0.1, None, 0.0, True), (0.0, 6.0, 0.0, True),
+                                (0.1, 6.0, 0.0, False), (0.2, 2.0, 1.0, False), (0.1, None, -1.0, False),
+                                (0.0, 0.5, 0.25, False)]:
+        s, t = float(np.float32(slope)), float(np.float32(th))
+        m = None if mx is None else float(np.float32(mx))
+        attrs = {"negative_slope": repr(s), "max_value": "inf" if m is None else repr(m), "threshold": repr(t)}
+        label = f"slope_{slope}_max_{mx}_threshold_{th}"
+        f = lambda v: keras.activations.relu(v, negative_slope=s, max_value=m, threshold=t)  # noqa: E731
+        y = f(x).numpy()
+        g.add(f"ClippedRelu/{label}_ties", "ClippedRelu", attrs, [("in", x), ("out", y)])
+        xg = x if ties else act_uniform(x.shape, -8, 8)
+        assert ties or not np.any((xg == t) | (xg == (m if m is not None else np.inf)) | (xg == 0))
+        g.add(f"ClippedReluGrad/{label}", "ClippedReluGrad", attrs,
+              [("in", dy), ("in", xg), ("out", tape(f, xg, dy)[0])])
+
+
+def softmax_cases(g):
+    for name, shape, scale in [("64x10", (64, 10), 4.0), ("7x1000", (7, 1000), 8.0), ("3x5x17", (3, 5, 17), 30.0),
+                               ("1x1", (1, 1), 1.0), ("masked_8x37", (8, 37), 5.0)]:
+        x = act_uniform(shape, -scale, scale)
+        if name.startswith("masked"):  # -inf logits (attention masks), never a whole row; huge ones
+            x[:, 1::3] = -np.inf
+            x[2, 0], x[3, 0], x[3, 2] = 1e30, -1e30, 1e30
+        y = tf.raw_ops.Softmax(logits=x).numpy()
+        add_function_case(g, f"Softmax/{name}", "Softmax", {}, (x,), y)
+        # TensorFlow has no SoftmaxGrad op: its gradient is the tape's _SoftmaxGrad.
+        dy = act_uniform(shape, -1, 1)
+        add_function_case(g, f"SoftmaxGrad/{name}", "SoftmaxGrad", {}, (dy, y), tape(tf.nn.softmax, x, dy)[0])
+
+
+def arithmetic_cases(g):
+    r = tf.raw_ops
+    for name, shape in [("3x5x7", (3, 5, 7)), ("8x13x13x3", (8, 13, 13, 3))]:
+        # Whole numbers every other element: ties between a and b; signed zeros.
+        a, b = act_uniform(shape, -3, 3), act_uniform(shape, -3, 3)
+        a.ravel()[::2], b.ravel()[::2] = np.round(a.ravel()[::2]), np.round(b.ravel()[::2])
+        a.ravel()[1], b.ravel()[1] = -0.0, 0.0
+        g.add(f"Sub/{name}", "Sub", {}, [("in", a), ("in", b), ("out", r.Sub(x=a, y=b).numpy())])
+        g.add(f"Mul/{name}", "Mul", {}, [("in", a), ("in", b), ("out", r.Mul(x=a, y=b).numpy())])
+        g.add(f"Maximum/{name}", "Maximum", {}, [("in", a), ("in", b), ("out", r.Maximum(x=a, y=b).numpy())])
+        dy = act_uniform(shape, -1, 1)
+        da, db = tape(tf.maximum, a, dy, b)
+        g.add(f"MaximumGrad/{name}", "MaximumGrad", {}, [("in", dy), ("in", a), ("in", b), ("out", da), ("out", db)])
+    # Keras' moving statistics in float32: v * momentum + x * (1 - momentum).
+    for momentum in (0.99, 0.9):
+        v, x = act_uniform((1000,), -5, 5), act_uniform((1000,), -5, 5)
+        out = (tf.constant(v) * momentum + tf.constant(x) * (1.0 - momentum)).numpy()
+        g.add(f"MovingAverage/momentum_{momentum}", "MovingAverage",
+              {"momentum": repr(float(np.float32(momentum))), "weight": repr(float(np.float32(1.0 - momentum)))},
+              [("in", v), ("in", x), ("out", out)])
+
+
+def shape_cases(g):
+    r = tf.raw_ops
+    for name, shapes, axis in [("axis1_with_empty", [(2, 3, 4), (2, 1, 4), (2, 0, 4), (2, 5, 4)], 1),
+                               ("axis0", [(2, 3, 4), (1, 3, 4)], 0),
+                               ("axis3_channels", [(2, 13, 13, 32), (2, 13, 13, 16)], 3),
+                               ("axis2_three", [(2, 3, 4), (2, 3, 1), (2, 3, 2)], 2)]:
+        xs = [act_uniform(s, -1, 1) for s in shapes]
+        g.add(f"ConcatV2/{name}", "ConcatV2", {"axis": axis},
+              [("in", x) for x in xs] + [("out", r.ConcatV2(values=xs, axis=axis).numpy())])
+    for name, large, small, begin in [("middle", (5, 7), (2, 3), (3, 4)),
+                                      ("whole_rows", (3, 5, 4), (1, 5, 4), (2, 0, 0)),
+                                      ("4d", (3, 5, 3, 2), (2, 2, 3, 1), (1, 2, 0, 1)),
+                                      ("empty", (2, 3), (0, 3), (1, 0)),
+                                      ("crop_4x28x28x3", (4, 28, 28, 3), (4, 24, 25, 3), (0, 2, 3, 0))]:
+        x = act_uniform(large, -1, 1)
+        attrs = {"begin": ",".join(map(str, begin))}
+        g.add(f"Slice/{name}", "Slice", attrs,
+              [("in", x), ("out", r.Slice(input=x, begin=list(begin), size=list(small)).numpy())])
+        xs = act_uniform(small, -1, 1)
+        paddings = [[b, l - s - b] for b, l, s in zip(begin, large, small)]
+        g.add(f"Pad/{name}", "Pad", attrs, [("in", xs), ("out", r.Pad(input=xs, paddings=paddings).numpy())])
+
+
 # ---------------------------------------------------------------- the guide's CNN, three Adam steps
 
 def read_idx(path):
@@ -777,6 +1081,15 @@ def main():
     cnn_case(a.data, os.path.join(a.out, "cnn_adam.axg"))
     print("TensorFlow's float32 error, in units of 2^-24 * S:",
           ", ".join(f"{k} {v:.2f}" for k, v in sorted(tf_error.items())))
+    activations = Golden()
+    smooth_activation_cases(activations)
+    piecewise_activation_cases(activations)
+    softmax_cases(activations)
+    arithmetic_cases(activations)
+    shape_cases(activations)
+    activations.write(os.path.join(a.out, "activations.axg"))
+    print("TensorFlow's float32 error of the activations, in units of 2^-24 * B:",
+          ", ".join(f"{k} {v:.2f}" for k, v in sorted(tf_function_error.items())))
 
 
 if __name__ == "__main__":

@@ -16,21 +16,6 @@ namespace {
 
 using namespace axon::sdk;
 
-// ------------------------------------------------------------------ validation
-
-// Every kernel is registered behind the op table's validator (op_validate.hpp):
-// counts, dtypes, ranks, shapes and attributes are checked before it runs, so
-// a kernel checks only what lies in the data (labels, argmax taps).
-template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
-axon_status validated(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
-  return guarded(err, [&] {
-    std::string why;
-    if (!axon::validate_call(axon::op_schema(Op), *call, &why)) fail(AXON_INVALID_ARGUMENT, why);
-    F(*static_cast<Device*>(device_ctx), KernelCall(*call));
-  });
-}
-
-
 using axon::ConvGeometry;
 using axon::PoolGeometry;
 
@@ -454,12 +439,6 @@ void apply_adam(Device&, const KernelCall& c) {
   }
 }
 
-// Op's kernel F for each dtype the op table keys it by.
-template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
-void add(KernelTable& t) {
-  t.add(Op, &validated<Op, F>);
-}
-
 }  // namespace
 
 const KernelTable& kernel_table() {
@@ -492,6 +471,7 @@ const KernelTable& kernel_table() {
     add<OpId::FusedConv2DMaxPool, fused_conv2d_max_pool>(t);
     add<OpId::FusedConv2DMaxPoolGrad, fused_conv2d_max_pool_grad>(t);
     add_layer_kernels(t);
+    add_elementwise_kernels(t);
     return t;
   }();
   return table;

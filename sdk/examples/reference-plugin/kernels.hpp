@@ -3,10 +3,33 @@
 
 #include <axon/plugin.hpp>
 
+#include <string>
+
 namespace ref {
 
 // Every op of plugin_abi.h, keyed by (op, dtype of the first input/output).
 const axon::sdk::KernelTable& kernel_table();
+
+// Every kernel is registered behind the op table's validator (op_validate.hpp):
+// counts, dtypes, ranks, shapes and attributes are checked before it runs, so
+// a kernel checks only what lies in the data (labels, argmax taps).
+template <axon::OpId Op, void (*F)(axon::sdk::Device&, const axon::sdk::KernelCall&)>
+axon_status validated(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
+  return axon::sdk::guarded(err, [&] {
+    std::string why;
+    if (!axon::validate_call(axon::op_schema(Op), *call, &why)) axon::sdk::fail(AXON_INVALID_ARGUMENT, why);
+    F(*static_cast<axon::sdk::Device*>(device_ctx), axon::sdk::KernelCall(*call));
+  });
+}
+
+// Op's kernel F for each dtype the op table keys it by.
+template <axon::OpId Op, void (*F)(axon::sdk::Device&, const axon::sdk::KernelCall&)>
+void add(axon::sdk::KernelTable& t) {
+  t.add(Op, &validated<Op, F>);
+}
+
+// The elementwise ops of ABI 1.4 and the shape ops (kernels_elementwise.cpp).
+void add_elementwise_kernels(axon::sdk::KernelTable& t);
 
 // kernels_layers.cpp: AvgPool, FusedBatchNormV3, DepthwiseConv2dNative and their gradients.
 void add_layer_kernels(axon::sdk::KernelTable& t);

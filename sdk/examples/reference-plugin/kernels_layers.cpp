@@ -17,16 +17,6 @@ using namespace axon::sdk;
 using axon::ConvGeometry;
 using axon::PoolGeometry;
 
-// The op table's validator before the kernel, as kernels.cpp registers its own.
-template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
-axon_status validated(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
-  return guarded(err, [&] {
-    std::string why;
-    if (!axon::validate_call(axon::op_schema(Op), *call, &why)) fail(AXON_INVALID_ARGUMENT, why);
-    F(*static_cast<Device*>(device_ctx), KernelCall(*call));
-  });
-}
-
 void store(const std::vector<double>& acc, float* out) {
   for (size_t i = 0; i < acc.size(); ++i) out[i] = static_cast<float>(acc[i]);
 }
@@ -255,11 +245,6 @@ void depthwise_conv2d_backprop_filter(Device&, const KernelCall& c) {
         acc[static_cast<size_t>(fi + ci * g.oc + m)] += double(xp[xi + ci]) * dyp[yi + ci * g.oc + m];
   });
   store(acc, df.data<float>());
-}
-
-template <axon::OpId Op, void (*F)(Device&, const KernelCall&)>
-void add(KernelTable& t) {
-  t.add(Op, &validated<Op, F>);
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ Shape DepthwiseConv2D::output_shape(std::span<const Shape> in) const {
 
 std::vector<WeightSpec> DepthwiseConv2D::weight_specs(std::span<const Shape> in) const {
   const int64_t c = in[0].at(2);
-  std::vector<WeightSpec> w{{"depthwise_kernel", {kernel_.h, kernel_.w, c, multiplier_}, Initializer::glorot_uniform}};
+  // Keras 3 names it "kernel" (Keras 2: "depthwise_kernel").
+  std::vector<WeightSpec> w{{"kernel", {kernel_.h, kernel_.w, c, multiplier_}, Initializer::glorot_uniform}};
   if (use_bias_) w.push_back({"bias", {c * multiplier_}, Initializer::zeros});
   return w;
 }

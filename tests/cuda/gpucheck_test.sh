@@ -75,15 +75,17 @@ case "$scenario" in
     rm -rf "$scratch"
     mkdir -p "$scratch"
     cp -r "$src/tools" "$scratch/tools"
-    mkdir -p "$scratch/tests/goldens"  # pack copies the goldens into the bundle; the device runs use those
+    mkdir -p "$scratch/tests/goldens" "$scratch/tests/data"  # pack copies these into the bundle; the device runs use those
     cp -r "$src/tests/goldens/tf" "$scratch/tests/goldens/tf"
+    cp "$src"/tests/data/keras_*.json "$src"/tests/data/keras_*.safetensors "$scratch/tests/data/"
     bash "$scratch/tools/gpu-check" --pack --from "$build" >"$scratch/pack.log" 2>&1
     rc=$?
     rm -rf "$scratch/tests"
     cat "$scratch/pack.log"
     check "pack exits 0" [ $rc = 0 ]
     tar -xzOf "$scratch/.device/bundle.tar.gz" bundle/MANIFEST >"$scratch/MANIFEST" 2>/dev/null
-    for f in bin/axon-train bin/cuda_probe bin/axon-golden-check share/goldens/ops.axg \
+    for f in bin/axon-train bin/cuda_probe bin/axon-golden-check bin/test_goldens_keras_models share/goldens/ops.axg \
+             share/goldens/keras_models.axg share/keras_models/keras_resnet.json \
              lib/axon/plugins/libaxon-plugin-cpu.so lib/libopenblas.so.0 lib/libgfortran.so.5 lib/libquadmath.so.0; do
       check "the bundle holds $f" has " \./$f\$" "$scratch/MANIFEST"
     done
@@ -100,6 +102,7 @@ case "$scenario" in
     check "the environment line names the wheels" has "INFO  environment: .*wheel library folders: cu13,cudnn,nccl" "$s"
     check "the probe skips: no driver" has "SKIP  GPU probe: no CUDA device: CUDA driver not found" "$s"
     for t in "GPU test cuda_kernels" "GPU test cuda_memory reserve" "GPU test cuda_collectives" "GPU test goldens" \
+             "GPU test Keras models" \
              "benchmark FP32" "benchmark TF32" "trainer GPU epoch" "trainer CPU vs GPU"; do
       check "$t: SKIP" has "SKIP  $t" "$s"
     done
@@ -128,6 +131,7 @@ case "$scenario" in
     check "the missing libraries are named" has "FAIL  CUDA libraries: libaxon-cuda-kernels.so needs .*libcublas\.so\.13" "$s"
     check "the probe fails naming the missing library" has "FAIL  GPU probe \(exit 1\): FAIL: unusable CUDA device: .*$missing" "$s"
     for t in "GPU test cuda_kernels" "GPU test cuda_memory reserve" "GPU test cuda_collectives" "GPU test goldens" \
+             "GPU test Keras models" \
              "benchmark FP32"; do
       check "$t: FAIL naming the missing library" has "FAIL  $t \(exit 1\): .*$missing" "$s"
     done

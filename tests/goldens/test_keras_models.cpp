@@ -32,6 +32,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace axon;
 namespace golden = axon::golden;
@@ -52,8 +54,15 @@ Runtime& runtime() {
   return Runtime::get();
 }
 
+// The build tree's files, or (AXON_GOLDEN_KERAS_MODELS, AXON_TEST_DATA_DIR)
+// those of a bundle on another machine (tools/gpu-check).
+std::string from_env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
 const std::vector<golden::Case>& cases() {
-  static const std::vector<golden::Case> c = golden::read_file(AXON_GOLDEN_KERAS_MODELS);
+  static const std::vector<golden::Case> c = golden::read_file(from_env("AXON_GOLDEN_KERAS_MODELS", AXON_GOLDEN_KERAS_MODELS));
   return c;
 }
 
@@ -87,7 +96,7 @@ void check_model(const std::string& name, const char* device_name) {
   REQUIRE(d != nullptr);
   INFO("model " << name << " on " << d->name());
   DeviceScope scope(*d);
-  const std::string file = std::string(AXON_TEST_DATA_DIR) + "/keras_" + name + ".json";
+  const std::string file = from_env("AXON_TEST_DATA_DIR", AXON_TEST_DATA_DIR) + "/keras_" + name + ".json";
   nn::KerasModel k = nn::model_from_keras_json(io::read_regular_file(file, 1 << 20, "model"), file);
   nn::Model& model = *k.model;
   model.build(k.input_shape, *d, 1);
@@ -166,6 +175,24 @@ void check_model(const std::string& name, const char* device_name) {
 }
 
 }  // namespace
+
+// On a GPU (ctest goldens.keras_models.gpu, label gpu; tools/gpu-check):
+// the same checks on gpu:0. Without a GPU the process exits 77, which ctest
+// reports as skipped; a GPU found but unusable (its libraries missing) fails.
+TEST_CASE("Keras models on the GPU: evaluate, gradients and a training step equal Keras'", "[goldens][keras][gpu]") {
+  if (runtime().find_device("gpu:0") == nullptr) {
+    for (const ExcludedDevice& e : runtime().excluded())
+      if (e.plugin == "cuda") {  // one line as the other GPU drivers write it (tools/gpu-check reads it)
+        std::printf("FAIL: unusable CUDA device: %s: %s\n", e.name.c_str(), e.reason.c_str());
+        std::exit(1);
+      }
+    std::printf("SKIP: no GPU device: %s\n", runtime().why_no_device("GPU").c_str());
+    std::exit(77);
+  }
+  for (const char* name : {"resnet", "inception", "sequential_mix", "strided", "misc"}) {
+    DYNAMIC_SECTION(name << " on gpu:0") { check_model(name, "gpu:0"); }
+  }
+}
 
 TEST_CASE("Keras models: evaluate, gradients and a training step equal Keras'", "[goldens][keras]") {
   const char* models[] = {"resnet", "inception", "sequential_mix", "strided", "misc"};

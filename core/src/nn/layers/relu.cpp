@@ -94,6 +94,9 @@ std::unique_ptr<Layer> relu_from_keras(const KerasLayerConfig& l) {
   }
   const float slope = finite(l, "negative_slope", 0), threshold = finite(l, "threshold", 0);
   if (slope < 0) l.fail("negative_slope is " + json_text(l.at("negative_slope")) + ", below 0");
+  // Keras clips to [0, max_value] after the threshold, so with a threshold
+  // below 0 its values between the threshold and 0 become 0: not axon's op.
+  if (threshold < 0 && max_value) l.fail("a threshold below 0 together with max_value is not supported");
   return std::make_unique<ReLU>(l.name(), max_value, slope, threshold);
 }
 
@@ -104,7 +107,8 @@ std::unique_ptr<Layer> leaky_from_keras(const KerasLayerConfig& l) {
   return std::make_unique<ReLU>(l.name(), std::nullopt, slope, 0.0f, true);
 }
 
-const LayerEntry kRelu{"ReLU", relu_from_keras, "max_value, negative_slope, threshold"};
+const LayerEntry kRelu{"ReLU", relu_from_keras,
+                       "max_value, negative_slope, threshold (not below 0 together with max_value)"};
 const LayerEntry kLeaky{"LeakyReLU", leaky_from_keras, "negative_slope (Keras 2: alpha)"};
 const LayerRegistration kRegisteredRelu(kRelu);
 const LayerRegistration kRegisteredLeaky(kLeaky);

@@ -8,6 +8,7 @@
 #include "../train/synthetic.hpp"
 
 #include <axon/error.hpp>
+#include <axon/nn/layers.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
@@ -234,4 +235,96 @@ TEST_CASE("mirrored: an error on one replica's thread reaches the caller", "[mir
   data::HostBatch bad = batch_of(test::synthetic_set(64, 2), 0, 64);
   bad.labels[40] = 99;  // replica 1's part: a label out of range
   CHECK_THROWS_WITH(m->train_step(bad), Catch::Contains("/device:CPU:1"));
+}
+
+namespace {
+
+// Conv2D, BatchNormalization, tanh, twice, then global pooling and a Dense
+// layer: smooth, so no ReLU or max flips on a rounding between the runs.
+std::unique_ptr<Sequential> bn_model(Strategy& s, bool synchronized) {
+  auto m = std::make_unique<Sequential>();
+  for (int i = 0; i < 2; ++i) {
+    m->add<Conv2D>(8, 3, Activation::linear, 1, AXON_PADDING_VALID, "conv2d", false);
+    m->add<BatchNormalization>(0.9, 1e-3, true, true, "batch_normalization", -1, synchronized);
+    m->add<ActivationLayer>(Activation::tanh);
+  }
+  m->add<GlobalPooling2D>(false);
+  m->add<Dense>(10);
+  m->build({28, 28, 1}, s, 5);
+  m->compile();
+  return m;
+}
+
+}  // namespace
+
+namespace {
+
+// The largest relative difference (norm per tensor) of the trainable weights,
+// and the largest absolute difference of a moving statistic. A moving mean
+// is a tenth of the batch means so far, sums of many terms that nearly
+// cancel (the channels' means are near 0 where the terms are near 1): its
+// rounding is relative to the terms, not to the mean, so it is judged
+// absolutely (the statistics' values are about 0.01 to 1).
+std::pair<double, double> worst_weights_and_statistics(Sequential& a, Sequential& b) {
+  auto pa = a.parameters(), pb = b.parameters();
+  REQUIRE(pa.size() == pb.size());
+  double w = 0, s = 0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    const std::vector<float> x = host(pa[i]->value), y = host(pb[i]->value);
+    if (pa[i]->trainable) {
+      w = std::max(w, relative(x, y));
+    } else {
+      for (size_t k = 0; k < x.size(); ++k) s = std::max(s, std::fabs(double(x[k]) - y[k]));
+    }
+  }
+  return {w, s};
+}
+
+}  // namespace
+
+TEST_CASE("synchronized BatchNormalization: 10 mirrored steps equal one device within 1e-6", "[mirrored][batchnorm]") {
+  const std::vector<Device*> d = cpus();
+  std::unique_ptr<Strategy> one = make_one_device_strategy(*d[0]);
+  std::unique_ptr<Strategy> mirrored = make_mirrored_strategy(d);
+  auto a = bn_model(*one, true), b = bn_model(*mirrored, true);
+  const data::ImageSet set = test::synthetic_set(640, 21);
+  for (int step = 0; step < 10; ++step) {
+    const data::HostBatch batch = batch_of(set, step * 64, 64);
+    INFO("step " << step);
+    a->train_step(batch);
+    b->train_step(batch);
+    const auto [weights, statistics] = worst_weights_and_statistics(*a, *b);
+    INFO("trainable weights: " << weights << " relative; moving statistics: " << statistics << " absolute");
+    CHECK(weights <= 1e-6);
+    CHECK(statistics <= 1e-6);
+    // Every replica computed the same global statistics: the same bits.
+    REQUIRE(replicas_identical(*b));
+  }
+  // The power of the check: each replica's own statistics (synchronized=False,
+  // TensorFlow's default) normalise 32 images at a time and move the weights
+  // away from one device's far beyond 1e-6.
+  auto c = bn_model(*one, false), e = bn_model(*mirrored, false);
+  for (int step = 0; step < 10; ++step) {
+    const data::HostBatch batch = batch_of(set, step * 64, 64);
+    c->train_step(batch);
+    e->train_step(batch);
+  }
+  CHECK(worst_weights_and_statistics(*c, *e).first > 1e-4);
+}
+
+TEST_CASE("synchronized BatchNormalization: a replica left without samples still joins the collectives",
+          "[mirrored][batchnorm]") {
+  const std::vector<Device*> d = cpus();
+  std::unique_ptr<Strategy> one = make_one_device_strategy(*d[0]);
+  std::unique_ptr<Strategy> mirrored = make_mirrored_strategy(d);
+  auto a = bn_model(*one, true), b = bn_model(*mirrored, true);
+  const data::ImageSet set = test::synthetic_set(64, 22);
+  // A batch of one image: replica 1 gets none, and must not leave replica 0 waiting.
+  const data::HostBatch batch = batch_of(set, 0, 1);
+  a->train_step(batch);
+  b->train_step(batch);
+  const auto [weights, statistics] = worst_weights_and_statistics(*a, *b);
+  CHECK(weights <= 1e-6);
+  CHECK(statistics <= 1e-6);
+  REQUIRE(replicas_identical(*b));
 }

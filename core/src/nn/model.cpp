@@ -5,6 +5,7 @@
 // adds those sums to its totals and applies one Adam update. Nothing is read
 // back to the host unless a callback asks for the metrics.
 #include "fusion.hpp"
+#include "step_collective.hpp"
 #include "replica_threads.hpp"
 
 #include <axon/dispatch.hpp>
@@ -114,6 +115,11 @@ void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
   for (auto& r : replicas_) values.push_back(&r->buffers().values());
   strategy.broadcast(values, "initial weights");
   if (replicas_.size() > 1) threads_ = std::make_unique<ReplicaThreads>(num_replicas());
+  // Mid-step collectives (synchronized batch normalisation) over every replica.
+  if (replicas_.size() > 1 || strategy.num_workers() > 1) {
+    collective_ = std::make_unique<StepCollective>(strategy, num_replicas());
+    for (size_t r = 0; r < replicas_.size(); ++r) replicas_[r]->set_collective(collective_.get(), static_cast<int>(r));
+  }
   times_.assign(replicas_.size(), {});
   for (size_t r = 0; r < replicas_.size(); ++r) times_[r].device = devices[r]->name();
 }
@@ -228,7 +234,15 @@ void Model::step(const data::HostBatch& batch, bool update) {
   if (!replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
   check_batch(batch);
   const int64_t n = batch.size;
-  on_replicas([&](int r) { replicas_[static_cast<size_t>(r)]->compute_gradients(slice(batch, r), n); });
+  if (collective_) collective_->reset();
+  on_replicas([&](int r) {
+    try {
+      replicas_[static_cast<size_t>(r)]->compute_gradients(slice(batch, r), n);
+    } catch (...) {
+      if (collective_) collective_->abort();  // the others must not wait for this replica
+      throw;
+    }
+  });
   const auto t0 = Clock::now();
   std::vector<Tensor*> grads;
   for (auto& r : replicas_) grads.push_back(&r->buffers().gradients());

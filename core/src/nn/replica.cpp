@@ -5,12 +5,14 @@
 // Activations and gradients come from the replica's pool: nothing is
 // allocated on the device after the first step of each batch size.
 #include "fusion.hpp"
+#include "step_collective.hpp"
 
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/replica.hpp>
 #include <axon/ops.hpp>
+#include <axon/placement_plan.hpp>
 
 #include <algorithm>
 
@@ -62,6 +64,10 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
   // A softmax output gives logits; the loss applies the softmax.
   Layer& out = *graph_.layers.back();
   if (out.ends_in_softmax()) out.set_output_logits(true);
+  for (auto& l : graph_.layers) {
+    l->set_step_context(&step_);
+    synchronizes_ = synchronizes_ || l->synchronizes();
+  }
   raw_pixels_ = true;
   for (size_t i = 0; i < n; ++i)
     for (int j : graph_.inputs[i])
@@ -97,6 +103,23 @@ std::vector<Parameter*> Replica::parameters() {
   for (auto& l : graph_.layers)
     for (Parameter* p : l->parameters()) v.push_back(p);
   return v;
+}
+
+void Replica::set_collective(StepCollective* collective, int index) {
+  step_.collective = collective;
+  step_.index = index;
+}
+
+void Replica::Step::all_reduce(Tensor& t, const std::string& what) {
+  // One replica, or a step only recorded (--dry-run): nothing to sum.
+  if (collective == nullptr || PlacementRecorder::current() != nullptr) return;
+  collective->all_reduce(index, t, what);
+}
+
+void Replica::join_without_samples() {
+  for (const PlanStep& s : plan_) s.layer->join_without_samples(true);
+  for (size_t k = plan_.size(); k-- > 0;)
+    if (plan_[k].backprop) plan_[k].layer->join_without_samples(false);
 }
 
 void Replica::compile(const AdamOptions& optimizer, const SparseCategoricalCrossentropy& loss) {
@@ -188,8 +211,10 @@ void Replica::backward(const Tensor& dlogits) {
 void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
   if (!loss_) throw UsageError("the model is not compiled: compile it first");
   DeviceScope scope(*device_);
+  step_.global_samples_ = global_batch;
   if (s.count == 0) {  // a short last batch left this replica nothing
     ops::fill(buffers_.gradients(), 0.0f, "replica");
+    if (synchronizes_) join_without_samples();
     return;
   }
   const Tensor logits = forward(s, true);

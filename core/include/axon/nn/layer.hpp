@@ -35,6 +35,20 @@ struct Parameter {
   bool trainable = true;
 };
 
+// What a layer may ask of the training step it runs in: a replica's view of
+// the step (synchronized batch normalisation sums its statistics over every
+// replica of every worker, mid-step).
+class StepContext {
+ public:
+  virtual ~StepContext() = default;
+  // Sums `t` (float32, the same shape on every replica) over every replica
+  // of every worker, in place. Every replica calls it at the same point of
+  // the step; with one replica it does nothing.
+  virtual void all_reduce(Tensor& t, const std::string& what) = 0;
+  // The samples of the global batch this step (over every replica).
+  virtual int64_t global_samples() const = 0;
+};
+
 // Keras' initializers the layers use for their weights.
 enum class Initializer { glorot_uniform, zeros, ones };
 
@@ -127,6 +141,17 @@ class Layer {
   virtual bool ends_in_softmax() const { return false; }
   virtual void set_output_logits(bool logits) { (void)logits; }
 
+  // The step this layer's replica runs (set by the replica; nullptr for a
+  // layer used on its own).
+  void set_step_context(StepContext* context) { step_ = context; }
+  // For a replica that got no samples of this step's batch: take part in
+  // the collectives the layer's forward (or backward) would have made, with
+  // zeros, so the other replicas do not wait for it.
+  virtual void join_without_samples(bool forward) { (void)forward; }
+  // Whether the layer makes collectives mid-step (join_without_samples then
+  // matters).
+  virtual bool synchronizes() const { return false; }
+
   // Whether the layer scales raw pixel values itself (Rescaling): a model
   // whose input only such layers read gets the pixels as they are (0 to
   // 255, as Keras' fit would), not divided by 255.
@@ -153,12 +178,14 @@ class Layer {
   Tensor take_exact(Shape shape) const;
   // "Conv2D 'conv2d_1'", for messages.
   std::string what() const;
+  StepContext* step_context() const { return step_; }
 
  private:
   std::string name_;
   Device* device_ = nullptr;
   TensorPool* pool_ = nullptr;
   std::unique_ptr<TensorPool> own_pool_;
+  StepContext* step_ = nullptr;
   std::vector<Shape> input_shapes_;
   Shape output_shape_;
   std::vector<Parameter> weights_;

@@ -368,15 +368,18 @@ class Concatenate : public Layer {
   int axis_;
 };
 
-// BatchNormalization(momentum, epsilon, center, scale), over the last axis,
-// with Keras 3's numbers: training normalises with the batch's mean and
-// biased variance and moves moving_mean and moving_variance towards them
-// (x * momentum + batch * (1 - momentum)); inference uses the moving ones.
-// Weights gamma, beta (trainable), moving_mean, moving_variance (not).
+// BatchNormalization(momentum, epsilon, center, scale, synchronized), over
+// the last axis, with Keras 3's numbers: training normalises with the batch's
+// mean and biased variance and moves moving_mean and moving_variance towards
+// them (x * momentum + batch * (1 - momentum)); inference uses the moving
+// ones. Weights gamma, beta (trainable), moving_mean, moving_variance (not).
+// Synchronized, the batch is the global batch over every replica: the
+// statistics and the gradient's two sums are all-reduced mid-step (Keras 3's
+// E[x^2] - E[x]^2 form), so a mirrored run normalises as one device would.
 class BatchNormalization : public Layer {
  public:
   explicit BatchNormalization(double momentum = 0.99, double epsilon = 1e-3, bool center = true, bool scale = true,
-                              std::string name = "batch_normalization", int axis = -1);
+                              std::string name = "batch_normalization", int axis = -1, bool synchronized = false);
   const char* type() const override { return "BatchNormalization"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
@@ -389,11 +392,20 @@ class BatchNormalization : public Layer {
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
   int64_t forward_flops() const override;
   int64_t backward_flops(bool need_dx) const override;
+  bool synchronizes() const override { return synchronized_; }
+  void join_without_samples(bool forward) override;
 
  protected:
   void on_build(Device& device, Rng& rng) override;
 
  private:
+  Tensor forward_synchronized(const Tensor& x);
+  // All-reduces [sum x, sum x^2], gives the global mean and variance and
+  // moves the moving statistics by them.
+  std::pair<Tensor, Tensor> global_statistics(Tensor& sums);
+  void backward_synchronized(const Tensor& dy, Tensor& dx);
+  // The values per channel over the global batch (synchronized).
+  float global_count() const;
   const Tensor& gamma() const;
   const Tensor& beta() const;
   const Tensor& moving_mean() const;
@@ -401,7 +413,9 @@ class BatchNormalization : public Layer {
   double momentum_, epsilon_;
   bool center_, scale_;
   int axis_;  // Keras' (counting the batch): -1 or the last
-  Tensor ones_, zeros_;                   // gamma / beta when scale / center is off
+  bool synchronized_;
+  Tensor ones_, zeros_;
+  Tensor unit_row_;  // [1, C] of ones: its normalisation is rsqrt(variance + epsilon)                   // gamma / beta when scale / center is off
   Tensor batch_mean_, batch_variance_;    // outputs the layer does not read
   Tensor x_, mean_, variance_;            // kept for the backward
 };

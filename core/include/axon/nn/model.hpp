@@ -30,6 +30,7 @@
 namespace axon::nn {
 
 class ReplicaThreads;
+class StepCollective;
 
 struct FitOptions {
   int epochs = 1;
@@ -146,6 +147,7 @@ class Model {
   Shape input_shape_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::unique_ptr<ReplicaThreads> threads_;  // with more than one replica
+  std::unique_ptr<StepCollective> collective_;  // with more than one replica in all
   int64_t steps_ = 0;                         // optimisation steps so far (for messages)
   // This epoch's time per replica (compute, wait) and in the all-reduce.
   std::vector<ReplicaTimes> times_;

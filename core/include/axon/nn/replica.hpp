@@ -61,6 +61,8 @@ struct PlanStep {
   std::string fused_from;        // "conv2d + max_pooling2d" for the placement log
 };
 
+class StepCollective;
+
 class Replica {
  public:
   // Builds the graph's layers for the per-sample input shape [H, W, C] on
@@ -85,6 +87,10 @@ class Replica {
   bool raw_pixels() const { return raw_pixels_; }
   // Whether node i's input j needs its gradient.
   bool needs_grad(int node) const { return node >= 0 && needs_grad_[static_cast<size_t>(node)]; }
+
+  // Joins the mid-step collectives of the model's replicas as local replica
+  // `index` (nullptr: this replica is the only one).
+  void set_collective(StepCollective* collective, int index);
 
   void compile(const AdamOptions& optimizer, const SparseCategoricalCrossentropy& loss);
   bool compiled() const { return optimizer_.has_value(); }
@@ -117,6 +123,18 @@ class Replica {
   Inputs& upload(const Samples& s);
   void backward(const Tensor& dlogits);
   void accumulate(int node, const Tensor& g);
+  // A step without samples: zero gradients, and the collectives joined.
+  void join_without_samples();
+
+  // The step as the layers see it: the mid-step all-reduce, the global batch.
+  class Step : public StepContext {
+   public:
+    void all_reduce(Tensor& t, const std::string& what) override;
+    int64_t global_samples() const override { return global_samples_; }
+    StepCollective* collective = nullptr;
+    int index = 0;
+    int64_t global_samples_ = 0;
+  };
 
   Device* device_;
   Shape input_shape_;
@@ -137,6 +155,8 @@ class Replica {
   std::vector<int> left_;          // readers still to run in this forward
   std::unique_ptr<bool[]> need_;   // which inputs of a step need their gradient
   bool raw_pixels_ = false;        // the input goes to layers that scale pixels themselves
+  bool synchronizes_ = false;      // some layer makes mid-step collectives
+  Step step_;
 };
 
 }  // namespace axon::nn

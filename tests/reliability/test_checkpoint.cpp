@@ -18,6 +18,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -214,4 +215,69 @@ TEST_CASE("weights reader: a folder, /dev/zero, a FIFO and an oversized file are
   CHECK_THAT(usage_error([&] { train::load_weights(*m, fifo); }), Catch::Contains("a FIFO"));
   test::write_raw(dir.path / "long.axw", test::read_all(file) + std::string(2 << 20, 'x'));
   CHECK_THAT(usage_error([&] { train::load_weights(*m, dir.path / "long.axw"); }), Catch::Contains("more than the"));
+}
+
+namespace {
+
+// A model with batch normalisation: trainable weights, and moving statistics
+// that are weights without optimizer state.
+std::unique_ptr<nn::Sequential> bn_model(uint64_t seed) {
+  auto m = std::make_unique<nn::Sequential>();
+  m->add<nn::Conv2D>(4, 3, nn::Activation::linear, 1, AXON_PADDING_SAME, "conv2d", false);
+  m->add<nn::BatchNormalization>();
+  m->add<nn::ReLU>();
+  m->add<nn::GlobalPooling2D>(false);
+  m->add<nn::Dense>(10);
+  m->build({28, 28, 1}, cpu(), seed);
+  m->compile();
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: a model with moving statistics resumes to the same bits, and its files hold them",
+          "[checkpoint][batchnorm]") {
+  const data::ImageSet set = test::synthetic_set(96, 4);  // 3 steps per epoch
+  const uint64_t seed = 12;
+  auto straight = bn_model(seed);
+  straight->fit(set, options(2, seed));
+
+  auto first = bn_model(seed);
+  nn::FitOptions o = options(2, seed);
+  int64_t polls = 0;
+  o.stop_requested = [&] { return polls++ == 4; };
+  const nn::History part = first->fit(set, o);
+  REQUIRE(part.stopped);
+  const train::RunIdentity run = identity(set, seed);
+  const std::string bytes = train::serialize_checkpoint(*first, run, {1, 1, 4, part.epochs});
+  // The moving statistics are in the file under Keras' names; Adam's state
+  // covers the trainable weights only.
+  const io::SafetensorsFile f = io::parse_safetensors(bytes, {});
+  std::vector<std::string> names;
+  for (const io::SafetensorsEntry& e : f.tensors()) names.push_back(e.name);
+  auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  CHECK(has("batch_normalization/moving_mean"));
+  CHECK(has("batch_normalization/moving_variance"));
+  CHECK(has("optimizer/m/batch_normalization/gamma"));
+  CHECK_FALSE(has("optimizer/m/batch_normalization/moving_mean"));
+  CHECK(f.f32("batch_normalization/moving_variance", {4}) != std::vector<float>(4, 1.0f));  // it moved
+
+  auto resumed = bn_model(seed + 1);
+  const train::TrainingPosition at = train::restore_checkpoint(*resumed, run, bytes, "mem");
+  CHECK(weights(*resumed) == weights(*first));
+  nn::FitOptions rest = options(2, seed);
+  rest.initial_epoch = at.epochs_done;
+  rest.initial_step = at.step_in_epoch;
+  resumed->fit(set, rest);
+  CHECK(weights(*resumed) == weights(*straight));
+
+  // --save and --initial-weights: the moving statistics go and come back.
+  TempDir dir("bn-weights");
+  for (const char* name : {"w.safetensors", "w.axw"}) {
+    const std::filesystem::path file = dir.path / name;
+    train::save_weights(*straight, file);
+    auto loaded = bn_model(seed + 2);
+    train::load_weights(*loaded, file);
+    CHECK(weights(*loaded) == weights(*straight));
+  }
 }

@@ -140,10 +140,10 @@ std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const
   nn::Replica& r0 = model.replica(0);
   nn::Adam& adam = r0.optimizer();
   io::SafetensorsWriter w;
-  const WeightLayout layout = WeightLayout::of(r0);
+  const WeightLayout layout = WeightLayout::of(r0), trained = WeightLayout::of(r0, true);
   add_weight_tensors(w, "", r0.buffers().values(), layout);
-  add_weight_tensors(w, "optimizer/m/", adam.m(), layout);
-  add_weight_tensors(w, "optimizer/v/", adam.v(), layout);
+  add_weight_tensors(w, "optimizer/m/", adam.m(), trained);
+  add_weight_tensors(w, "optimizer/v/", adam.v(), trained);
   float sums[2] = {0, 0};
   r0.train_metrics().totals().copy_to_host(sums, sizeof sums);
   check_finite_for_writing("metrics/train_sums", sums);
@@ -222,10 +222,10 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
 
     // Everything is read and checked before any replica changes.
     nn::Replica& r0 = model.replica(0);
-    const WeightLayout layout = WeightLayout::of(r0);
+    const WeightLayout layout = WeightLayout::of(r0), trained = WeightLayout::of(r0, true);
     const std::vector<float> values = flat_from(f, file, "", layout);
-    const std::vector<float> m = flat_from(f, file, "optimizer/m/", layout);
-    const std::vector<float> v = flat_from(f, file, "optimizer/v/", layout);
+    const std::vector<float> m = flat_from(f, file, "optimizer/m/", trained);
+    const std::vector<float> v = flat_from(f, file, "optimizer/v/", trained);
     for (float x : v)
       if (x < 0) corrupt(file, "holds a negative second moment (optimizer/v)");
     std::vector<float> sums;
@@ -234,7 +234,7 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
     } catch (const UsageError& e) {
       corrupt(file, e.what());
     }
-    const size_t expected = 3 * layout.names.size() + 1;
+    const size_t expected = layout.names.size() + 2 * trained.names.size() + 1;
     if (f.tensors().size() != expected)
       corrupt(file, "holds " + std::to_string(f.tensors().size()) + " tensors, this model's checkpoint " +
                         std::to_string(expected));

@@ -7,14 +7,17 @@
 
 namespace axon::train {
 
-WeightLayout WeightLayout::of(nn::Replica& replica) {
+WeightLayout WeightLayout::of(nn::Replica& replica, bool trainable_only) {
   WeightLayout l;
-  for (const nn::Parameter* p : replica.parameters()) {
-    l.names.push_back(p->name);
-    l.shapes.push_back(p->value.shape());
+  const std::vector<nn::Parameter*> params = replica.parameters();
+  const std::vector<int64_t>& offsets = replica.buffers().offsets();
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (trainable_only && !params[i]->trainable) continue;
+    l.names.push_back(params[i]->name);
+    l.shapes.push_back(params[i]->value.shape());
+    l.offsets.push_back(offsets[i]);
   }
-  l.offsets = replica.buffers().offsets();
-  l.floats = replica.buffers().values().numel();
+  l.floats = trainable_only ? replica.buffers().trainable_floats() : replica.buffers().values().numel();
   return l;
 }
 

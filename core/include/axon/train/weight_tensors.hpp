@@ -22,8 +22,10 @@ struct WeightLayout {
   std::vector<int64_t> offsets;
   int64_t floats = 0;
 
-  // A replica's parameters in its flat buffers (ParameterBuffers).
-  static WeightLayout of(nn::Replica& replica);
+  // A replica's parameters in its flat buffers (ParameterBuffers); with
+  // trainable_only, those the optimizer has state for (its m and v hold the
+  // trainable part of the values' layout, at the same offsets).
+  static WeightLayout of(nn::Replica& replica, bool trainable_only = false);
   // Weights known by name and shape alone (no device), packed end to end.
   static WeightLayout packed(const std::vector<std::pair<std::string, Shape>>& weights);
 };

@@ -43,6 +43,9 @@ void add_weight_tensors(io::SafetensorsWriter& w, const std::string& prefix, con
                         const WeightLayout& layout) {
   const std::vector<float> host = flat.to_vector<float>();
   for (size_t i = 0; i < layout.names.size(); ++i) {
+    if (layout.offsets[i] + numel(layout.shapes[i]) > static_cast<int64_t>(host.size()))
+      throw RuntimeError("weights: " + prefix + layout.names[i] + " lies beyond its buffer of " +
+                         std::to_string(host.size()) + " floats");
     const std::span<const float> values(host.data() + layout.offsets[i], static_cast<size_t>(numel(layout.shapes[i])));
     check_finite_for_writing(prefix + layout.names[i], values);
     w.add_f32(prefix + layout.names[i], layout.shapes[i], values);

@@ -53,6 +53,38 @@ GEOMETRY_TESTS = r"^(kernels|goldens|train\.gradcheck|train\.model|cuda_kernels_
 
 MUTATIONS = [
     {
+        "name": "a gradient read twice keeps one path",
+        "what": "the replica's backward keeps the first gradient of an output read by several layers and drops the "
+                "others (Add's shortcut, Concatenate's branches)",
+        "edits": [("core/src/nn/replica.cpp", "  if (!sum.defined()) {\n    sum = g;\n    return;\n  }",
+                   "  if (true) {\n    if (!sum.defined()) sum = g;\n    return;\n  }")],
+        "tests": r"^(train\.model|goldens\.keras_models)",
+    },
+    {
+        "name": "moving statistics move the other way",
+        "what": "BatchNormalization moves its moving statistics by momentum towards the batch and keeps 1 - momentum "
+                "of the old (Keras' factors swapped)",
+        "edits": [("core/src/nn/layers/batch_normalization.cpp",
+                   "  const auto m = static_cast<float>(momentum_), w = static_cast<float>(1.0 - momentum_);",
+                   "  const auto w = static_cast<float>(momentum_), m = static_cast<float>(1.0 - momentum_);")],
+        "tests": r"^goldens\.keras_models",
+    },
+    {
+        "name": "lowered fused op without its relu",
+        "what": "dispatch runs _FusedConv2D / _FusedMatMul as their parts without the relu where a device lacks them",
+        "edits": [("core/src/lowering.cpp", "      if (activation == AXON_ACTIVATION_RELU) ops::relu(z, y, layer);",
+                   "      if (activation == AXON_ACTIVATION_RELU) ops::identity(z, y, layer);")],
+        "tests": r"^(core\.package\.minimal_plugin|errors\.|plugin_check)",
+    },
+    {
+        "name": "synchronized statistics not reduced",
+        "what": "synchronized BatchNormalization skips the all-reduce of its statistics: each replica normalises its own part",
+        "edits": [("core/src/nn/layers/batch_normalization.cpp",
+                   "  step_context()->all_reduce(sums, name() + \" statistics\");",
+                   "  (void)sums;")],
+        "tests": r"^distribute\.",
+    },
+    {
         "name": "SAME split reversed",
         "what": "SAME padding puts the larger half before (window_axis: the host's validation, CPU, reference and CUDA at once)",
         "edits": [

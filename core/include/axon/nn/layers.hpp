@@ -403,6 +403,8 @@ class BatchNormalization : public Layer {
   // All-reduces [sum x, sum x^2], gives the global mean and variance and
   // moves the moving statistics by them.
   std::pair<Tensor, Tensor> global_statistics(Tensor& sums);
+  // moving_mean and moving_variance towards the batch's mean and variance.
+  void move_statistics(const Tensor& mean, const Tensor& variance);
   void backward_synchronized(const Tensor& dy, Tensor& dx);
   // The values per channel over the global batch (synchronized).
   float global_count() const;

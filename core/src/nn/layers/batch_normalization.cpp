@@ -105,13 +105,17 @@ Tensor BatchNormalization::forward(std::span<const Tensor> in) {
   Tensor mean = take_exact({c}), variance = take_exact({c});
   ops::fused_batch_norm_training(x, gamma(), beta(), moving_mean(), moving_variance(), y, batch_mean_, batch_variance_,
                                  mean, variance, ops::batch_norm_attrs(eps, true), name());
+  move_statistics(mean, variance);
+  if (remembers()) x_ = x, mean_ = mean, variance_ = variance;
+  return y;
+}
+
+void BatchNormalization::move_statistics(const Tensor& mean, const Tensor& variance) {
   // Keras: moving * momentum + batch * (1.0 - momentum), both factors float32.
   const auto m = static_cast<float>(momentum_), w = static_cast<float>(1.0 - momentum_);
   Tensor mm = moving_mean(), mv = moving_variance();
   ops::moving_average(mm, mean, m, w, name());
   ops::moving_average(mv, variance, m, w, name());
-  if (remembers()) x_ = x, mean_ = mean, variance_ = variance;
-  return y;
 }
 
 std::pair<Tensor, Tensor> BatchNormalization::global_statistics(Tensor& sums) {
@@ -126,10 +130,7 @@ std::pair<Tensor, Tensor> BatchNormalization::global_statistics(Tensor& sums) {
   Tensor variance = take_exact({c});
   ops::relu(diff, variance, name());
   // Every replica moves its moving statistics by the same global ones.
-  const auto m = static_cast<float>(momentum_), w = static_cast<float>(1.0 - momentum_);
-  Tensor mm = moving_mean(), mv = moving_variance();
-  ops::moving_average(mm, mean, m, w, name());
-  ops::moving_average(mv, variance, m, w, name());
+  move_statistics(mean, variance);
   return {mean, variance};
 }
 

@@ -5,8 +5,8 @@
 // adds those sums to its totals and applies one Adam update. Nothing is read
 // back to the host unless a callback asks for the metrics.
 #include "fusion.hpp"
-#include "step_collective.hpp"
 #include "replica_threads.hpp"
+#include "step_collective.hpp"
 
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
@@ -14,12 +14,10 @@
 #include <axon/nn/model.hpp>
 #include <axon/ops.hpp>
 
-#include <cstring>
-#include <set>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 namespace axon::nn {
 namespace {

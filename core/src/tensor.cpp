@@ -25,16 +25,20 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
-Tensor::Tensor(Device& device, axon_dtype dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  if (shape_.size() > AXON_MAX_RANK)
-    throw UsageError("tensor rank " + std::to_string(shape_.size()) + " exceeds " + std::to_string(AXON_MAX_RANK));
-  for (int64_t d : shape_)
-    if (d < 0) throw UsageError("negative dimension in shape " + shape_string(shape_));
+size_t checked_tensor_bytes(axon_dtype dtype, const Shape& shape) {
+  if (shape.size() > AXON_MAX_RANK)
+    throw UsageError("tensor rank " + std::to_string(shape.size()) + " exceeds " + std::to_string(AXON_MAX_RANK));
+  for (int64_t d : shape)
+    if (d < 0) throw UsageError("negative dimension in shape " + shape_string(shape));
   if (dtype_size(dtype) == 0) throw UsageError("unknown dtype " + std::to_string(static_cast<int>(dtype)));
   size_t bytes = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(axon::numel(shape_)), dtype_size(dtype), &bytes))
-    throw UsageError("tensor " + shape_string(shape_) + " of " + dtype_name(dtype) + " has more bytes than memory holds");
-  buffer_ = std::make_shared<Buffer>(device, bytes);
+  if (__builtin_mul_overflow(static_cast<size_t>(axon::numel(shape)), dtype_size(dtype), &bytes))
+    throw UsageError("tensor " + shape_string(shape) + " of " + dtype_name(dtype) + " has more bytes than memory holds");
+  return bytes;
+}
+
+Tensor::Tensor(Device& device, axon_dtype dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  buffer_ = std::make_shared<Buffer>(device, checked_tensor_bytes(dtype_, shape_));
 }
 
 Tensor::Tensor(std::shared_ptr<Buffer> buffer, axon_dtype dtype, Shape shape)

@@ -10,6 +10,10 @@
 
 namespace axon {
 
+// The bytes of a tensor of this dtype and shape; UsageError for a rank,
+// dimension or dtype no tensor may have, or a size memory cannot hold.
+size_t checked_tensor_bytes(axon_dtype dtype, const Shape& shape);
+
 struct Tensor::Buffer {
   Device* device;
   void* data;

@@ -1,6 +1,5 @@
 #include "tensor_buffer.hpp"
 
-#include <axon/error.hpp>
 #include <axon/tensor_pool.hpp>
 
 #include <algorithm>
@@ -45,12 +44,7 @@ TensorPool::TensorPool(Device& device) : state_(std::make_shared<State>(device))
 Device& TensorPool::device() const { return *state_->device; }
 
 Tensor TensorPool::take(axon_dtype dtype, Shape shape) {
-  if (shape.size() > AXON_MAX_RANK)
-    throw UsageError("tensor rank " + std::to_string(shape.size()) + " exceeds " + std::to_string(AXON_MAX_RANK));
-  if (dtype_size(dtype) == 0) throw UsageError("unknown dtype " + std::to_string(static_cast<int>(dtype)));
-  size_t bytes = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(numel(shape)), dtype_size(dtype), &bytes))
-    throw UsageError("tensor " + shape_string(shape) + " of " + dtype_name(dtype) + " has more bytes than memory holds");
+  const size_t bytes = checked_tensor_bytes(dtype, shape);
   void* data = nullptr;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
@@ -78,10 +72,6 @@ Tensor TensorPool::take(axon_dtype dtype, Shape shape) {
   return Tensor(std::make_shared<Tensor::Buffer>(*state_->device, data, bytes, state_), dtype, std::move(shape));
 }
 
-int64_t TensorPool::in_use_bytes() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->in_use;
-}
 int64_t TensorPool::peak_bytes() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return state_->peak;
@@ -89,10 +79,6 @@ int64_t TensorPool::peak_bytes() const {
 int64_t TensorPool::held_bytes() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return state_->in_use + state_->cached;
-}
-void TensorPool::reset_peak() {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->peak = state_->in_use;
 }
 void TensorPool::release_cached() { state_->release_cached(); }
 

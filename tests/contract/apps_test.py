@@ -18,6 +18,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 a = argparse.ArgumentParser()
 a.add_argument("case")
@@ -277,15 +278,22 @@ elif case == "progress_terminal":
         p = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE, env=e)
         os.close(slave)
         out = b""
-        while True:
-            ready, _, _ = select.select([master], [], [], 60)
+        # Read until the run has gone (EIO); an epoch may print nothing for
+        # minutes under the sanitizers, so silence alone does not end it.
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 5)
+            if not ready:
+                continue
             try:
-                chunk = os.read(master, 4096) if ready else b""
+                chunk = os.read(master, 4096)
             except OSError:  # EIO: the last writer has gone
                 chunk = b""
             if not chunk:
                 break
             out += chunk
+        else:
+            p.kill()
         os.close(master)
         err = p.communicate(timeout=120)[1]
         check(p.returncode == 0, f"a run on a terminal with {env or 'no launcher'}", out.decode(), err.decode())

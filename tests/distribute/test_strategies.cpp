@@ -328,3 +328,18 @@ TEST_CASE("synchronized BatchNormalization: a replica left without samples still
   CHECK(statistics <= 1e-6);
   REQUIRE(replicas_identical(*b));
 }
+
+TEST_CASE("synchronized BatchNormalization: the replica that failed names the error, not the one left waiting",
+          "[mirrored][batchnorm][errors]") {
+  const std::vector<Device*> d = cpus();
+  std::unique_ptr<Strategy> mirrored = make_mirrored_strategy(d);
+  auto m = bn_model(*mirrored, true);
+  data::HostBatch bad = batch_of(test::synthetic_set(64, 23), 0, 64);
+  // Replica 1 fails at its loss; replica 0 is then waiting in the gradient
+  // statistics' collective, which is aborted under it.
+  bad.labels[40] = 99;
+  CHECK_THROWS_WITH(m->train_step(bad), Catch::Contains("/device:CPU:1") && !Catch::Contains("another replica failed"));
+  // The model is usable again: a good batch trains, every replica in step.
+  m->train_step(batch_of(test::synthetic_set(64, 23), 0, 64));
+  CHECK(replicas_identical(*m));
+}

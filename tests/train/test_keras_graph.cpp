@@ -108,6 +108,21 @@ TEST_CASE("functional models: the graph, in topological order whatever the JSON'
   CHECK(keras_json(*again.model, again.input_shape) == keras_json(*k.model, k.input_shape));
 }
 
+TEST_CASE("a layer named input_layer: the written model's input takes the next free name", "[keras][graph]") {
+  for (const bool chain : {true, false}) {
+    Model m;
+    const int a = m.add_node(std::make_unique<Flatten>("input_layer"), {kModelInput});
+    const int b = m.add_node(std::make_unique<Dense>(4, Activation::linear, "input_layer_1"), {a});
+    const int c = m.add_node(std::make_unique<Dense>(4, Activation::linear, "c"), {b});
+    if (!chain) m.add_node(std::make_unique<Merge>(Merge::Kind::add, "add"), {b, c});
+    INFO((chain ? "Sequential" : "Functional"));
+    const std::string written = keras_json(m, {8, 8, 1});
+    CHECK_THAT(written, Contains(R"("name":"input_layer_2")"));
+    const KerasModel again = model_from_keras_json(written, "written");
+    CHECK(again.model->num_nodes() == m.num_nodes());
+  }
+}
+
 TEST_CASE("functional models in Keras 2's layout read as Keras 3's", "[keras][graph]") {
   const std::string keras2 =
       R"({"class_name": "Functional", "config": {"name": "model", "layers": [)"
@@ -175,12 +190,25 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
   SECTION("a merge with one input") {
     std::vector<L> ls = residual();
     ls[2].reads = {"b"};
-    refused(functional(ls, "dense"), {"Add 'add'", "reads 1 inputs", "at least 2"});
+    refused(functional(ls, "dense"), {"Add 'add'", "takes from 2 to 64 inputs, got 1"});
   }
   SECTION("an output that is not [classes]") {
     std::vector<L> ls = residual();
     ls.resize(3);
     refused(functional(ls, "add"), {"layers[3]", "Add 'add'", "[8,8,4]", "[classes]"});
+  }
+  SECTION("settings a float cannot hold, or no shape can take") {
+    auto chain = [](const char* cls, const char* config) {
+      return std::vector<L>{{cls, "x", config, {"input_layer"}},
+                            {"Flatten", "flatten", "", {"x"}},
+                            {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+    };
+    refused(functional(chain("Rescaling", R"("scale": 1e300)"), "dense"), {"Rescaling 'x'", "scale is 1e+300, too large"});
+    refused(functional(chain("Dropout", R"("rate": 0.99999999)"), "dense"),
+            {"Dropout 'x'", "rate is 0.99999999, not from 0 to below 1"});
+    // The known sizes' product overflows int64 before the -1 is solved.
+    refused(functional(chain("Reshape", R"("target_shape": [262144, 262144, 262144, 262144, -1])"), "dense"),
+            {"Reshape 'x'", "cannot reshape [8,8,1]"});
   }
   SECTION("activations beyond the per-sample limit, before anything is allocated") {
     // 64x64 images of 60 channels: 245,760 values a layer, 9 of them above 2^21.

@@ -22,12 +22,10 @@ class TensorPool {
   // An uninitialised tensor whose memory comes from (and goes back to) the pool.
   Tensor take(axon_dtype dtype, Shape shape);
 
-  // Bytes of taken tensors still alive, the most there ever were at once, and
-  // the bytes the pool holds on the device (taken + cached).
-  int64_t in_use_bytes() const;
+  // The most bytes of taken tensors alive at once, and the bytes the pool
+  // holds on the device (taken + cached).
   int64_t peak_bytes() const;
   int64_t held_bytes() const;
-  void reset_peak();
   // Returns the cached (free) blocks to the device.
   void release_cached();
 

@@ -57,7 +57,7 @@ bool KerasLayerConfig::has(const char* key) const {
 }
 
 void KerasLayerConfig::fail(const std::string& why) const {
-  throw UsageError(source_ + ": layers[" + std::to_string(index_) + "] (" + parse::printable(class_name_) + " '" +
+  throw KerasLayerError(source_ + ": layers[" + std::to_string(index_) + "] (" + parse::printable(class_name_) + " '" +
                    parse::printable(name_) + "'): " + why);
 }
 
@@ -97,6 +97,12 @@ double KerasLayerConfig::number(const char* key, double fallback) const {
   const json& v = at(key);
   if (!v.is_number() || !std::isfinite(v.get<double>())) fail(std::string(key) + " is " + json_text(v) + ", not a number");
   return v.get<double>();
+}
+
+float KerasLayerConfig::float_number(const char* key, double fallback) const {
+  const double v = number(key, fallback);
+  if (std::fabs(v) > 1e30) fail(std::string(key) + " is " + json_text(at(key)) + ", too large");
+  return static_cast<float>(v);
 }
 
 std::string KerasLayerConfig::string(const char* key, const std::string& fallback) const {

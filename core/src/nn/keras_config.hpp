@@ -4,6 +4,7 @@
 // name) and the reason. Every value is checked: the file may be hostile.
 #pragma once
 
+#include <axon/error.hpp>
 #include <axon/nn/activation.hpp>
 #include <axon/nn/keras_config.hpp>
 #include <axon/plugin_abi.h>
@@ -27,6 +28,13 @@ struct KerasConfigWriter::Impl {
 // The JSON value as one printable line, for messages.
 std::string json_text(const json& v);
 
+// What KerasLayerConfig::fail throws: a UsageError that already names the
+// file and the layer.
+class KerasLayerError : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+
 class KerasLayerConfig {
  public:
   KerasLayerConfig(const std::string& source, size_t index, const json& layer);
@@ -45,6 +53,8 @@ class KerasLayerConfig {
   // An int n (meaning n, n) or a pair [a, b]: kernel_size, strides, pool_size.
   std::pair<int64_t, int64_t> pair(const char* key, int64_t lo, int64_t hi, std::pair<int64_t, int64_t> fallback) const;
   double number(const char* key, double fallback) const;
+  // A number a float holds (|x| <= 1e30), as a float.
+  float float_number(const char* key, double fallback) const;
   std::string string(const char* key, const std::string& fallback) const;
   bool boolean(const char* key, bool fallback) const;
   // Each key must be absent or null ("axon supports none").

@@ -64,7 +64,13 @@ std::unique_ptr<Layer> make_layer(const KerasLayerConfig& l) {
       name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != std::string::npos)
     l.fail("the name must be 1 to 128 letters, digits, '_', '.' or '-' (it names the layer's weights)");
   l.check_common();
-  return entry->from_keras(l);
+  try {
+    return entry->from_keras(l);
+  } catch (const KerasLayerError&) {
+    throw;
+  } catch (const UsageError& e) {
+    l.fail(e.what());  // the layer's constructor refused: name the file and the layer too
+  }
 }
 
 // One input of a functional layer: the name of the layer it reads.
@@ -308,11 +314,7 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
     Layer& layer = *g.layers[i];
     std::vector<Shape> in;
     for (int j : g.inputs[i]) in.push_back(j == kModelInput ? out.input_shape : shapes[static_cast<size_t>(j)]);
-    const int n_in = static_cast<int>(in.size());
-    if (n_in < layer.min_inputs() || n_in > layer.max_inputs())
-      l.fail("reads " + std::to_string(n_in) + " inputs; it takes " +
-             (layer.min_inputs() == layer.max_inputs() ? std::to_string(layer.min_inputs())
-                                                       : "at least " + std::to_string(layer.min_inputs())));
+    if (const std::string why = layer.input_count_error(static_cast<int>(in.size())); !why.empty()) l.fail(why);
     Shape s;
     try {
       s = layer.output_shape(in);
@@ -370,16 +372,26 @@ json keras_tensor(const std::string& layer, const Shape& shape) {
           {"config", {{"shape", s}, {"dtype", "float32"}, {"keras_history", {layer, 0, 0}}}}};
 }
 
+// Keras' name for the input, or the first "input_layer_N" no layer has.
+std::string input_name(const std::vector<Layer*>& layers) {
+  std::set<std::string> taken;
+  for (const Layer* l : layers) taken.insert(l->name());
+  std::string name = "input_layer";
+  for (int n = 1; taken.count(name) != 0; ++n) name = "input_layer_" + std::to_string(n);
+  return name;
+}
+
 }  // namespace
 
 std::string keras_json(Model& model, const Shape& input_shape) {
   const json batch_shape = {nullptr, input_shape.at(0), input_shape.at(1), input_shape.at(2)};
+  const std::vector<Layer*> ls = model.layers();
+  const std::string input_layer = input_name(ls);
   json input = {{"module", "keras.layers"},
                 {"class_name", "InputLayer"},
-                {"config", {{"name", "input_layer"}, {"batch_shape", batch_shape}, {"dtype", "float32"}, {"sparse", false}}},
+                {"config", {{"name", input_layer}, {"batch_shape", batch_shape}, {"dtype", "float32"}, {"sparse", false}}},
                 {"registered_name", nullptr}};
   json layers = json::array();
-  const std::vector<Layer*> ls = model.layers();
   if (model.is_chain()) {
     layers.push_back(input);
     for (Layer* l : ls) layers.push_back(layer_entry(*l));
@@ -394,14 +406,14 @@ std::string keras_json(Model& model, const Shape& input_shape) {
   std::vector<std::vector<int>> inputs;
   for (int i = 0; i < model.num_nodes(); ++i) inputs.push_back(model.node_inputs(i));
   const std::vector<Shape> shapes = output_shapes(view, inputs, input_shape);
-  input["name"] = "input_layer";
+  input["name"] = input_layer;
   input["inbound_nodes"] = json::array();
   layers.push_back(input);
   for (size_t i = 0; i < ls.size(); ++i) {
     json e = layer_entry(*ls[i]);
     json args = json::array();
     for (int j : inputs[i])
-      args.push_back(j == kModelInput ? keras_tensor("input_layer", input_shape)
+      args.push_back(j == kModelInput ? keras_tensor(input_layer, input_shape)
                                       : keras_tensor(ls[static_cast<size_t>(j)]->name(), shapes[static_cast<size_t>(j)]));
     e["name"] = ls[i]->name();
     e["inbound_nodes"] = json::array({{{"args", inputs[i].size() == 1 ? args : json::array({args})}, {"kwargs", json::object()}}});
@@ -413,7 +425,7 @@ std::string keras_json(Model& model, const Shape& input_shape) {
                      {{"name", model.name()},
                       {"trainable", true},
                       {"layers", layers},
-                      {"input_layers", {"input_layer", 0, 0}},
+                      {"input_layers", {input_layer, 0, 0}},
                       {"output_layers", {ls.back()->name(), 0, 0}}}},
                     {"registered_name", "Functional"}};
   return doc.dump();

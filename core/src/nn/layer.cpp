@@ -7,15 +7,18 @@
 
 namespace axon::nn {
 
+std::string Layer::input_count_error(int n) const {
+  if (n >= min_inputs() && n <= max_inputs()) return {};
+  const std::string takes = min_inputs() == max_inputs()
+                                ? std::to_string(min_inputs())
+                                : "from " + std::to_string(min_inputs()) + " to " + std::to_string(max_inputs());
+  return "takes " + takes + (max_inputs() == 1 ? " input" : " inputs") + ", got " + std::to_string(n);
+}
+
 const Shape& Layer::build(std::span<const Shape> inputs, Device& device, Rng& rng, TensorPool& pool) {
   if (built()) throw RuntimeError("layer " + name_ + " is built twice");
-  const int n = static_cast<int>(inputs.size());
-  if (n < min_inputs() || n > max_inputs())
-    throw UsageError(what() + " takes " +
-                     (min_inputs() == max_inputs() ? std::to_string(min_inputs())
-                                                   : "from " + std::to_string(min_inputs()) + " to " +
-                                                         std::to_string(max_inputs())) +
-                     " inputs, got " + std::to_string(n));
+  if (const std::string why = input_count_error(static_cast<int>(inputs.size())); !why.empty())
+    throw UsageError(what() + " " + why);
   input_shapes_.assign(inputs.begin(), inputs.end());
   try {
     output_shape_ = output_shape(inputs);

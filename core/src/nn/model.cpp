@@ -232,7 +232,7 @@ void Model::step(const data::HostBatch& batch, bool update) {
   if (!replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
   check_batch(batch);
   const int64_t n = batch.size;
-  if (collective_) collective_->reset();
+  if (collective_) collective_->reset(steps_ + 1);
   on_replicas([&](int r) {
     try {
       replicas_[static_cast<size_t>(r)]->compute_gradients(slice(batch, r), n);

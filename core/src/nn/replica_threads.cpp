@@ -92,8 +92,16 @@ void ReplicaThreads::run(const std::function<void(int)>& f) {
   call(0);
   for (int left = running_.load(std::memory_order_acquire); left != 0;) left = await_change(running_, left);
   wall_ = since(t0);
-  for (auto& e : errors_)
-    if (e) std::rethrow_exception(e);
+  std::exception_ptr first_peer_failure;
+  for (auto& e : errors_) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const PeerFailed&) {
+      if (!first_peer_failure) first_peer_failure = e;
+    }
+  }
+  if (first_peer_failure) std::rethrow_exception(first_peer_failure);
 }
 
 }  // namespace axon::nn

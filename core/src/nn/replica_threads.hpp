@@ -5,6 +5,8 @@
 // thread costs more than the poll.
 #pragma once
 
+#include <axon/error.hpp>
+
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -15,6 +17,13 @@
 
 namespace axon::nn {
 
+// What a replica throws when it stops only because another one failed (a
+// collective it waited in was aborted): run() reports the other's error.
+class PeerFailed : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
 class ReplicaThreads {
  public:
   explicit ReplicaThreads(int replicas);
@@ -24,7 +33,8 @@ class ReplicaThreads {
 
   int size() const { return replicas_; }
   // Calls f(r) for every replica r concurrently and returns when all have
-  // returned; then rethrows the exception of the lowest replica that threw.
+  // returned; then rethrows the exception of the lowest replica that threw
+  // on its own (not PeerFailed), else the lowest PeerFailed.
   void run(const std::function<void(int)>& f);
   // Seconds each replica spent in f during the last run, and the run's wall
   // time (the difference is time spent waiting for the slowest replica).

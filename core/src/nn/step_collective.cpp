@@ -9,20 +9,20 @@ StepCollective::StepCollective(Strategy& strategy, int replicas)
 
 void StepCollective::all_reduce(int replica, Tensor& t, const std::string& what) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (aborted_) throw RuntimeError(what + ": another replica failed");
+  if (aborted_) throw PeerFailed(what + ": another replica failed");
   slots_[static_cast<size_t>(replica)] = &t;
   ++arrived_;
   const uint64_t generation = generation_;
   if (replica != 0) {
     cv_.notify_all();
     cv_.wait(lock, [&] { return generation_ != generation || aborted_; });
-    if (generation_ == generation) throw RuntimeError(what + ": another replica failed");
+    if (generation_ == generation) throw PeerFailed(what + ": another replica failed");
     return;
   }
   cv_.wait(lock, [&] { return arrived_ == replicas_ || aborted_; });
-  if (aborted_) throw RuntimeError(what + ": another replica failed");
+  if (aborted_) throw PeerFailed(what + ": another replica failed");
   try {
-    strategy_.all_reduce(slots_, what, ++calls_);
+    strategy_.all_reduce(slots_, what, step_);
   } catch (...) {
     aborted_ = true;
     cv_.notify_all();
@@ -39,8 +39,9 @@ void StepCollective::abort() {
   cv_.notify_all();
 }
 
-void StepCollective::reset() {
+void StepCollective::reset(int64_t step) {
   std::lock_guard<std::mutex> lock(mutex_);
+  step_ = step;
   aborted_ = false;
   arrived_ = 0;
 }

@@ -3,8 +3,10 @@
 // replica 0, which runs on the thread that started the step (the only one
 // that may call MPI), sums them all with the strategy's all-reduce, over
 // every worker, and lets the others go on. A replica that fails aborts it,
-// so the others stop waiting and fail with it.
+// so the others stop waiting and fail with it (PeerFailed).
 #pragma once
+
+#include "replica_threads.hpp"
 
 #include <axon/strategy.hpp>
 
@@ -25,7 +27,8 @@ class StepCollective {
   void all_reduce(int replica, Tensor& t, const std::string& what);
   // A replica failed: every waiting or later call throws until reset().
   void abort();
-  void reset();
+  // Before each step (its number names the collectives in errors).
+  void reset(int64_t step);
 
  private:
   Strategy& strategy_;
@@ -35,7 +38,7 @@ class StepCollective {
   std::vector<Tensor*> slots_;
   int arrived_ = 0;
   uint64_t generation_ = 0;
-  int64_t calls_ = 0;  // collectives so far (names them in errors)
+  int64_t step_ = 0;
   bool aborted_ = false;
 };
 

@@ -80,6 +80,9 @@ class Layer {
   // How many inputs the layer takes (merge layers: 2 or more).
   virtual int min_inputs() const { return 1; }
   virtual int max_inputs() const { return 1; }
+  // Empty when n inputs suit the layer, else why not ("takes from 2 to 64
+  // inputs, got 65").
+  std::string input_count_error(int n) const;
   // The per-sample output shape for these per-sample input shapes, without
   // a device; UsageError saying why the inputs do not fit.
   virtual Shape output_shape(std::span<const Shape> inputs) const = 0;

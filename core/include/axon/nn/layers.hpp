@@ -416,8 +416,8 @@ class BatchNormalization : public Layer {
   bool center_, scale_;
   int axis_;  // Keras' (counting the batch): -1 or the last
   bool synchronized_;
-  Tensor ones_, zeros_;
-  Tensor unit_row_;  // [1, C] of ones: its normalisation is rsqrt(variance + epsilon)                   // gamma / beta when scale / center is off
+  Tensor ones_, zeros_;  // gamma / beta when scale / center is off
+  Tensor unit_row_;      // [1, C] of ones: its normalisation is rsqrt(variance + epsilon)
   Tensor batch_mean_, batch_variance_;    // outputs the layer does not read
   Tensor x_, mean_, variance_;            // kept for the backward
 };

@@ -85,7 +85,7 @@ class Replica {
   // Whether the model gets pixels as they are (0 to 255): every layer that
   // reads its input scales them itself (Rescaling); else divided by 255.
   bool raw_pixels() const { return raw_pixels_; }
-  // Whether node i's input j needs its gradient.
+  // Whether the gradient of the node's output is needed (a trainable weight at or before it).
   bool needs_grad(int node) const { return node >= 0 && needs_grad_[static_cast<size_t>(node)]; }
 
   // Joins the mid-step collectives of the model's replicas as local replica

@@ -82,7 +82,8 @@ namespace {
 std::unique_ptr<Layer> with_rate(const KerasLayerConfig& l, bool spatial) {
   if (!l.has("rate") || !l.at("rate").is_number()) l.fail("has no rate");
   const double rate = l.at("rate").get<double>();
-  if (!(rate >= 0 && rate < 1)) l.fail("rate is " + json_text(l.at("rate")) + ", not from 0 to below 1");
+  // Also as the float the layer keeps (0.99999999 is 1 as a float).
+  if (!(rate >= 0 && rate < 1 && static_cast<float>(rate) < 1)) l.fail("rate is " + json_text(l.at("rate")) + ", not from 0 to below 1");
   return std::make_unique<Dropout>(static_cast<float>(rate), l.name(), spatial);
 }
 

@@ -1,43 +1,22 @@
 // MaxPooling2D: MaxPool forward, MaxPoolGrad (reading x and y) backward.
 // After a Conv2D the fusion pass may run the two as one op pair (fusion.cpp).
-#include "../layer_registry.hpp"
+#include "pooling_window.hpp"
 
-#include <axon/error.hpp>
-#include <axon/limits.hpp>
-#include <axon/nn/layers.hpp>
-#include <axon/op_geometry.hpp>
 #include <axon/ops.hpp>
 
 namespace axon::nn {
 
 MaxPooling2D::MaxPooling2D(Size2 pool_size, std::optional<Size2> strides, axon_padding padding, std::string name)
-    : Layer(std::move(name)) {
-  const Size2 s = strides.value_or(pool_size);
-  attrs_ = ops::pool_attrs(pool_size.h, pool_size.w, s.h, s.w, padding);
-  if (pool_size.h <= 0 || pool_size.w <= 0 || s.h <= 0 || s.w <= 0)
-    throw UsageError("MaxPooling2D: pool size and strides must be positive");
-}
+    : Layer(std::move(name)), attrs_(pool_window("MaxPooling2D", pool_size, strides, padding)) {}
 
 std::unique_ptr<Layer> MaxPooling2D::clone() const {
   return std::make_unique<MaxPooling2D>(Size2(attrs_.window_h, attrs_.window_w), Size2(attrs_.stride_h, attrs_.stride_w),
                                         attrs_.padding, name());
 }
 
-void MaxPooling2D::write_config(KerasConfigWriter& c) const {
-  c.integers("pool_size", {attrs_.window_h, attrs_.window_w});
-  c.integers("strides", {attrs_.stride_h, attrs_.stride_w});
-  c.string("padding", attrs_.padding == AXON_PADDING_SAME ? "same" : "valid");
-  c.string("data_format", "channels_last");
-}
+void MaxPooling2D::write_config(KerasConfigWriter& c) const { write_pool_window(c, attrs_); }
 
-Shape MaxPooling2D::output_shape(std::span<const Shape> in) const {
-  const Shape& s = in[0];
-  if (s.size() != 3) throw UsageError("needs a [height, width, channels] input, gets " + shape_string(s));
-  const WindowAxis h = window_axis(s[0], attrs_.window_h, attrs_.stride_h, 1, attrs_.padding);
-  const WindowAxis w = window_axis(s[1], attrs_.window_w, attrs_.stride_w, 1, attrs_.padding);
-  if (h.out < 1 || w.out < 1) throw UsageError("its pool is larger than its input " + shape_string(s));
-  return {h.out, w.out, s[2]};
-}
+Shape MaxPooling2D::output_shape(std::span<const Shape> in) const { return pooled_shape(attrs_, in[0]); }
 
 Tensor MaxPooling2D::forward(std::span<const Tensor> in) {
   const Tensor& x = in[0];
@@ -58,11 +37,8 @@ void MaxPooling2D::backward(const Tensor& dy, std::span<const bool> need_dx, std
 namespace {
 
 std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
-  const auto p = l.pair("pool_size", 1, limits::kMaxImageSide, {2, 2});
-  const auto s = l.pair("strides", 1, limits::kMaxImageSide, p);
-  return std::make_unique<MaxPooling2D>(Size2(static_cast<int>(p.first), static_cast<int>(p.second)),
-                                        Size2(static_cast<int>(s.first), static_cast<int>(s.second)), l.padding(),
-                                        l.name());
+  const KerasPoolWindow w = pool_window_from_keras(l);
+  return std::make_unique<MaxPooling2D>(w.pool_size, w.strides, w.padding, l.name());
 }
 
 const LayerEntry kEntry{"MaxPooling2D", from_keras, "pool_size, strides, padding (valid, same)"};

@@ -80,19 +80,13 @@ void ReLU::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<T
 
 namespace {
 
-float finite(const KerasLayerConfig& l, const char* key, double fallback) {
-  const double v = l.number(key, fallback);
-  if (std::fabs(v) > 1e30) l.fail(std::string(key) + " is " + json_text(l.at(key)) + ", too large");
-  return static_cast<float>(v);
-}
-
 std::unique_ptr<Layer> relu_from_keras(const KerasLayerConfig& l) {
   std::optional<float> max_value;
   if (l.has("max_value")) {
-    max_value = finite(l, "max_value", 0);
+    max_value = l.float_number("max_value", 0);
     if (*max_value < 0) l.fail("max_value is " + json_text(l.at("max_value")) + ", below 0");
   }
-  const float slope = finite(l, "negative_slope", 0), threshold = finite(l, "threshold", 0);
+  const float slope = l.float_number("negative_slope", 0), threshold = l.float_number("threshold", 0);
   if (slope < 0) l.fail("negative_slope is " + json_text(l.at("negative_slope")) + ", below 0");
   // Keras clips to [0, max_value] after the threshold, so with a threshold
   // below 0 its values between the threshold and 0 become 0: not axon's op.
@@ -102,7 +96,7 @@ std::unique_ptr<Layer> relu_from_keras(const KerasLayerConfig& l) {
 
 std::unique_ptr<Layer> leaky_from_keras(const KerasLayerConfig& l) {
   // Keras 3 says negative_slope, Keras 2 alpha; both default to 0.3.
-  const float slope = finite(l, l.has("negative_slope") ? "negative_slope" : "alpha", 0.3);
+  const float slope = l.float_number(l.has("negative_slope") ? "negative_slope" : "alpha", 0.3);
   if (slope < 0) l.fail("negative_slope is below 0");
   return std::make_unique<ReLU>(l.name(), std::nullopt, slope, 0.0f, true);
 }

@@ -24,8 +24,9 @@ Shape Reshape::output_shape(std::span<const Shape> in) const {
       unknown = static_cast<int>(i);
     } else if (s[i] < 1) {
       throw UsageError("target_shape " + shape_string(target_) + " has a dimension below 1");
-    } else {
-      known *= s[i];
+    } else if (__builtin_mul_overflow(known, s[i], &known) || known > total) {
+      // Larger than the input (overflowing int64 included): no -1 can fill it.
+      throw UsageError("cannot reshape " + shape_string(in[0]) + " to " + shape_string(target_));
     }
   }
   if (unknown >= 0) {

@@ -257,6 +257,12 @@ struct GifInput {
   size_t left;
 };
 
+// giflib's text for an error code; it has none for some codes (nullptr).
+std::string gif_error(int code) {
+  const char* text = GifErrorString(code);
+  return text != nullptr ? text : "giflib error " + std::to_string(code);
+}
+
 int gif_read(GifFileType* gif, GifByteType* out, int n) {
   auto* in = static_cast<GifInput*>(gif->UserData);
   const size_t take = std::min(in->left, static_cast<size_t>(n < 0 ? 0 : n));
@@ -274,8 +280,8 @@ DecodedImage decode_gif(std::span<const uint8_t> bytes, int channels, const std:
     DGifCloseFile(g, &e);
   };
   std::unique_ptr<GifFileType, decltype(close)> gif(DGifOpen(&in, gif_read, &err), close);
-  if (!gif) bad(name, std::string("corrupt GIF: ") + GifErrorString(err));
-  auto fail = [&](const char* what) { bad(name, std::string("corrupt GIF: ") + what + ": " + GifErrorString(gif->Error)); };
+  if (!gif) bad(name, "corrupt GIF: " + gif_error(err));
+  auto fail = [&](const char* what) { bad(name, std::string("corrupt GIF: ") + what + ": " + gif_error(gif->Error)); };
   check_size(name, "GIF", gif->SHeight, gif->SWidth);
   int transparent = NO_TRANSPARENT_COLOR;
   for (;;) {

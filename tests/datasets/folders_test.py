@@ -160,6 +160,10 @@ def hostile(tmp):
     d = variant("huge", huge_png)
     expect_refused(work, ["--data", d, "--image-size", "28,28"],
                    ["Bag/huge.png: PNG header claims 60000 x 60000 pixels", "limit"], "a PNG claiming 60000 x 60000")
+    flat = os.path.join(tmp, "in", "flat")
+    os.makedirs(flat)
+    Image.fromarray(x[0], "L").save(os.path.join(flat, "a.png"))
+    expect_refused(work, ["--data", flat], ["holds images but no class folders"], "images without class folders")
     one = os.path.join(tmp, "in", "one")
     write_folder(one, x[:5], np.zeros(5, np.uint8))
     expect_refused(work, ["--data", one], ["only one class folder (T-shirt_top)"], "one class")
@@ -188,7 +192,29 @@ def hostile(tmp):
                                                                                    "folders"], "--image-size on IDX")
 
 
-CASES = {f.__name__: f for f in (png_accuracy, jpeg_resize, cache_identical, hostile)}
+def class_names_kept(tmp):
+    from safetensors import safe_open
+    x, y, _, _ = fashion()
+    train = os.path.join(tmp, "train")
+    write_folder(train, x[:200], y[:200] % 3, names=["cat", "dog", "fish"])
+    ckpt, weights = os.path.join(tmp, "ckpt"), os.path.join(tmp, "w.safetensors")
+    r = run([TRAIN, "--data", train, "--epochs", "2", "-q", "--checkpoint-dir", ckpt, "--save", weights], cwd=tmp)
+    check(r.code == 0, "a folder of 3 classes trains with checkpoints", r)
+    with safe_open(weights, "np") as f:
+        check(f.metadata().get("class_names") == '["cat","dog","fish"]', "the weights' metadata keeps the class names",
+              f.metadata())
+    newest = sorted(os.listdir(ckpt))[-1]
+    with safe_open(os.path.join(ckpt, newest), "np") as f:
+        check(f.metadata().get("class_names") == '["cat","dog","fish"]', "so does the checkpoint", f.metadata())
+    r = run([TRAIN, "--data", train, "--epochs", "3", "-q", "--checkpoint-dir", ckpt, "--resume"], cwd=tmp)
+    check(r.code == 0, "the same folder resumes", r)
+    os.rename(os.path.join(train, "fish"), os.path.join(train, "bird"))
+    r = run([TRAIN, "--data", train, "--epochs", "4", "-q", "--checkpoint-dir", ckpt, "--resume"], cwd=tmp)
+    check(r.code == 2 and "was written with the classes" in r.err and "fish" in r.err and "bird" in r.err,
+          "a folder of other class names does not resume", r)
+
+
+CASES = {f.__name__: f for f in (png_accuracy, jpeg_resize, cache_identical, hostile, class_names_kept)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-folders-") as tmp:

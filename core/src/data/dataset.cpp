@@ -99,6 +99,11 @@ Loaded load_one(const std::string& spec, const char* flag, const DataOptions& o,
       out.train_labels_file = out.validation_labels_file = spec;
       return out;
     }
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+      if (has_image_extension(e.path().filename().string()))
+        throw UsageError(std::string(flag) + " " + parse::printable_path(path) +
+                         " holds images but no class folders: an image folder holds one subfolder of images per class "
+                         "(as Keras' image_dataset_from_directory reads it)");
     // Neither: the IDX loader's message names the files and the package.
     load_image_dataset(path);
   }

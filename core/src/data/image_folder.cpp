@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -24,16 +25,6 @@ namespace axon::data {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool has_image_extension(const std::string& name) {
-  std::string lower = name;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* ext : {".bmp", ".gif", ".jpeg", ".jpg", ".png"}) {
-    const size_t n = std::strlen(ext);
-    if (lower.size() >= n && lower.compare(lower.size() - n, n, ext) == 0) return true;
-  }
-  return false;
-}
 
 [[noreturn]] void bad_folder(const fs::path& p, const std::string& why) {
   throw UsageError(parse::printable_path(p) + ": " + why);
@@ -270,6 +261,17 @@ int threads_for(const ImageFolderOptions& o) {
 }  // namespace
 
 bool has_subfolders(const fs::path& root) { return !class_folders(root).empty(); }
+
+bool has_image_extension(const std::string& name) {
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* ext : {".bmp", ".gif", ".jpeg", ".jpg", ".png"}) {
+    const size_t n = std::strlen(ext);
+    if (lower.size() >= n && lower.compare(lower.size() - n, n, ext) == 0) return true;
+  }
+  return false;
+}
+
 
 ImageFolder load_image_folder(const fs::path& root, const ImageFolderOptions& o) {
   ImageFolder out;

@@ -54,6 +54,8 @@ ImageFolder load_image_folder(const std::filesystem::path& root, const ImageFold
 
 // Whether a folder is laid out as class subfolders (any subfolder at all).
 bool has_subfolders(const std::filesystem::path& root);
+// Whether a file name has an image extension Keras lists (.png, .jpg, .jpeg, .bmp, .gif, any case).
+bool has_image_extension(const std::string& name);
 
 // The image files of a folder tree or the one file named, for axon-predict:
 // sorted as above, every file checked as above.

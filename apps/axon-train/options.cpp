@@ -35,6 +35,8 @@ Examples:
   axon-train --checkpoint-dir ckpt --checkpoint-every 200      checkpoints; after a kill, rerun with --resume
   axon-train --device cpu:0 --threads 2 --seed 7
   axon-train --data ~/mnist --train-limit 6000 --test-limit 1000 --quiet --metrics-csv m.csv
+  axon-train --data ~/.keras/datasets/mnist.npz                  Keras' cached MNIST
+  axon-train --data photos --image-size 64,64 --validation-split 0.2 --cache   a folder of class folders
   axon-train --compare cpu:0,gpu:0 --epochs 1   CPU vs GPU from the same initial weights
   axon-train --strategy mirrored --cpu-devices 2 --threads 2   2 replicas, gradients all-reduced
   mpirun -np 2 axon-train --strategy multi-worker              2 workers, one replica each
@@ -171,7 +173,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("verbose,v", po::bool_switch(), "also print the model summary and device memory in use/peak/reserved");
   po::options_description devices("Devices");
   cli::add_device_options(devices);
-  po::options_description all("Usage: axon-train [options]\n\nTrains a small CNN on an MNIST-format data set, Keras style");
+  po::options_description all("Usage: axon-train [options]\n\nTrains a small CNN (or a Keras model) on IDX files, NumPy arrays or a folder of images, Keras style");
   all.add(training).add(devices);
 
   const po::variables_map vm = cli::parse_command_line(argc, argv, all);

@@ -23,7 +23,7 @@ std::string tensorboard_run_name(const Device& d) {
 
 }  // namespace
 
-int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset& ds) {
+int run_compare(const Runtime& rt, const Options& opts, const data::Dataset& ds) {
   std::vector<Device*> devices;
   for (const std::string& name : opts.compare) {
     const DeviceSpec spec = parse_device_spec(name);

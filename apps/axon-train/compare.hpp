@@ -5,11 +5,11 @@
 
 #include "options.hpp"
 
-#include <axon/data/mnist.hpp>
+#include <axon/data/dataset.hpp>
 #include <axon/runtime.hpp>
 
 namespace axon::train_app {
 
-int run_compare(const Runtime& rt, const Options& opts, const data::ImageDataset& ds);
+int run_compare(const Runtime& rt, const Options& opts, const data::Dataset& ds);
 
 }  // namespace axon::train_app

@@ -1,5 +1,5 @@
 // axon-train: trains the trainer's CNN (nn::make_cnn), or a Keras model given
-// as JSON (--model), on an MNIST-format data set and prints Keras-style progress. See docs/training.md and, for the
+// as JSON (--model), on an IDX folder or NumPy arrays (--data) and prints Keras-style progress. See docs/training.md and, for the
 // strategies, docs/distributed.md.
 #include "compare.hpp"
 #include "device_choice.hpp"
@@ -9,7 +9,7 @@
 #include "stop_signals.hpp"
 
 #include <axon/cli.hpp>
-#include <axon/data/mnist.hpp>
+#include <axon/data/dataset.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/parse.hpp>
 #include <axon/runtime.hpp>
@@ -82,23 +82,38 @@ int main(int argc, char** argv) {
 
     // Data first: a missing or corrupt data set is reported before any plugin loads.
     const auto t0 = std::chrono::steady_clock::now();
-    data::ImageDataset ds = data::load_image_dataset(opts.data_dir);
-    ds.train.truncate(opts.train_limit > 0 ? opts.train_limit : ds.train.count);
-    ds.test.truncate(opts.test_limit > 0 ? opts.test_limit : ds.test.count);
+    data::DataOptions data_options;
+    data_options.data = opts.data;
+    data_options.validation_data = opts.validation_data;
+    data_options.image_rows = opts.image_rows;
+    data_options.image_cols = opts.image_cols;
+    data_options.channels = opts.channels;
+    data_options.validation_split = opts.validation_split;
+    data_options.cache = opts.cache;
+    data_options.seed = opts.seed;
+    data_options.progress = !opts.quiet;
+    if (opts.model_file) data_options.model_input = nn::model_from_keras_json(opts.model_json, *opts.model_file).input_shape;
+    data::Dataset ds = data::load_dataset(data_options);
+    if (opts.train_limit > 0) ds.train->truncate(opts.train_limit);
+    if (opts.test_limit > 0 && ds.validation) ds.validation->truncate(opts.test_limit);
+    if (opts.epochs == 0 && !ds.validation)
+      throw UsageError("--epochs 0 evaluates on the validation data, and " + parse::printable(opts.data) +
+                       " has none: pass --validation-data PATH");
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (opts.summary) {  // device-free: no plugin loads
       std::fputs(train_app::model_for(opts, ds).model->summary(train_app::input_shape_of(ds)).c_str(), stdout);
       return 0;
     }
+    // A model that does not fit the data (its input, its classes) is refused before anything is printed.
+    train_app::model_for(opts, ds);
     // Weights that do not fit the model are refused before anything is printed.
     if (chief && opts.initial_weights) opts.initial_weights_bytes = train_app::read_initial_weights(opts, ds);
 
     Runtime& rt = Runtime::init(opts.config);
-    if (!opts.quiet)
-      std::printf("Data: %s: %lld training and %lld test images of %lldx%lld (loaded in %.2f s)\n",
-                  parse::printable_path(ds.folder).c_str(), static_cast<long long>(ds.train.count),
-                  static_cast<long long>(ds.test.count), static_cast<long long>(ds.train.rows),
-                  static_cast<long long>(ds.train.cols), load_s);
+    if (!opts.quiet) {
+      std::printf("Data: %s (loaded in %.2f s)\n", train_app::data_summary(ds).c_str(), load_s);
+      if (!ds.class_names.empty()) std::printf("Classes: %s\n", train_app::class_list(ds.class_names).c_str());
+    }
 
     // Before minutes of training: stdout must take what is printed.
     cli::check_stdout();

@@ -35,6 +35,8 @@ Examples:
   axon-train --checkpoint-dir ckpt --checkpoint-every 200      checkpoints; after a kill, rerun with --resume
   axon-train --device cpu:0 --threads 2 --seed 7
   axon-train --data ~/mnist --train-limit 6000 --test-limit 1000 --quiet --metrics-csv m.csv
+  axon-train --data ~/.keras/datasets/mnist.npz                  Keras' cached MNIST
+  axon-train --data photos --image-size 64,64 --validation-split 0.2 --cache   a folder of class folders
   axon-train --compare cpu:0,gpu:0 --epochs 1   CPU vs GPU from the same initial weights
   axon-train --strategy mirrored --cpu-devices 2 --threads 2   2 replicas, gradients all-reduced
   mpirun -np 2 axon-train --strategy multi-worker              2 workers, one replica each
@@ -106,8 +108,21 @@ std::optional<Options> parse_options(int argc, char** argv) {
   po::options_description training("Training");
   training.add_options()
     ("help,h", "show this help and exit")
-    ("data", po::value<std::string>()->value_name("DIR")->default_value(data::kDefaultDataDir),
-     "folder with train-/t10k-{images-idx3,labels-idx1}-ubyte[.gz]")
+    ("data", po::value<std::string>()->value_name("PATH")->default_value(data::kDefaultDataDir),
+     "the training data: a folder of IDX files (train-/t10k-{images-idx3,labels-idx1}-ubyte[.gz]), a .npz in Keras' "
+     "mnist.npz layout (x_train, y_train, x_test, y_test), IMAGES.npy,LABELS.npy, or a folder of class folders of "
+     "images (PNG, JPEG, BMP, GIF) as Keras' image_dataset_from_directory reads it")
+    ("validation-data", po::value<std::string>()->value_name("PATH"),
+     "validate on PATH (the same kinds as --data) instead of the data's own test split")
+    ("validation-split", po::value<double>()->value_name("F"),
+     "validate on the fraction F of an image folder's files, chosen with --seed as Keras does (0 < F < 1)")
+    ("image-size", po::value<std::string>()->value_name("H,W"),
+     "resize an image folder's images to H x W (TensorFlow's bilinear resize); default: the model's input, "
+     "which every image must then have")
+    ("color-mode", po::value<std::string>()->value_name("MODE"),
+     "grayscale, rgb or rgba: the channels an image folder's images are decoded to; default: the model's input "
+     "channels (the built-in CNN: grayscale when the first image is gray, else rgb)")
+    ("cache", po::bool_switch(), "keep an image folder's decoded images in memory after their first epoch")
     ("epochs", po::value<int>()->value_name("N")->default_value(5),
      "passes over the training set (0 with --initial-weights: only evaluate on the test set)")
     ("model", po::value<std::string>()->value_name("FILE"),
@@ -145,7 +160,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("resume", po::bool_switch(),
      "continue from the newest valid checkpoint in --checkpoint-dir (from the start when there is none)")
     ("train-limit", po::value<int64_t>()->value_name("N")->default_value(0), "train on the first N samples only (0: all)")
-    ("test-limit", po::value<int64_t>()->value_name("N")->default_value(0), "validate on the first N samples only (0: all)")
+    ("test-limit", po::value<int64_t>()->value_name("N")->default_value(0),
+     "validate on the first N validation samples only (0: all)")
     ("no-prefetch", po::bool_switch(), "prepare each batch when it is needed instead of in the background")
     ("profile", po::bool_switch(), "print where the time goes, per op (synchronises after every op)")
     ("dry-run", po::bool_switch(),
@@ -157,7 +173,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("verbose,v", po::bool_switch(), "also print the model summary and device memory in use/peak/reserved");
   po::options_description devices("Devices");
   cli::add_device_options(devices);
-  po::options_description all("Usage: axon-train [options]\n\nTrains a small CNN on an MNIST-format data set, Keras style");
+  po::options_description all("Usage: axon-train [options]\n\nTrains a small CNN (or a Keras model) on IDX files, NumPy arrays or a folder of images, Keras style");
   all.add(training).add(devices);
 
   const po::variables_map vm = cli::parse_command_line(argc, argv, all);
@@ -167,7 +183,30 @@ std::optional<Options> parse_options(int argc, char** argv) {
   }
 
   Options o;
-  o.data_dir = vm["data"].as<std::string>();
+  o.data = vm["data"].as<std::string>();
+  if (vm.count("validation-data")) o.validation_data = vm["validation-data"].as<std::string>();
+  if (vm.count("validation-split")) {
+    o.validation_split = vm["validation-split"].as<double>();
+    if (!(o.validation_split > 0 && o.validation_split < 1)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", o.validation_split);
+      throw UsageError(std::string("--validation-split must be between 0 and 1 (exclusive), got ") + text);
+    }
+  }
+  if (vm.count("image-size")) {
+    const std::string v = vm["image-size"].as<std::string>();
+    const size_t comma = v.find(',');
+    if (comma == std::string::npos) throw UsageError("--image-size takes H,W (e.g. 28,28), got '" + parse::printable(v) + "'");
+    o.image_rows = parse::integer("--image-size", v.substr(0, comma), 1, limits::kMaxModelImageSide);
+    o.image_cols = parse::integer("--image-size", v.substr(comma + 1), 1, limits::kMaxModelImageSide);
+  }
+  if (vm.count("color-mode")) {
+    const std::string m = vm["color-mode"].as<std::string>();
+    o.channels = m == "grayscale" ? 1 : m == "rgb" ? 3 : m == "rgba" ? 4 : 0;
+    if (o.channels == 0)
+      throw UsageError("--color-mode must be grayscale, rgb or rgba, got '" + parse::printable(m) + "'");
+  }
+  o.cache = vm["cache"].as<bool>();
   o.epochs = vm["epochs"].as<int>();
   if (vm.count("initial-weights")) o.initial_weights = vm["initial-weights"].as<std::string>();
   if (o.epochs < 0 || (o.epochs == 0 && !o.initial_weights))

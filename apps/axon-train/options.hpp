@@ -11,7 +11,12 @@
 namespace axon::train_app {
 
 struct Options {
-  std::string data_dir;
+  std::string data;                            // --data: an IDX folder, a .npz, IMAGES.npy,LABELS.npy
+  std::optional<std::string> validation_data;  // --validation-data
+  int64_t image_rows = 0, image_cols = 0;      // --image-size H,W (0: none)
+  int channels = 0;                            // --color-mode: 1, 3, 4 (0: none)
+  double validation_split = 0;                 // --validation-split
+  bool cache = false;                          // --cache
   int epochs = 5;
   int64_t batch_size = 64;
   float learning_rate = 1e-3f;

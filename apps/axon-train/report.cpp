@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include <axon/parse.hpp>
+
 #include <sys/resource.h>
 
 namespace axon::train_app {
@@ -31,6 +33,22 @@ double RunResult::final_accuracy() const {
   if (history.epochs.empty()) return 0;
   const auto& e = history.epochs.back();
   return e.has_validation ? e.val_accuracy : e.accuracy;
+}
+
+std::string class_list(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + std::to_string(i) + " " + parse::printable(names[i]);
+  return s;
+}
+
+std::string data_summary(const data::Dataset& ds) {
+  std::string s = parse::printable(ds.path) + ": " + std::to_string(ds.train->size()) + " training";
+  if (!ds.validation) s += " images (no validation data)";
+  else if (ds.validation_path.empty()) s += " and " + std::to_string(ds.validation->size()) + " validation images";
+  else
+    s += " images, " + std::to_string(ds.validation->size()) + " validation images from " +
+         parse::printable(ds.validation_path) + ",";
+  return s + " of " + data::shape_text(ds.train->layout()) + ", " + std::to_string(ds.classes_needed()) + " classes";
 }
 
 void print_run_summary(std::FILE* out, const RunResult& r) {

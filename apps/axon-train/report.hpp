@@ -2,6 +2,7 @@
 // input wait, final metrics; device memory with --verbose; the --compare table.
 #pragma once
 
+#include <axon/data/dataset.hpp>
 #include <axon/device.hpp>
 #include <axon/nn/callback.hpp>
 #include <axon/nn/model.hpp>
@@ -23,6 +24,12 @@ struct RunResult {
 };
 
 void print_run_summary(std::FILE* out, const RunResult& r);
+// The data line's text: "PATH: N training and M validation images of
+// 28x28x1, 10 classes" (and where the validation data came from when
+// --validation-data named it).
+std::string data_summary(const data::Dataset& ds);
+// "0 cat, 1 dog, ..." (names made printable).
+std::string class_list(const std::vector<std::string>& names);
 // What a run trained on: the device, or the replicas and workers.
 std::string replicas_label(const Strategy& strategy);
 

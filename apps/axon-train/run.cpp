@@ -7,6 +7,7 @@
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
+#include <axon/limits.hpp>
 #include <axon/log.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/layers.hpp>
@@ -110,7 +111,7 @@ void set_initial_weights(nn::Model& model, Strategy& strategy, const Options& op
 }
 
 // What a safetensors weights file keeps besides the weights.
-train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, const data::ImageDataset& ds,
+train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, const data::Dataset& ds,
                                         const nn::History& history) {
   train::WeightsMetadata m;
   m["model"] = nn::keras_json(model, model.input_shape());
@@ -125,7 +126,8 @@ train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, c
   m["batch_size"] = std::to_string(opts.batch_size);
   m["epochs"] = std::to_string(opts.epochs);
   m["seed"] = std::to_string(opts.seed);
-  m["train_samples"] = std::to_string(ds.train.count);
+  m["train_samples"] = std::to_string(ds.train->size());
+  if (!ds.class_names.empty()) m["class_names"] = data::class_names_json(ds.class_names);
   if (opts.initial_weights) m["initial_weights"] = *opts.initial_weights;
   if (!history.epochs.empty() && history.epochs.back().has_validation) {
     char text[32];
@@ -137,27 +139,39 @@ train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, c
 
 }  // namespace
 
-Shape input_shape_of(const data::ImageDataset& ds) { return {ds.train.rows, ds.train.cols, 1}; }
+Shape input_shape_of(const data::Dataset& ds) { return ds.train->layout().shape(); }
 
-nn::KerasModel model_for(const Options& opts, const data::ImageDataset& ds) {
+nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
   const Shape images = input_shape_of(ds);
   if (!opts.model_file) {
     // The built-in CNN, its weights' shapes read from its own Keras JSON.
-    nn::KerasModel k = nn::model_from_keras_json(nn::keras_json(*nn::make_cnn(10), images), "the built-in CNN");
-    k.model = nn::make_cnn(10);
+    if (images[0] > limits::kMaxImageSide || images[1] > limits::kMaxImageSide)
+      throw UsageError("the built-in CNN takes images of at most " + std::to_string(limits::kMaxImageSide) + "x" +
+                       std::to_string(limits::kMaxImageSide) + " pixels; the data's are " + shape_string(images) +
+                       ": pass a --model made for them");
+    // The guide's 10 classes for numbered labels (more if they need them); an image folder's own.
+    const int classes = ds.class_names.empty() ? std::max(10, ds.classes_needed()) : ds.classes_needed();
+    nn::KerasModel k = nn::model_from_keras_json(nn::keras_json(*nn::make_cnn(classes), images), "the built-in CNN");
+    k.model = nn::make_cnn(classes);
     return k;
   }
   nn::KerasModel k = nn::model_from_keras_json(opts.model_json, *opts.model_file);
   if (k.input_shape != images)
     throw UsageError(*opts.model_file + ": the model's input is " + shape_string(k.input_shape) + ", the data's images " +
                      shape_string(images));
-  if (k.output_shape.at(0) < 10)
-    throw UsageError(*opts.model_file + ": the model outputs " + std::to_string(k.output_shape[0]) +
-                     " classes; the labels are 0 to 9, so it needs at least 10");
+  const int64_t classes = k.output_shape.at(0);
+  if (!ds.class_names.empty() && ds.classes_needed() > classes)
+    throw UsageError(parse::printable(ds.path) + " holds " + std::to_string(ds.classes_needed()) +
+                     " classes but the model outputs " + std::to_string(classes) + " (" + *opts.model_file + ")");
+  for (const data::LabelExtent& e : {ds.train_labels(), ds.validation_labels()})
+    if (e.max >= classes)
+      throw UsageError(e.where + ": label " + std::to_string(e.max) + " (sample " + std::to_string(e.index) +
+                       ") is outside the model's " + std::to_string(classes) + " classes (0 to " +
+                       std::to_string(classes - 1) + ", " + *opts.model_file + ")");
   return k;
 }
 
-std::string read_initial_weights(const Options& opts, const data::ImageDataset& ds) {
+std::string read_initial_weights(const Options& opts, const data::Dataset& ds) {
   const train::WeightLayout layout = train::WeightLayout::packed(model_for(opts, ds).weights);
   const std::string& file = *opts.initial_weights;
   std::string bytes = io::read_regular_file(file, train::max_weights_file_bytes(layout, file), "--initial-weights");
@@ -165,11 +179,11 @@ std::string read_initial_weights(const Options& opts, const data::ImageDataset& 
   return bytes;
 }
 
-RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files,
+RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset& ds, bool write_files,
                    const std::filesystem::path& tensorboard_dir) {
   strategy.check_global_batch(opts.batch_size);
   std::unique_ptr<nn::Model> model = model_for(opts, ds).model;
-  model->build({ds.train.rows, ds.train.cols, 1}, strategy, opts.seed);
+  model->build(input_shape_of(ds), strategy, opts.seed);
   nn::AdamOptions adam;
   adam.learning_rate = opts.learning_rate;
   model->compile(adam);
@@ -180,8 +194,9 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   const bool strict = Runtime::get().config().strict_placement;
   if (opts.dry_run || strict) {
     data::HostBatch batch;
-    batch.size = std::min<int64_t>(opts.batch_size, ds.train.count);
-    batch.images.assign(static_cast<size_t>(batch.size * ds.train.rows * ds.train.cols), 0);
+    batch.size = std::min<int64_t>(opts.batch_size, ds.train->size());
+    batch.format = ds.train->layout().format;
+    batch.images.assign(static_cast<size_t>(batch.size * ds.train->layout().bytes()), 0);
     batch.labels.assign(static_cast<size_t>(batch.size), 0);
     const PlacementPlan plan = model->plan_train_step(batch);
     const std::string device = model->device().name();
@@ -203,12 +218,12 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   RunResult r;
   r.device = replicas_label(strategy);
   if (opts.epochs == 0) {
-    // Evaluation only, as Keras' model.evaluate on the test set.
-    const nn::MetricValues v = model->evaluate(ds.test, opts.batch_size);
+    // Evaluation only, as Keras' model.evaluate on the validation data.
+    const nn::MetricValues v = model->evaluate(*ds.validation, opts.batch_size);
     if (!opts.quiet)
-      std::printf("Evaluated %s on %lld test images: loss: %.4f - accuracy: %.4f\n",
-                  parse::printable_path(*opts.initial_weights).c_str(), static_cast<long long>(ds.test.count), v.loss,
-                  v.accuracy);
+      std::printf("Evaluated %s on %lld %s images: loss: %.4f - accuracy: %.4f\n",
+                  parse::printable_path(*opts.initial_weights).c_str(), static_cast<long long>(ds.validation->size()),
+                  ds.kind == "IDX" ? "test" : "validation", v.loss, v.accuracy);
     train::synchronize_replicas(*model);
     if (write_files && opts.save) {
       train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
@@ -218,8 +233,9 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     return r;
   }
 
-  const int64_t steps = (ds.train.count + opts.batch_size - 1) / opts.batch_size;
-  const train::RunIdentity run{opts.seed, opts.batch_size, ds.train.count, steps, opts.learning_rate};
+  const int64_t steps = (ds.train->size() + opts.batch_size - 1) / opts.batch_size;
+  const train::RunIdentity run{opts.seed, opts.batch_size, ds.train->size(), steps, opts.learning_rate,
+                               ds.class_names.empty() ? std::string() : data::class_names_json(ds.class_names)};
   train::TrainingPosition resumed;
   std::unique_ptr<train::CheckpointDir> ckpt_dir;
   if (opts.checkpoint_dir) {
@@ -239,7 +255,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
   fit.epochs = opts.epochs;
   fit.batch_size = opts.batch_size;
   fit.seed = opts.seed;
-  fit.validation_data = &ds.test;
+  fit.validation_data = ds.validation.get();
   fit.prefetch = opts.prefetch;
   fit.initial_epoch = resumed.epochs_done;
   fit.initial_step = resumed.step_in_epoch;
@@ -276,7 +292,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDat
     set_op_profiling(true);
   }
   try {
-    r.history = model->fit(ds.train, fit);
+    r.history = model->fit(*ds.train, fit);
   } catch (const train::TrainingDiverged& e) {
     if (progress_on_terminal) std::fputc('\n', stdout);  // end the progress bar's line
     std::fflush(stdout);

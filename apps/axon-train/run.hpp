@@ -4,7 +4,7 @@
 #include "options.hpp"
 #include "report.hpp"
 
-#include <axon/data/mnist.hpp>
+#include <axon/data/dataset.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/strategy.hpp>
 
@@ -21,23 +21,24 @@ struct Stopped {
   std::string message;
 };
 
-// The per-sample shape of the data's images: [rows, cols, 1].
-Shape input_shape_of(const data::ImageDataset& ds);
+// The per-sample shape of the data's images: [rows, cols, channels].
+Shape input_shape_of(const data::Dataset& ds);
 
-// The model --model describes, else the built-in CNN, for the data's images:
-// unbuilt, with its weights' names and shapes. UsageError when its input is
-// not the data's images or its output has fewer than 10 classes.
-nn::KerasModel model_for(const Options& opts, const data::ImageDataset& ds);
+// The model --model describes, else the built-in CNN (with as many classes as
+// the data needs, at least 10), for the data's images: unbuilt, with its
+// weights' names and shapes. UsageError when its input is not the data's
+// images or a label is outside its classes (naming the label and where it is).
+nn::KerasModel model_for(const Options& opts, const data::Dataset& ds);
 
 // The --initial-weights file's bytes, checked against the model's weights
 // (names, shapes, dtype; the file's structure) before any work is done.
-std::string read_initial_weights(const Options& opts, const data::ImageDataset& ds);
+std::string read_initial_weights(const Options& opts, const data::Dataset& ds);
 
 // Builds the model from opts.seed under `strategy` (or resumes it from
 // --checkpoint-dir), trains it with the progress output (unless quiet),
 // writes --metrics-csv, checkpoints and --save when `write_files`, and
 // TensorBoard events into `tensorboard_dir` when it is not empty.
-RunResult train_on(Strategy& strategy, const Options& opts, const data::ImageDataset& ds, bool write_files,
+RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset& ds, bool write_files,
                    const std::filesystem::path& tensorboard_dir = {});
 
 }  // namespace axon::train_app

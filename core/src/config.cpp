@@ -50,6 +50,12 @@ Config Config::from_environment() {
   if (const char* v = env("AXON_DETERMINISTIC")) c.deterministic = boolean("AXON_DETERMINISTIC", v);
   if (const char* v = env("AXON_FUSED_OPS")) c.fused_ops = boolean("AXON_FUSED_OPS", v);
   if (const char* v = env("AXON_CHECK_NUMERICS")) c.check_numerics = boolean("AXON_CHECK_NUMERICS", v);
+  // Read by the CPU plugin; checked here with the others so that a typo is not ignored.
+  if (const char* v = env("AXON_CPU_ISA")) {
+    const std::string_view isa(v);
+    if (isa != "base" && isa != "avx2" && isa != "avx512")
+      throw UsageError("AXON_CPU_ISA='" + parse::printable(v) + "' is not base, avx2 or avx512");
+  }
   if (const char* v = env("AXON_LOG_LEVEL")) {
     try {
       log::parse_level(v);

@@ -41,7 +41,8 @@ def check(cond, what, detail=""):
 sh(args.cmake, "--install", args.build_dir, "--prefix", prefix)
 for rel in ("include/axon/plugin_abi.h", "include/axon/plugin.hpp", "include/axon/runtime.hpp",
             "lib/libaxon-core.so", "lib/cmake/axon/axonConfig.cmake", "lib/cmake/axon/axonConfigVersion.cmake",
-            "lib/cmake/axon/axonTargets.cmake", "lib/axon/plugins/libaxon-plugin-cpu.so", "bin/axon-devices"):
+            "lib/cmake/axon/axonTargets.cmake", "lib/axon/plugins/libaxon-plugin-cpu.so", "bin/axon-devices",
+            "bin/axon-train", "bin/axon-predict"):
     check(os.path.exists(os.path.join(prefix, rel)), f"installed {rel}")
 # The install ships the reference plugin as example sources, not as a device.
 check(not os.path.exists(os.path.join(prefix, "lib/axon/plugins/libaxon-plugin-reference.so")),

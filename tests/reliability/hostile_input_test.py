@@ -256,7 +256,30 @@ def signals(tmp):
     check(not [n for n in os.listdir(tmp) if ".tmp." in n], "no temporary left")
 
 
-CASES = {f.__name__: f for f in (limits, thread_creation_fails, lying_data, output_targets, contract, echoes, signals)}
+def named_wrongly(tmp):
+    # Settings that were once passed over quietly.
+    expect_refused([DEVICES], 2, ["AXON_CPU_ISA='garbage' is not base, avx2 or avx512"], tmp,
+                   env=clean_env({"AXON_CPU_ISA": "garbage"}), what="AXON_CPU_ISA=garbage")
+    r = run([DEVICES, "--plugin-dir", "/nonexistent"], cwd=tmp)
+    warnings = [line for line in r.err.splitlines() if "/nonexistent" in line]
+    check(r.code == 0 and len(warnings) == 1 and "--plugin-dir /nonexistent does not exist" in warnings[0],
+          "--plugin-dir /nonexistent: one warning line naming it", r)
+    # A data file that is a FIFO, a symbolic link loop or a folder is reported as what it is, not as missing.
+    for name, make, needle in (("fifo", lambda p: os.mkfifo(p), "is a FIFO"),
+                               ("loop", lambda p: os.symlink(os.path.basename(p), p), "is a symbolic link loop"),
+                               ("folder", lambda p: os.mkdir(p), "is a folder")):
+        d = os.path.join(tmp, name)
+        write_dataset(d, 64, 32)
+        target = os.path.join(d, "train-labels-idx1-ubyte")
+        os.unlink(target)
+        make(target)
+        r, _ = expect_refused([TRAIN, "--data", d, "--epochs", "1"], 2, ["train-labels-idx1-ubyte", needle], tmp,
+                              what="a data file that " + needle)
+        check("apt-get" not in r.err and "lacks" not in r.err, "no missing-file hint for a file that " + needle, r)
+
+
+CASES = {f.__name__: f for f in (limits, thread_creation_fails, lying_data, output_targets, contract, echoes, signals,
+                                 named_wrongly)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-hostile-") as tmp:

@@ -5,6 +5,7 @@
 #include <axon/cli.hpp>
 #include <axon/config.hpp>
 #include <axon/data/batches.hpp>
+#include <axon/data/mnist.hpp>
 #include <axon/error.hpp>
 #include <axon/limits.hpp>
 #include <axon/parse.hpp>

@@ -4,6 +4,7 @@
 #include "train_test_util.hpp"
 
 #include <axon/data/batches.hpp>
+#include <axon/data/mnist.hpp>
 #include <axon/error.hpp>
 
 #include <catch2/catch.hpp>

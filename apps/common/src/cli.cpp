@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -50,6 +51,14 @@ Config make_config(const po::variables_map& vm) {
   Config c = Config::from_environment();
   if (vm.count("plugin-dir")) {
     std::vector<std::string> dirs = vm["plugin-dir"].as<std::vector<std::string>>();
+    // A folder the user named and that is not there is said, not passed over quietly.
+    for (const std::string& d : dirs) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(d, ec))
+        log::warning("loader", "--plugin-dir " + parse::printable(d) +
+                                   (std::filesystem::exists(d, ec) ? " is not a folder" : " does not exist") +
+                                   ": no plugins from it");
+    }
     dirs.insert(dirs.end(), c.plugin_dirs.begin(), c.plugin_dirs.end());
     c.plugin_dirs = std::move(dirs);
   }

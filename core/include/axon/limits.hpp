@@ -17,9 +17,21 @@ inline constexpr int64_t kMaxBatchSize = 65536;
 // trainer's CNN at 64x64 and batch 64 stays within about 200 MB, while a
 // 4096x4096 image would ask for a 17 GB Dense kernel.
 inline constexpr int64_t kMaxImageSide = 64;
+// Rows and columns of the images a model is given from NumPy arrays or an
+// image folder (--image-size): the model's own limits (its activations) bound
+// them further.
+inline constexpr int64_t kMaxModelImageSide = 4096;
 // Data bytes of one IDX file once decompressed (Fashion-MNIST's largest
 // holds 47 MB).
 inline constexpr uint64_t kMaxIdxDataBytes = uint64_t{1} << 30;
+// One image file of a folder (--data DIR of class folders, axon-predict):
+// its bytes, and its pixels once decoded, both checked before the decoder
+// allocates (a PNG header claiming 60000 x 60000 pixels costs nothing).
+// 2^24 pixels is 4096 x 4096, 64 MiB at 4 channels.
+inline constexpr uint64_t kMaxImageFileBytes = uint64_t{1} << 26;
+inline constexpr int64_t kMaxImagePixels = int64_t{1} << 24;
+// Data bytes of one NumPy array (.npy, or a member of a .npz) as stored.
+inline constexpr uint64_t kMaxArrayDataBytes = uint64_t{1} << 32;
 
 // A Keras model JSON (--model): its file, its layers, its parameters and
 // each layer's output per sample, in floats. The trainer's CNN has 8 layers,

@@ -1,5 +1,6 @@
 // IDX reader: header validation first, then the data, never more memory than
 // the bytes the file really holds. See axon/data/idx.hpp for the rules.
+#include <axon/data/byte_stream.hpp>
 #include <axon/data/idx.hpp>
 #include <axon/error.hpp>
 #include <axon/limits.hpp>
@@ -53,13 +54,18 @@ class Source {
   explicit Source(const std::filesystem::path& file) : file_(file) {
     // O_NONBLOCK: a FIFO named like a data file must not block the open.
     fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd_ < 0) bad(file, std::string("cannot open: ") + std::strerror(errno));
+    if (fd_ < 0) {
+      const int e = errno;
+      const std::string what = not_a_regular_file(file);  // a symbolic link loop, ...
+      bad(file, what.empty() ? std::string("cannot open: ") + std::strerror(e) : what);
+    }
     struct stat st{};
     if (::fstat(fd_, &st) != 0) fail_errno("cannot read its size");
     if (!S_ISREG(st.st_mode)) {
       ::close(fd_);
       fd_ = -1;
-      bad(file, "not a regular file");
+      const std::string what = not_a_regular_file(file);
+      bad(file, what.empty() ? "is not a regular file" : what);
     }
     file_size_ = static_cast<uint64_t>(st.st_size);
     unsigned char magic[2] = {0, 0};

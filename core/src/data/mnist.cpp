@@ -6,6 +6,7 @@
 #include <axon/error.hpp>
 #include <axon/limits.hpp>
 
+#include <cstring>
 #include <string>
 #include <system_error>
 
@@ -43,6 +44,11 @@ std::filesystem::path require_file(const std::filesystem::path& folder, const st
 
 }  // namespace
 
+void ImageSet::read(int64_t i, uint8_t* dst) const {
+  const auto bytes = static_cast<size_t>(image_bytes());
+  std::memcpy(dst, images.data() + static_cast<size_t>(i) * bytes, bytes);
+}
+
 void ImageSet::truncate(int64_t n) {
   if (n < 0 || n >= count) return;
   count = n;
@@ -53,12 +59,18 @@ void ImageSet::truncate(int64_t n) {
 }
 
 std::filesystem::path find_idx_file(const std::filesystem::path& folder, const std::string& name) {
+  // Anything by that name (a FIFO, a folder, a link loop) is found, so that
+  // reading it says what it is rather than that it is missing; a regular
+  // file is preferred when both names exist.
   std::error_code ec;
+  std::filesystem::path found;
   for (const std::string& candidate : {name, name + ".gz"}) {
     std::filesystem::path p = folder / candidate;
     if (std::filesystem::is_regular_file(p, ec)) return p;
+    if (found.empty() && std::filesystem::symlink_status(p, ec).type() != std::filesystem::file_type::not_found)
+      found = p;
   }
-  return {};
+  return found;
 }
 
 ImageSet load_split(const std::filesystem::path& folder, const std::string& split, int num_classes) {

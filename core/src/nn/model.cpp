@@ -193,7 +193,7 @@ int64_t Model::inference_flops_per_sample() {
 }
 
 void Model::check_batch(const data::HostBatch& batch) const {
-  const int64_t per = numel(input_shape_);
+  const int64_t per = numel(input_shape_) * data::pixel_bytes(batch.format);
   if (batch.size <= 0 || static_cast<int64_t>(batch.images.size()) != batch.size * per ||
       static_cast<int64_t>(batch.labels.size()) != batch.size)
     throw UsageError("batch of " + std::to_string(batch.size) + " samples does not match the model input " +
@@ -201,17 +201,17 @@ void Model::check_batch(const data::HostBatch& batch) const {
                      std::to_string(batch.labels.size()) + " labels)");
 }
 
-void Model::check_set(const data::ImageSet& set, const char* what) const {
-  if (set.count == 0) throw UsageError(std::string("the ") + what + " set is empty");
-  if (Shape{set.rows, set.cols, 1} != input_shape_)
-    throw UsageError(std::string(what) + " images are " + shape_string({set.rows, set.cols, 1}) +
+void Model::check_set(const data::SampleSource& set, const char* what) const {
+  if (set.size() == 0) throw UsageError(std::string("the ") + what + " set is empty");
+  if (set.layout().shape() != input_shape_)
+    throw UsageError(std::string(what) + " images are " + shape_string(set.layout().shape()) +
                      " but the model expects " + shape_string(input_shape_));
 }
 
 Samples Model::slice(const data::HostBatch& batch, int replica) const {
   const auto [begin, end] = strategy_->replica_slice(batch.size, replica);
-  const int64_t per = numel(input_shape_);
-  return {batch.images.data() + begin * per, batch.labels.data() + begin, end - begin};
+  const int64_t per = numel(input_shape_) * data::pixel_bytes(batch.format);
+  return {batch.images.data() + begin * per, batch.labels.data() + begin, end - begin, batch.format};
 }
 
 void Model::on_replicas(const std::function<void(int)>& f) {
@@ -292,10 +292,10 @@ const Tensor& Model::per_sample_loss(int64_t batch_size) const {
 Tensor Model::forward(const data::HostBatch& batch) {
   if (!built()) throw UsageError("the model " + name_ + " is not built: build it first");
   check_batch(batch);
-  return replicas_[0]->forward({batch.images.data(), batch.labels.data(), batch.size});
+  return replicas_[0]->forward({batch.images.data(), batch.labels.data(), batch.size, batch.format});
 }
 
-History Model::fit(const data::ImageSet& train, const FitOptions& o) {
+History Model::fit(const data::SampleSource& train, const FitOptions& o) {
   if (!built() || !replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
   if (o.epochs <= 0) throw UsageError("epochs must be positive, got " + std::to_string(o.epochs));
   strategy_->check_global_batch(o.batch_size);
@@ -364,7 +364,7 @@ History Model::fit(const data::ImageSet& train, const FitOptions& o) {
   return history;
 }
 
-MetricValues Model::evaluate(const data::ImageSet& set, int64_t batch_size) {
+MetricValues Model::evaluate(const data::SampleSource& set, int64_t batch_size) {
   if (!built() || !replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
   check_set(set, "evaluation");
   data::BatchPipeline pipeline(set, batch_size, false, 0, true);
@@ -383,16 +383,16 @@ MetricValues Model::evaluate(const data::ImageSet& set, int64_t batch_size) {
   for (auto& r : replicas_) totals.push_back(&r->eval_metrics().totals());
   strategy_->all_reduce(totals, "validation metrics", steps_);
   DeviceMetrics& m = replicas_[0]->eval_metrics();
-  m.set_samples(set.count);
+  m.set_samples(set.size());
   return m.read();
 }
 
-std::vector<float> Model::predict(const data::ImageSet& set, int64_t batch_size) {
+std::vector<float> Model::predict(const data::SampleSource& set, int64_t batch_size) {
   check_set(set, "prediction");
   data::BatchPipeline pipeline(set, batch_size, false, 0, true);
   pipeline.begin_epoch(0);
   const int64_t classes = layers().back()->output_shape()[0];
-  std::vector<float> out(static_cast<size_t>(set.count * classes));
+  std::vector<float> out(static_cast<size_t>(set.size() * classes));
   for (int64_t s = 0; s < pipeline.steps(); ++s) {
     const Tensor logits = forward(pipeline.next());
     logits.copy_to_host(out.data() + s * batch_size * classes, logits.bytes());

@@ -1,4 +1,4 @@
-// A replica's step: upload the uint8 samples and labels, NormalizeImage, the
+// A replica's step: upload the samples and labels (uint8 pixels through NormalizeImage), the
 // plan's forward in node order, the loss and its gradient, the metric sums,
 // the plan's backward in reverse into the flat gradient buffer; after the
 // all-reduce, the metric totals and one ApplyAdam over all parameters.
@@ -145,12 +145,21 @@ Replica::Inputs& Replica::upload(const Samples& s) {
   if (it == inputs_.end()) {
     Shape shape{n};
     shape.insert(shape.end(), input_shape_.begin(), input_shape_.end());
-    it = inputs_.emplace(n, Inputs{Tensor(*device_, AXON_UINT8, shape), Tensor(*device_, AXON_FLOAT32, shape),
-                                   Tensor(*device_, AXON_INT32, {n})}).first;
+    it = inputs_.emplace(n, Inputs{Tensor(), Tensor(*device_, AXON_FLOAT32, shape), Tensor(*device_, AXON_INT32, {n})})
+             .first;
   }
   Inputs& in = it->second;
-  in.pixels.copy_from_host(s.images, in.pixels.bytes());
   in.labels.copy_from_host(s.labels, in.labels.bytes());
+  if (s.format != data::PixelFormat::kUint8) {
+    // Float pixels go up as they are; those on the 0..255 scale (a resized
+    // image) are scaled as uint8 pixels would be.
+    in.images.copy_from_host(s.images, in.images.bytes());
+    if (s.format == data::PixelFormat::kFloat255 && !raw_pixels_)
+      ops::scale(in.images, in.images, 1.0f / 255.0f, "input");
+    return in;
+  }
+  if (!in.pixels.defined()) in.pixels = Tensor(*device_, AXON_UINT8, in.images.shape());
+  in.pixels.copy_from_host(s.images, in.pixels.bytes());
   ops::normalize_image(in.pixels, in.images, "input");
   // x / 255 * 255 gives back every uint8 exactly in float32.
   if (raw_pixels_) ops::scale(in.images, in.images, 255.0f, "input");

@@ -161,6 +161,7 @@ std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const
   w.set_metadata("train_samples", std::to_string(run.train_samples));
   w.set_metadata("steps_per_epoch", std::to_string(run.steps_per_epoch));
   w.set_metadata("learning_rate", g17(run.learning_rate));
+  if (!run.class_names.empty()) w.set_metadata("class_names", run.class_names);
   w.set_metadata("metric_samples", std::to_string(r0.train_metrics().samples()));
   w.set_metadata("data_order", "each epoch a Fisher-Yates shuffle drawn from SplitMix64 seeded by (seed, epoch)");
   w.set_metadata("replicas", std::to_string(model.strategy().num_replicas_in_sync()));
@@ -207,6 +208,10 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
     if (samples != run.train_samples)
       differs("a training set of", std::to_string(samples) + " samples", std::to_string(run.train_samples));
     if (static_cast<float>(lr) != run.learning_rate) differs("--learning-rate", g17(lr), g17(run.learning_rate));
+    const std::string classes = f.metadata().count("class_names") != 0 ? f.meta("class_names") : std::string();
+    if (classes != run.class_names)
+      differs("the classes", classes.empty() ? "numbered 0 to N-1" : parse::printable(classes),
+              run.class_names.empty() ? "numbered labels" : parse::printable(run.class_names));
     if (steps != run.steps_per_epoch) corrupt(file, "says " + std::to_string(steps) + " steps per epoch for this batch and set");
 
     TrainingPosition at;

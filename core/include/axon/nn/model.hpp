@@ -1,7 +1,7 @@
 // A Keras-like model for image classification: a graph of layers (Keras'
 // functional Model: any DAG with one input and one output; Sequential is
-// the special case of a chain), uint8 NHWC images in (scaled to [0, 1] on
-// the device), logits out. compile() picks the optimizer, fit() trains,
+// the special case of a chain), NHWC images in (uint8 ones scaled to [0, 1]
+// on the device), logits out. compile() picks the optimizer, fit() trains,
 // evaluate() and predict() run inference. Built under a distribution
 // strategy, the model is one Replica per device of the strategy; a step
 // splits the global batch over all replicas, runs them at once (a host
@@ -37,7 +37,7 @@ struct FitOptions {
   int64_t batch_size = 32;                            // the global batch, over all replicas
   bool shuffle = true;
   uint64_t seed = 0;                                  // the shuffle order of each epoch
-  const data::ImageSet* validation_data = nullptr;    // evaluated after each epoch
+  const data::SampleSource* validation_data = nullptr;  // evaluated after each epoch
   int64_t steps_per_epoch = 0;                        // 0: the whole training set
   bool prefetch = true;                               // prepare batches on a background thread
   std::vector<Callback*> callbacks;
@@ -77,11 +77,11 @@ class Model {
 
   void compile(const AdamOptions& optimizer = {}, SparseCategoricalCrossentropy loss = SparseCategoricalCrossentropy(true));
 
-  History fit(const data::ImageSet& train, const FitOptions& options);
+  History fit(const data::SampleSource& train, const FitOptions& options);
   // batch_size is the global batch, split over the replicas.
-  MetricValues evaluate(const data::ImageSet& set, int64_t batch_size = 32);
+  MetricValues evaluate(const data::SampleSource& set, int64_t batch_size = 32);
   // Logits [count, classes], row-major (on replica 0).
-  std::vector<float> predict(const data::ImageSet& set, int64_t batch_size = 32);
+  std::vector<float> predict(const data::SampleSource& set, int64_t batch_size = 32);
 
   // One optimisation step on a host batch, the global batch (fit's inner
   // loop): compute_gradients then one Adam update on every replica.
@@ -134,7 +134,7 @@ class Model {
  private:
   Samples slice(const data::HostBatch& batch, int replica) const;
   void check_batch(const data::HostBatch& batch) const;
-  void check_set(const data::ImageSet& set, const char* what) const;
+  void check_set(const data::SampleSource& set, const char* what) const;
   // Calls f(r) for every replica at once; adds the time to the epoch's figures.
   void on_replicas(const std::function<void(int)>& f);
   // compute_gradients, the all-reduce, then the metric totals and (when

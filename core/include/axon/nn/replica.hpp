@@ -11,6 +11,7 @@
 // gradients of an output read by several layers.
 #pragma once
 
+#include <axon/data/sample_source.hpp>
 #include <axon/nn/layer.hpp>
 #include <axon/nn/loss.hpp>
 #include <axon/nn/metrics.hpp>
@@ -27,11 +28,13 @@
 
 namespace axon::nn {
 
-// Consecutive samples of a host batch: uint8 NHWC images and int32 labels.
+// Consecutive samples of a host batch: NHWC images (uint8, or float32 as
+// `format` says) and int32 labels.
 struct Samples {
   const uint8_t* images = nullptr;
   const int32_t* labels = nullptr;
   int64_t count = 0;
+  data::PixelFormat format = data::PixelFormat::kUint8;
 };
 
 // A node reads the model's input.
@@ -116,7 +119,7 @@ class Replica {
 
  private:
   struct Inputs {
-    Tensor pixels;  // uint8 [N, H, W, C]
+    Tensor pixels;  // uint8 [N, H, W, C], for uint8 samples only
     Tensor images;  // float32 [N, H, W, C]
     Tensor labels;  // int32 [N]
   };

@@ -39,6 +39,9 @@ struct RunIdentity {
   int64_t train_samples = 0;
   int64_t steps_per_epoch = 0;
   float learning_rate = 0;
+  // An image folder's class names as a JSON array (empty for numbered
+  // labels): a checkpoint of other classes does not resume.
+  std::string class_names;
 };
 
 // Where training stands, besides the model's own state.

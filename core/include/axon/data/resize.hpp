@@ -1,0 +1,16 @@
+// TensorFlow's bilinear resize: tf.image.resize(images, [H, W], 'bilinear')
+// (antialias off: ResizeBilinear with half-pixel centers), float32, the same
+// arithmetic in the same order, so results agree with TensorFlow's to the
+// last bit or so (a golden checks within 1e-5).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace axon::data {
+
+// in: rows x cols x channels uint8 (HWC); out: out_rows x out_cols x channels floats.
+void resize_bilinear(std::span<const uint8_t> in, int64_t rows, int64_t cols, int64_t channels, float* out,
+                     int64_t out_rows, int64_t out_cols);
+
+}  // namespace axon::data

@@ -1,0 +1,53 @@
+// For each output row/column: the source position (i + 0.5) * scale - 0.5
+// (scale = in / out in float), its floor clamped to the image, the next one
+// clamped, and the fraction; top and bottom interpolated along x, then the
+// two along y.
+#include <axon/data/resize.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace axon::data {
+namespace {
+
+struct Tap {
+  int64_t lower, upper;
+  float lerp;
+};
+
+std::vector<Tap> taps(int64_t in_size, int64_t out_size) {
+  const float scale = static_cast<float>(in_size) / static_cast<float>(out_size);
+  std::vector<Tap> t(static_cast<size_t>(out_size));
+  for (int64_t i = 0; i < out_size; ++i) {
+    const float in = (static_cast<float>(i) + 0.5f) * scale - 0.5f;
+    const float in_f = std::floor(in);
+    t[static_cast<size_t>(i)] = {std::max(static_cast<int64_t>(in_f), int64_t{0}),
+                                 std::min(static_cast<int64_t>(std::ceil(in)), in_size - 1), in - in_f};
+  }
+  return t;
+}
+
+}  // namespace
+
+void resize_bilinear(std::span<const uint8_t> in, int64_t rows, int64_t cols, int64_t channels, float* out,
+                     int64_t out_rows, int64_t out_cols) {
+  const std::vector<Tap> ys = taps(rows, out_rows), xs = taps(cols, out_cols);
+  for (int64_t y = 0; y < out_rows; ++y) {
+    const Tap& ty = ys[static_cast<size_t>(y)];
+    const uint8_t* top = in.data() + ty.lower * cols * channels;
+    const uint8_t* bottom = in.data() + ty.upper * cols * channels;
+    for (int64_t x = 0; x < out_cols; ++x) {
+      const Tap& tx = xs[static_cast<size_t>(x)];
+      for (int64_t c = 0; c < channels; ++c) {
+        const float tl = top[tx.lower * channels + c], tr = top[tx.upper * channels + c];
+        const float bl = bottom[tx.lower * channels + c], br = bottom[tx.upper * channels + c];
+        const float t = tl + (tr - tl) * tx.lerp;
+        const float b = bl + (br - bl) * tx.lerp;
+        *out++ = t + (b - t) * ty.lerp;
+      }
+    }
+  }
+}
+
+}  // namespace axon::data

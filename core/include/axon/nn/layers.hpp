@@ -185,6 +185,8 @@ class ReLU : public Layer {
   using Layer::output_shape;
   Tensor forward(std::span<const Tensor> x) override;
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  // max(x, 0) itself (no max_value, slope or threshold): what fused ops apply.
+  bool plain() const { return form_ == Form::relu; }
 
  private:
   enum class Form { relu, relu6, leaky, clipped };
@@ -390,14 +392,22 @@ class BatchNormalization : public Layer {
   int64_t forward_flops() const override;
   int64_t backward_flops(bool need_dx) const override;
 
- protected:
-  void on_build(Device& device, Rng& rng) override;
-
- private:
+  // For the fusion pass, which runs this layer and the ReLU after it as one
+  // _FusedBatchNormEx: the weights (gamma and beta are constants where scale
+  // or center is off), their gradients (undefined then) and the settings.
   const Tensor& gamma() const;
   const Tensor& beta() const;
   const Tensor& moving_mean() const;
   const Tensor& moving_variance() const;
+  Tensor gamma_grad() { return scale_ ? weight(0).grad : Tensor(); }
+  Tensor beta_grad() { return center_ ? weight(scale_ ? 1 : 0).grad : Tensor(); }
+  double momentum() const { return momentum_; }
+  double epsilon() const { return epsilon_; }
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
   double momentum_, epsilon_;
   bool center_, scale_;
   int axis_;  // Keras' (counting the batch): -1 or the last

@@ -1,4 +1,4 @@
-// Benchmarks of the CPU plugin's layer kernels (ABI 1.4) through the C ABI,
+// Benchmarks of the CPU plugin's layer kernels (ABI 1.4 and 1.5) through the C ABI,
 // at the shapes of a small ResNet on 28x28 images at batch 64: stages of
 // [64,28,28,16], [64,14,14,32] and [64,7,7,64]. Batch normalization and
 // average pooling report GB/s: the bytes of their tensors, each read or
@@ -79,6 +79,7 @@ void register_layers() {
   static const axon_pool_attrs global7{sizeof(axon_pool_attrs), 7, 7, 7, 7, AXON_PADDING_VALID};
   static const axon_batch_norm_attrs train{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
   static const axon_batch_norm_attrs infer{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 0};
+  static const axon_fused_batch_norm_attrs train_relu{sizeof(axon_fused_batch_norm_attrs), train, AXON_ACTIVATION_RELU};
   static const axon_conv2d_attrs same{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_SAME};
   const std::vector<std::vector<int64_t>> stages{{64, 28, 28, 16}, {64, 14, 14, 32}, {64, 7, 7, 64}};
   for (const auto& x : stages) {
@@ -90,6 +91,13 @@ void register_layers() {
     add("FusedBatchNormV3/inference/" + s, "FusedBatchNormV3", {x, {c}, {c}, {c}, {c}}, {x}, &infer, 2 * xb, 0);
     add("FusedBatchNormGradV3/training/" + s, "FusedBatchNormGradV3", {x, x, {c}, {c}, {c}}, {x, {c}, {c}}, &train,
         3 * xb, 0);
+    // With relu (ABI 1.5): against the two ops each stands for, Relu and ReluGrad timed alone.
+    add("_FusedBatchNormEx/training/" + s, "_FusedBatchNormEx", {x, {c}, {c}, {c}, {c}}, {x, {c}, {c}, {c}, {c}},
+        &train_relu, 2 * xb, 0);
+    add("_FusedBatchNormGradEx/training/" + s, "_FusedBatchNormGradEx", {x, x, {c}, {c}, {c}, x}, {x, {c}, {c}},
+        &train_relu, 4 * xb, 0);
+    add("Relu/" + s, "Relu", {x}, {x}, nullptr, 2 * xb, 0);
+    add("ReluGrad/" + s, "ReluGrad", {x, x}, {x}, nullptr, 3 * xb, 0);
     const std::vector<int64_t> w{3, 3, c, 1};
     const double flops = 2.0 * numel(x) * 9;
     add("DepthwiseConv2dNative/3x3/" + s, "DepthwiseConv2dNative", {x, w}, {x}, &same, 0, flops);

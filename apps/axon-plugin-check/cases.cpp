@@ -58,6 +58,7 @@ const void* Attrs::get(AttrKind k) const {
     case AttrKind::slice: return &slice;
     case AttrKind::batch_norm: return &batch_norm;
     case AttrKind::moving_average: return &moving_average;
+    case AttrKind::fused_batch_norm: return &fused_batch_norm;
   }
   return nullptr;
 }
@@ -564,8 +565,10 @@ void avg_pool_cases(Gen& g, OpId id) {
 
 // Batch normalization: training (all five outputs) and inference (y alone or
 // all five), 4-D and 2-D x, one value per channel, a constant channel (zero
-// variance), a running average, an empty batch. Judged with the bounds of
-// axon/tolerance_batch_norm.hpp (reference.cpp).
+// variance), a running average, an empty batch; with relu (_FusedBatchNormEx
+// and its gradient, whose y is the reference forward's: about half of it 0)
+// the same cases. Judged with the bounds of axon/tolerance_batch_norm.hpp
+// (reference.cpp).
 void batch_norm_cases(Gen& g, OpId id) {
   struct Spec {
     Dims x;
@@ -579,6 +582,14 @@ void batch_norm_cases(Gen& g, OpId id) {
       {{1, 4}, 1, 1.0f, 5, false},       {{2, 3, 5, 4}, 0, 1.0f, 1, false}, {{1, 3, 3, 7}, 0, 1.0f, 5, false},
       {{0, 4, 4, 3}, 0, 1.0f, 1, false},
   };
+  const bool relu = id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormGradEx;
+  const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx;
+  auto set_attrs = [&](Case& c, const axon_batch_norm_attrs& a) {
+    if (relu)
+      c.attrs.fused_batch_norm = {sizeof(axon_fused_batch_norm_attrs), a, AXON_ACTIVATION_RELU};
+    else
+      c.attrs.batch_norm = a;
+  };
   for (const Spec& s : specs) {
     const int64_t ch = s.x.back();
     const Dims v = {ch};
@@ -591,32 +602,37 @@ void batch_norm_cases(Gen& g, OpId id) {
     HostTensor scale = g.floats(v, 0.5f, 1.5f), offset = g.floats(v, -0.5f, 0.5f);
     HostTensor mean = g.floats(v, -0.2f, 0.2f), var = g.floats(v, 0.5f, 2.0f);
     const axon_batch_norm_attrs a{sizeof(axon_batch_norm_attrs), 1e-3f, s.factor, s.training};
-    if (id == OpId::FusedBatchNormV3) {
+    if (forward) {
       Case& c = g.add(text + (s.outputs == 1 ? ", y only" : ""));
-      c.attrs.batch_norm = a;
+      set_attrs(c, a);
       c.inputs = {x, scale, offset, mean, var};
       c.outputs = {f32(s.x)};
       for (int k = 1; k < s.outputs; ++k) c.outputs.push_back(f32(v));
       judge_all(c, Rule::sum, false);
       continue;
     }
-    // The gradient takes the mean and biased variance the forward used.
-    HostTensor saved_mean = mean, saved_var = var;
-    if (s.training && s.x[0] > 0) {
-      const auto out = run_reference(op_schema(OpId::FusedBatchNormV3), {x, scale, offset, mean, var},
-                                     {f32(s.x), f32(v), f32(v), f32(v), f32(v)}, &a);
-      saved_mean = out[3], saved_var = out[4];
+    // The gradient takes the mean and biased variance the forward used (and,
+    // with relu, its y).
+    HostTensor saved_mean = mean, saved_var = var, y = f32(s.x);
+    if (s.x[0] > 0) {
+      const axon_fused_batch_norm_attrs fa{sizeof(axon_fused_batch_norm_attrs), a, AXON_ACTIVATION_RELU};
+      const auto out = run_reference(op_schema(OpId::FusedBatchNormEx), {x, scale, offset, mean, var},
+                                     {f32(s.x), f32(v), f32(v), f32(v), f32(v)}, &fa);
+      if (s.training) saved_mean = out[3], saved_var = out[4];
+      y = out[0];
     }
     Case& c = g.add(text);
-    c.attrs.batch_norm = a;
+    set_attrs(c, a);
     c.inputs = {g.floats(s.x), x, scale, saved_mean, saved_var};
+    if (relu) c.inputs.push_back(y);
     c.outputs = {f32(s.x), f32(v), f32(v)};
     judge_all(c, Rule::sum, false);
   }
-  if (id == OpId::FusedBatchNormGradV3) {  // an empty batch in training: zero sums
+  if (!forward) {  // an empty batch in training: zero sums
     Case& c = g.add("training 0x3x3x2");
-    c.attrs.batch_norm = {sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
+    set_attrs(c, {sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1});
     c.inputs = {f32({0, 3, 3, 2}), f32({0, 3, 3, 2}), g.floats({2}), g.floats({2}), g.floats({2}, 0.5f, 2.0f)};
+    if (relu) c.inputs.push_back(f32({0, 3, 3, 2}));
     c.outputs = {f32({0, 3, 3, 2}), f32({2}), f32({2})};
     judge_all(c, Rule::sum, false);
   }
@@ -884,7 +900,9 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::AvgPool:
     case OpId::AvgPoolGrad: avg_pool_cases(g, op.id); break;
     case OpId::FusedBatchNormV3:
-    case OpId::FusedBatchNormGradV3: batch_norm_cases(g, op.id); break;
+    case OpId::FusedBatchNormGradV3:
+    case OpId::FusedBatchNormEx:
+    case OpId::FusedBatchNormGradEx: batch_norm_cases(g, op.id); break;
     case OpId::DepthwiseConv2dNative:
     case OpId::DepthwiseConv2dNativeBackpropInput:
     case OpId::DepthwiseConv2dNativeBackpropFilter: depthwise_cases(g, op.id); break;

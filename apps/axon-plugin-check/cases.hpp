@@ -64,6 +64,7 @@ struct Attrs {
   axon_slice_attrs slice{};
   axon_batch_norm_attrs batch_norm{};
   axon_moving_average_attrs moving_average{};
+  axon_fused_batch_norm_attrs fused_batch_norm{};
 
   const void* get(AttrKind k) const;  // nullptr for AttrKind::none
   void* get(AttrKind k) { return const_cast<void*>(static_cast<const Attrs*>(this)->get(k)); }

@@ -60,20 +60,33 @@ std::vector<HostTensor> run_reference(const OpSchema& op, std::vector<HostTensor
 
 namespace {
 
+bool is_batch_norm(OpId id) {
+  return id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormGradV3 || id == OpId::FusedBatchNormEx ||
+         id == OpId::FusedBatchNormGradEx;
+}
+
 // Batch normalization's results are not sums of products: S is the
-// magnitude B of axon/tolerance_batch_norm.hpp, computed from the inputs.
+// magnitude B of axon/tolerance_batch_norm.hpp, computed from the inputs
+// (with relu: of the dy that counts, masked by y; relu itself only lowers
+// y's error).
 std::vector<HostTensor> batch_norm_magnitudes(const Case& c) {
-  const bool forward = c.op->id == OpId::FusedBatchNormV3;
+  const OpId id = c.op->id;
+  const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx;
+  const bool relu = id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormGradEx;
   const HostTensor& x = c.inputs[forward ? 0 : 1];
-  const auto& a = c.attrs.batch_norm;
+  const auto& a = relu ? c.attrs.fused_batch_norm.batch_norm : c.attrs.batch_norm;
   const int64_t ch = x.dims.back(), rows = ch > 0 ? x.numel() / ch : 0;
   tol::BatchNormInputs in{};
   in.x = x.f32(), in.rows = rows, in.ch = ch;
   in.scale = c.inputs[forward ? 1 : 2].f32(), in.offset = forward ? c.inputs[2].f32() : nullptr;
   in.mean = c.inputs[3].f32(), in.variance = c.inputs[4].f32();
   in.epsilon = a.epsilon, in.exponential_avg_factor = a.exponential_avg_factor, in.training = a.is_training != 0;
+  HostTensor dy = c.inputs[0];
+  if (!forward && relu)
+    for (int64_t i = 0; i < dy.numel(); ++i)
+      if (!(c.inputs[5].f32()[i] > 0.0f)) dy.f32()[i] = 0.0f;
   const auto b = forward ? tol::batch_norm_magnitudes(in, static_cast<int>(c.outputs.size()))
-                         : tol::batch_norm_grad_magnitudes(in, c.inputs[0].f32());
+                         : tol::batch_norm_grad_magnitudes(in, dy.f32());
   std::vector<HostTensor> out = c.outputs;
   for (size_t k = 0; k < out.size(); ++k)
     for (int64_t i = 0; i < out[k].numel(); ++i) out[k].f32()[i] = static_cast<float>(b[k][static_cast<size_t>(i)]);
@@ -85,7 +98,7 @@ std::vector<HostTensor> batch_norm_magnitudes(const Case& c) {
 Expected expected_results(const Case& c) {
   Expected e;
   e.want = run_reference(*c.op, c.inputs, c.outputs, c.attr_ptr(), c.in_place);
-  if (c.op->id == OpId::FusedBatchNormV3 || c.op->id == OpId::FusedBatchNormGradV3) {
+  if (is_batch_norm(c.op->id)) {
     e.abs_sum = batch_norm_magnitudes(c);
     return e;
   }

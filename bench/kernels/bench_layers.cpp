@@ -1,14 +1,18 @@
-// Benchmarks of the CPU plugin's layer kernels (ABI 1.4) through the C ABI,
+// Benchmarks of the CPU plugin's layer kernels (ABI 1.4 and 1.5) through the C ABI,
 // at the shapes of a small ResNet on 28x28 images at batch 64: stages of
 // [64,28,28,16], [64,14,14,32] and [64,7,7,64]. Batch normalization and
 // average pooling report GB/s: the bytes of their tensors, each read or
 // written once (the least any kernel moves; the forward of batch
 // normalization in training reads x twice, its gradient dy and x twice).
-// Depthwise convolution reports GFLOP/s, 2 * KH * KW flops per output value.
+// Depthwise convolution reports GFLOP/s, 2 * KH * KW flops per output value;
+// the ResNet's own convolutions (tests/data/keras_resnet.json: 3x3 SAME at
+// stride 1 and 2, 1x1 stride-2 projections) GFLOP/s of the product.
 // Plugin threads: AXON_TEST_THREADS (default: all CPUs). Figures, never verdicts.
 #include "plugin_harness.hpp"
 
 #include <benchmark/benchmark.h>
+
+#include <iterator>
 
 #include <memory>
 #include <random>
@@ -75,6 +79,7 @@ void register_layers() {
   static const axon_pool_attrs global7{sizeof(axon_pool_attrs), 7, 7, 7, 7, AXON_PADDING_VALID};
   static const axon_batch_norm_attrs train{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
   static const axon_batch_norm_attrs infer{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 0};
+  static const axon_fused_batch_norm_attrs train_relu{sizeof(axon_fused_batch_norm_attrs), train, AXON_ACTIVATION_RELU};
   static const axon_conv2d_attrs same{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_SAME};
   const std::vector<std::vector<int64_t>> stages{{64, 28, 28, 16}, {64, 14, 14, 32}, {64, 7, 7, 64}};
   for (const auto& x : stages) {
@@ -86,6 +91,13 @@ void register_layers() {
     add("FusedBatchNormV3/inference/" + s, "FusedBatchNormV3", {x, {c}, {c}, {c}, {c}}, {x}, &infer, 2 * xb, 0);
     add("FusedBatchNormGradV3/training/" + s, "FusedBatchNormGradV3", {x, x, {c}, {c}, {c}}, {x, {c}, {c}}, &train,
         3 * xb, 0);
+    // With relu (ABI 1.5): against the two ops each stands for, Relu and ReluGrad timed alone.
+    add("_FusedBatchNormEx/training/" + s, "_FusedBatchNormEx", {x, {c}, {c}, {c}, {c}}, {x, {c}, {c}, {c}, {c}},
+        &train_relu, 2 * xb, 0);
+    add("_FusedBatchNormGradEx/training/" + s, "_FusedBatchNormGradEx", {x, x, {c}, {c}, {c}, x}, {x, {c}, {c}},
+        &train_relu, 4 * xb, 0);
+    add("Relu/" + s, "Relu", {x}, {x}, nullptr, 2 * xb, 0);
+    add("ReluGrad/" + s, "ReluGrad", {x, x}, {x}, nullptr, 3 * xb, 0);
     const std::vector<int64_t> w{3, 3, c, 1};
     const double flops = 2.0 * numel(x) * 9;
     add("DepthwiseConv2dNative/3x3/" + s, "DepthwiseConv2dNative", {x, w}, {x}, &same, 0, flops);
@@ -108,11 +120,39 @@ void register_layers() {
   add("AvgPoolGrad/global/7x7x64", "AvgPoolGrad", {y}, {x}, &global7, bytes, 0);
 }
 
+// The convolutions of tests/data/keras_resnet.json at batch 64, each forward
+// and both gradients: {input [N, H, W, C], kernel size, stride, filters}.
+void register_resnet_convolutions() {
+  struct Conv {
+    std::vector<int64_t> x;
+    int64_t k, stride, filters;
+  };
+  const Conv convs[] = {{{64, 28, 28, 1}, 3, 1, 16},  {{64, 28, 28, 16}, 3, 1, 16}, {{64, 28, 28, 16}, 3, 2, 32},
+                        {{64, 14, 14, 32}, 3, 1, 32}, {{64, 28, 28, 16}, 1, 2, 32}, {{64, 14, 14, 32}, 3, 2, 64},
+                        {{64, 7, 7, 64}, 3, 1, 64},   {{64, 14, 14, 32}, 1, 2, 64}};
+  static std::vector<axon_conv2d_attrs> attrs;
+  attrs.reserve(std::size(convs));
+  for (const Conv& c : convs) {
+    attrs.push_back({sizeof(axon_conv2d_attrs), static_cast<int32_t>(c.stride), static_cast<int32_t>(c.stride), 1, 1,
+                     c.k == 1 ? AXON_PADDING_VALID : AXON_PADDING_SAME});
+    const int64_t oh = (c.x[1] + c.stride - 1) / c.stride, ow = (c.x[2] + c.stride - 1) / c.stride;
+    const std::vector<int64_t> y{c.x[0], oh, ow, c.filters}, w{c.k, c.k, c.x[3], c.filters};
+    const double flops = 2.0 * numel(y) * c.k * c.k * c.x[3];
+    const std::string s = std::to_string(c.x[1]) + "x" + std::to_string(c.x[2]) + "x" + std::to_string(c.x[3]) + "/" +
+                          std::to_string(c.k) + "x" + std::to_string(c.k) + "s" + std::to_string(c.stride) + "/" +
+                          std::to_string(c.filters);
+    add("Conv2D/" + s, "Conv2D", {c.x, w}, {y}, &attrs.back(), 0, flops);
+    add("Conv2DBackpropFilter/" + s, "Conv2DBackpropFilter", {c.x, y}, {w}, &attrs.back(), 0, flops);
+    if (c.x[3] > 1) add("Conv2DBackpropInput/" + s, "Conv2DBackpropInput", {y, w}, {c.x}, &attrs.back(), 0, flops);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   register_layers();
+  register_resnet_convolutions();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

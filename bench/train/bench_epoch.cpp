@@ -1,11 +1,16 @@
-// Epoch benchmark: samples/s of one training epoch, the effective GFLOP/s
-// (training_flops_per_sample: 16.4 MFLOP per sample, forward + backward),
-// OpenBLAS's large-sgemm GFLOP/s measured here, their ratio, how long the
-// loop waited for input, and where the time goes per op. It prints figures;
-// it never asserts speed.
+// Epoch benchmark: samples/s of one training epoch of the trainer's CNN or
+// of any Keras model axon trains (--model FILE), the effective GFLOP/s
+// (Model::training_flops_per_sample: forward + backward; 16.4 MFLOP per
+// sample for the CNN), OpenBLAS's large-sgemm GFLOP/s measured here, their
+// ratio, how long the loop waited for input, and where the time goes per op.
+// It prints figures; it never asserts speed.
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/dispatch.hpp>
+#include <axon/error.hpp>
+#include <axon/io/read_file.hpp>
+#include <axon/limits.hpp>
+#include <axon/nn/keras_json.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
@@ -35,7 +40,7 @@ double now_s() {
 // way the CPU plugin loads it; 0 when bench/kernels is not part of the build.
 double sgemm_gflops(int n, int threads) {
 #ifdef AXON_BENCH_HAVE_SGEMM
-  return axon::bench::sgemm_gflops(n, threads, 1.0);
+  return n > 0 ? axon::bench::sgemm_gflops(n, threads, 1.0) : 0;
 #else
   (void)n, (void)threads;
   return 0;
@@ -49,12 +54,13 @@ int main(int argc, char** argv) {
     po::options_description opts("Usage: axon-bench-train [options]");
     opts.add_options()("help,h", "show this help")
       ("data", po::value<std::string>()->default_value(data::kDefaultDataDir), "MNIST-format folder")
+      ("model", po::value<std::string>(), "a Keras model JSON (model.to_json()) instead of the trainer's CNN")
       ("batch-size", po::value<int64_t>()->default_value(64), "batch size")
       ("epochs", po::value<int>()->default_value(2), "epochs timed; the fastest is reported (the machine is shared)")
       ("train-limit", po::value<int64_t>()->default_value(0), "samples per epoch (0: all 60000)")
-      ("profile-steps", po::value<int64_t>()->default_value(100), "steps run with per-op timing")
+      ("profile-steps", po::value<int64_t>()->default_value(100), "steps run with per-op timing (0: none)")
       ("device", po::value<std::string>(), "device (default: the highest-priority visible one)")
-      ("sgemm-size", po::value<int>()->default_value(2048), "n of the n x n x n sgemm");
+      ("sgemm-size", po::value<int>()->default_value(2048), "n of the n x n x n sgemm (0: not measured)");
     cli::add_device_options(opts);
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -86,8 +92,20 @@ int main(int argc, char** argv) {
       void on_epoch_end(const nn::EpochLogs&) override { out.push_back(sgemm_gflops(n, threads)); }
     } between(blas, n, threads);
 
-    auto model = nn::make_cnn(10);
-    model->build({28, 28, 1}, dev, 42);
+    std::unique_ptr<nn::Model> model;
+    const Shape images{ds.train.rows, ds.train.cols, 1};
+    if (vm.count("model")) {
+      const std::string file = vm["model"].as<std::string>();
+      nn::KerasModel k = nn::model_from_keras_json(
+          io::read_regular_file(file, limits::kMaxModelJsonBytes, "--model file"), file);
+      if (k.input_shape != images)
+        throw UsageError(file + ": the model's input is " + shape_string(k.input_shape) + ", the data's images " +
+                         shape_string(images));
+      model = std::move(k.model);
+    } else {
+      model = nn::make_cnn(10);
+    }
+    model->build(images, dev, 42);
     model->compile();
     const double flops = static_cast<double>(model->training_flops_per_sample());
 
@@ -97,6 +115,7 @@ int main(int argc, char** argv) {
     warm.steps_per_epoch = 5;
     model->fit(ds.train, warm);
 
+    std::printf("model                  %s\n", vm.count("model") ? vm["model"].as<std::string>().c_str() : "the trainer's CNN");
     std::printf("device                 %s (%s)\n", dev.name().c_str(), dev.props().name);
     nn::FitOptions fit;
     fit.batch_size = batch;
@@ -126,9 +145,11 @@ int main(int argc, char** argv) {
     if (best_blas > 0) {
       std::printf("OpenBLAS sgemm GFLOP/s %.2f (n = %d, the best of %zu figures taken before and between the epochs, "
                   "each the best call in 1 s, loaded as the CPU plugin loads it)\n", best_blas, n, blas.size());
-      std::printf("ratio                  %.1f%% of the sgemm rate (goal: 60%%)\n", 100 * gflops / best_blas);
+      std::printf("ratio                  %.1f%% of the sgemm rate%s\n", 100 * gflops / best_blas,
+                  vm.count("model") ? "" : " (the CNN's goal: 60%)");
     } else {
-      std::printf("OpenBLAS sgemm GFLOP/s not measured (bench/kernels' axon_bench_sgemm is not in this build)\n");
+      std::printf("OpenBLAS sgemm GFLOP/s not measured (--sgemm-size 0, or bench/kernels' axon_bench_sgemm is not in "
+                  "this build)\n");
     }
     std::printf("waiting for input      %.3f s (%.2f%% of the epoch)\n", e.input_wait_seconds,
                 100 * e.input_wait_seconds / e.seconds);
@@ -136,6 +157,7 @@ int main(int argc, char** argv) {
     // Where the time goes: op profiling synchronises after every op, so the
     // sum of op times against the wall time shows the trainer's own overhead.
     const int64_t steps = vm["profile-steps"].as<int64_t>();
+    if (steps <= 0) return 0;
     nn::FitOptions prof;
     prof.batch_size = batch;
     prof.steps_per_epoch = steps;

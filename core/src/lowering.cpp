@@ -10,7 +10,9 @@ bool lowerable(OpId op) {
     case OpId::FusedConv2D:
     case OpId::FusedMatMul:
     case OpId::FusedReluGradBiasAddGrad:
-    case OpId::SparseCategoricalAccuracy: return true;
+    case OpId::SparseCategoricalAccuracy:
+    case OpId::FusedBatchNormEx:
+    case OpId::FusedBatchNormGradEx: return true;
     default: return false;
   }
 }
@@ -45,6 +47,33 @@ void run_lowered(const OpCall& call, Device& device) {
       ops::relu_grad(in0, *call.inputs[1], *call.outputs[0], layer);
       ops::bias_add_grad(*call.outputs[0], *call.outputs[1], layer);
       return;
+    case OpId::FusedBatchNormEx: {
+      const auto& a = *static_cast<const axon_fused_batch_norm_attrs*>(call.attrs);
+      Tensor& y = *call.outputs[0];
+      const bool relu = a.activation == AXON_ACTIVATION_RELU;
+      // With relu, y first goes to a temporary (Relu does not promise to run in place).
+      Tensor z = relu ? Tensor(y.device(), y.dtype(), y.shape()) : y;
+      const Tensor &scale = *call.inputs[1], &offset = *call.inputs[2], &mean = *call.inputs[3],
+                   &variance = *call.inputs[4];
+      if (call.outputs.size() == 1)
+        ops::fused_batch_norm(in0, scale, offset, mean, variance, z, a.batch_norm, layer);
+      else
+        ops::fused_batch_norm_training(in0, scale, offset, mean, variance, z, *call.outputs[1], *call.outputs[2],
+                                       *call.outputs[3], *call.outputs[4], a.batch_norm, layer);
+      if (relu) ops::relu(z, y, layer);
+      return;
+    }
+    case OpId::FusedBatchNormGradEx: {
+      const auto& a = *static_cast<const axon_fused_batch_norm_attrs*>(call.attrs);
+      Tensor d = in0;
+      if (a.activation == AXON_ACTIVATION_RELU) {
+        d = Tensor(in0.device(), in0.dtype(), in0.shape());
+        ops::relu_grad(in0, *call.inputs[5], d, layer);
+      }
+      ops::fused_batch_norm_grad(d, *call.inputs[1], *call.inputs[2], *call.inputs[3], *call.inputs[4],
+                                 *call.outputs[0], *call.outputs[1], *call.outputs[2], a.batch_norm, layer);
+      return;
+    }
     case OpId::SparseCategoricalAccuracy:
       // InTopK counts a tie for the largest logit as correct; Keras' accuracy
       // gives it to the lower index. The two differ only at ties.

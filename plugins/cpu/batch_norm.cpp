@@ -1,5 +1,7 @@
 // FusedBatchNormV3 and FusedBatchNormGradV3 over the last dimension of x,
-// seen as [rows, C] whatever its rank. Memory-bound: the forward reads x
+// seen as [rows, C] whatever its rank, and _FusedBatchNormEx /
+// _FusedBatchNormGradEx, the same with relu (applied as y is written; dy
+// masked by relu's output as it is read). Memory-bound: the forward reads x
 // twice (the statistics, then y) and writes y once; the gradient reads dy and
 // x twice and writes dx once. Per-channel sums are taken in double, channels
 // in the vector lanes and rows in order, in chunks of rows fixed by the
@@ -24,11 +26,13 @@ constexpr int64_t kSerialElements = 1 << 15;
 // s1[c] = sum(a - a_shift[c]), s2[c] = sum((a - a_shift[c]) * (b - b_shift[c])).
 // The forward passes (x, x) with both shifts the first row (the variance of
 // shifted data: no cancellation when the mean is far from 0), the gradient
-// (dy, x) with the shifts 0 and the mean.
-template <int W>
-__attribute__((always_inline)) inline void channel_sums_body(const float* a, const float* b, int64_t r0, int64_t r1,
-                                                              int64_t ch, const double* a_shift, const double* b_shift,
-                                                              double* s1, double* s2) {
+// (dy, x) with the shifts 0 and the mean. With a mask (the gradient of batch
+// normalization with relu: relu's output y), a is 0 where the mask is not
+// positive, exactly as ReluGrad would have written it.
+template <int W, bool Masked>
+__attribute__((always_inline)) inline void channel_sums_rows(const float* a, const float* b, const float* mask,
+                                                              int64_t r0, int64_t r1, int64_t ch, const double* a_shift,
+                                                              const double* b_shift, double* s1, double* s2) {
   using F = typename simd::Vec<W>::f;
   using Half = typename simd::Vec<W / 2>::f;
   using D = typename simd::DoubleVec<W / 2>::d;
@@ -48,8 +52,10 @@ __attribute__((always_inline)) inline void channel_sums_body(const float* a, con
     std::memcpy(&bs_hi, b_shift + c0 + W / 2, sizeof bs_hi);
     D t1_lo{}, t1_hi{}, t2_lo{}, t2_hi{};
     for (int64_t r = r0; r < r1; ++r) {
+      F av = simd::load<F>(a + r * ch + c0);
+      if constexpr (Masked) av = simd::load<F>(mask + r * ch + c0) > F{} ? av : F{};
       D a_lo, a_hi, b_lo, b_hi;
-      halves(simd::load<F>(a + r * ch + c0), a_lo, a_hi);
+      halves(av, a_lo, a_hi);
       halves(simd::load<F>(b + r * ch + c0), b_lo, b_hi);
       a_lo -= as_lo, a_hi -= as_hi, b_lo -= bs_lo, b_hi -= bs_hi;
       t1_lo += a_lo, t1_hi += a_hi;
@@ -63,7 +69,9 @@ __attribute__((always_inline)) inline void channel_sums_body(const float* a, con
   for (; c0 < ch; ++c0) {
     double t1 = 0.0, t2 = 0.0;
     for (int64_t r = r0; r < r1; ++r) {
-      const double da = a[r * ch + c0] - a_shift[c0], db = b[r * ch + c0] - b_shift[c0];
+      float av = a[r * ch + c0];
+      if constexpr (Masked) av = mask[r * ch + c0] > 0.0f ? av : 0.0f;
+      const double da = av - a_shift[c0], db = b[r * ch + c0] - b_shift[c0];
       t1 += da;
       t2 += da * db;
     }
@@ -71,22 +79,33 @@ __attribute__((always_inline)) inline void channel_sums_body(const float* a, con
     s2[c0] = t2;
   }
 }
+template <int W>
+__attribute__((always_inline)) inline void channel_sums_body(const float* a, const float* b, const float* mask,
+                                                              int64_t r0, int64_t r1, int64_t ch, const double* a_shift,
+                                                              const double* b_shift, double* s1, double* s2) {
+  if (mask != nullptr) return channel_sums_rows<W, true>(a, b, mask, r0, r1, ch, a_shift, b_shift, s1, s2);
+  channel_sums_rows<W, false>(a, b, nullptr, r0, r1, ch, a_shift, b_shift, s1, s2);
+}
 
 AXON_CPU_DISPATCH(channel_sums,
-                  (const float* a, const float* b, int64_t r0, int64_t r1, int64_t ch, const double* a_shift,
-                   const double* b_shift, double* s1, double* s2),
-                  (a, b, r0, r1, ch, a_shift, b_shift, s1, s2))
+                  (const float* a, const float* b, const float* mask, int64_t r0, int64_t r1, int64_t ch,
+                   const double* a_shift, const double* b_shift, double* s1, double* s2),
+                  (a, b, mask, r0, r1, ch, a_shift, b_shift, s1, s2))
 
 // out = ((x - m) * k + o) or, with dy, (k * ((dy - o) - (x - m) * q)), per
 // channel constants, rows [r0, r1); each lane's float operations are the same
-// on every instruction set.
+// on every instruction set. With relu the forward's result is max(out, 0)
+// (NaN -> 0, as Relu), and the gradient's dy is 0 where relu's output (mask)
+// is not positive (as ReluGrad): the bits of the separate ops.
 struct Affine {
   const float *m, *k, *o, *q;  // q null: the forward form
+  bool relu = false;           // forward: relu on the result
+  const float* mask = nullptr;  // gradient: relu's output, dy masked where it is not positive
 };
 
-template <int W>
-__attribute__((always_inline)) inline void affine_rows_body(const float* x, const float* dy, const Affine& f,
-                                                             int64_t r0, int64_t r1, int64_t ch, float* out) {
+template <int W, bool Relu, bool Masked>
+__attribute__((always_inline)) inline void affine_rows_of(const float* x, const float* dy, const Affine& f, int64_t r0,
+                                                           int64_t r1, int64_t ch, float* out) {
   using F = typename simd::Vec<W>::f;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t base = r * ch;
@@ -94,18 +113,35 @@ __attribute__((always_inline)) inline void affine_rows_body(const float* x, cons
     for (; c0 + W <= ch; c0 += W) {
       const F xc = simd::load<F>(x + base + c0) - simd::load<F>(f.m + c0);
       F v;
-      if (f.q == nullptr)
+      if (f.q == nullptr) {
         v = xc * simd::load<F>(f.k + c0) + simd::load<F>(f.o + c0);
-      else
-        v = simd::load<F>(f.k + c0) *
-            ((simd::load<F>(dy + base + c0) - simd::load<F>(f.o + c0)) - xc * simd::load<F>(f.q + c0));
+        if constexpr (Relu) v = v > F{} ? v : F{};
+      } else {
+        F g = simd::load<F>(dy + base + c0);
+        if constexpr (Masked) g = simd::load<F>(f.mask + base + c0) > F{} ? g : F{};
+        v = simd::load<F>(f.k + c0) * ((g - simd::load<F>(f.o + c0)) - xc * simd::load<F>(f.q + c0));
+      }
       simd::store<F>(out + base + c0, v);
     }
     for (; c0 < ch; ++c0) {
       const float xc = x[base + c0] - f.m[c0];
-      out[base + c0] = f.q == nullptr ? xc * f.k[c0] + f.o[c0] : f.k[c0] * ((dy[base + c0] - f.o[c0]) - xc * f.q[c0]);
+      if (f.q == nullptr) {
+        const float v = xc * f.k[c0] + f.o[c0];
+        out[base + c0] = Relu ? (v > 0.0f ? v : 0.0f) : v;
+      } else {
+        float g = dy[base + c0];
+        if constexpr (Masked) g = f.mask[base + c0] > 0.0f ? g : 0.0f;
+        out[base + c0] = f.k[c0] * ((g - f.o[c0]) - xc * f.q[c0]);
+      }
     }
   }
+}
+template <int W>
+__attribute__((always_inline)) inline void affine_rows_body(const float* x, const float* dy, const Affine& f,
+                                                             int64_t r0, int64_t r1, int64_t ch, float* out) {
+  if (f.relu) return affine_rows_of<W, true, false>(x, dy, f, r0, r1, ch, out);
+  if (f.mask != nullptr) return affine_rows_of<W, false, true>(x, dy, f, r0, r1, ch, out);
+  affine_rows_of<W, false, false>(x, dy, f, r0, r1, ch, out);
 }
 
 AXON_CPU_DISPATCH(affine_rows,
@@ -114,13 +150,13 @@ AXON_CPU_DISPATCH(affine_rows,
 
 // The per-channel totals of channel_sums over all rows: chunk partials in
 // scratch, added in chunk order. t1, t2: [ch] doubles.
-void total_sums(CpuDevice& d, const float* a, const float* b, int64_t rows, int64_t ch, const double* a_shift,
-                const double* b_shift, double* t1, double* t2) {
+void total_sums(CpuDevice& d, const float* a, const float* b, const float* mask, int64_t rows, int64_t ch,
+                const double* a_shift, const double* b_shift, double* t1, double* t2) {
   const int64_t per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, per_chunk);
   double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * 2 * ch));
   d.pool().for_ranges(rows, per_chunk, rows * ch >= kSerialElements, [&](int, int64_t r0, int64_t r1) {
     double* part = acc + (r0 / per_chunk) * 2 * ch;
-    channel_sums(a, b, r0, r1, ch, a_shift, b_shift, part, part + ch);
+    channel_sums(a, b, mask, r0, r1, ch, a_shift, b_shift, part, part + ch);
   });
   for (int64_t c = 0; c < ch; ++c) {
     double s1 = 0.0, s2 = 0.0;
@@ -153,10 +189,10 @@ struct ChannelScratch {
 };
 
 // TensorFlow's FusedBatchNormV3 (the reference plugin's kernels_layers.cpp
-// states the semantics); y = (x - mean) * (scale / sqrt(var + epsilon)) + offset.
-void fused_batch_norm(CpuDevice& d, const KernelCall& c) {
+// states the semantics); y = (x - mean) * (scale / sqrt(var + epsilon)) + offset,
+// and with relu (_FusedBatchNormEx) max(y, 0) in the same pass.
+void batch_norm(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& a, bool relu) {
   TensorRef x = c.input(0), y = c.output(0);
-  const auto& a = c.attrs<axon_batch_norm_attrs>();
   const int64_t ch = x.dim(-1), rows = ch > 0 ? x.numel() / ch : 0;
   if (ch == 0) return;
   const float* xp = x.data<float>();
@@ -168,7 +204,7 @@ void fused_batch_norm(CpuDevice& d, const KernelCall& c) {
   double *mean = s.dbl(0), *var = s.dbl(1), *shift = s.dbl(2), *sq = s.dbl(3);
   if (a.is_training && rows > 0) {
     for (int64_t k = 0; k < ch; ++k) shift[k] = xp[k];
-    total_sums(d, xp, xp, rows, ch, shift, shift, mean, sq);
+    total_sums(d, xp, xp, nullptr, rows, ch, shift, shift, mean, sq);
     for (int64_t k = 0; k < ch; ++k) {
       const double m = mean[k] / double(rows);  // the mean of x - shift
       mean[k] = shift[k] + m;
@@ -183,7 +219,7 @@ void fused_batch_norm(CpuDevice& d, const KernelCall& c) {
       m[i] = static_cast<float>(mean[i]);
       k[i] = static_cast<float>(scale[i] / std::sqrt(var[i] + double(a.epsilon)));
     }
-    affine(d, xp, nullptr, Affine{m, k, offset, nullptr}, rows, ch, y.data<float>());
+    affine(d, xp, nullptr, Affine{m, k, offset, nullptr, relu}, rows, ch, y.data<float>());
   }
   if (c.num_outputs() == 1) return;
   float* batch_mean = c.output(1).data<float>();
@@ -210,10 +246,11 @@ void fused_batch_norm(CpuDevice& d, const KernelCall& c) {
 
 // TensorFlow's FusedBatchNormGradV3: one pass for sum(dy) and
 // sum(dy (x - mean)), one for dx = scale r ((dy - mean(dy)) - (x - mean) q)
-// with q = r^2 mean(dy (x - mean)) in training, 0 in inference.
-void fused_batch_norm_grad(CpuDevice& d, const KernelCall& c) {
+// with q = r^2 mean(dy (x - mean)) in training, 0 in inference. With relu
+// (_FusedBatchNormGradEx) dy is masked by relu's output in both passes, so
+// ReluGrad's output is never written.
+void batch_norm_grad(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& a, const float* mask) {
   TensorRef dy = c.input(0), x = c.input(1), dx = c.output(0);
-  const auto& a = c.attrs<axon_batch_norm_attrs>();
   const int64_t ch = x.dim(-1), rows = ch > 0 ? x.numel() / ch : 0;
   if (ch == 0) return;
   const float* g = dy.data<float>();
@@ -224,7 +261,7 @@ void fused_batch_norm_grad(CpuDevice& d, const KernelCall& c) {
   const ChannelScratch s(d, ch, 4, 4);
   double *zero = s.dbl(0), *mean_d = s.dbl(1), *sum_dy = s.dbl(2), *sum_dy_xc = s.dbl(3);
   for (int64_t k = 0; k < ch; ++k) zero[k] = 0.0, mean_d[k] = mean[k], sum_dy[k] = 0.0, sum_dy_xc[k] = 0.0;
-  if (rows > 0) total_sums(d, g, xp, rows, ch, zero, mean_d, sum_dy, sum_dy_xc);  // no rows: zero sums
+  if (rows > 0) total_sums(d, g, xp, mask, rows, ch, zero, mean_d, sum_dy, sum_dy_xc);  // no rows: zero sums
   float* dscale = c.output(1).data<float>();
   float* doffset = c.output(2).data<float>();
   float *m = s.flt(0), *k = s.flt(1), *o = s.flt(2), *q = s.flt(3);
@@ -237,7 +274,20 @@ void fused_batch_norm_grad(CpuDevice& d, const KernelCall& c) {
     o[i] = a.is_training ? static_cast<float>(sum_dy[i] / double(rows)) : 0.0f;
     q[i] = a.is_training ? static_cast<float>(r * r * sum_dy_xc[i] / double(rows)) : 0.0f;
   }
-  if (rows > 0) affine(d, xp, g, Affine{m, k, o, q}, rows, ch, dx.data<float>());
+  if (rows > 0) affine(d, xp, g, Affine{m, k, o, q, false, mask}, rows, ch, dx.data<float>());
+}
+
+void fused_batch_norm(CpuDevice& d, const KernelCall& c) { batch_norm(d, c, c.attrs<axon_batch_norm_attrs>(), false); }
+void fused_batch_norm_grad(CpuDevice& d, const KernelCall& c) {
+  batch_norm_grad(d, c, c.attrs<axon_batch_norm_attrs>(), nullptr);
+}
+void fused_batch_norm_ex(CpuDevice& d, const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  batch_norm(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU);
+}
+void fused_batch_norm_grad_ex(CpuDevice& d, const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  batch_norm_grad(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU ? c.input(5).data<float>() : nullptr);
 }
 
 }  // namespace
@@ -245,6 +295,8 @@ void fused_batch_norm_grad(CpuDevice& d, const KernelCall& c) {
 void add_batch_norm_kernels(sdk::KernelTable& t) {
   add<OpId::FusedBatchNormV3, fused_batch_norm>(t);
   add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
+  add<OpId::FusedBatchNormEx, fused_batch_norm_ex>(t);
+  add<OpId::FusedBatchNormGradEx, fused_batch_norm_grad_ex>(t);
 }
 
 }  // namespace axon::cpu

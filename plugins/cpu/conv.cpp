@@ -124,20 +124,40 @@ AXON_CPU_DISPATCH(col2im_add, (const ConvGeometry& g, const float* col, int64_t 
 // for every few rows: beyond this K it no longer fits and sgemm's blocking wins.
 constexpr int64_t kMaxGatherK = 2048;
 
-// Returns nullptr (use im2col) when an image is too large for 32-bit
-// offsets, or for K >= kSmallK without AVX2/AVX-512: baseline SSE2 broadcast-
-// FMA loops lose to OpenBLAS there (measured: 3x), while with AVX-512 the
-// gathered kernels beat im2col + sgemm by 40-50% at the CNN's shapes.
-const int32_t* tap_offsets(CpuDevice& d, const ConvGeometry& g) {
-  if (g.h * g.w * g.c >= (int64_t{1} << 31)) return nullptr;
-  if (g.k() >= kSmallK && simd::isa() == simd::Isa::base) return nullptr;
-  if (g.k() > kMaxGatherK) return nullptr;
-  int32_t* off = d.taps(static_cast<size_t>(g.k()));
+// The width of a padded copy of the input: its columns from -pad_w on, as
+// far as any tap reaches (and at least the whole image).
+int64_t padded_width(const ConvGeometry& g) {
+  return std::max(g.pad_w + g.w, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+}
+// Padded copies hold at most one image (the rows a tile needs of it); above
+// this many floats the tiles that touch padding go through im2col instead.
+constexpr int64_t kMaxPaddedImage = int64_t{1} << 22;
+int64_t padded_image_floats(const ConvGeometry& g) {
+  const int64_t hp = std::max(g.pad_h + g.h, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
+  return hp * padded_width(g) * g.c;
+}
+
+void fill_offsets(const ConvGeometry& g, int64_t width, int32_t* off) {
   int64_t p = 0;
   for (int64_t kh = 0; kh < g.kh; ++kh)
     for (int64_t kw = 0; kw < g.kw; ++kw)
-      for (int64_t ci = 0; ci < g.c; ++ci) off[p++] = static_cast<int32_t>((kh * g.dh * g.w + kw * g.dw) * g.c + ci);
-  return off;
+      for (int64_t ci = 0; ci < g.c; ++ci) off[p++] = static_cast<int32_t>((kh * g.dh * width + kw * g.dw) * g.c + ci);
+}
+
+// No taps (use im2col) when an image is too large for 32-bit offsets, or for
+// K >= kSmallK without AVX2/AVX-512: baseline SSE2 broadcast-FMA loops lose
+// to OpenBLAS there (measured: 3x), while with AVX-512 the gathered kernels
+// beat im2col + sgemm by 40-50% at the CNN's shapes.
+ConvTaps tap_offsets(CpuDevice& d, const ConvGeometry& g) {
+  if (g.h * g.w * g.c >= (int64_t{1} << 31)) return {};
+  if (g.k() >= kSmallK && simd::isa() == simd::Isa::base) return {};
+  if (g.k() > kMaxGatherK) return {};
+  const bool padded = (g.pad_h_total > 0 || g.pad_w_total > 0) && padded_image_floats(g) <= kMaxPaddedImage;
+  int32_t* off = d.taps(static_cast<size_t>((padded ? 2 : 1) * g.k()));
+  fill_offsets(g, g.w, off);
+  if (!padded) return {off, nullptr};
+  fill_offsets(g, padded_width(g), off + g.k());
+  return {off, off + g.k()};
 }
 bool row_bases(const ConvGeometry& g, int64_t r0, int64_t r1, int64_t* base) {
   // One output row (oh) at a time: the bounds test on its height taps, then
@@ -157,13 +177,58 @@ bool row_bases(const ConvGeometry& g, int64_t r0, int64_t r1, int64_t* base) {
   }
   return true;
 }
-// Per-thread scratch: an im2col tile, then room for `tile` row bases.
+
+// The floats of a padded copy of the input rows that `rows` consecutive
+// output rows of one image read.
+int64_t padded_floats(const ConvGeometry& g, int64_t rows) {
+  const int64_t out_rows = std::min(g.oh, (rows + g.ow - 1) / g.ow + 1);
+  const int64_t in_rows = (out_rows - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  return std::min(padded_image_floats(g), in_rows * padded_width(g) * g.c);
+}
+
+// Rows [b, e) image by image through a zero-padded copy of the input rows
+// each image's part reads (built in `pad`): f(gather, first row - b, rows).
+// The copy is a few rows of one image, so it is in L1/L2 when the kernel
+// reads it, and the gathered kernels need no bounds tests.
+template <class F>
+void for_padded_parts(const ConvGeometry& g, const int32_t* off, const float* x, int64_t b, int64_t e, float* pad,
+                      int64_t* base, F&& f) {
+  const int64_t per_image = g.oh * g.ow, wp = padded_width(g), row_floats = wp * g.c;
+  for (int64_t r = b; r < e;) {
+    const int64_t n = r / per_image, first = n * per_image, re = std::min(e, first + per_image);
+    const int64_t oa = (r - first) / g.ow, ob = (re - 1 - first) / g.ow;  // output rows of this part
+    const int64_t ip0 = oa * g.sh, ip1 = ob * g.sh + (g.kh - 1) * g.dh + 1;  // padded input rows [ip0, ip1)
+    const float* image = x + n * g.h * g.w * g.c;
+    for (int64_t ip = ip0; ip < ip1; ++ip) {
+      float* dst = pad + (ip - ip0) * row_floats;
+      const int64_t ih = ip - g.pad_h;
+      if (ih < 0 || ih >= g.h) {
+        zero_floats(dst, row_floats);
+        continue;
+      }
+      zero_floats(dst, g.pad_w * g.c);
+      copy_floats(dst + g.pad_w * g.c, image + ih * g.w * g.c, g.w * g.c);
+      zero_floats(dst + (g.pad_w + g.w) * g.c, (wp - g.pad_w - g.w) * g.c);
+    }
+    int64_t oh = oa, ow = (r - first) % g.ow;
+    for (int64_t i = 0; i < re - r; ++i) {
+      base[i] = ((oh - oa) * g.sh * wp + ow * g.sw) * g.c;
+      if (++ow == g.ow) ow = 0, ++oh;
+    }
+    f(Gather{pad, base, off, g.k(), g.c}, r - b, re - r);
+    r = re;
+  }
+}
+
+// Per-thread scratch for `tile` rows: an im2col tile or a padded copy, then
+// room for `tile` row bases.
 struct TileScratch {
   float* col;
   int64_t* base;
 };
-TileScratch tile_scratch(CpuDevice& d, int t, int64_t tile, int64_t k) {
-  const int64_t col_floats = (tile * k + 1) / 2 * 2;  // keeps the int64 bases 8-byte aligned
+TileScratch tile_scratch(CpuDevice& d, int t, int64_t tile, int64_t k, const ConvGeometry& g) {
+  const int64_t floats = std::max(tile * k, padded_floats(g, tile));
+  const int64_t col_floats = (floats + 1) / 2 * 2;  // keeps the int64 bases 8-byte aligned
   float* s = d.scratch(t, static_cast<size_t>(col_floats + 2 * tile));
   return {s, reinterpret_cast<int64_t*>(s + col_floats)};
 }
@@ -176,7 +241,7 @@ void zero(float* p, int64_t n) {
 
 int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
 
-const int32_t* conv_taps(CpuDevice& d, const ConvGeometry& g) { return pointwise(g) ? nullptr : tap_offsets(d, g); }
+ConvTaps conv_taps(CpuDevice& d, const ConvGeometry& g) { return pointwise(g) ? ConvTaps{} : tap_offsets(d, g); }
 
 // y = ep(conv(x, f)): the epilogue (bias, relu) runs on each tile as it
 // leaves the registers (gathered / small-K kernels) or while it is still in
@@ -190,26 +255,31 @@ void conv2d_into(CpuDevice& d, const ConvGeometry& g, const float* xp, const flo
   }
   const bool parallel = m * k * oc >= kSerialMacs;
   const int64_t tile = tile_rows(k);
-  const int32_t* taps = conv_taps(d, g);
+  const ConvTaps taps = conv_taps(d, g);
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t, int64_t b, int64_t e) {
     conv_rows(d, t, g, taps, xp, w, b, e, yp + b * oc, ep);
   });
 }
 
-bool conv_rows_independent(const ConvGeometry& g, const int32_t* taps) {
+bool conv_rows_independent(const ConvGeometry& g, const ConvTaps& taps) {
   if (g.k() < kSmallK) return true;  // gathered or im2col'd, the same register-blocked kernel
   const bool inside = g.pad_h == 0 && g.pad_w == 0 && (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h &&
                       (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
-  return taps != nullptr && inside;  // every tile gathered
+  return taps.direct != nullptr && (inside || taps.padded != nullptr);  // every tile gathered
 }
 
-void conv_rows(CpuDevice& d, int t, const ConvGeometry& g, const int32_t* taps, const float* x, const float* w, int64_t b,
-               int64_t e, float* y, const Epilogue& ep) {
+void conv_rows(CpuDevice& d, int t, const ConvGeometry& g, const ConvTaps& taps, const float* x, const float* w,
+               int64_t b, int64_t e, float* y, const Epilogue& ep) {
   const int64_t k = g.k(), oc = g.oc;
   const float* a = x + b * k;
   if (!pointwise(g)) {  // else x rows are already the im2col rows
-    TileScratch sc = tile_scratch(d, t, std::max(tile_rows(k), e - b), k);
-    if (taps != nullptr && row_bases(g, b, e, sc.base)) return small_k_conv(Gather{x, sc.base, taps}, e - b, k, w, oc, y, ep);
+    TileScratch sc = tile_scratch(d, t, std::max(tile_rows(k), e - b), k, g);
+    if (taps.direct != nullptr && row_bases(g, b, e, sc.base))
+      return small_k_conv(Gather{x, sc.base, taps.direct, k, g.c}, e - b, k, w, oc, y, ep);
+    if (taps.padded != nullptr)
+      return for_padded_parts(g, taps.padded, x, b, e, sc.col, sc.base, [&](const Gather& ga, int64_t r, int64_t rows) {
+        small_k_conv(ga, rows, k, w, oc, y + r * oc, ep);
+      });
     im2col(g, x, b, e, sc.col);
     a = sc.col;
   }
@@ -268,14 +338,19 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const floa
   const int64_t tile = tile_rows(k), chunks = ThreadPool::Taper(m, tile).count;
   float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
   const bool direct = pointwise(g);
-  const int32_t* taps = direct ? nullptr : tap_offsets(d, g);
+  const ConvTaps taps = conv_taps(d, g);
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t chunk, int64_t b, int64_t e) {
     const float* a = xp + b * k;
     float* acc = partials + chunk * size;
     if (!direct) {
-      TileScratch sc = tile_scratch(d, t, tile, k);
-      if (taps != nullptr && row_bases(g, b, e, sc.base))
-        return small_k_conv_tn(Gather{xp, sc.base, taps}, e - b, k, dyp + b * oc, oc, acc);
+      TileScratch sc = tile_scratch(d, t, tile, k, g);
+      if (taps.direct != nullptr && row_bases(g, b, e, sc.base))
+        return small_k_conv_tn(Gather{xp, sc.base, taps.direct, k, g.c}, e - b, k, dyp + b * oc, oc, acc);
+      if (taps.padded != nullptr)
+        return for_padded_parts(g, taps.padded, xp, b, e, sc.col, sc.base,
+                                [&](const Gather& ga, int64_t r, int64_t rows) {
+                                  small_k_conv_tn(ga, rows, k, dyp + (b + r) * oc, oc, acc, r > 0);
+                                });
       im2col(g, xp, b, e, sc.col);
       a = sc.col;
     }

@@ -18,19 +18,26 @@ namespace axon::cpu {
 // 384 Ki are 10-30% slower.)
 int64_t tile_rows(int64_t k);
 
-// The filter's tap offsets for the gathered kernels (nullptr where they do not
-// apply); computed once per call and passed to every conv_rows of that call.
-const int32_t* conv_taps(CpuDevice& d, const ConvGeometry& g);
+// The filter's tap offsets for the gathered kernels, computed once per call
+// and passed to every conv_rows of that call: `direct` into x (nullptr where
+// the gathered kernels do not apply), `padded` into a zero-padded copy of an
+// image's rows (nullptr without padding, or where a padded image would be
+// too large), for the tiles whose taps touch padding.
+struct ConvTaps {
+  const int32_t* direct = nullptr;
+  const int32_t* padded = nullptr;
+};
+ConvTaps conv_taps(CpuDevice& d, const ConvGeometry& g);
 
 // y[0 .. e-b) = ep(conv rows [b, e)) on pool thread t (uses its scratch).
-void conv_rows(CpuDevice& d, int t, const ConvGeometry& g, const int32_t* taps, const float* x, const float* w, int64_t b,
-               int64_t e, float* y, const Epilogue& ep);
+void conv_rows(CpuDevice& d, int t, const ConvGeometry& g, const ConvTaps& taps, const float* x, const float* w,
+               int64_t b, int64_t e, float* y, const Epilogue& ep);
 
 // Whether conv_rows gives every row the same bits whatever [b, e) it is
-// computed in. Not when some products go to sgemm (K >= kSmallK with padding,
-// a 1x1 convolution, or no AVX2): sgemm rounds a row differently depending
-// on the rows around it.
-bool conv_rows_independent(const ConvGeometry& g, const int32_t* taps);
+// computed in. Not when some products go to sgemm (K >= kSmallK where the
+// gathered kernels do not reach, a 1x1 convolution, or no AVX2): sgemm
+// rounds a row differently depending on the rows around it.
+bool conv_rows_independent(const ConvGeometry& g, const ConvTaps& taps);
 
 // Conv2D / _FusedConv2D on raw buffers, in conv.cpp's own tiles.
 void conv2d_into(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep);

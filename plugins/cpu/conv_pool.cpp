@@ -148,7 +148,7 @@ void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
   const int64_t group = std::max<int64_t>(1, tile_rows(g.k()) / std::max<int64_t>(rows_per_pooled_row, 1));
   const int64_t groups = (p.oh + group - 1) / group, tasks = p.n * groups;
   const bool parallel = g.rows() * g.k() * g.oc >= kSerialMacs;
-  const int32_t* taps = conv_taps(d, g);
+  const ConvTaps taps = conv_taps(d, g);
   if (!conv_rows_independent(g, taps)) {
     // Products that go to sgemm round differently in other tiles: compute the
     // whole convolution in conv.cpp's own tiles, then pool it (exactly the

@@ -33,14 +33,19 @@ void small_k_gemm(const float* a, int64_t rows, int64_t k, const float* b, int64
 void small_k_gemm_tn(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out);
 
 // The same with a's rows gathered straight from an image (a convolution
-// without an im2col copy): a[r, p] = x[base[r] + off[p]].
+// without an im2col copy): a[r, p] = x[base[r] + off[p]], where off holds
+// k / run runs of `run` consecutive offsets (a filter tap's C channels).
 struct Gather {
   const float* x;
   const int64_t* base;
   const int32_t* off;
+  int64_t k, run;
 };
 void small_k_conv(const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y,
                   const Epilogue& ep = {});
-void small_k_conv_tn(const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* out);
+// accumulate: out += instead of out = (the sums carry on exactly, so rows
+// split over several calls give the bits of one call).
+void small_k_conv_tn(const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* out,
+                     bool accumulate = false);
 
 }  // namespace axon::cpu

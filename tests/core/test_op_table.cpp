@@ -90,6 +90,7 @@ const axon_concat_attrs kConcatC{sizeof(axon_concat_attrs), 3};
 const axon_slice_attrs kAt1{sizeof(axon_slice_attrs), {0, 1, 2, 0}};  // [2,3,2,3] at (0,1,2,0) of [2,7,5,3]
 const axon_batch_norm_attrs kBnTrain{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
 const axon_moving_average_attrs kMoving{sizeof(axon_moving_average_attrs), 0.99f, 0.01f};
+const axon_fused_batch_norm_attrs kBnReluTrain{sizeof(axon_fused_batch_norm_attrs), kBnTrain, AXON_ACTIVATION_RELU};
 // depthwise 3x3, multiplier 2, SAME stride 2 on 7x5x3 -> 4x3x6
 const axon_conv2d_attrs kDepthwise = kSame2;
 
@@ -165,6 +166,10 @@ std::vector<Case> good_cases() {
       {OpId::DepthwiseConv2dNative, {x, tensor({3, 3, 3, 2})}, {tensor({2, 4, 3, 6})}, &kDepthwise},
       {OpId::DepthwiseConv2dNativeBackpropInput, {tensor({2, 4, 3, 6}), tensor({3, 3, 3, 2})}, {x}, &kDepthwise},
       {OpId::DepthwiseConv2dNativeBackpropFilter, {x, tensor({2, 4, 3, 6})}, {tensor({3, 3, 3, 2})}, &kDepthwise},
+      {OpId::FusedBatchNormEx, {x, tensor({3}), tensor({3}), tensor({3}), tensor({3})},
+       {x, tensor({3}), tensor({3}), tensor({3}), tensor({3})}, &kBnReluTrain},
+      {OpId::FusedBatchNormGradEx, {x, x, tensor({3}), tensor({3}), tensor({3}), x}, {x, tensor({3}), tensor({3})},
+       &kBnReluTrain},
   };
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.op < b.op; });
   return cases;

@@ -1,4 +1,5 @@
-// The CUDA kernel library's ops of ABI 1.4 through its own kernel table and
+// The CUDA kernel library's ops of ABI 1.4 (and 1.5's batch normalization
+// with relu) through its own kernel table and
 // op wrappers (activations.cpp, tensor_ops.cpp, batch_norm.cpp,
 // pool_activation.cpp) on the fake CUDA libraries, the device code replaced
 // by host loops over the same per-element arithmetic (fake_launch.cpp,
@@ -232,6 +233,43 @@ TEST_CASE("FusedBatchNormV3 and its gradient write what TensorFlow's write, in t
   Tensor y(s);
   REQUIRE(run(d, "FusedBatchNormV3", {&x, &scale, &offset, &mean, &var}, {&y}, &a).message == "");
   close(y, kBnInferY, "inference, y alone");
+}
+
+TEST_CASE("_FusedBatchNormEx and its gradient equal FusedBatchNormV3 then relu, and its gradient of the masked dy") {
+  axon::fake::reset();
+  Device d(0);
+  const std::vector<int64_t> s = {2, 3, 4, 5}, ch = {5};
+  Tensor x(s, kBnX), dy(s, kBnDy), scale(ch, kBnScale), offset(ch, kBnOffset), mean(ch, kBnMean), var(ch, kBnVariance);
+  for (int training : {1, 0}) {
+    INFO((training ? "training" : "inference"));
+    const axon_batch_norm_attrs a{sizeof(axon_batch_norm_attrs), 0.001f, 1.f, training};
+    const axon_fused_batch_norm_attrs fa{sizeof(axon_fused_batch_norm_attrs), a, AXON_ACTIVATION_RELU};
+    Tensor y(s), bm(ch), bv(ch), r1(ch), r2(ch), plain(s), pbm(ch), pbv(ch), pr1(ch), pr2(ch);
+    REQUIRE(run(d, "_FusedBatchNormEx", {&x, &scale, &offset, &mean, &var}, {&y, &bm, &bv, &r1, &r2}, &fa).message ==
+            "");
+    REQUIRE(run(d, "FusedBatchNormV3", {&x, &scale, &offset, &mean, &var}, {&plain, &pbm, &pbv, &pr1, &pr2}, &a)
+                .message == "");
+    size_t cut = 0;
+    for (size_t i = 0; i < y.data.size(); ++i) {
+      CHECK(y.data[i] == std::max(plain.data[i], 0.f));
+      cut += plain.data[i] <= 0.f;
+    }
+    CHECK(cut > 0);  // the relu had work to do
+    CHECK(bm.data == pbm.data);
+    CHECK(bv.data == pbv.data);
+    CHECK(r1.data == pr1.data);
+    CHECK(r2.data == pr2.data);
+    Tensor masked(s, dy.data);
+    for (size_t i = 0; i < masked.data.size(); ++i)
+      if (!(y.data[i] > 0.f)) masked.data[i] = 0.f;
+    Tensor dx(s), sb(ch), ob(ch), want_dx(s), want_sb(ch), want_ob(ch);
+    REQUIRE(run(d, "_FusedBatchNormGradEx", {&dy, &x, &scale, &r1, &r2, &y}, {&dx, &sb, &ob}, &fa).message == "");
+    REQUIRE(run(d, "FusedBatchNormGradV3", {&masked, &x, &scale, &r1, &r2}, {&want_dx, &want_sb, &want_ob}, &a)
+                .message == "");
+    CHECK(dx.data == want_dx.data);
+    CHECK(sb.data == want_sb.data);
+    CHECK(ob.data == want_ob.data);
+  }
 }
 
 TEST_CASE("AvgPool and AvgPoolGrad through the plugin's kernels agree with TensorFlow") {

@@ -526,7 +526,8 @@ void avg_pool_cases(Runner& r, std::mt19937& rng) {
 }
 
 // ABI 1.4: FusedBatchNormV3 in training (exponential_avg_factor 1 and 0.3)
-// and inference, and its gradient in both modes.
+// and inference, and its gradient in both modes; ABI 1.5: the same with relu
+// (_FusedBatchNormEx, and _FusedBatchNormGradEx with a y of both signs).
 void batch_norm_cases(Runner& r, std::mt19937& rng) {
   for (const std::vector<int64_t>& s : {std::vector<int64_t>{64, 13, 13, 32}, std::vector<int64_t>{2, 3, 4, 5},
                                         std::vector<int64_t>{8, 5}, std::vector<int64_t>{1, 1, 1, 6}}) {
@@ -545,10 +546,15 @@ void batch_norm_cases(Runner& r, std::mt19937& rng) {
       const std::string label =
           x.shape() + (training ? " training, factor " + std::to_string(factor).substr(0, 3) : " inference");
       r.run(label, "FusedBatchNormV3", {x, scale, offset, mean, var}, stats_out, &a, {1e-5, 1e-5});
-      if (factor == 1.f)
-        r.run(label, "FusedBatchNormGradV3", {dy, x, scale, mean, var},
-              {empty_like(AXON_FLOAT32, s), empty_like(AXON_FLOAT32, {ch}), empty_like(AXON_FLOAT32, {ch})}, &a,
+      const axon_fused_batch_norm_attrs fa{sizeof(axon_fused_batch_norm_attrs), a, AXON_ACTIVATION_RELU};
+      r.run(label, "_FusedBatchNormEx", {x, scale, offset, mean, var}, stats_out, &fa, {1e-5, 1e-5});
+      if (factor == 1.f) {
+        const std::vector<HostTensor> grad_out = {empty_like(AXON_FLOAT32, s), empty_like(AXON_FLOAT32, {ch}),
+                                                  empty_like(AXON_FLOAT32, {ch})};
+        r.run(label, "FusedBatchNormGradV3", {dy, x, scale, mean, var}, grad_out, &a, {1e-5, 1e-5});
+        r.run(label, "_FusedBatchNormGradEx", {dy, x, scale, mean, var, uniform(rng, s)}, grad_out, &fa,
               {1e-5, 1e-5});
+      }
     }
   }
 }

@@ -23,6 +23,9 @@ metrics CSV and the checkpoints hold nothing of the failed step.
   strict_placement  --strict-placement names all three at once (exit 2); with
                     every kernel there it trains
   placement_log     --log-device-placement lines carry the layer
+  lowered_fused_ops the ResNet's BatchNormalization + ReLU pairs on a TOY
+                    without the fused ops run as the ops' parts there and
+                    give the reference device's weights, bit for bit
 
 Usage: errors_test.py CASE AXON_TRAIN AXON_DEVICES PLUGIN_DIRS"""
 import hashlib
@@ -325,9 +328,40 @@ def placement_log(t):
         check(r.err.splitlines().count(line) == 1, "once: " + line, r)
 
 
+def lowered_fused_ops(t):
+    # The TOY's kernels are the reference's without the optional ops, so
+    # _FusedBatchNormEx and _FusedBatchNormGradEx run there as FusedBatchNormV3
+    # + Relu and ReluGrad + FusedBatchNormGradV3, which is how the reference
+    # computes its own fused ops: the same weights.
+    model = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "keras_resnet.json")
+    weights = {}
+    for device in ("toy:0", "ref:0"):
+        save = os.path.join(t.tmp, device.replace(":", "") + ".axw")
+        r = t.train("clean", ["--device", device, "--model", model, "--epochs", "1", "--train-limit", "16",
+                              "--test-limit", "8", "--save", save, "--log-device-placement"])
+        check(r.code == 0, "the ResNet trains on " + device, r)
+        check("Fusing batch_normalization + re_lu -> _FusedBatchNormEx, _FusedBatchNormGradEx" in r.err,
+              "the fusion pass paired batch_normalization and re_lu for " + device, r)
+        weights[device] = digest(save)
+        log = r.err.splitlines()
+        if device == "toy:0":
+            for line in ("Executing op FusedBatchNormV3 (batch_normalization) in device /device:TOY:0",
+                         "Executing op Relu (batch_normalization) in device /device:TOY:0",
+                         "Executing op ReluGrad (batch_normalization) in device /device:TOY:0",
+                         "Executing op FusedBatchNormGradV3 (batch_normalization) in device /device:TOY:0"):
+                check(line in log, "the parts run on the TOY: " + line, r)
+            check(not any("_FusedBatchNorm" in line and line.startswith("Executing") for line in log),
+                  "no fused batch normalization op runs anywhere", r)
+        else:
+            check("Executing op _FusedBatchNormEx (batch_normalization) in device /device:REF:0" in log,
+                  "the reference runs the fused op itself", r)
+    check(weights["toy:0"] == weights["ref:0"], "the TOY's parts give the reference's weights, bit for bit",
+          weights)
+
+
 CASES = {f.__name__: f for f in (async_sync, async_replicas, async_checkpoint, nan_loss, nan_weights, check_numerics,
                                   check_numerics_setting, failed_init, failed_open, no_devices, dry_run,
-                                  strict_placement, placement_log)}
+                                  strict_placement, placement_log, lowered_fused_ops)}
 
 with tempfile.TemporaryDirectory(prefix="axon-errors-") as tmp:
     CASES[case](Run(tmp))

@@ -57,6 +57,7 @@ struct Attrs {
   axon_concat_attrs concat{};
   axon_slice_attrs slice{};
   axon_moving_average_attrs moving_average{};
+  axon_fused_batch_norm_attrs fused_batch_norm{};
   const void* chosen = nullptr;
 };
 
@@ -113,6 +114,12 @@ void make_attrs(const golden::Case& c, Attrs& a) {
     a.batch_norm = {sizeof(axon_batch_norm_attrs), to_float(c, "epsilon"), to_float(c, "exponential_avg_factor"),
                     to_int(c, "is_training")};
     a.chosen = &a.batch_norm;
+  } else if (op == "_FusedBatchNormEx" || op == "_FusedBatchNormGradEx") {
+    a.fused_batch_norm = {sizeof(axon_fused_batch_norm_attrs),
+                          {sizeof(axon_batch_norm_attrs), to_float(c, "epsilon"),
+                           to_float(c, "exponential_avg_factor"), to_int(c, "is_training")},
+                          activation(c)};
+    a.chosen = &a.fused_batch_norm;
   } else if (op == "LeakyRelu" || op == "LeakyReluGrad") {
     a.leaky_relu = {sizeof(axon_leaky_relu_attrs), to_float(c, "alpha")};
     a.chosen = &a.leaky_relu;

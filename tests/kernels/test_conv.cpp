@@ -1,6 +1,8 @@
 // Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter of the CPU plugin
 // against the reference plugin on random shapes: batch 1, odd sizes, VALID
-// and SAME, strides 1..3, dilation 2, and the CNN's own shapes.
+// and SAME, strides 1..3, dilation 2, few and many channels (a tap's
+// channels are read as one run from 8 on), and the CNN's and the small
+// ResNet's own shapes.
 //
 // Tolerance (compare_sum): each output is a float32 sum of products;
 // |cpu - ref| <= 16 * 2^-24 * S + 2^-24 |ref|, S being the same op run by the
@@ -75,7 +77,7 @@ TEST_CASE("CPU convolutions match the reference on random shapes", "[conv][cpu]"
   int checked = 0;
   while (checked < 60) {
     ConvCase k{};
-    k.n = pick(1, 3), k.h = pick(1, 11), k.w = pick(1, 11), k.c = pick(1, 6);
+    k.n = pick(1, 3), k.h = pick(1, 11), k.w = pick(1, 11), k.c = pick(0, 2) == 0 ? pick(7, 20) : pick(1, 6);
     k.kh = pick(1, 4), k.kw = pick(1, 4), k.oc = pick(1, 9);
     k.sh = pick(1, 3), k.sw = pick(1, 3);
     k.dh = pick(0, 3) == 0 ? 2 : 1, k.dw = pick(0, 3) == 0 ? 2 : 1;
@@ -98,6 +100,21 @@ TEST_CASE("CPU convolutions match the reference at the CNN's shapes", "[conv][cp
   check_case({1, 6, 6, 64, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
   check_case({2, 9, 8, 3, 5, 5, 4, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
   check_case({1, 10, 11, 2, 3, 2, 3, 2, 3, 2, 2, AXON_PADDING_SAME}, rng);
+}
+
+TEST_CASE("CPU convolutions match the reference at the ResNet's shapes", "[conv][cpu]") {
+  // tests/data/keras_resnet.json's convolutions (SAME 3x3 at strides 1 and 2,
+  // 1x1 stride-2 projections), batch reduced; batch 5 of 7x7 images puts
+  // several images into one tile.
+  std::mt19937 rng(2024);
+  check_case({2, 28, 28, 1, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 28, 28, 16, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 28, 28, 16, 3, 3, 32, 2, 2, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 28, 28, 16, 1, 1, 32, 2, 2, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({3, 14, 14, 32, 3, 3, 32, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 14, 14, 32, 3, 3, 64, 2, 2, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({5, 7, 7, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({3, 14, 14, 32, 1, 1, 64, 2, 2, 1, 1, AXON_PADDING_VALID}, rng);
 }
 
 TEST_CASE("the conv comparison catches a one-tap error", "[conv][selftest]") {

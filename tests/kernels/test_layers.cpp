@@ -1,5 +1,7 @@
 // The layers of ABI 1.4 on the CPU plugin against the reference plugin:
-// AvgPool, FusedBatchNormV3, DepthwiseConv2dNative and their gradients, at
+// AvgPool, FusedBatchNormV3, DepthwiseConv2dNative and their gradients, and
+// ABI 1.5's batch normalization with relu (also against the CPU's own
+// separate ops, bit for bit), at
 // shapes that use several threads (a small ResNet's on 28x28 images at batch
 // 64 among them) and odd ones; the reference's gradients against finite
 // differences of its forward ops; results independent of the thread count
@@ -151,6 +153,17 @@ std::vector<std::vector<int64_t>> bn_output_dims(const BnCase& c) {
   return d;
 }
 
+axon_fused_batch_norm_attrs bn_relu_attrs(const BnCase& c) {
+  return {sizeof(axon_fused_batch_norm_attrs), bn_attrs(c), AXON_ACTIVATION_RELU};
+}
+
+// dy where y > 0, else 0 (ReluGrad), for the gradient's magnitudes.
+std::vector<float> relu_masked(const std::vector<float>& dy, const std::vector<float>& y) {
+  std::vector<float> m(dy.size());
+  for (size_t i = 0; i < dy.size(); ++i) m[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("AvgPool and AvgPoolGrad: CPU matches the reference", "[layers][cpu]") {
@@ -235,6 +248,64 @@ TEST_CASE("FusedBatchNormV3 and FusedBatchNormGradV3: CPU matches the reference"
   }
 }
 
+TEST_CASE("_FusedBatchNormEx and _FusedBatchNormGradEx (relu): CPU matches the reference and its own separate ops",
+          "[layers][fused][cpu]") {
+  std::mt19937 rng(407);
+  for (const BnCase& c : bn_cases()) {
+    INFO("x " << shape_str(c.x) << (c.training ? " training" : " inference") << ", exponential_avg_factor "
+              << c.factor);
+    const axon_batch_norm_attrs a = bn_attrs(c);
+    const axon_fused_batch_norm_attrs fa = bn_relu_attrs(c);
+    const BnInputs in = bn_inputs(rng, c);
+    const std::vector<HostTensor> inputs{in.x, in.scale, in.offset, in.mean, in.var};
+    const auto want = run_host(ref(), "_FusedBatchNormEx", inputs, bn_output_dims(c), &fa);
+    const auto got = run_host(cpu(), "_FusedBatchNormEx", inputs, bn_output_dims(c), &fa);
+    const auto b = axon::tol::batch_norm_magnitudes(magnitude_inputs(in.x, in.scale, &in.offset, in.mean, in.var, a),
+                                                    c.outputs());
+    size_t zeros = 0;
+    for (float v : want[0]) zeros += v == 0.0f;
+    INFO(zeros << " of " << want[0].size() << " values of y cut to 0 by relu");
+    CHECK(zeros > want[0].size() / 10);  // the cases exercise the relu
+    for (int k = 0; k < c.outputs(); ++k) {
+      const size_t i = static_cast<size_t>(k);
+      const Comparison r = compare_with(got[i], want[i], b[i]);
+      INFO("output " << k << ": " << r.report);
+      CHECK(r.ok);
+    }
+    // The CPU's FusedBatchNormV3 then Relu: the same bits.
+    auto separate = run_host(cpu(), "FusedBatchNormV3", inputs, bn_output_dims(c), &a);
+    separate[0] = run_host(cpu(), "Relu", {HostTensor{c.x, separate[0]}}, {c.x})[0];
+    for (size_t k = 0; k < got.size(); ++k) {
+      INFO("forward output " << k << " against FusedBatchNormV3 + Relu");
+      CHECK(compare_exact(got[k], separate[k]).ok);
+    }
+
+    const HostTensor mean = c.training ? HostTensor{{c.x.back()}, want[3]} : in.mean;
+    const HostTensor var = c.training ? HostTensor{{c.x.back()}, want[4]} : in.var;
+    const HostTensor dy{c.x, random_floats(rng, numel(c.x))}, y{c.x, got[0]};
+    const std::vector<HostTensor> grad_in{dy, in.x, in.scale, mean, var, y};
+    const std::vector<std::vector<int64_t>> grad_out{c.x, {c.x.back()}, {c.x.back()}};
+    const auto gwant = run_host(ref(), "_FusedBatchNormGradEx", grad_in, grad_out, &fa);
+    const auto ggot = run_host(cpu(), "_FusedBatchNormGradEx", grad_in, grad_out, &fa);
+    const std::vector<float> masked = relu_masked(dy.values, y.values);
+    const auto gb = axon::tol::batch_norm_grad_magnitudes(magnitude_inputs(in.x, in.scale, nullptr, mean, var, a),
+                                                          masked.data());
+    for (size_t k = 0; k < 3; ++k) {
+      const Comparison r = compare_with(ggot[k], gwant[k], gb[k]);
+      INFO("gradient output " << k << ": " << r.report);
+      CHECK(r.ok);
+    }
+    // The CPU's ReluGrad then FusedBatchNormGradV3: the same bits.
+    const auto d = run_host(cpu(), "ReluGrad", {dy, y}, {c.x})[0];
+    const auto gseparate = run_host(cpu(), "FusedBatchNormGradV3", {HostTensor{c.x, d}, in.x, in.scale, mean, var},
+                                    grad_out, &a);
+    for (size_t k = 0; k < 3; ++k) {
+      INFO("gradient output " << k << " against ReluGrad + FusedBatchNormGradV3");
+      CHECK(compare_exact(ggot[k], gseparate[k]).ok);
+    }
+  }
+}
+
 TEST_CASE("batch normalization of an empty batch gives NaN statistics and zero reserve spaces and gradients",
           "[layers][cpu]") {
   const axon_batch_norm_attrs train{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
@@ -274,6 +345,13 @@ TEST_CASE("the CPU plugin's layer kernels do not depend on the thread count", "[
     const HostTensor m{{b.x.back()}, r[8]}, v{{b.x.back()}, r[9]};
     for (auto& o : run_host(dev, "FusedBatchNormGradV3", {HostTensor{b.x, r[5]}, in.x, in.scale, m, v},
                             {b.x, {b.x.back()}, {b.x.back()}}, &a))
+      r.push_back(o);
+    // With relu: y, then the gradient with dy = the inputs x and y that relu's output.
+    const axon_fused_batch_norm_attrs fa = bn_relu_attrs(b);
+    const std::vector<float> y = run_host(dev, "_FusedBatchNormEx", inputs, bn_output_dims(b), &fa)[0];
+    r.push_back(y);
+    for (auto& o : run_host(dev, "_FusedBatchNormGradEx", {in.x, in.x, in.scale, m, v, HostTensor{b.x, y}},
+                            {b.x, {b.x.back()}, {b.x.back()}}, &fa))
       r.push_back(o);
     return r;
   };
@@ -317,6 +395,13 @@ std::string layer_digests() {
     for (const auto& o : run_host(cpu(), "FusedBatchNormGradV3", {dy, in.x, in.scale, in.mean, in.var},
                                   {b.x, {b.x.back()}, {b.x.back()}}, &a))
       add("FusedBatchNormGradV3", o);
+    const axon_fused_batch_norm_attrs fa = bn_relu_attrs(b);
+    const auto ex = run_host(cpu(), "_FusedBatchNormEx", inputs, bn_output_dims(b), &fa);
+    for (const auto& o : ex) add("_FusedBatchNormEx", o);
+    for (const auto& o : run_host(cpu(), "_FusedBatchNormGradEx",
+                                  {dy, in.x, in.scale, in.mean, in.var, HostTensor{b.x, ex[0]}},
+                                  {b.x, {b.x.back()}, {b.x.back()}}, &fa))
+      add("_FusedBatchNormGradEx", o);
   }
   for (const DepthwiseCase& c : depthwise_cases()) {
     HostTensor x{c.x, random_floats(rng, numel(c.x))}, f{c.f, random_floats(rng, numel(c.f))},
@@ -373,6 +458,7 @@ TEST_CASE(
   CHECK(avx2 == best);  // everything, depthwise included
   CHECK(lines(base, false) == lines(best, false));
   CHECK(lines(base, false).find("FusedBatchNormGradV3") != std::string::npos);
+  CHECK(lines(base, false).find("_FusedBatchNormGradEx") != std::string::npos);
 }
 
 // ------------------------------------------------------------------ finite differences of the reference
@@ -474,6 +560,10 @@ TEST_CASE("bad calls of the layer ops are refused with the validator's message n
   const axon_batch_norm_attrs eps0{sizeof(axon_batch_norm_attrs), 0.0f, 1.0f, 0};
   const axon_conv2d_attrs conv{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, kValid};
   const axon_pool_attrs pool{sizeof(axon_pool_attrs), 2, 2, 2, 2, kValid};
+  const axon_fused_batch_norm_attrs relu{sizeof(axon_fused_batch_norm_attrs), train, AXON_ACTIVATION_RELU};
+  const axon_fused_batch_norm_attrs act7{sizeof(axon_fused_batch_norm_attrs), train, 7};
+  axon_fused_batch_norm_attrs small_bn = relu;
+  small_bn.batch_norm.struct_size = 8;
   struct Bad {
     const char* op;
     std::vector<std::vector<int64_t>> in, out;
@@ -492,6 +582,12 @@ TEST_CASE("bad calls of the layer ops are refused with the validator's message n
       {"DepthwiseConv2dNativeBackpropFilter", {{1, 5, 5, 3}, {1, 3, 3, 3}}, {{3, 3, 2, 1}}, &conv,
        "DepthwiseConv2dNativeBackpropFilter: dfilter [3,3,2,1] has 2 input channels, x [1,5,5,3] has 3"},
       {"AvgPoolGrad", {{1, 2, 3, 2}}, {{1, 4, 4, 2}}, &pool, "AvgPoolGrad: dy has shape [1,2,3,2], expected [1,2,2,2]"},
+      {"_FusedBatchNormEx", {{2, 3, 3, 4}, {4}, {4}, {4}, {4}}, {{2, 3, 3, 4}, {4}, {4}, {4}, {4}}, &act7,
+       "_FusedBatchNormEx: unknown activation 7"},
+      {"_FusedBatchNormEx", {{2, 3, 3, 4}, {4}, {4}, {4}, {4}}, {{2, 3, 3, 4}, {4}, {4}, {4}, {4}}, &small_bn,
+       "_FusedBatchNormEx: batch_norm attribute struct too small (8 < "},
+      {"_FusedBatchNormGradEx", {{2, 4}, {2, 4}, {4}, {4}, {4}, {2, 5}}, {{2, 4}, {4}, {4}}, &relu,
+       "_FusedBatchNormGradEx: y has shape [2,5], expected x's [2,4]"},
   };
   for (TestDevice* dev : {&ref(), &cpu()}) {
     for (const Bad& b : bad) {

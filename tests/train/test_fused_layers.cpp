@@ -1,5 +1,6 @@
 // Conv2D and Dense take the fused ops (_FusedConv2D, _FusedMatMul,
-// _FusedReluGradBiasAddGrad) where the device has them. The fused and the
+// _FusedReluGradBiasAddGrad) where the device has them, and the fusion pass
+// joins Conv2D + MaxPooling2D and BatchNormalization + ReLU. The fused and the
 // separate-op paths (Layer::set_fused_ops(false)) must agree: bit for bit on
 // one device (the CPU plugin's fused kernels round exactly like its separate
 // ones; the reference composes its own), and within 1e-5 * (1 + |value|)
@@ -8,7 +9,9 @@
 #include "train_test_util.hpp"
 
 #include <axon/dispatch.hpp>
+#include <axon/io/read_file.hpp>
 #include <axon/nn/initializers.hpp>
+#include <axon/nn/keras_json.hpp>
 #include <axon/nn/layers.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/profile.hpp>
@@ -178,4 +181,63 @@ TEST_CASE("the CNN's fused conv+pool pairs match the separate ops", "[layers][fu
   check_close(fused.values, separate.values, 0.0);
   INFO("CPU fused vs reference separate ops");
   check_close(fused.values, cnn_gradients(*ref, false).values, 1e-5);
+}
+
+namespace {
+
+// tests/data/keras_resnet.json: the loss per sample, every parameter
+// gradient and the moving statistics after one compute_gradients (same
+// weights and batch for every call), and how often the fused batch
+// normalization ops ran.
+struct ResnetStep {
+  std::vector<std::vector<float>> values;
+  int64_t fused_calls = 0;
+};
+
+ResnetStep resnet_step(Device& dev, bool fused) {
+  KerasModel k = model_from_keras_json(
+      io::read_regular_file(std::string(AXON_TEST_DATA_DIR) + "/keras_resnet.json", 1 << 20, "model"), "resnet");
+  Model& model = *k.model;
+  model.build(k.input_shape, dev, 5);
+  model.compile();
+  for (Layer* l : model.layers()) l->set_fused_ops(fused);
+  Rng rng(7);
+  data::HostBatch batch;
+  batch.size = 6;
+  for (int i = 0; i < 6 * 784; ++i) batch.images.push_back(static_cast<uint8_t>(rng.below(256)));
+  batch.labels = {1, 0, 9, 3, 3, 7};
+  const bool profiling = op_profiling();
+  set_op_profiling(true);
+  reset_op_times();
+  model.compute_gradients(batch);
+  ResnetStep r;
+  for (const OpTime& t : op_times())
+    if (t.op == "_FusedBatchNormEx" || t.op == "_FusedBatchNormGradEx") r.fused_calls += t.calls;
+  set_op_profiling(profiling);
+  r.values.push_back(model.per_sample_loss(6).to_vector<float>());
+  for (Parameter* p : model.parameters()) r.values.push_back((p->trainable ? p->grad : p->value).to_vector<float>());
+  return r;
+}
+
+}  // namespace
+
+// The fusion pass runs each BatchNormalization whose output only a ReLU
+// reads as _FusedBatchNormEx / _FusedBatchNormGradEx (four pairs in the
+// ResNet). The CPU plugin's fused ops round exactly like its separate ones,
+// so fusion never changes a training run there; the reference device's
+// separate ops agree within 1e-5 (1 + |value|).
+TEST_CASE("the ResNet's fused batch normalization + relu pairs match the separate ops", "[layers][fused]") {
+  Runtime& rt = test::test_runtime();
+  Device* cpu = rt.find_device("cpu:0");
+  Device* ref = rt.find_device("ref:0");
+  REQUIRE(cpu != nullptr);
+  REQUIRE(ref != nullptr);
+  const ResnetStep fused = resnet_step(*cpu, true);
+  const ResnetStep separate = resnet_step(*cpu, false);
+  CHECK(fused.fused_calls == 8);  // four pairs, forward and backward
+  CHECK(separate.fused_calls == 0);
+  INFO("CPU fused vs CPU separate ops (gradients, moving statistics, loss)");
+  check_close(fused.values, separate.values, 0.0);
+  INFO("CPU fused vs reference separate ops");
+  check_close(fused.values, resnet_step(*ref, false).values, 1e-5);
 }

@@ -307,6 +307,48 @@ MUTATIONS += [
         "tests": LAYER_TESTS,
     },
     {
+        "name": "batch norm relu lets negatives through",
+        "what": "_FusedBatchNormEx writes y without the relu (CPU vector loop)",
+        "edits": [
+            (f"{CPU}/batch_norm.cpp", "if constexpr (Relu) v = v > F{} ? v : F{};", "if constexpr (Relu) v = v > F{} ? v : v;"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "batch norm relu gradient sums unmasked",
+        "what": "_FusedBatchNormGradEx sums dy where relu's output is 0 too (CPU vector loop; dx's pass still masks)",
+        "edits": [
+            (f"{CPU}/batch_norm.cpp", "if constexpr (Masked) av = simd::load<F>(mask + r * ch + c0) > F{} ? av : F{};",
+             "if constexpr (Masked) av = simd::load<F>(mask + r * ch + c0) > F{} ? av : av;"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "reference batch norm relu gradient unmasked",
+        "what": "the reference's _FusedBatchNormGradEx masks dy only where y < 0, which relu's output never is",
+        "edits": [
+            (REF_LAYERS, "if (!(y.data<float>()[i] > 0.0f)) masked[i] = 0.0f;", "if (y.data<float>()[i] < 0.0f) masked[i] = 0.0f;"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "padded conv rows at the image's width",
+        "what": "a SAME convolution's tile reads its padded copy with the unpadded row stride (CPU forward and filter gradient)",
+        "edits": [
+            (f"{CPU}/conv.cpp", "base[i] = ((oh - oa) * g.sh * wp + ow * g.sw) * g.c;",
+             "base[i] = ((oh - oa) * g.sh * g.w + ow * g.sw) * g.c;"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "fused batch norm step keeps the moving statistics still",
+        "what": "the fusion pass's BatchNormalization + ReLU step never moves moving_mean and moving_variance",
+        "edits": [
+            ("core/src/nn/fusion.cpp", "    bn_.move_statistics(mean, variance);\n", ""),
+        ],
+        "tests": r"^(train\.model|goldens\.keras_models)",
+    },
+    {
         "name": "AvgPool counts the padding",
         "what": "SAME windows are divided by the whole window's size, padding included (CPU and reference)",
         "edits": [

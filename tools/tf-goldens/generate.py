@@ -1054,14 +1054,85 @@ def cnn_case(data_dir, path):
     g.write(path)
 
 
+# ---------------------------------------------------------------- batch normalization with relu (ABI 1.5)
+# fused_layers.axg, its own generator again. TensorFlow's _FusedBatchNormEx
+# and _FusedBatchNormGradEx are not in tf.raw_ops: composed of the ops they
+# stand for, FusedBatchNormV3 then Relu, ReluGrad then FusedBatchNormGradV3.
+frng = np.random.default_rng(20261203)
+
+
+def funiform(shape, lo=-1.0, hi=1.0):
+    return f32(frng.uniform(lo, hi, size=shape))
+
+
+def batch_norm_relu_cases(g):
+    # (name, x shape, epsilon, is_training, exponential_avg_factor, outputs written)
+    cases = [
+        ("train_4d", (8, 5, 5, 3), 1e-3, True, 1.0, 5),
+        ("train_4d_running_average", (4, 6, 6, 8), 1e-3, True, 0.3, 5),
+        ("train_2d", (32, 10), 1e-3, True, 1.0, 5),
+        ("train_resnet_28x28x16", (2, 28, 28, 16), 1e-3, True, 1.0, 5),
+        ("infer_4d_y_only", (8, 5, 5, 3), 1e-3, False, 1.0, 1),
+        ("infer_2d_all_outputs", (16, 7), 1e-5, False, 1.0, 5),
+    ]
+    for name, xs, eps, training, factor, outputs in cases:
+        c = xs[-1]
+        x = funiform(xs, -1.0, 3.0)
+        scale, offset = funiform((c,), 0.5, 1.5), funiform((c,), -0.5, 0.5)
+        mean, var = funiform((c,), -0.2, 0.2), funiform((c,), 0.5, 2.0)
+        x4 = x.reshape(-1, 1, 1, c) if x.ndim == 2 else x
+        bn = tf.raw_ops.FusedBatchNormV3(x=x4, scale=scale, offset=offset, mean=mean, variance=var, epsilon=np.float32(eps),
+                                         exponential_avg_factor=np.float32(factor), data_format="NHWC",
+                                         is_training=training)
+        y = tf.raw_ops.Relu(features=bn[0]).numpy().reshape(xs)
+        got = [y] + [t.numpy() for t in bn[1:5]]
+        exact, bounds = batch_norm_reference(x, scale, offset, mean, var, eps, training, factor)
+        exact[0] = np.maximum(exact[0], 0.0)  # relu moves no value by more than its error
+        tensors = [("in", x), ("in", scale), ("in", offset), ("in", mean), ("in", var)]
+        for k in range(outputs):
+            note_error("_FusedBatchNormEx", got[k], exact[k], bounds[k])
+            tensors += [("out", got[k])] + ([("bound", f32(bounds[k]))] if np.any(bounds[k]) else [])
+        attrs = {"epsilon": repr(float(np.float32(eps))), "exponential_avg_factor": repr(float(np.float32(factor))),
+                 "is_training": int(training), "activation": "relu"}
+        g.add(f"_FusedBatchNormEx/{name}", "_FusedBatchNormEx", attrs, tensors)
+
+        # The gradient: dy through ReluGrad with the forward's y, then
+        # FusedBatchNormGradV3 with the reserve spaces (training) or the given
+        # statistics; the bounds are those of the masked dy.
+        dy = funiform(xs)
+        rs1, rs2 = (got[3], got[4]) if training else (mean, var)
+        masked = tf.raw_ops.ReluGrad(gradients=dy, features=y).numpy()
+        m4 = masked.reshape(-1, 1, 1, c) if x.ndim == 2 else masked
+        gr = tf.raw_ops.FusedBatchNormGradV3(y_backprop=m4, x=x4, scale=scale, reserve_space_1=rs1, reserve_space_2=rs2,
+                                             reserve_space_3=np.zeros(0, np.float32), epsilon=np.float32(eps),
+                                             data_format="NHWC", is_training=training)
+        gr = [gr[0].numpy().reshape(xs), gr[1].numpy(), gr[2].numpy()]
+        exact, bounds = batch_norm_grad_reference(masked, x, scale, rs1, rs2, eps, training)
+        tensors = [("in", dy), ("in", x), ("in", scale), ("in", rs1), ("in", rs2), ("in", y)]
+        for k in range(3):
+            note_error("_FusedBatchNormGradEx", gr[k], exact[k], bounds[k])
+            tensors += [("out", gr[k]), ("bound", f32(bounds[k]))]
+        g.add(f"_FusedBatchNormGradEx/{name}", "_FusedBatchNormGradEx", {**attrs, "exponential_avg_factor": "1.0"},
+              tensors)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=os.path.join(root, "tests", "goldens", "tf"))
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--only", help="write only this file of the folder (e.g. fused_layers.axg)")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}, NumPy {np.__version__}")
+    fused_layers = Golden()
+    batch_norm_relu_cases(fused_layers)
+    if a.only in (None, "fused_layers.axg"):
+        fused_layers.write(os.path.join(a.out, "fused_layers.axg"))
+    if a.only is not None:
+        print("TensorFlow's float32 error, in units of 2^-24 * B:",
+              ", ".join(f"{k} {v:.2f}" for k, v in sorted(tf_error.items())))
+        return
     ops, fused = Golden(), Golden()
     conv_cases(ops, fused)
     pool_cases(ops)

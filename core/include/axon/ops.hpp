@@ -117,6 +117,22 @@ void fused_batch_norm_training(const Tensor& x, const Tensor& scale, const Tenso
 void fused_batch_norm_grad(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& reserve_space_1,
                            const Tensor& reserve_space_2, Tensor& dx, Tensor& scale_backprop, Tensor& offset_backprop,
                            const axon_batch_norm_attrs& a, const std::string& layer = {});
+// The same with relu applied to y (_FusedBatchNormEx), and its gradient
+// (_FusedBatchNormGradEx: dy masked where y, the forward's output, is not
+// positive); dispatch runs FusedBatchNormV3 + Relu, ReluGrad +
+// FusedBatchNormGradV3 where a device lacks them.
+axon_fused_batch_norm_attrs fused_batch_norm_relu_attrs(const axon_batch_norm_attrs& a);
+void fused_batch_norm_relu(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                           const Tensor& variance, Tensor& y, const axon_batch_norm_attrs& a,
+                           const std::string& layer = {});
+void fused_batch_norm_relu_training(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                                    const Tensor& variance, Tensor& y, Tensor& batch_mean, Tensor& batch_variance,
+                                    Tensor& reserve_space_1, Tensor& reserve_space_2, const axon_batch_norm_attrs& a,
+                                    const std::string& layer = {});
+void fused_batch_norm_relu_grad(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& reserve_space_1,
+                                const Tensor& reserve_space_2, const Tensor& y, Tensor& dx, Tensor& scale_backprop,
+                                Tensor& offset_backprop, const axon_batch_norm_attrs& a,
+                                const std::string& layer = {});
 // var = momentum * var + weight * value.
 void moving_average(Tensor& var, const Tensor& value, float momentum, float weight, const std::string& layer = {});
 

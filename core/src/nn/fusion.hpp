@@ -1,13 +1,19 @@
 // The fusion pass: decides, once per replica, which neighbouring layers of
 // a model's graph run as one fused op, and turns the graph into the plan a
-// step runs (replica.hpp). Today's rule: a Conv2D (with a bias, linear or
-// relu) whose output only a MaxPooling2D (at most 255 taps) reads runs with
-// it as _FusedConv2DMaxPool / _FusedConv2DMaxPoolGrad where the device the
-// convolution goes to has both, else as the two layers. The stateless fused
-// ops (_FusedConv2D, _FusedMatMul, _FusedReluGradBiasAddGrad) need no pass:
-// layers call them and dispatch lowers them to their parts where a device
-// lacks them; this pair keeps its argmax from forward to backward, so it is
-// chosen here, where both halves are known.
+// step runs (replica.hpp). A pair is a layer whose output only the next
+// layer reads. The rules:
+//  - a Conv2D (with a bias, linear or relu) and a MaxPooling2D (at most 255
+//    taps) run as _FusedConv2DMaxPool / _FusedConv2DMaxPoolGrad where the
+//    device the convolution goes to has both, else as the two layers (the
+//    pair keeps its argmax from forward to backward, so dispatch cannot
+//    lower it: it is chosen here, where both halves are known);
+//  - a BatchNormalization and a ReLU (max(x, 0) itself) run as
+//    _FusedBatchNormEx / _FusedBatchNormGradEx, which dispatch lowers to
+//    their parts where a device lacks them.
+// Neither rule pairs layers with fused ops turned off. The stateless fused
+// ops of single layers (_FusedConv2D, _FusedMatMul,
+// _FusedReluGradBiasAddGrad) need no pass: layers call them and dispatch
+// lowers them where a device lacks them.
 #pragma once
 
 #include <axon/nn/replica.hpp>
@@ -21,7 +27,8 @@ namespace axon::nn {
 // fused pairs as one.
 std::vector<PlanStep> plan_steps(Graph& graph, TensorPool& pool);
 
-// "conv2d + max_pooling2d -> _FusedConv2DMaxPool, _FusedConv2DMaxPoolGrad"
+// "conv2d + max_pooling2d -> _FusedConv2DMaxPool, _FusedConv2DMaxPoolGrad",
+// "batch_normalization + re_lu -> _FusedBatchNormEx, _FusedBatchNormGradEx"
 // for each fused step, for the placement log and --dry-run.
 std::vector<std::string> describe_fusions(const std::vector<PlanStep>& plan);
 

@@ -10,23 +10,23 @@ namespace axon::cuda {
 
 namespace {
 
-void fused_batch_norm(CudaDevice& d, const sdk::KernelCall& c) {
+void batch_norm(CudaDevice& d, const sdk::KernelCall& c, const axon_batch_norm_attrs& a, bool relu) {
   auto x = c.input(0), scale = c.input(1), offset = c.input(2), mean = c.input(3), variance = c.input(4),
        y = c.output(0);
-  const auto& a = c.attrs<axon_batch_norm_attrs>();
   const int64_t cols = x.dim(-1);
   if (cols == 0) return;
   const int64_t rows = x.numel() / cols;
   CudaDevice::Scratch scratch(d, static_cast<size_t>(launch::batch_norm_scratch_bytes(rows, cols)));
   if (a.is_training) {
     launch::batch_norm_training(d.stream(), x.data<float>(), rows, cols, scale.data<float>(), offset.data<float>(),
-                                mean.data<float>(), variance.data<float>(), a.epsilon, a.exponential_avg_factor,
+                                mean.data<float>(), variance.data<float>(), a.epsilon, a.exponential_avg_factor, relu,
                                 y.data<float>(), c.output(1).data<float>(), c.output(2).data<float>(),
                                 c.output(3).data<float>(), c.output(4).data<float>(), scratch.get());
     return;
   }
   launch::batch_norm_inference(d.stream(), x.data<float>(), rows, cols, scale.data<float>(), offset.data<float>(),
-                               mean.data<float>(), variance.data<float>(), a.epsilon, y.data<float>(), scratch.get());
+                               mean.data<float>(), variance.data<float>(), a.epsilon, relu, y.data<float>(),
+                               scratch.get());
   // The statistics' outputs that are passed: the given mean and variance, as TensorFlow's.
   for (int i = 1; i < c.num_outputs(); ++i)
     CUDA_CHECK(cudaMemcpyAsync(c.output(i).raw(), (i % 2 ? mean : variance).raw(),
@@ -34,18 +34,34 @@ void fused_batch_norm(CudaDevice& d, const sdk::KernelCall& c) {
 }
 
 // reserve_space_1 and reserve_space_2: the mean and biased variance the
-// forward used (the batch's in training, the given ones otherwise).
-void fused_batch_norm_grad(CudaDevice& d, const sdk::KernelCall& c) {
+// forward used (the batch's in training, the given ones otherwise); relu_y:
+// relu's output for _FusedBatchNormGradEx, else null.
+void batch_norm_grad(CudaDevice& d, const sdk::KernelCall& c, const axon_batch_norm_attrs& a, const float* relu_y) {
   auto dy = c.input(0), x = c.input(1), scale = c.input(2), mean = c.input(3), variance = c.input(4);
-  const auto& a = c.attrs<axon_batch_norm_attrs>();
   const int64_t cols = x.dim(-1);
   if (cols == 0) return;
   const int64_t rows = x.numel() / cols;
   CudaDevice::Scratch scratch(d, static_cast<size_t>(launch::batch_norm_scratch_bytes(rows, cols)));
-  launch::batch_norm_grad(d.stream(), dy.data<float>(), x.data<float>(), rows, cols, scale.data<float>(),
+  launch::batch_norm_grad(d.stream(), dy.data<float>(), relu_y, x.data<float>(), rows, cols, scale.data<float>(),
                           mean.data<float>(), variance.data<float>(), a.epsilon, a.is_training != 0,
                           c.output(0).data<float>(), c.output(1).data<float>(), c.output(2).data<float>(),
                           scratch.get());
+}
+
+void fused_batch_norm(CudaDevice& d, const sdk::KernelCall& c) {
+  batch_norm(d, c, c.attrs<axon_batch_norm_attrs>(), false);
+}
+void fused_batch_norm_grad(CudaDevice& d, const sdk::KernelCall& c) {
+  batch_norm_grad(d, c, c.attrs<axon_batch_norm_attrs>(), nullptr);
+}
+// _FusedBatchNormEx and its gradient (ABI 1.5): the same kernels with relu.
+void fused_batch_norm_ex(CudaDevice& d, const sdk::KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  batch_norm(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU);
+}
+void fused_batch_norm_grad_ex(CudaDevice& d, const sdk::KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  batch_norm_grad(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU ? c.input(5).data<float>() : nullptr);
 }
 
 }  // namespace
@@ -53,6 +69,8 @@ void fused_batch_norm_grad(CudaDevice& d, const sdk::KernelCall& c) {
 void register_batch_norm_kernels(sdk::KernelTable& t) {
   add<OpId::FusedBatchNormV3, fused_batch_norm>(t);
   add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
+  add<OpId::FusedBatchNormEx, fused_batch_norm_ex>(t);
+  add<OpId::FusedBatchNormGradEx, fused_batch_norm_grad_ex>(t);
 }
 
 }  // namespace axon::cuda

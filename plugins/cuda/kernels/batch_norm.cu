@@ -1,6 +1,8 @@
 // Batch normalization's kernels (batch_norm.hpp): column sums in double over
 // row chunks (a fixed order), the per-column arithmetic of
-// batch_norm_math.hpp, and one elementwise pass.
+// batch_norm_math.hpp, and one elementwise pass; with relu (_FusedBatchNormEx
+// and its gradient) applied in that pass, and dy masked by relu's output
+// wherever the gradient reads it.
 #include "batch_norm.hpp"
 #include "batch_norm_math.hpp"
 
@@ -68,13 +70,19 @@ struct CenteredSquares {
   }
 };
 
-struct GradTerms {  // dy, and dy * (x - mean)
+// dy where relu's output y is positive, else 0 (ReluGrad); dy itself without y.
+__device__ inline float masked(const float* dy, const float* y, int64_t i) {
+  return y == nullptr || y[i] > 0.f ? dy[i] : 0.f;
+}
+
+struct GradTerms {  // dy (masked by relu's output y, when given), and dy * (x - mean)
   const float* dy;
+  const float* y;
   const float* x;
   const float* mean;
   int64_t cols;
   __device__ double2 operator()(int64_t r, int64_t c) const {
-    const double g = dy[r * cols + c];
+    const double g = masked(dy, y, r * cols + c);
     return make_double2(g, g * (static_cast<double>(x[r * cols + c]) - mean[c]));
   }
 };
@@ -149,10 +157,11 @@ __global__ void inference_coefficient_kernel(const float* scale, const float* va
 }
 
 __global__ void normalize_kernel(const float* x, int64_t n, int64_t cols, const float* mean, const float* coefficient,
-                                 const float* offset, float* y) {
+                                 const float* offset, bool relu, float* y) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t c = i % cols;
-    y[i] = (x[i] - mean[c]) * coefficient[c] + offset[c];
+    const float v = (x[i] - mean[c]) * coefficient[c] + offset[c];
+    y[i] = relu ? (v > 0.f ? v : 0.f) : v;  // NaN -> 0, as Relu
   }
 }
 
@@ -169,11 +178,11 @@ __global__ void grad_coefficients_kernel(const double2* sums, int64_t rows, int6
   }
 }
 
-__global__ void grad_kernel(const float* dy, const float* x, int64_t n, int64_t cols, const float* mean,
-                            const float* k_dy, const float* k_x, const float* k_1, float* dx) {
+__global__ void grad_kernel(const float* dy, const float* relu_y, const float* x, int64_t n, int64_t cols,
+                            const float* mean, const float* k_dy, const float* k_x, const float* k_1, float* dx) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t c = i % cols;
-    dx[i] = k_dy[c] * dy[i] + k_x[c] * (x[i] - mean[c]) + k_1[c];
+    dx[i] = k_dy[c] * masked(dy, relu_y, i) + k_x[c] * (x[i] - mean[c]) + k_1[c];
   }
 }
 
@@ -186,8 +195,8 @@ int64_t batch_norm_scratch_bytes(int64_t rows, int64_t cols) {
 
 void batch_norm_training(cudaStream_t s, const float* x, int64_t rows, int64_t cols, const float* scale,
                          const float* offset, const float* old_mean, const float* old_variance, float epsilon,
-                         float factor, float* y, float* batch_mean, float* batch_variance, float* saved_mean,
-                         float* saved_variance, void* scratch) {
+                         float factor, bool relu, float* y, float* batch_mean, float* batch_variance,
+                         float* saved_mean, float* saved_variance, void* scratch) {
   if (cols == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
   column_sums(s, SumX{x, cols}, rows, cols, sc);
@@ -199,34 +208,35 @@ void batch_norm_training(cudaStream_t s, const float* x, int64_t rows, int64_t c
                                                               saved_mean, saved_variance, sc.f[0], sc.f[1]);
   check_launch("batch_norm");
   if (rows == 0) return;
-  normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, sc.f[0], sc.f[1], offset, y);
+  normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, sc.f[0], sc.f[1], offset, relu,
+                                                                y);
   check_launch("batch_norm");
 }
 
 void batch_norm_inference(cudaStream_t s, const float* x, int64_t rows, int64_t cols, const float* scale,
-                          const float* offset, const float* mean, const float* variance, float epsilon, float* y,
-                          void* scratch) {
+                          const float* offset, const float* mean, const float* variance, float epsilon, bool relu,
+                          float* y, void* scratch) {
   if (cols == 0 || rows == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
   inference_coefficient_kernel<<<blocks_for(cols), kThreads, 0, s>>>(scale, variance, epsilon, cols, sc.f[1]);
   check_launch("batch_norm");
-  normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, mean, sc.f[1], offset, y);
+  normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, mean, sc.f[1], offset, relu, y);
   check_launch("batch_norm");
 }
 
-void batch_norm_grad(cudaStream_t s, const float* dy, const float* x, int64_t rows, int64_t cols, const float* scale,
-                     const float* mean, const float* variance, float epsilon, bool training, float* dx,
-                     float* scale_backprop, float* offset_backprop, void* scratch) {
+void batch_norm_grad(cudaStream_t s, const float* dy, const float* relu_y, const float* x, int64_t rows, int64_t cols,
+                     const float* scale, const float* mean, const float* variance, float epsilon, bool training,
+                     float* dx, float* scale_backprop, float* offset_backprop, void* scratch) {
   if (cols == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
-  column_sums(s, GradTerms{dy, x, mean, cols}, rows, cols, sc);
+  column_sums(s, GradTerms{dy, relu_y, x, mean, cols}, rows, cols, sc);
   grad_coefficients_kernel<<<blocks_for(cols), kThreads, 0, s>>>(sc.sums, rows, cols, scale, variance, epsilon,
                                                                  training, scale_backprop, offset_backprop, sc.f[0],
                                                                  sc.f[1], sc.f[2]);
   check_launch("batch_norm");
   if (rows == 0) return;
-  grad_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(dy, x, rows * cols, cols, mean, sc.f[0], sc.f[1], sc.f[2],
-                                                           dx);
+  grad_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(dy, relu_y, x, rows * cols, cols, mean, sc.f[0], sc.f[1],
+                                                           sc.f[2], dx);
   check_launch("batch_norm");
 }
 

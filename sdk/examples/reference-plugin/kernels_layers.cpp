@@ -1,6 +1,6 @@
 // Naive, obviously correct kernels of the layers ABI 1.4 added: average
 // pooling, batch normalization and depthwise convolution, with their
-// gradients. As in kernels.cpp, every call is checked against the op table
+// gradients; and ABI 1.5's batch normalization with relu. As in kernels.cpp, every call is checked against the op table
 // first and sums are accumulated in double.
 #include "kernels.hpp"
 
@@ -182,6 +182,50 @@ void fused_batch_norm_grad(Device&, const KernelCall& c) {
   }
 }
 
+// _FusedBatchNormEx and _FusedBatchNormGradEx (ABI 1.5): exactly the ops
+// they stand for, one after the other. The forward is FusedBatchNormV3, then
+// the activation on y; the gradient masks dy where y (the forward's output)
+// is not positive, as ReluGrad does, and runs FusedBatchNormGradV3 on that.
+axon_kernel_call sub_call(const KernelCall& c, int inputs, std::vector<axon_tensor>& in, std::vector<axon_tensor>& out,
+                          const void* attrs) {
+  for (int i = 0; i < inputs; ++i) in.push_back(c.input(i).c());
+  for (int i = 0; i < c.num_outputs(); ++i) out.push_back(c.output(i).c());
+  axon_kernel_call s{};
+  s.struct_size = sizeof s;
+  s.op = c.op();
+  s.num_inputs = static_cast<int32_t>(in.size());
+  s.inputs = in.data();
+  s.num_outputs = static_cast<int32_t>(out.size());
+  s.outputs = out.data();
+  s.attrs = attrs;
+  return s;
+}
+
+void fused_batch_norm_ex(Device& d, const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  std::vector<axon_tensor> in, out;
+  fused_batch_norm(d, KernelCall(sub_call(c, 5, in, out, &a.batch_norm)));
+  if (a.activation != AXON_ACTIVATION_RELU) return;
+  TensorRef y = c.output(0);
+  float* p = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) p[i] = p[i] > 0.0f ? p[i] : 0.0f;
+}
+
+void fused_batch_norm_grad_ex(Device& d, const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  std::vector<axon_tensor> in, out;
+  axon_kernel_call s = sub_call(c, 5, in, out, &a.batch_norm);
+  std::vector<float> masked;
+  if (a.activation == AXON_ACTIVATION_RELU) {
+    TensorRef dy = c.input(0), y = c.input(5);
+    masked.assign(dy.data<float>(), dy.data<float>() + dy.numel());
+    for (size_t i = 0; i < masked.size(); ++i)
+      if (!(y.data<float>()[i] > 0.0f)) masked[i] = 0.0f;
+    in[0].data = masked.empty() ? nullptr : masked.data();
+  }
+  fused_batch_norm_grad(d, KernelCall(s));
+}
+
 // ------------------------------------------------------------------ depthwise convolution
 // filter [KH, KW, C, M]: input channel c feeds output channels c * M .. c * M + M - 1,
 // each with its own KH x KW filter. The geometry is Conv2D's with oc = M.
@@ -255,6 +299,8 @@ void add_layer_kernels(KernelTable& t) {
   add<OpId::AvgPoolGrad, avg_pool_grad>(t);
   add<OpId::FusedBatchNormV3, fused_batch_norm>(t);
   add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
+  add<OpId::FusedBatchNormEx, fused_batch_norm_ex>(t);
+  add<OpId::FusedBatchNormGradEx, fused_batch_norm_grad_ex>(t);
   add<OpId::DepthwiseConv2dNative, depthwise_conv2d>(t);
   add<OpId::DepthwiseConv2dNativeBackpropInput, depthwise_conv2d_backprop_input>(t);
   add<OpId::DepthwiseConv2dNativeBackpropFilter, depthwise_conv2d_backprop_filter>(t);

@@ -82,6 +82,8 @@ enum class OpId : uint8_t {
   DepthwiseConv2dNative,
   DepthwiseConv2dNativeBackpropInput,
   DepthwiseConv2dNativeBackpropFilter,
+  FusedBatchNormEx,
+  FusedBatchNormGradEx,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
@@ -104,7 +106,8 @@ enum class AttrKind : uint8_t {
   concat,
   slice,
   batch_norm,
-  moving_average
+  moving_average,
+  fused_batch_norm
 };
 
 // The struct's C name and the bytes a caller must fill at least (up to its
@@ -134,6 +137,8 @@ constexpr AttrInfo attr_info(AttrKind k) {
     case AttrKind::batch_norm: return {"axon_batch_norm_attrs", AXON_STRUCT_SIZE(axon_batch_norm_attrs, is_training)};
     case AttrKind::moving_average:
       return {"axon_moving_average_attrs", AXON_STRUCT_SIZE(axon_moving_average_attrs, weight)};
+    case AttrKind::fused_batch_norm:
+      return {"axon_fused_batch_norm_attrs", AXON_STRUCT_SIZE(axon_fused_batch_norm_attrs, activation)};
   }
   return {"", 0};
 }
@@ -160,6 +165,9 @@ template <> struct attr_kind_of<axon_concat_attrs> { static constexpr AttrKind v
 template <> struct attr_kind_of<axon_slice_attrs> { static constexpr AttrKind value = AttrKind::slice; };
 template <> struct attr_kind_of<axon_batch_norm_attrs> { static constexpr AttrKind value = AttrKind::batch_norm; };
 template <> struct attr_kind_of<axon_moving_average_attrs> { static constexpr AttrKind value = AttrKind::moving_average; };
+template <> struct attr_kind_of<axon_fused_batch_norm_attrs> {
+  static constexpr AttrKind value = AttrKind::fused_batch_norm;
+};
 
 // A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
 // dtype of its first input, or first output when it has none).
@@ -341,6 +349,17 @@ inline constexpr OpSchema kOpTable[] = {
    {{"dx"}}, 1, 1, AttrKind::conv2d, 0, 4, {}, kF32, "gradient of DepthwiseConv2dNative with respect to x"},
   {OpId::DepthwiseConv2dNativeBackpropFilter, "DepthwiseConv2dNativeBackpropFilter", {{"x"}, {"dy"}}, 2, 2,
    {{"dfilter"}}, 1, 1, AttrKind::conv2d, 0, 4, {}, kF32, "gradient of DepthwiseConv2dNative with respect to the filter"},
+
+  // ABI 1.5: batch normalization with its activation (the fusion pass pairs a
+  // BatchNormalization with the ReLU after it).
+  {OpId::FusedBatchNormEx, "_FusedBatchNormEx", {{"x"}, {"scale"}, {"offset"}, {"mean"}, {"variance"}}, 5, 5,
+   {{"y"}, {"batch_mean"}, {"batch_variance"}, {"reserve_space_1"}, {"reserve_space_2"}}, 1, 5,
+   AttrKind::fused_batch_norm, 0, 5, {2, {OpId::FusedBatchNormV3, OpId::Relu}}, kF32,
+   "activation(FusedBatchNormV3(x, ...)) and FusedBatchNormV3's statistics"},
+  {OpId::FusedBatchNormGradEx, "_FusedBatchNormGradEx", {{"dy"}, {"x"}, {"scale"}, {"reserve_space_1"},
+   {"reserve_space_2"}, {"y"}}, 6, 6, {{"dx"}, {"scale_backprop"}, {"offset_backprop"}}, 3, 3,
+   AttrKind::fused_batch_norm, 0, 5, {2, {OpId::ReluGrad, OpId::FusedBatchNormGradV3}}, kF32,
+   "FusedBatchNormGradV3(ReluGrad(dy, y), x, ...) (y: _FusedBatchNormEx's output)"},
 };
 // clang-format on
 

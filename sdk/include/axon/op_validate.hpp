@@ -122,6 +122,15 @@ class Validation {
     return fail("unknown activation %d", act);
   }
 
+  bool batch_norm_attrs(const axon_batch_norm_attrs& a) {
+    if (!(a.epsilon > 0) || !finite(a.epsilon, "epsilon"))
+      return fail("epsilon must be a positive number, got %g", static_cast<double>(a.epsilon));
+    if (!(a.exponential_avg_factor >= 0 && a.exponential_avg_factor <= 1))
+      return fail("exponential_avg_factor must be from 0 to 1, got %g", static_cast<double>(a.exponential_avg_factor));
+    if (a.is_training != 0 && a.is_training != 1) return fail("is_training must be 0 or 1, got %d", a.is_training);
+    return true;
+  }
+
   // Rank-4 image and filter whose channels agree and whose windows fit.
   bool conv(const axon_conv2d_attrs& a, const axon_tensor& image, const char* image_name, const axon_tensor& filter,
             const char* filter_name, ConvGeometry* g) {
@@ -372,8 +381,10 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       return v.placed_inside(*static_cast<const axon_slice_attrs*>(c.attrs), out[0], "y", in[0], "x");
     case OpId::Pad:
       return v.placed_inside(*static_cast<const axon_slice_attrs*>(c.attrs), in[0], "x", out[0], "y");
-    case OpId::FusedBatchNormV3: {
-      const auto& a = *static_cast<const axon_batch_norm_attrs*>(c.attrs);
+    case OpId::FusedBatchNormV3:
+    case OpId::FusedBatchNormEx: {
+      const auto& a = s.id == OpId::FusedBatchNormV3 ? *static_cast<const axon_batch_norm_attrs*>(c.attrs)
+                                                     : static_cast<const axon_fused_batch_norm_attrs*>(c.attrs)->batch_norm;
       if (!v.at_least_rank(in[0], "x", 2)) return false;
       const int64_t ch = in[0].dims[in[0].rank - 1];
       for (int i = 1; i < 5; ++i)
@@ -384,9 +395,11 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
         if (!v.channels(out[i], v.out_name(i), ch)) return false;
       return v.same_shape(out[0], "y", in[0], "x");
     }
-    case OpId::FusedBatchNormGradV3: {
+    case OpId::FusedBatchNormGradV3:
+    case OpId::FusedBatchNormGradEx: {
       if (!v.at_least_rank(in[1], "x", 2)) return false;
       const int64_t ch = in[1].dims[in[1].rank - 1];
+      if (s.id == OpId::FusedBatchNormGradEx && !v.same_shape(in[5], "y", in[1], "x")) return false;
       return v.same_shape(in[0], "dy", in[1], "x") && v.channels(in[2], "scale", ch) &&
              v.channels(in[3], "reserve_space_1", ch) && v.channels(in[4], "reserve_space_2", ch) &&
              v.same_shape(out[0], "dx", in[1], "x") && v.channels(out[1], "scale_backprop", ch) &&
@@ -480,13 +493,14 @@ inline bool validate_call(const OpSchema& s, const axon_kernel_call& call, std::
       const int32_t approximate = static_cast<const axon_gelu_attrs*>(call.attrs)->approximate;
       if (approximate != 0 && approximate != 1) return v.fail("approximate must be 0 or 1, got %d", approximate);
     }
-    if (s.attrs == AttrKind::batch_norm) {
-      const auto& a = *static_cast<const axon_batch_norm_attrs*>(call.attrs);
-      if (!(a.epsilon > 0) || !v.finite(a.epsilon, "epsilon"))
-        return v.fail("epsilon must be a positive number, got %g", static_cast<double>(a.epsilon));
-      if (!(a.exponential_avg_factor >= 0 && a.exponential_avg_factor <= 1))
-        return v.fail("exponential_avg_factor must be from 0 to 1, got %g", static_cast<double>(a.exponential_avg_factor));
-      if (a.is_training != 0 && a.is_training != 1) return v.fail("is_training must be 0 or 1, got %d", a.is_training);
+    if (s.attrs == AttrKind::batch_norm && !v.batch_norm_attrs(*static_cast<const axon_batch_norm_attrs*>(call.attrs)))
+      return false;
+    if (s.attrs == AttrKind::fused_batch_norm) {
+      const auto& f = *static_cast<const axon_fused_batch_norm_attrs*>(call.attrs);
+      if (f.batch_norm.struct_size < attr_info(AttrKind::batch_norm).min_size)
+        return v.fail("batch_norm attribute struct too small (%zu < %zu bytes)", f.batch_norm.struct_size,
+                      attr_info(AttrKind::batch_norm).min_size);
+      if (!v.batch_norm_attrs(f.batch_norm) || !v.activation(f.activation)) return false;
     }
     if (s.attrs == AttrKind::moving_average) {
       const auto& a = *static_cast<const axon_moving_average_attrs*>(call.attrs);

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 4
+#define AXON_ABI_MINOR 5
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -232,6 +232,15 @@ typedef struct axon_batch_norm_attrs {
   float exponential_avg_factor; /* forward, training: 1 gives the batch's statistics */
   int32_t is_training;
 } axon_batch_norm_attrs;
+
+/* _FusedBatchNormEx, _FusedBatchNormGradEx (ABI 1.5): FusedBatchNormV3 and
+ * its gradient with an activation applied to y (TensorFlow's ops of these
+ * names, without side input). */
+typedef struct axon_fused_batch_norm_attrs {
+  size_t struct_size;
+  axon_batch_norm_attrs batch_norm;
+  int32_t activation; /* 0 none, 1 relu */
+} axon_fused_batch_norm_attrs;
 
 /* MovingAverage (ABI 1.4): var = momentum * var + weight * value. */
 typedef struct axon_moving_average_attrs {

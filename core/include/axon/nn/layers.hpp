@@ -185,6 +185,8 @@ class ReLU : public Layer {
   using Layer::output_shape;
   Tensor forward(std::span<const Tensor> x) override;
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  // max(x, 0) itself (no max_value, slope or threshold): what fused ops apply.
+  bool plain() const { return form_ == Form::relu; }
 
  private:
   enum class Form { relu, relu6, leaky, clipped };
@@ -395,6 +397,19 @@ class BatchNormalization : public Layer {
   bool synchronizes() const override { return synchronized_; }
   void join_without_samples(bool forward) override;
 
+  // For the fusion pass, which runs this layer and the ReLU after it as one
+  // _FusedBatchNormEx: the weights (gamma and beta are constants where scale
+  // or center is off), their gradients (undefined then) and the settings.
+  const Tensor& gamma() const;
+  const Tensor& beta() const;
+  const Tensor& moving_mean() const;
+  const Tensor& moving_variance() const;
+  Tensor gamma_grad() { return scale_ ? weight(0).grad : Tensor(); }
+  Tensor beta_grad() { return center_ ? weight(scale_ ? 1 : 0).grad : Tensor(); }
+  double epsilon() const { return epsilon_; }
+  // moving_mean and moving_variance towards the batch's mean and variance.
+  void move_statistics(const Tensor& mean, const Tensor& variance);
+
  protected:
   void on_build(Device& device, Rng& rng) override;
 
@@ -403,15 +418,10 @@ class BatchNormalization : public Layer {
   // All-reduces [sum x, sum x^2], gives the global mean and variance and
   // moves the moving statistics by them.
   std::pair<Tensor, Tensor> global_statistics(Tensor& sums);
-  // moving_mean and moving_variance towards the batch's mean and variance.
-  void move_statistics(const Tensor& mean, const Tensor& variance);
   void backward_synchronized(const Tensor& dy, Tensor& dx);
   // The values per channel over the global batch (synchronized).
   float global_count() const;
-  const Tensor& gamma() const;
-  const Tensor& beta() const;
-  const Tensor& moving_mean() const;
-  const Tensor& moving_variance() const;
+
   double momentum_, epsilon_;
   bool center_, scale_;
   int axis_;  // Keras' (counting the batch): -1 or the last

@@ -2,6 +2,7 @@
 
 #include <axon/error.hpp>
 #include <axon/ops.hpp>
+#include <axon/tensor_pool.hpp>
 
 namespace axon {
 
@@ -32,7 +33,7 @@ void run_lowered(const OpCall& call, Device& device) {
                                       : static_cast<const axon_fused_matmul_attrs*>(call.attrs)->activation;
       // With relu the product and bias go to a temporary, as Relu does not
       // promise to run in place; BiasAdd does.
-      Tensor z = activation == AXON_ACTIVATION_RELU ? Tensor(y.device(), y.dtype(), y.shape()) : y;
+      Tensor z = activation == AXON_ACTIVATION_RELU ? scratch_like(y) : y;
       if (conv) {
         ops::conv2d(in0, b, z, static_cast<const axon_fused_conv2d_attrs*>(call.attrs)->conv, layer);
       } else {
@@ -52,7 +53,7 @@ void run_lowered(const OpCall& call, Device& device) {
       Tensor& y = *call.outputs[0];
       const bool relu = a.activation == AXON_ACTIVATION_RELU;
       // With relu, y first goes to a temporary (Relu does not promise to run in place).
-      Tensor z = relu ? Tensor(y.device(), y.dtype(), y.shape()) : y;
+      Tensor z = relu ? scratch_like(y) : y;
       const Tensor &scale = *call.inputs[1], &offset = *call.inputs[2], &mean = *call.inputs[3],
                    &variance = *call.inputs[4];
       if (call.outputs.size() == 1)
@@ -67,7 +68,7 @@ void run_lowered(const OpCall& call, Device& device) {
       const auto& a = *static_cast<const axon_fused_batch_norm_attrs*>(call.attrs);
       Tensor d = in0;
       if (a.activation == AXON_ACTIVATION_RELU) {
-        d = Tensor(in0.device(), in0.dtype(), in0.shape());
+        d = scratch_like(in0);
         ops::relu_grad(in0, *call.inputs[5], d, layer);
       }
       ops::fused_batch_norm_grad(d, *call.inputs[1], *call.inputs[2], *call.inputs[3], *call.inputs[4],

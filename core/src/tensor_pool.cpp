@@ -82,4 +82,16 @@ int64_t TensorPool::held_bytes() const {
 }
 void TensorPool::release_cached() { state_->release_cached(); }
 
+namespace {
+thread_local TensorPool* t_pool = nullptr;
+}
+
+PoolScope::PoolScope(TensorPool& pool) : previous_(t_pool) { t_pool = &pool; }
+PoolScope::~PoolScope() { t_pool = previous_; }
+
+Tensor scratch_like(const Tensor& like) {
+  if (t_pool != nullptr && &t_pool->device() == &like.device()) return t_pool->take(like.dtype(), like.shape());
+  return Tensor(like.device(), like.dtype(), like.shape());
+}
+
 }  // namespace axon

@@ -35,4 +35,24 @@ class TensorPool {
   std::shared_ptr<State> state_;
 };
 
+// While a PoolScope lives, the temporaries that code under a layer needs
+// (dispatch running a fused op as its parts) come from its pool when they
+// are on the pool's device, so a replica's step after its first allocates
+// nothing there either. Scopes nest, per thread.
+class PoolScope {
+ public:
+  explicit PoolScope(TensorPool& pool);
+  ~PoolScope();
+  PoolScope(const PoolScope&) = delete;
+  PoolScope& operator=(const PoolScope&) = delete;
+
+ private:
+  TensorPool* previous_;
+};
+
+// An uninitialised tensor of like's device, dtype and shape: from the pool of
+// this thread's innermost PoolScope when that pool is on like's device,
+// otherwise allocated as any tensor.
+Tensor scratch_like(const Tensor& like);
+
 }  // namespace axon

@@ -168,6 +168,7 @@ Replica::Inputs& Replica::upload(const Samples& s) {
 
 Tensor Replica::forward(const Samples& s, bool training) {
   DeviceScope scope(*device_);
+  PoolScope scratch(pool_);
   for (auto& l : graph_.layers) l->set_training(training);
   for (PlanStep& step : plan_)
     if (step.fused) step.fused->set_training(training);
@@ -201,6 +202,7 @@ void Replica::accumulate(int node, const Tensor& g) {
 }
 
 void Replica::backward(const Tensor& dlogits) {
+  PoolScope scratch(pool_);
   grads_.back() = dlogits;
   std::vector<Tensor> dx;
   for (size_t k = plan_.size(); k-- > 0;) {

@@ -7,29 +7,9 @@ accuracy and speed. Not part of the build; needs `pip install tensorflow-cpu`.
 Prints Keras' own progress and, at the end, validation accuracy per epoch and
 seconds per epoch, so axon-train's figures can be set beside them."""
 import argparse
-import gzip
-import os
-import struct
-import time
 
-import numpy as np
-
-
-def read_idx(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    _, dtype, rank = struct.unpack(">HBB", data[:4])
-    dims = struct.unpack(">" + "I" * rank, data[4:4 + 4 * rank])
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * rank).reshape(dims)
-
-
-def load(folder, stem):
-    for suffix in (".gz", ""):
-        path = os.path.join(folder, stem + suffix)
-        if os.path.exists(path):
-            return read_idx(path)
-    raise SystemExit(f"keras_cnn.py: no {stem}[.gz] in {folder}")
+from idx_data import load
+from keras_timing import epoch_timer
 
 
 def main():
@@ -61,15 +41,8 @@ def main():
 
     times = []
 
-    class Timer(tf.keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            self.t = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            times.append(time.perf_counter() - self.t)
-
     hist = model.fit(x_train, y_train, batch_size=args.batch_size, epochs=args.epochs,
-                     validation_data=(x_test, y_test), callbacks=[Timer()], verbose=2)
+                     validation_data=(x_test, y_test), callbacks=[epoch_timer(tf.keras, times)], verbose=2)
     for i, (acc, t) in enumerate(zip(hist.history["val_accuracy"], times), 1):
         print(f"keras epoch {i}: val_accuracy {acc:.4f}  {t:.2f} s  {60000 / t:.0f} samples/s")
 

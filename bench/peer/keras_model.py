@@ -12,9 +12,9 @@ step and is not timed; each timed epoch prints one line
 `peer keras epoch E: S samples in T s` (no validation)."""
 import argparse
 import os
-import time
 
 from idx_data import training_set
+from keras_timing import epoch_timer
 
 
 def main():
@@ -44,14 +44,7 @@ def main():
 
     times = []
 
-    class Timer(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            self.t = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            times.append(time.perf_counter() - self.t)
-
-    model.fit(x, y, batch_size=args.batch_size, epochs=args.epochs, shuffle=True, verbose=0, callbacks=[Timer()])
+    model.fit(x, y, batch_size=args.batch_size, epochs=args.epochs, shuffle=True, verbose=0, callbacks=[epoch_timer(keras, times)])
     for e, t in enumerate(times, 1):
         print(f"peer keras epoch {e}: {len(x)} samples in {t:.3f} s", flush=True)
 

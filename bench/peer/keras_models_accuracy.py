@@ -34,7 +34,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from keras_cnn import load  # noqa: E402
+from idx_data import load  # noqa: E402
+from keras_timing import epoch_timer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = ["resnet", "inception", "sequential_mix", "strided"]
@@ -70,15 +71,8 @@ def keras_run(name, seed, args, data):
     x_train, y_train, x_test, y_test = data
     times = []
 
-    class Timer(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            self.t = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            times.append(time.perf_counter() - self.t)
-
     hist = model.fit(x_train, y_train, batch_size=64, epochs=args.epochs, validation_data=(x_test, y_test),
-                     callbacks=[Timer()], verbose=2)
+                     callbacks=[epoch_timer(keras, times)], verbose=2)
     return {k: [float(v) for v in hist.history[k]] for k in ("loss", "accuracy", "val_loss", "val_accuracy")}, times
 
 

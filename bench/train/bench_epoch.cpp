@@ -2,7 +2,9 @@
 // of any Keras model axon trains (--model FILE), the effective GFLOP/s
 // (Model::training_flops_per_sample: forward + backward; 16.4 MFLOP per
 // sample for the CNN), OpenBLAS's large-sgemm GFLOP/s measured here, their
-// ratio, how long the loop waited for input, and where the time goes per op.
+// ratio, how long the loop waited for input, where the time goes per op and,
+// per op, a roofline report: its FLOPs and bytes against the sgemm rate and a
+// STREAM bandwidth measured in the same run (roofline.hpp, docs/training.md).
 // It prints figures; it never asserts speed.
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
@@ -14,6 +16,10 @@
 #include <axon/nn/model.hpp>
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
+#include <axon/train/atomic_file.hpp>
+
+#include "roofline.hpp"
+#include "stream_rate.hpp"
 
 #ifdef AXON_BENCH_HAVE_SGEMM
 #include <sgemm_rate.hpp>
@@ -35,6 +41,12 @@ namespace {
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+#ifdef AXON_BENCH_HAVE_SGEMM
+constexpr bool kSgemmInBuild = true;
+#else
+constexpr bool kSgemmInBuild = false;
+#endif
 
 // OpenBLAS's n x n x n sgemm GFLOP/s with `threads` (0: all CPUs), loaded the
 // way the CPU plugin loads it; 0 when bench/kernels is not part of the build.
@@ -60,7 +72,10 @@ int main(int argc, char** argv) {
       ("train-limit", po::value<int64_t>()->default_value(0), "samples per epoch (0: all 60000)")
       ("profile-steps", po::value<int64_t>()->default_value(100), "steps run with per-op timing (0: none)")
       ("device", po::value<std::string>(), "device (default: the highest-priority visible one)")
-      ("sgemm-size", po::value<int>()->default_value(2048), "n of the n x n x n sgemm (0: not measured)");
+      ("sgemm-size", po::value<int>()->default_value(2048), "n of the n x n x n sgemm (0: not measured)")
+      ("stream-mib", po::value<int64_t>()->default_value(0),
+       "MiB per array of the STREAM bandwidth (0: 4 x the last-level cache, at least 64)")
+      ("roofline-svg", po::value<std::string>(), "write the roofline of the profiled steps as an SVG to this file");
     cli::add_device_options(opts);
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -71,6 +86,14 @@ int main(int argc, char** argv) {
     }
     const int64_t batch = vm["batch-size"].as<int64_t>();
     if (batch < 1) throw UsageError("--batch-size must be at least 1");
+    if (vm["stream-mib"].as<int64_t>() < 0 || vm["stream-mib"].as<int64_t>() > 65536)
+      throw UsageError("--stream-mib must be 0 to 65536");
+    if (vm.count("roofline-svg")) {
+      if (vm["profile-steps"].as<int64_t>() <= 0 || vm["sgemm-size"].as<int>() <= 0 || !kSgemmInBuild)
+        throw UsageError("--roofline-svg needs profiled steps and the sgemm rate (--profile-steps, --sgemm-size, "
+                         "bench/kernels in the build)");
+      train::check_output_file(vm["roofline-svg"].as<std::string>(), "--roofline-svg");
+    }
     data::ImageDataset ds = data::load_image_dataset(vm["data"].as<std::string>());
     if (vm["train-limit"].as<int64_t>() > 0) ds.train.truncate(vm["train-limit"].as<int64_t>());
 
@@ -176,6 +199,39 @@ int main(int argc, char** argv) {
     for (const OpTime& t : op_times())
       std::printf("  %-38s %8lld %10.3f %10.3f %6.1f%%\n", t.op.c_str(), static_cast<long long>(t.calls), t.seconds,
                   1e3 * t.seconds / static_cast<double>(t.calls), 100 * t.seconds / ops_total);
+
+    // The roofline: each op's FLOPs and bytes against the sgemm rate and a
+    // STREAM bandwidth taken now, on the threads the ops ran on.
+    if (best_blas <= 0) {
+      std::printf("\nno roofline: the sgemm rate was not measured\n");
+      return 0;
+    }
+    const bench::StreamRates stream = bench::stream_rates(threads, vm["stream-mib"].as<int64_t>() << 20, 1.0);
+    const bench::Roofs roofs{best_blas, std::max(stream.copy_gbs, stream.triad_gbs)};
+    std::printf("\nroofline over the profiled steps: sgemm %.2f GFLOP/s (the best above); STREAM copy %.2f GB/s, "
+                "triad %.2f GB/s\n(%d threads, arrays of %lld MiB, last-level cache %lld KiB); memory roof %.2f GB/s "
+                "(the faster); balance %.2f FLOP/B\n",
+                best_blas, stream.copy_gbs, stream.triad_gbs, stream.threads,
+                static_cast<long long>(stream.array_bytes >> 20),
+                static_cast<long long>(bench::last_level_cache_bytes() >> 10), roofs.bandwidth_gbs, roofs.balance());
+    const std::vector<bench::RooflineRow> rows = bench::roofline_rows(op_times(), roofs);
+    bench::print_roofline(rows, roofs);
+    double bound = 0;
+    for (const bench::RooflineRow& r : rows) bound += r.bound_seconds;
+    const double profiled_steps = static_cast<double>(ph.epochs.front().steps);
+    const double step_ms = 1e3 * e.seconds / static_cast<double>(e.steps);
+    const double bound_ms = 1e3 * bound / profiled_steps;
+    std::printf("this step could take %.2f ms at the bounds; it takes %.2f ms (%.1f%%) in the fastest epoch, "
+                "%.2f ms in its ops under profiling\n",
+                bound_ms, step_ms, 100 * bound_ms / step_ms, 1e3 * ops_total / profiled_steps);
+    if (vm.count("roofline-svg")) {
+      const std::string file = vm["roofline-svg"].as<std::string>();
+      bench::write_roofline_svg(file, rows, roofs,
+                                std::string("roofline of ") +
+                                    (vm.count("model") ? vm["model"].as<std::string>() : "the trainer's CNN") +
+                                    ", batch " + std::to_string(batch) + ", " + dev.name());
+      std::printf("roofline plot          %s\n", file.c_str());
+    }
     return 0;
   });
 }

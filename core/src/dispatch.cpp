@@ -1,11 +1,13 @@
 // Op dispatch: placement (scope, priority, soft/strict fallback), staging of
 // tensors that live on another device, validation against the op table, the
-// placement log, the profiler, check-numerics and placement recording.
+// placement log, the profiler (time, FLOPs and bytes per op), check-numerics
+// and placement recording.
 #include "lowering.hpp"
 
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/log.hpp>
+#include <axon/op_cost.hpp>
 #include <axon/op_validate.hpp>
 #include <axon/parse.hpp>
 #include <axon/placement_plan.hpp>
@@ -322,7 +324,8 @@ void run(const OpCall& call) {
     auto t0 = std::chrono::steady_clock::now();
     d.launch(kc, call.op, dtype);
     d.synchronize();
-    record_op_time(schema.name, d.name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    record_op_time(schema.name, d.name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                   op_cost(call.op, kc));
   } else {
     d.launch(kc, call.op, dtype);
   }

@@ -22,7 +22,7 @@ std::map<std::pair<std::string, std::string>, OpTime>& table() {
 void set_op_profiling(bool on) { g_on.store(on, std::memory_order_relaxed); }
 bool op_profiling() { return g_on.load(std::memory_order_relaxed); }
 
-void record_op_time(const char* op, const std::string& device, double seconds) {
+void record_op_time(const char* op, const std::string& device, double seconds, const OpCost& cost) {
   std::lock_guard<std::mutex> lock(g_mutex);
   OpTime& t = table()[{op, device}];
   if (t.calls == 0) {
@@ -31,6 +31,8 @@ void record_op_time(const char* op, const std::string& device, double seconds) {
   }
   t.calls += 1;
   t.seconds += seconds;
+  t.flops += cost.flops;
+  t.bytes += cost.bytes;
 }
 
 std::vector<OpTime> op_times() {

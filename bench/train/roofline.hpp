@@ -1,0 +1,44 @@
+// The roofline report of axon-bench-train: each profiled op's FLOPs and
+// bytes (op_cost.hpp, summed by the profiler) set against two roofs measured
+// in the same run, OpenBLAS sgemm's GFLOP/s and a STREAM bandwidth. An op's
+// bound time is max(flops / peak, bytes / bandwidth): compute-bound when its
+// arithmetic intensity (FLOP per byte) is at least the machine balance
+// (peak / bandwidth), memory-bound below it.
+#pragma once
+
+#include <axon/profile.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace axon::bench {
+
+struct Roofs {
+  double peak_gflops = 0;    // the compute roof
+  double bandwidth_gbs = 0;  // the memory roof
+  double balance() const { return peak_gflops / bandwidth_gbs; }  // FLOP per byte
+};
+
+struct RooflineRow {
+  OpTime op;
+  double intensity = 0;      // FLOP per byte (0 when the op moves nothing)
+  double gflops = 0, gbs = 0;
+  bool compute_bound = false;
+  double bound_seconds = 0;  // at the roof that applies
+  double share = 0;          // bound_seconds / op.seconds
+};
+
+std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& ops, const Roofs& roofs);
+
+// The table, one line per op, to stdout.
+void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs);
+
+// An SVG of the roofline: log-log axes (FLOP per byte, GFLOP/s), the two
+// roofs, one labelled point per op with an area proportional to its share
+// of the ops' time (ops without FLOPs sit on the bottom edge). Written
+// atomically; `title` heads the plot.
+void write_roofline_svg(const std::filesystem::path& file, const std::vector<RooflineRow>& rows, const Roofs& roofs,
+                        const std::string& title);
+
+}  // namespace axon::bench

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""axon-bench-train --roofline-svg on a small generated MNIST-format folder:
+the roofline table has a row per profiled op with its bound, the step's
+total line is printed, and the SVG is well-formed XML with one labelled
+point per op of the table. A folder that cannot take the file is refused
+before anything runs. Times are printed by the benchmark, never checked."""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def write_idx(path, dims, payload):
+    with open(path, "wb") as f:
+        f.write(struct.pack(">BBBB", 0, 0, 0x08, len(dims)))
+        for d in dims:
+            f.write(struct.pack(">I", d))
+        f.write(bytes(payload))
+
+
+def write_mnist(folder, n):
+    for split in ("train", "t10k"):
+        images = [(i * 7 + k) % 256 for i in range(n) for k in range(28 * 28)]
+        write_idx(os.path.join(folder, f"{split}-images-idx3-ubyte"), [n, 28, 28], images)
+        write_idx(os.path.join(folder, f"{split}-labels-idx1-ubyte"), [n], [i % 10 for i in range(n)])
+
+
+def table_ops(stdout):
+    """The op names of the roofline table, checking each row's bound."""
+    lines = stdout.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("roofline over the profiled steps"))
+    ops = []
+    for line in lines[start + 3:]:  # the header's two lines, the column names
+        if line.strip().startswith("(bound:"):
+            break
+        fields = line.split()
+        if fields[6] not in ("compute", "memory"):
+            sys.exit(f"FAILED: a roofline row without its bound: {line!r}")
+        ops.append(fields[0])
+    return ops
+
+
+def main():
+    exe = sys.argv[1]
+    with tempfile.TemporaryDirectory(prefix="axon-roofline-") as tmp:
+        write_mnist(tmp, 96)
+        svg = os.path.join(tmp, "roofline.svg")
+        common = [exe, "--data", tmp, "--train-limit", "96", "--batch-size", "32", "--epochs", "1",
+                  "--profile-steps", "2", "--sgemm-size", "64", "--stream-mib", "8"]
+
+        bad = subprocess.run(common + ["--roofline-svg", os.path.join(tmp, "no-such-folder", "r.svg")],
+                             capture_output=True, text=True)
+        if bad.returncode == 0 or "--roofline-svg" not in bad.stderr:
+            sys.exit(f"FAILED: a folder that does not exist was not refused naming --roofline-svg:\n{bad.stderr}")
+
+        run = subprocess.run(common + ["--roofline-svg", svg], capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"FAILED: axon-bench-train exited with {run.returncode}:\n{run.stdout}\n{run.stderr}")
+        ops = table_ops(run.stdout)
+        if len(ops) < 5 or len(set(ops)) != len(ops):
+            sys.exit(f"FAILED: expected the CNN's ops once each in the roofline table, got {ops}")
+        if "this step could take" not in run.stdout:
+            sys.exit("FAILED: no step total in the report")
+
+        root = ET.parse(svg).getroot()  # raises on malformed XML
+        if root.tag != SVG + "svg":
+            sys.exit(f"FAILED: the root element is {root.tag}, not svg")
+        points = {}
+        for g in root.iter(SVG + "g"):
+            if g.get("class") != "op":
+                continue
+            if g.find(SVG + "circle") is None or g.find(SVG + "text") is None:
+                sys.exit(f"FAILED: the point of {g.get('data-op')} lacks its circle or label")
+            points[g.get("data-op")] = points.get(g.get("data-op"), 0) + 1
+        if points != {op: 1 for op in ops}:
+            sys.exit(f"FAILED: the SVG's points {sorted(points)} are not the table's ops {sorted(ops)}")
+        if not any(p.get("class") == "roof" for p in root.iter(SVG + "polyline")):
+            sys.exit("FAILED: the SVG has no roof")
+        leftovers = [f for f in os.listdir(tmp) if f.startswith(".roofline.svg.tmp")]
+        if leftovers:
+            sys.exit(f"FAILED: temporary files left behind: {leftovers}")
+        print(f"ok: the roofline SVG parses and has one point per op ({len(ops)} ops)")
+
+
+main()

@@ -112,12 +112,14 @@ def floats(tmp):
 
 def expect_refused(tmp, args, needles, what, stdout_empty=True):
     """Exit 2, one error line holding every needle, within the memory limit,
-    nothing written; nothing on stdout unless the fault is found only once
+    nothing written (neither --save's file nor --metrics-csv's); nothing on stdout unless the fault is found only once
     training has started (an image whose pixels are corrupt)."""
     before = listing(tmp)
-    out = os.path.join(tmp, "never.safetensors")
+    out, csv_out = os.path.join(tmp, "never.safetensors"), os.path.join(tmp, "never.csv")
     epochs = [] if "--epochs" in args else ["--epochs", "1"]
-    r = run([TRAIN] + args + epochs + ["--save", out], cwd=tmp)
+    # --epochs 0 only evaluates and refuses --metrics-csv itself.
+    metrics = [] if "--epochs" in args and args[args.index("--epochs") + 1] == "0" else ["--metrics-csv", csv_out]
+    r = run([TRAIN] + args + epochs + ["--save", out] + metrics, cwd=tmp)
     check(r.code == 2, what + ": exit 2", r)
     check(one_line(r.err) and r.err.startswith("axon-train: error: "), what + ": one error line", r)
     for n in needles:

@@ -214,31 +214,12 @@ def class_names_kept(tmp):
 
 def progress_terminal(tmp):
     """While every file's header is checked, a terminal's stderr shows a count and a rate, redrawn in place."""
-    import pty
-    import select
-    import subprocess
     x, y, _, _ = fashion()
     train = os.path.join(tmp, "train")
     write_folder(train, x[:3000], y[:3000])
-    master, slave = pty.openpty()
-    p = subprocess.Popen([TRAIN, "--data", train, "--epochs", "1", "--validation-split", "0.5"], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=slave, env=arrays_test.clean_env())
-    os.close(slave)
-    err = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 120)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: the run has gone
-            chunk = b""
-        if not chunk:
-            break
-        err += chunk
-    os.close(master)
-    out = p.communicate(timeout=120)[0].decode()
-    text = err.decode()
+    code, out, text = arrays_test.stderr_on_terminal([TRAIN, "--data", train, "--epochs", "1", "--validation-split",
+                                                      "0.5"])
+    check(code == 0, "a run with its stderr on a terminal", out)
     check("Checking images: 3000/3000 (" in text and " files/s)" in text,
           "a count and a rate of the 3,000 files on the terminal", repr(text[-400:]))
     check("\rChecking images: " in text, "redrawn in place", repr(text[:200]))

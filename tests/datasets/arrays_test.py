@@ -112,8 +112,9 @@ def floats(tmp):
 
 def expect_refused(tmp, args, needles, what, stdout_empty=True):
     """Exit 2, one error line holding every needle, within the memory limit,
-    nothing written (neither --save's file nor --metrics-csv's); nothing on stdout unless the fault is found only once
-    training has started (an image whose pixels are corrupt)."""
+    nothing written (neither --save's file nor --metrics-csv's); nothing on
+    stdout unless the fault is found only once training has started (an
+    image whose pixels are corrupt)."""
     before = listing(tmp)
     out, csv_out = os.path.join(tmp, "never.safetensors"), os.path.join(tmp, "never.csv")
     epochs = [] if "--epochs" in args else ["--epochs", "1"]
@@ -162,7 +163,8 @@ def progress(tmp):
                                            "--epochs", "1"])
     check(code == 0 and "Reading %s: x_train.npy: 71/71 MB (" % os.path.join(tmp, "big.npz") in shown and
           " MB/s)\r\n" in shown, "70.6 MB of images: a count and rate on the terminal", repr(shown[-300:]), out)
-    check("Data: %s: 64 training images" % os.path.join(tmp, "big.npz") in out, "then the data line (after --train-limit)", out)
+    check("Data: %s: 64 training images" % os.path.join(tmp, "big.npz") in out,
+          "then the data line (after --train-limit)", out)
     np.savez(os.path.join(tmp, "small.npz"), x_train=x[:1000], y_train=y[:1000])
     code, out, shown = stderr_on_terminal([TRAIN, "--data", os.path.join(tmp, "small.npz"), "--epochs", "1"])
     check(code == 0 and "Reading" not in shown, "0.8 MB of images: none", repr(shown[-300:]))

@@ -2,9 +2,11 @@
 """The guide's CNN trained from a folder of PNGs (Fashion-MNIST written by
 Pillow, one folder per class) against the same images as IDX files: seconds
 per epoch and the share of it spent waiting for input, without and with
---cache. Prints figures, asserts nothing. Needs NumPy and Pillow (the venv of
-tools/install-deps has both).
-Usage: folder_epoch.py AXON_TRAIN [--images N] [--epochs E] [--threads T]"""
+--cache, and with --no-prefetch (decoding on the training thread: what
+prefetching gains). The runs alternate; each epoch's best round is shown
+(the machine may be shared). Prints figures, asserts nothing. Needs NumPy
+and Pillow (the venv of tools/install-deps has both).
+Usage: folder_epoch.py AXON_TRAIN [--images N] [--epochs E] [--threads T] [--rounds R]"""
 import argparse
 import csv
 import gzip
@@ -45,6 +47,7 @@ def main():
     p.add_argument("--images", type=int, default=60000)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=2, help="the runs alternate, this many times each")
     args = p.parse_args()
     x, y = idx("train-images-idx3-ubyte")[:args.images], idx("train-labels-idx1-ubyte")[:args.images]
     with tempfile.TemporaryDirectory(prefix="axon-bench-folder-") as tmp:
@@ -56,21 +59,32 @@ def main():
             Image.fromarray(img, "L").save(os.path.join(d, "%05d.png" % i))
         print("wrote %d PNGs in %.1f s" % (len(x), time.monotonic() - t0))
         limit = ["--train-limit", str(args.images), "--test-limit", "1000"]
-        runs = {
-            "IDX files": epochs_of(args.train, args, ["--data", DATA] + limit, tmp, "idx"),
-            "PNG folder": epochs_of(args.train, args, ["--data", folder, "--validation-split", "0.0167"], tmp, "png"),
-            "PNG folder --cache": epochs_of(args.train, args, ["--data", folder, "--validation-split", "0.0167",
-                                                               "--cache"], tmp, "cache"),
+        # About 1,000 of the folder's files validate, as the IDX run's 1,000 test images do.
+        split = ["--data", folder, "--validation-split", "%.4g" % (1000.5 / len(x))]
+        configs = {
+            "IDX files": ["--data", DATA] + limit,
+            "PNG folder": split,
+            "PNG folder --cache": split + ["--cache"],
+            "PNG --no-prefetch": split + ["--no-prefetch"],
         }
-    print("%-20s %s" % ("run", "  ".join("epoch %d: samples/s (input wait)" % (e + 1) for e in range(args.epochs))))
+        # Alternating runs share the machine's load alike; each epoch's best round counts.
+        runs = {name: None for name in configs}
+        for r in range(args.rounds):
+            for n, (name, extra) in enumerate(configs.items()):
+                ep = epochs_of(args.train, args, extra, tmp, "run%d_%d" % (r, n))
+                runs[name] = ep if runs[name] is None else [min(a, b) for a, b in zip(runs[name], ep)]
+    print("each epoch's best of %d rounds: seconds, training samples/s, input wait share" % args.rounds)
+    print("%-20s %s" % ("run", "  ".join("epoch %d                 " % (e + 1) for e in range(args.epochs))))
     for name, ep in runs.items():
-        print("%-20s %s" % (name, "  ".join("%8.0f (%4.1f%%)          " % (r, 100 * w / s) for s, w, r in ep)))
-    # The best of epochs 2 on (the machine is shared): samples/s, as the folder trains on 1.67% fewer images.
-    idx_rate = max(r for _, _, r in runs["IDX files"][1:] or runs["IDX files"])
-    cache_rate = max(r for _, _, r in runs["PNG folder --cache"][1:] or runs["PNG folder --cache"])
-    print("--cache, epochs 2 on: %.0f samples/s against the IDX run's %.0f (%+.1f%%); without --cache the input wait "
-          "is at most %.1f%% of training time" % (cache_rate, idx_rate, 100 * (cache_rate / idx_rate - 1),
-                                                  100 * max(w / s for s, w, _ in runs["PNG folder"])))
+        print("%-20s %s" % (name, "  ".join("%5.2f s %6.0f/s (%4.1f%%)" % (s, r, 100 * w / s) for s, w, r in ep)))
+    # Epochs 2 on, per training sample (the folder trains on 1,000 fewer images than the IDX files).
+    def per_sample(name):
+        return min(1 / r for _, _, r in runs[name][1:] or runs[name])
+    idx_t = per_sample("IDX files")
+    print("epochs 2 on, time a training sample against the IDX run's: --cache %+.1f%%, without --cache %+.1f%%, "
+          "--no-prefetch %+.1f%%; without --cache the input wait is at most %.1f%% of an epoch"
+          % tuple([100 * (per_sample(n) / idx_t - 1) for n in ("PNG folder --cache", "PNG folder", "PNG --no-prefetch")]
+                  + [100 * max(w / s for s, w, _ in runs["PNG folder"])]))
 
 
 if __name__ == "__main__":

@@ -112,12 +112,15 @@ def floats(tmp):
 
 def expect_refused(tmp, args, needles, what, stdout_empty=True):
     """Exit 2, one error line holding every needle, within the memory limit,
-    nothing written; nothing on stdout unless the fault is found only once
-    training has started (an image whose pixels are corrupt)."""
+    nothing written (neither --save's file nor --metrics-csv's); nothing on
+    stdout unless the fault is found only once training has started (an
+    image whose pixels are corrupt)."""
     before = listing(tmp)
-    out = os.path.join(tmp, "never.safetensors")
+    out, csv_out = os.path.join(tmp, "never.safetensors"), os.path.join(tmp, "never.csv")
     epochs = [] if "--epochs" in args else ["--epochs", "1"]
-    r = run([TRAIN] + args + epochs + ["--save", out], cwd=tmp)
+    # --epochs 0 only evaluates and refuses --metrics-csv itself.
+    metrics = [] if "--epochs" in args and args[args.index("--epochs") + 1] == "0" else ["--metrics-csv", csv_out]
+    r = run([TRAIN] + args + epochs + ["--save", out] + metrics, cwd=tmp)
     check(r.code == 2, what + ": exit 2", r)
     check(one_line(r.err) and r.err.startswith("axon-train: error: "), what + ": one error line", r)
     for n in needles:
@@ -127,6 +130,44 @@ def expect_refused(tmp, args, needles, what, stdout_empty=True):
     if not app_util.SANITIZED:
         check(r.peak_mib < PEAK_LIMIT_MIB, "%s: peak memory %.0f MiB < %d" % (what, r.peak_mib, PEAK_LIMIT_MIB), r)
     check(listing(tmp) == before, what + ": nothing written", sorted(listing(tmp) - before))
+
+
+def stderr_on_terminal(cmd):
+    """Runs cmd with its stderr on a pseudo-terminal: (exit code, stdout, what the terminal showed)."""
+    import pty
+    import select
+    import subprocess
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=clean_env())
+    os.close(slave)
+    shown = b""
+    while select.select([master], [], [], 120)[0]:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the run has gone
+            chunk = b""
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    out = p.communicate(timeout=120)[0].decode()
+    return p.returncode, out, shown.decode()
+
+
+def progress(tmp):
+    """Images of 64 MB or more show a count and rate on a terminal while they are read; smaller ones do not."""
+    x, y, _, _ = fashion()
+    big = np.concatenate([x, x])[:90000]  # 70.6 MB
+    np.savez(os.path.join(tmp, "big.npz"), x_train=big, y_train=np.concatenate([y, y])[:90000])
+    code, out, shown = stderr_on_terminal([TRAIN, "--data", os.path.join(tmp, "big.npz"), "--train-limit", "64",
+                                           "--epochs", "1"])
+    check(code == 0 and "Reading %s: x_train.npy: 71/71 MB (" % os.path.join(tmp, "big.npz") in shown and
+          " MB/s)\r\n" in shown, "70.6 MB of images: a count and rate on the terminal", repr(shown[-300:]), out)
+    check("Data: %s: 64 training images" % os.path.join(tmp, "big.npz") in out,
+          "then the data line (after --train-limit)", out)
+    np.savez(os.path.join(tmp, "small.npz"), x_train=x[:1000], y_train=y[:1000])
+    code, out, shown = stderr_on_terminal([TRAIN, "--data", os.path.join(tmp, "small.npz"), "--epochs", "1"])
+    check(code == 0 and "Reading" not in shown, "0.8 MB of images: none", repr(shown[-300:]))
 
 
 def npy_bytes(header_dict, data=b"", version=1):
@@ -245,7 +286,7 @@ def hostile(tmp):
                    ["--epochs 0 evaluates on the validation data", "--validation-data"], "--epochs 0 without validation")
 
 
-CASES = {f.__name__: f for f in (bit_identical, floats, hostile)}
+CASES = {f.__name__: f for f in (bit_identical, floats, hostile, progress)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-arrays-") as tmp:

@@ -62,18 +62,16 @@ def png_accuracy(tmp):
     check(r.code == 0, "the same images as arrays in the folder's order train", r)
     check(open(os.path.join(tmp, "png.axw"), "rb").read() == open(os.path.join(tmp, "sorted.axw"), "rb").read(),
           "the PNG folder and the arrays in its order: the same weights file, byte for byte")
-    # Ten epochs: the PNG folder against the IDX run on the same images in their own order (after 3 epochs seeds
-    # and orders still differ by 2-3 points; after 10 by half a point).
+    # Ten epochs: the PNG folder against the IDX run on the same images (the IDX files' first 6,000 and 1,000, in
+    # their own order; after 3 epochs seeds and orders still differ by 2-3 points, after 10 by half a point).
     r = run([TRAIN, "--data", train, "--validation-data", val, "--epochs", "10", "--metrics-csv",
              os.path.join(tmp, "png.csv")] + common, cwd=tmp)
     check(r.code == 0, "10 epochs of the PNG folder", r)
-    np.savez(os.path.join(tmp, "same.npz"), x_train=x[:6000], y_train=y[:6000], x_test=xt[:1000], y_test=yt[:1000])
-    r = run([TRAIN, "--data", os.path.join(tmp, "same.npz"), "--epochs", "10", "--metrics-csv",
-             os.path.join(tmp, "arrays.csv")] + common, cwd=tmp)
-    check(r.code == 0, "10 epochs of the same images in their IDX order", r)
-    png, arrays = final_val_accuracy(os.path.join(tmp, "png.csv")), final_val_accuracy(os.path.join(tmp, "arrays.csv"))
-    check(abs(png - arrays) <= 0.01, "the PNG folder validates at %.4f, the IDX order's run at %.4f: within 1 point"
-          % (png, arrays))
+    r = run([TRAIN, "--data", arrays_test.FASHION, "--train-limit", "6000", "--test-limit", "1000", "--epochs", "10",
+             "--metrics-csv", os.path.join(tmp, "idx.csv")] + common, cwd=tmp)
+    check(r.code == 0, "10 epochs of the same images as IDX files", r)
+    png, idx = final_val_accuracy(os.path.join(tmp, "png.csv")), final_val_accuracy(os.path.join(tmp, "idx.csv"))
+    check(abs(png - idx) <= 0.01, "the PNG folder validates at %.4f, the IDX run at %.4f: within 1 point" % (png, idx))
     plain = os.path.join(tmp, "plain")
     write_folder(plain, x[:64], y[:64])
     r = run([TRAIN, "--data", plain, "--epochs", "1", "--validation-data", val, "--image-size", "28,28"], cwd=tmp)
@@ -214,7 +212,76 @@ def class_names_kept(tmp):
           "a folder of other class names does not resume", r)
 
 
-CASES = {f.__name__: f for f in (png_accuracy, jpeg_resize, cache_identical, hostile, class_names_kept)}
+def progress_terminal(tmp):
+    """While every file's header is checked, a terminal's stderr shows a count and a rate, redrawn in place."""
+    x, y, _, _ = fashion()
+    train = os.path.join(tmp, "train")
+    write_folder(train, x[:3000], y[:3000])
+    code, out, text = arrays_test.stderr_on_terminal([TRAIN, "--data", train, "--epochs", "1", "--validation-split",
+                                                      "0.5"])
+    check(code == 0, "a run with its stderr on a terminal", out)
+    check("Checking images: 3000/3000 (" in text and " files/s)" in text,
+          "a count and a rate of the 3,000 files on the terminal", repr(text[-400:]))
+    check("\rChecking images: " in text, "redrawn in place", repr(text[:200]))
+    check("Data: %s: 1500 training and 1500 validation images of 28x28x1, 10 classes" % train in out,
+          "then the data line on stdout", out)
+    r = run([TRAIN, "--data", train, "--epochs", "1", "--validation-split", "0.5"], cwd=tmp)
+    check("Checking images" not in r.err, "not when stderr is not a terminal", r)
+
+
+def streaming(tmp):
+    """Without --cache an image folder streams: decoded images are held a few batches at a time, so peak memory
+    stays far below the decoded folder's size; with --cache it holds them all (which shows the measure sees them).
+    96x96 RGB PNGs resized to 64x64 (the largest input a model takes) are 48 KiB of floats each."""
+    import json
+    x, y, _, _ = fashion()
+    n, side, size = 5000, 96, 64
+    train = os.path.join(tmp, "train")
+    for i in range(n):
+        d = os.path.join(train, NAMES[y[i]])
+        os.makedirs(d, exist_ok=True)
+        Image.fromarray(x[i], "L").resize((side, side), Image.BILINEAR).convert("RGB").save(
+            os.path.join(d, "%05d.png" % i))
+    decoded_mib = n * size * size * 3 * 4 / 2**20
+    # The guide's model file with a 64x64x3 input, global average pooling and its last Dense: cheap to train.
+    with open(arrays_test.GUIDE_JSON) as f:
+        guide = json.load(f)
+    layers = guide["config"]["layers"]
+    layers[0]["config"]["batch_shape"] = [None, size, size, 3]
+    pool = {"module": "keras.layers", "class_name": "GlobalAveragePooling2D", "registered_name": None,
+            "config": {"name": "pool", "trainable": True, "dtype": layers[-1]["config"]["dtype"],
+                       "data_format": "channels_last", "keepdims": False}}
+    dense = json.loads(json.dumps(layers[-1]))
+    dense.pop("build_config", None)
+    guide["config"]["layers"] = [layers[0], pool, dense]
+    model = os.path.join(tmp, "pool_dense.json")
+    with open(model, "w") as f:
+        json.dump(guide, f)
+    # Measured from a small process: Linux carries a parent's high-water mark into its child through fork (or
+    # vfork) and exec, so run()'s wait4 would count this script's own arrays too.
+    helper = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.argv[2], sys.argv[2:])\n"
+              "_, status, usage = os.wait4(pid, 0)\nopen(sys.argv[1], 'w').write('%d %d' % "
+              "(os.waitstatus_to_exitcode(status), usage.ru_maxrss))\n")
+    peaks = {}
+    for name, extra in (("streaming", []), ("cache", ["--cache"])):
+        report = os.path.join(tmp, name + ".peak")
+        r = run([sys.executable, "-c", helper, report, TRAIN, "--data", train, "--model", model, "--image-size",
+                 "%d,%d" % (size, size), "--epochs", "1", "--threads", "2", "-q"] + extra, cwd=tmp)
+        code, kib = (int(v) for v in open(report).read().split())
+        check(r.code == 0 and code == 0 and r.err == "",
+              "%d PNGs of %dx%dx3 train at %dx%d (%s)" % (n, side, side, size, size, name), r)
+        peaks[name] = kib / 1024.0
+    if arrays_test.app_util.SANITIZED:
+        print("skipped under ASan: peak memory %s (the decoded images: %.0f MiB)" % (peaks, decoded_mib))
+        return
+    check(peaks["cache"] > decoded_mib, "with --cache the %.0f MiB of decoded images are held: peak %.0f MiB"
+          % (decoded_mib, peaks["cache"]))
+    check(peaks["streaming"] < decoded_mib / 2, "without --cache the folder streams: peak %.0f MiB, under half the "
+          "%.0f MiB it decodes to" % (peaks["streaming"], decoded_mib))
+
+
+CASES = {f.__name__: f for f in (png_accuracy, jpeg_resize, cache_identical, hostile, class_names_kept,
+                                 progress_terminal, streaming)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-folders-") as tmp:

@@ -80,11 +80,11 @@ def refused(tmp):
              ([WEIGHTS, IMAGES, "--color-mode", "rgb"], "3 channels, the model's input has 1"),
              ([WEIGHTS, IMAGES, "--top-k", "-1"], "--top-k must be from 0 to 1000")]
     for args, needle in cases:
-        r = run([PREDICT] + args, cwd=tmp)
+        r = run([PREDICT] + args + ["--output", os.path.join(tmp, "never.csv")], cwd=tmp)
         check(r.code == 2 and one_line(r.err) and needle in r.err and r.out == "",
               "%s: exit 2, one line saying %r" % (" ".join(os.path.basename(a) for a in args), needle), r)
     os.unlink(axw)
-    check(listing(tmp) == before, "nothing written")
+    check(listing(tmp) == before, "nothing written (no --output file)")
 
 
 CASES = {f.__name__: f for f in (against_keras, refused)}

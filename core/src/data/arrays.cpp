@@ -8,6 +8,8 @@
 #include <axon/error.hpp>
 #include <axon/limits.hpp>
 
+#include "load_progress.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -98,7 +100,10 @@ std::vector<uint8_t> c_order(const std::vector<uint8_t>& f, const std::vector<in
   return c;
 }
 
-void read_images(ByteStream& in, const NpyHeader& h, ImageSet& set) {
+// Images of kProgressBytes or more show progress (when asked for, on a terminal).
+constexpr uint64_t kProgressBytes = uint64_t{64} << 20;
+
+void read_images(ByteStream& in, const NpyHeader& h, ImageSet& set, bool progress) {
   set.count = h.shape[0];
   set.rows = h.shape[1];
   set.cols = h.shape[2];
@@ -107,7 +112,12 @@ void read_images(ByteStream& in, const NpyHeader& h, ImageSet& set) {
   const size_t out_size = static_cast<size_t>(pixel_bytes(set.format));
   set.images.resize(static_cast<size_t>(h.elements()) * out_size);
   size_t at = 0;  // elements written
+  LoadProgress shown(progress && h.data_bytes() >= kProgressBytes, "Reading " + in.name(),
+                     static_cast<double>(h.data_bytes()), 1e6, " MB", "MB");
+  double read = 0;
   read_npy_data(in, h, [&](const uint8_t* p, size_t n) {
+    read += static_cast<double>(n);
+    shown.tick(read);
     if (set.format == PixelFormat::kUint8) {
       std::memcpy(set.images.data() + at, p, n);
       at += n;
@@ -136,7 +146,7 @@ void read_images(ByteStream& in, const NpyHeader& h, ImageSet& set) {
 }
 
 // Reads a split from two streams whose headers were read already.
-ImageSet read_split(ByteStream& x, const NpyHeader& xh, ByteStream& y, const NpyHeader& yh) {
+ImageSet read_split(ByteStream& x, const NpyHeader& xh, ByteStream& y, const NpyHeader& yh, bool progress) {
   check_images_header(xh, x.name());
   check_labels_header(yh, y.name());
   if (xh.shape[0] != yh.shape[0])
@@ -145,14 +155,14 @@ ImageSet read_split(ByteStream& x, const NpyHeader& xh, ByteStream& y, const Npy
   if (xh.shape[0] == 0) throw UsageError(x.name() + ": holds no images");
   ImageSet set;
   set.labels = read_labels(y, yh);
-  read_images(x, xh, set);
+  read_images(x, xh, set, progress);
   return set;
 }
 
 ImageSet images_only(ByteStream& x, const NpyHeader& xh) {
   check_images_header(xh, x.name());
   ImageSet set;
-  read_images(x, xh, set);
+  read_images(x, xh, set, false);
   set.labels.assign(static_cast<size_t>(set.count), 0);
   return set;
 }
@@ -208,7 +218,7 @@ bool looks_like_npy(const std::filesystem::path& file) {
   }
 }
 
-ArrayDataset load_npz(const std::filesystem::path& file) {
+ArrayDataset load_npz(const std::filesystem::path& file, bool progress) {
   ZipArchive zip(file);
   auto member = [&](const char* key) { return zip.find(std::string(key) + ".npy"); };
   if (member("x_train") == nullptr || member("y_train") == nullptr) {
@@ -233,7 +243,7 @@ ArrayDataset load_npz(const std::filesystem::path& file) {
         throw UsageError(s->name() + ": the .npy header promises " + std::to_string(h->header_bytes + h->data_bytes()) +
                          " bytes but the zip entry declares " + std::to_string(declared));
     }
-    return read_split(*x, xh, *y, yh);
+    return read_split(*x, xh, *y, yh, progress);
   };
   ds.train = split("x_train", "y_train");
   if (member("x_test") != nullptr) {
@@ -243,7 +253,7 @@ ArrayDataset load_npz(const std::filesystem::path& file) {
   return ds;
 }
 
-ImageSet load_npy_pair(const std::filesystem::path& images, const std::filesystem::path& labels) {
+ImageSet load_npy_pair(const std::filesystem::path& images, const std::filesystem::path& labels, bool progress) {
   FileStream x(images), y(labels);
   const NpyHeader xh = read_npy_header(x, limits::kMaxArrayDataBytes);
   const NpyHeader yh = read_npy_header(y, limits::kMaxArrayDataBytes);
@@ -252,7 +262,7 @@ ImageSet load_npy_pair(const std::filesystem::path& images, const std::filesyste
       throw UsageError(s->name() + ": the .npy header promises " + std::to_string(h->data_bytes()) +
                        " data bytes but the file has " +
                        std::to_string(s->file_size() > h->header_bytes ? s->file_size() - h->header_bytes : 0));
-  return read_split(x, xh, y, yh);
+  return read_split(x, xh, y, yh, progress);
 }
 
 }  // namespace axon::data

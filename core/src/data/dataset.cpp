@@ -54,7 +54,7 @@ Loaded load_one(const std::string& spec, const char* flag, const DataOptions& o,
         throw UsageError(std::string(flag) + " " + parse::printable(spec) + ": " + parse::printable_path(p) + " " + what +
                          " (IMAGES.npy,LABELS.npy names two .npy files)");
     }
-    out.train = owned(load_npy_pair(pair->first, pair->second));
+    out.train = owned(load_npy_pair(pair->first, pair->second, o.progress));
     out.kind = "npy";
     out.train_labels_file = pair->second.string();
     return out;
@@ -109,7 +109,7 @@ Loaded load_one(const std::string& spec, const char* flag, const DataOptions& o,
   }
   if (fs::is_regular_file(st)) {
     if (looks_like_zip(path)) {
-      ArrayDataset ds = load_npz(path);
+      ArrayDataset ds = load_npz(path, o.progress);
       out.train = owned(std::move(ds.train));
       out.train_labels_file = spec + ": y_train.npy";
       if (ds.has_test) {

@@ -10,12 +10,13 @@
 #include <axon/limits.hpp>
 #include <axon/parse.hpp>
 
+#include "load_progress.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -94,28 +95,6 @@ std::string joined(const std::vector<std::string>& names) {
   for (const std::string& n : names) s += (s.empty() ? "" : ", ") + parse::printable(n);
   return s;
 }
-
-// A count and rate on a terminal's stderr, redrawn at most 4 times a second.
-class Progress {
- public:
-  Progress(bool on, int64_t total) : on_(on && ::isatty(2) != 0), total_(total), t0_(Clock::now()), last_(t0_) {}
-  void tick(int64_t done) {
-    if (!on_) return;
-    const auto now = Clock::now();
-    if (now - last_ < std::chrono::milliseconds(250) && done != total_) return;
-    last_ = now;
-    const double s = std::chrono::duration<double>(now - t0_).count();
-    std::fprintf(stderr, "\rChecking images: %lld/%lld (%.0f files/s)", static_cast<long long>(done),
-                 static_cast<long long>(total_), s > 0 ? static_cast<double>(done) / s : 0.0);
-    if (done == total_) std::fputc('\n', stderr);
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool on_;
-  int64_t total_;
-  Clock::time_point t0_, last_;
-};
 
 // The header of one file (the whole file when its JPEG metadata is long).
 ImageHeader header_of(const std::string& path) {
@@ -212,7 +191,7 @@ SampleLayout check_files(const std::vector<std::string>& paths, const ImageFolde
   l.cols = o.cols;
   l.channels = o.channels;
   l.format = o.resize ? PixelFormat::kFloat255 : PixelFormat::kUint8;
-  Progress progress(o.progress, static_cast<int64_t>(paths.size()));
+  LoadProgress progress(o.progress, "Checking images", static_cast<double>(paths.size()), 1, "", "files");
   const bool from_first = l.rows == 0;
   bool all_fit = true;
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -231,7 +210,7 @@ SampleLayout check_files(const std::vector<std::string>& paths, const ImageFolde
                        std::to_string(l.rows) + (from_first ? " (the size of the first, " + parse::printable(paths[0]) + ")"
                                                             : " (the model's input)") +
                        "; --image-size H,W resizes them as Keras does");
-    progress.tick(static_cast<int64_t>(i) + 1);
+    progress.tick(static_cast<double>(i + 1));
   }
   if (o.resize_if_needed && !all_fit) l.format = PixelFormat::kFloat255;
   if (l.rows > limits::kMaxModelImageSide || l.cols > limits::kMaxModelImageSide)

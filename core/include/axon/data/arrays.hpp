@@ -24,11 +24,12 @@ struct ArrayDataset {
 };
 
 // Keras' layout in a .npz: x_train and y_train required; x_test and y_test
-// both or neither.
-ArrayDataset load_npz(const std::filesystem::path& file);
+// both or neither. `progress`: images of 64 MB or more show a count and rate
+// on a terminal's stderr while they are read.
+ArrayDataset load_npz(const std::filesystem::path& file, bool progress = false);
 
 // One split from two .npy files.
-ImageSet load_npy_pair(const std::filesystem::path& images, const std::filesystem::path& labels);
+ImageSet load_npy_pair(const std::filesystem::path& images, const std::filesystem::path& labels, bool progress = false);
 
 // Images alone (axon-predict): one .npy, or a .npz's x_test (x_train when it
 // has no test split); labels 0.

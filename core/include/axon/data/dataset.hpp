@@ -35,7 +35,7 @@ struct DataOptions {
   // unless resized; empty for the built-in CNN, which fits the data.
   std::vector<int64_t> model_input;
   uint64_t seed = 0;      // the validation split's shuffle
-  bool progress = false;  // a count and rate on a terminal while image files are checked
+  bool progress = false;  // a count and rate on a terminal while image files are checked or large arrays read
 };
 
 // The largest label of a split and where it is, for "label 12 ... is outside

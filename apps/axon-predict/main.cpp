@@ -108,18 +108,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (o.batch_size < 1 || o.batch_size > limits::kMaxBatchSize)
     throw UsageError("--batch-size must be from 1 to " + std::to_string(limits::kMaxBatchSize) + ", got " +
                      std::to_string(o.batch_size));
-  if (vm.count("image-size")) {
-    const std::string v = vm["image-size"].as<std::string>();
-    const size_t comma = v.find(',');
-    if (comma == std::string::npos) throw UsageError("--image-size takes H,W (e.g. 28,28), got '" + parse::printable(v) + "'");
-    o.image_rows = parse::integer("--image-size", v.substr(0, comma), 1, limits::kMaxModelImageSide);
-    o.image_cols = parse::integer("--image-size", v.substr(comma + 1), 1, limits::kMaxModelImageSide);
-  }
-  if (vm.count("color-mode")) {
-    const std::string m = vm["color-mode"].as<std::string>();
-    o.channels = m == "grayscale" ? 1 : m == "rgb" ? 3 : m == "rgba" ? 4 : 0;
-    if (o.channels == 0) throw UsageError("--color-mode must be grayscale, rgb or rgba, got '" + parse::printable(m) + "'");
-  }
+  if (vm.count("image-size")) cli::parse_image_size(vm["image-size"].as<std::string>(), o.image_rows, o.image_cols);
+  if (vm.count("color-mode")) o.channels = cli::parse_color_mode(vm["color-mode"].as<std::string>());
   o.quiet = vm["quiet"].as<bool>();
   o.config = cli::make_config(vm);
   if (o.output) train::check_output_file(*o.output, "--output");

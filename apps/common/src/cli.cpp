@@ -164,4 +164,19 @@ void print_error(const char* app, const std::string& message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+void parse_image_size(const std::string& value, int64_t& rows, int64_t& cols) {
+  const size_t comma = value.find(',');
+  if (comma == std::string::npos)
+    throw UsageError("--image-size takes H,W (e.g. 28,28), got '" + parse::printable(value) + "'");
+  rows = parse::integer("--image-size", value.substr(0, comma), 1, limits::kMaxModelImageSide);
+  cols = parse::integer("--image-size", value.substr(comma + 1), 1, limits::kMaxModelImageSide);
+}
+
+int parse_color_mode(const std::string& value) {
+  if (value == "grayscale") return 1;
+  if (value == "rgb") return 3;
+  if (value == "rgba") return 4;
+  throw UsageError("--color-mode must be grayscale, rgb or rgba, got '" + parse::printable(value) + "'");
+}
+
 }  // namespace axon::cli

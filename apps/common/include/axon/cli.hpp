@@ -8,6 +8,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -30,6 +31,13 @@ Config make_config(const boost::program_options::variables_map& vm);
 // value), with the values it quotes cut as parse::printable cuts them.
 boost::program_options::variables_map parse_command_line(int argc, char** argv,
                                                          const boost::program_options::options_description& options);
+
+// The image flags of axon-train and axon-predict: --image-size H,W (each
+// from 1 to limits::kMaxModelImageSide) into rows and cols, and
+// --color-mode grayscale|rgb|rgba into 1, 3 or 4 channels. UsageError
+// naming the flag otherwise.
+void parse_image_size(const std::string& value, int64_t& rows, int64_t& cols);
+int parse_color_mode(const std::string& value);
 
 // Prints "<app>: error: <message>" on stderr, made one printable line.
 void print_error(const char* app, const std::string& message);

@@ -421,7 +421,8 @@ MUTATIONS += [
 
 
 def sh(cmd, cwd, log=None, timeout=None):
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    # errors="replace": a mutated test may print bytes of uninitialised memory.
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout)
     if log is not None:
         with open(log, "a") as f:
             f.write(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}\n")

@@ -2,8 +2,11 @@
 // at most 4 times a second and ended with a newline: "WHAT: DONE/TOTAL UNIT
 // (RATE UNIT/s)". Nothing when not asked for or when stderr is not a terminal.
 // A load that stops early (an error) ends the line too, so the message that
-// follows starts on its own.
+// follows starts on its own. `what` (it may hold a file name) is printed
+// made one printable line.
 #pragma once
+
+#include <axon/parse.hpp>
 
 #include <unistd.h>
 
@@ -18,7 +21,7 @@ class LoadProgress {
   // Counts are shown divided by `scale` (1e6 for bytes as MB); `unit` follows
   // the total ("" for files, which the rate names).
   LoadProgress(bool on, std::string what, double total, double scale, std::string unit, std::string rate_unit)
-      : on_(on && ::isatty(2) != 0), what_(std::move(what)), total_(total), scale_(scale), unit_(std::move(unit)),
+      : on_(on && ::isatty(2) != 0), what_(parse::one_line(what)), total_(total), scale_(scale), unit_(std::move(unit)),
         rate_unit_(std::move(rate_unit)), t0_(Clock::now()), last_(t0_) {}
   ~LoadProgress() {
     if (open_line_) std::fputc('\n', stderr);

@@ -6,7 +6,7 @@
 // the row: 1.0 is as fast as moving the data can be. Sizes: the guide CNN's largest activation (64 x 26
 // x 26 x 32 floats, 5.5 MB) and 16 Mi floats (64 MB, beyond the caches).
 // Plugin threads: AXON_TEST_THREADS (default: all CPUs).
-#include "plugin_harness.hpp"
+#include "bench_device.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -20,22 +20,6 @@
 using namespace axon::test;
 
 namespace {
-
-struct Env {
-  LoadedPlugin plugin{AXON_CPU_PLUGIN_PATH};
-  TestDevice dev{plugin, 0};
-  std::mt19937 rng{7};
-  std::vector<std::unique_ptr<DeviceTensor>> keep;
-
-  DeviceTensor* f32(std::vector<int64_t> dims, float lo = -4.0f, float hi = 4.0f) {
-    keep.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, std::move(dims)));
-    std::uniform_real_distribution<float> u(lo, hi);
-    std::vector<float> v(static_cast<size_t>(keep.back()->numel()));
-    for (auto& x : v) x = u(rng);
-    keep.back()->upload(v);
-    return keep.back().get();
-  }
-};
 
 // GB/s of the plugin's Identity moving `bytes` (reading and writing bytes / 2
 // each), timed over 0.1 s.
@@ -54,8 +38,8 @@ double copy_rate(TestDevice& dev, int64_t bytes) {
   return double(calls) * double(bytes) / s / 1e9;
 }
 
-Env& env() {
-  static Env e;
+BenchDevice& env() {
+  static BenchDevice e(7);
   return e;
 }
 
@@ -73,12 +57,12 @@ int64_t floats(const std::vector<int64_t>& d) {
 // op on fresh tensors; bytes = everything it reads and writes (in-place inputs twice).
 void op_bench(benchmark::State& state, const char* op, const std::vector<Shape>& ins, const std::vector<Shape>& outs,
               const void* attrs, int in_place) {
-  Env& e = env();
+  BenchDevice& e = env();
   std::vector<const DeviceTensor*> in;
   std::vector<DeviceTensor*> out;
   int64_t bytes = 0;
-  for (const Shape& s : ins) in.push_back(e.f32(s.dims, s.lo, s.hi)), bytes += 4 * floats(s.dims);
-  for (const Shape& s : outs) out.push_back(e.f32(s.dims)), bytes += 4 * floats(s.dims);
+  for (const Shape& s : ins) in.push_back(e.uniform(s.dims, s.lo, s.hi)), bytes += 4 * floats(s.dims);
+  for (const Shape& s : outs) out.push_back(e.uniform(s.dims, -4.0f, 4.0f)), bytes += 4 * floats(s.dims);
   for (int i = 0; i < in_place; ++i) bytes += 4 * floats(ins[static_cast<size_t>(i)].dims);
   const double before = copy_rate(e.dev, bytes);
   for (auto _ : state) run_op(e.dev, op, in, out, attrs);

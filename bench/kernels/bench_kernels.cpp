@@ -6,7 +6,7 @@
 // machine's large-sgemm rate; BM_TrainStep runs every kernel of one training
 // step (forward, backward, Adam) and reports the epoch time that implies for
 // 60000 samples. Plugin threads: AXON_TEST_THREADS (default: all CPUs).
-#include "plugin_harness.hpp"
+#include "bench_device.hpp"
 #include "sgemm_rate.hpp"
 
 #include <benchmark/benchmark.h>
@@ -24,22 +24,12 @@ namespace {
 constexpr int64_t kBatch = 64;
 constexpr double kSamplesPerEpoch = 60000;
 
-struct Env {
-  LoadedPlugin plugin{AXON_CPU_PLUGIN_PATH};
-  TestDevice dev{plugin, 0};
-  std::mt19937 rng{42};
-  std::vector<std::unique_ptr<DeviceTensor>> keep;
+struct Env : BenchDevice {
+  Env() : BenchDevice(42) {}
   double sgemm = 0;  // GFLOP/s, measured once
 
   // A device tensor filled with uniform values in [-scale, scale].
-  DeviceTensor* f32(std::vector<int64_t> dims, float scale = 1.0f) {
-    keep.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, std::move(dims)));
-    std::uniform_real_distribution<float> u(-scale, scale);
-    std::vector<float> v(static_cast<size_t>(keep.back()->numel()));
-    for (auto& x : v) x = u(rng);
-    keep.back()->upload(v);
-    return keep.back().get();
-  }
+  DeviceTensor* f32(std::vector<int64_t> dims, float scale = 1.0f) { return uniform(std::move(dims), -scale, scale); }
   DeviceTensor* labels(int64_t n, int classes) {
     keep.push_back(std::make_unique<DeviceTensor>(dev, AXON_INT32, std::vector<int64_t>{n}));
     std::vector<int32_t> v(static_cast<size_t>(n));

@@ -8,12 +8,11 @@
 // the ResNet's own convolutions (tests/data/keras_resnet.json: 3x3 SAME at
 // stride 1 and 2, 1x1 stride-2 projections) GFLOP/s of the product.
 // Plugin threads: AXON_TEST_THREADS (default: all CPUs). Figures, never verdicts.
-#include "plugin_harness.hpp"
+#include "bench_device.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <iterator>
-
 #include <memory>
 #include <random>
 #include <string>
@@ -23,24 +22,8 @@ using namespace axon::test;
 
 namespace {
 
-struct Env {
-  LoadedPlugin plugin{AXON_CPU_PLUGIN_PATH};
-  TestDevice dev{plugin, 0};
-  std::mt19937 rng{7};
-  std::vector<std::unique_ptr<DeviceTensor>> keep;
-
-  DeviceTensor* f32(std::vector<int64_t> dims, float lo = -1.0f, float hi = 1.0f) {
-    keep.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, std::move(dims)));
-    std::uniform_real_distribution<float> u(lo, hi);
-    std::vector<float> v(static_cast<size_t>(keep.back()->numel()));
-    for (auto& x : v) x = u(rng);
-    keep.back()->upload(v);
-    return keep.back().get();
-  }
-};
-
-Env& env() {
-  static Env e;
+BenchDevice& env() {
+  static BenchDevice e(7);
   return e;
 }
 
@@ -54,12 +37,12 @@ int64_t numel(const std::vector<int64_t>& d) {
 // GFLOP/s of `flops` per call.
 void op_bench(benchmark::State& state, const char* op, const std::vector<std::vector<int64_t>>& ins,
               const std::vector<std::vector<int64_t>>& outs, const void* attrs, double bytes, double flops) {
-  Env& e = env();
+  BenchDevice& e = env();
   std::vector<const DeviceTensor*> in;
   std::vector<DeviceTensor*> out;
   for (size_t i = 0; i < ins.size(); ++i)  // batch norm: the variances positive
-    in.push_back(ins[i].size() == 1 && i >= 3 ? e.f32(ins[i], 0.5f, 2.0f) : e.f32(ins[i]));
-  for (const auto& d : outs) out.push_back(e.f32(d));
+    in.push_back(ins[i].size() == 1 && i >= 3 ? e.uniform(ins[i], 0.5f, 2.0f) : e.uniform(ins[i], -1.0f, 1.0f));
+  for (const auto& d : outs) out.push_back(e.uniform(d, -1.0f, 1.0f));
   for (auto _ : state) run_op(e.dev, op, in, out, attrs);
   const auto rate = benchmark::Counter::kIsIterationInvariantRate;
   if (bytes > 0) state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, rate);

@@ -1,6 +1,8 @@
 // op_cost: FLOPs and bytes of one call per op kind, against values worked by
 // hand from the shapes (each call is checked well-formed by the validator
 // first, as dispatch does).
+#include "op_call_parts.hpp"
+
 #include <axon/op_cost.hpp>
 #include <axon/op_table.hpp>
 #include <axon/op_validate.hpp>
@@ -11,19 +13,9 @@
 #include <vector>
 
 using namespace axon;
+using namespace axon::test;
 
 namespace {
-
-float g_data[1];  // a defined tensor points somewhere; op_cost reads shapes only
-
-axon_tensor tensor(std::vector<int64_t> dims, axon_dtype dtype = AXON_FLOAT32) {
-  axon_tensor t{};
-  t.data = g_data;
-  t.dtype = dtype;
-  t.rank = static_cast<int32_t>(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
-  return t;
-}
 
 // The cost of a call, which must be well-formed.
 OpCost cost(OpId op, std::vector<axon_tensor> in, std::vector<axon_tensor> out, const void* attrs = nullptr) {
@@ -40,24 +32,6 @@ OpCost cost(OpId op, std::vector<axon_tensor> in, std::vector<axon_tensor> out, 
   INFO(why);
   REQUIRE(well_formed);
   return op_cost(op, c);
-}
-
-axon_conv2d_attrs conv(int stride, axon_padding p) {
-  axon_conv2d_attrs a{};
-  a.struct_size = sizeof a;
-  a.stride_h = a.stride_w = stride;
-  a.dilation_h = a.dilation_w = 1;
-  a.padding = p;
-  return a;
-}
-
-axon_pool_attrs pool2() {
-  axon_pool_attrs a{};
-  a.struct_size = sizeof a;
-  a.window_h = a.window_w = 2;
-  a.stride_h = a.stride_w = 2;
-  a.padding = AXON_PADDING_VALID;
-  return a;
 }
 
 }  // namespace
@@ -118,7 +92,7 @@ TEST_CASE("op_cost: fused convolutions count the sum of their parts", "[op_cost]
   a.struct_size = sizeof a;
   a.conv = fc.conv;
   a.activation = AXON_ACTIVATION_RELU;
-  a.pool = pool2();
+  a.pool = pool(2, 2, AXON_PADDING_VALID);
   const auto y = tensor({2, 2, 2, 4}), argmax = tensor({2, 2, 2, 4}, AXON_UINT8);
   const OpCost fwd = cost(OpId::FusedConv2DMaxPool, {x, f, bias}, {y, argmax}, &a);
   CHECK(fwd.flops == 6912 + 256 + 128);
@@ -134,7 +108,7 @@ TEST_CASE("op_cost: fused convolutions count the sum of their parts", "[op_cost]
 }
 
 TEST_CASE("op_cost: pooling counts a FLOP per window tap of each pooled element", "[op_cost]") {
-  const axon_pool_attrs p = pool2();
+  const axon_pool_attrs p = pool(2, 2, AXON_PADDING_VALID);
   const auto x = tensor({1, 4, 4, 2}), y = tensor({1, 2, 2, 2});  // 8 pooled elements x 4 taps
   CHECK(cost(OpId::MaxPool, {x}, {y}, &p).flops == 32);
   CHECK(cost(OpId::AvgPool, {x}, {y}, &p).flops == 32);

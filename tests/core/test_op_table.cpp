@@ -2,6 +2,8 @@
 // of every op and rejects each kind of malformed call with a message naming
 // the op and the tensor. The well-formed shapes are worked by hand from
 // TensorFlow's rules (VALID/SAME sizes), independently of op_geometry.hpp.
+#include "op_call_parts.hpp"
+
 #include <axon/op_table.hpp>
 #include <axon/op_validate.hpp>
 
@@ -14,21 +16,11 @@
 #include <vector>
 
 using namespace axon;
+using namespace axon::test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
 namespace {
-
-float g_data[4096];  // every tensor points here: the validator never reads it
-
-axon_tensor tensor(std::vector<int64_t> dims, axon_dtype dtype = AXON_FLOAT32) {
-  axon_tensor t{};
-  t.data = g_data;
-  t.dtype = dtype;
-  t.rank = static_cast<int32_t>(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
-  return t;
-}
 
 // One call of an op with its tensors and attributes kept alive.
 struct Case {
@@ -53,23 +45,6 @@ struct Case {
     return validate_call(op_schema(op), c, &w) ? "" : w;
   }
 };
-
-axon_conv2d_attrs conv(int stride, axon_padding p) {
-  axon_conv2d_attrs a{};
-  a.struct_size = sizeof a;
-  a.stride_h = a.stride_w = stride;
-  a.dilation_h = a.dilation_w = 1;
-  a.padding = p;
-  return a;
-}
-axon_pool_attrs pool(int window, int stride, axon_padding p) {
-  axon_pool_attrs a{};
-  a.struct_size = sizeof a;
-  a.window_h = a.window_w = window;
-  a.stride_h = a.stride_w = stride;
-  a.padding = p;
-  return a;
-}
 
 const axon_conv2d_attrs kSame2 = conv(2, AXON_PADDING_SAME);  // 7x5 -> 4x3
 const axon_conv2d_attrs kValid1 = conv(1, AXON_PADDING_VALID);

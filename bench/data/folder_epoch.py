@@ -9,27 +9,18 @@ and Pillow (the venv of tools/install-deps has both).
 Usage: folder_epoch.py AXON_TRAIN [--images N] [--epochs E] [--threads T] [--rounds R]"""
 import argparse
 import csv
-import gzip
 import os
-import struct
 import subprocess
+import sys
 import tempfile
 import time
 
-import numpy as np
 from PIL import Image
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peer"))
+from idx_data import load  # noqa: E402
+
 DATA = "/usr/share/datasets/fashion-mnist"
-
-
-def idx(stem):
-    for name in (stem, stem + ".gz"):
-        path = os.path.join(DATA, name)
-        if os.path.exists(path):
-            data = (gzip.open if name.endswith(".gz") else open)(path, "rb").read()
-            dims = struct.unpack(">" + "I" * data[3], data[4:4 + 4 * data[3]])
-            return np.frombuffer(data, np.uint8, offset=4 + 4 * data[3]).reshape(dims)
-    raise SystemExit("no %s in %s" % (stem, DATA))
 
 
 def epochs_of(train, args, extra, tmp, name):
@@ -49,7 +40,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=2, help="the runs alternate, this many times each")
     args = p.parse_args()
-    x, y = idx("train-images-idx3-ubyte")[:args.images], idx("train-labels-idx1-ubyte")[:args.images]
+    x, y = load(DATA, "train-images-idx3-ubyte")[:args.images], load(DATA, "train-labels-idx1-ubyte")[:args.images]
     with tempfile.TemporaryDirectory(prefix="axon-bench-folder-") as tmp:
         folder = os.path.join(tmp, "train")
         t0 = time.monotonic()

@@ -184,7 +184,7 @@ class ImageFiles : public SampleSource {
 };
 
 // Every file's header: kinds, limits, sizes; the layout from the options and
-// the first file. `what` (e.g. "the model's input") says where the size came from.
+// the first file.
 SampleLayout check_files(const std::vector<std::string>& paths, const ImageFolderOptions& o) {
   SampleLayout l;
   l.rows = o.rows;

@@ -7,7 +7,9 @@
 keras_guide_cnn.json is the guide's CNN, exactly as the trainer's built-in
 model; keras_wide_cnn.json a wider one with padding='same', strides, a
 bias-less Conv2D, a ReLU layer, Dropout and a softmax output (Keras 3's
-layout, TensorFlow 2.21.0 and Keras 3.15.1). keras2_guide_cnn.json is the
+layout, TensorFlow 2.21.0 and Keras 3.15.1). keras_augmented_cnn.json puts
+Keras' six augmentation layers before the guide's CNN (RandomCrop to 26 x 26).
+keras2_guide_cnn.json is the
 guide's CNN in Keras 2's layout, from tf_keras 2.21.0 (the Keras 2 that
 TensorFlow keeps for old code), built as Keras 2 code usually did:
 input_shape= on the first layer.
@@ -49,8 +51,21 @@ def wide_cnn():
     ])
 
 
+def augmented_cnn():
+    return keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        layers.RandomFlip("horizontal"),
+        layers.RandomTranslation(0.1, 0.1, fill_mode="constant"),
+        layers.RandomRotation(0.05, fill_mode="constant"),
+        layers.RandomZoom(0.1, fill_mode="constant"),
+        layers.RandomContrast(0.2, value_range=(0, 1)),
+        layers.RandomCrop(26, 26),
+    ] + guide_cnn().layers)
+
+
 def main(folder):
-    for name, make in (("keras_guide_cnn.json", guide_cnn), ("keras_wide_cnn.json", wide_cnn)):
+    for name, make in (("keras_guide_cnn.json", guide_cnn), ("keras_wide_cnn.json", wide_cnn),
+                       ("keras_augmented_cnn.json", augmented_cnn)):
         keras.backend.clear_session()  # layer names from conv2d, dense, ... again
         with open(os.path.join(folder, name), "w") as f:
             f.write(make().to_json())

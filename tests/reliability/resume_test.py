@@ -4,7 +4,8 @@ with SIGTERM mid-epoch and resumed with --resume, a run ends with the weights
 of a run never interrupted, bit for bit (CPU); resumed at 2 logical CPU
 devices from a 1-device checkpoint, within 0.3 accuracy points; damaged,
 lying and oversized checkpoints are passed over (or, with no other, refused
-with exit 2), never overwritten; NumPy reads the files.
+with exit 2), never overwritten; NumPy reads the files; a model with
+augmentation layers resumes bit-identically too.
 Usage: resume_test.py CASE AXON_TRAIN"""
 import json
 import os
@@ -84,10 +85,10 @@ def start_and_wait_for(args, tmp, ckpt, after_step):
     check(False, "a checkpoint past step %d within 240 s" % after_step)
 
 
-def interrupted_then_resumed(tmp, sig, epochs=3):
+def interrupted_then_resumed(tmp, sig, epochs=3, extra=()):
     """Reference run, then a run hit by `sig` mid-epoch 2, then --resume.
     Returns (reference folder files, resumed run's output)."""
-    base = short_run() + ["--epochs", str(epochs)]
+    base = short_run() + ["--epochs", str(epochs)] + list(extra)
     ref_w, ref_csv = os.path.join(tmp, "ref.axw"), os.path.join(tmp, "ref.csv")
     train(base + ["-q", "--save", ref_w, "--metrics-csv", ref_csv], tmp, "the uninterrupted run")
 
@@ -124,6 +125,13 @@ def sigkill(tmp):
 
 def sigterm(tmp):
     interrupted_then_resumed(tmp, signal.SIGTERM)
+
+
+def augmented(tmp):
+    """Keras' six augmentation layers before the CNN: their draws are keyed
+    by step and sample, so the resumed run augments as the uninterrupted one."""
+    model = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "keras_augmented_cnn.json")
+    interrupted_then_resumed(tmp, signal.SIGKILL, epochs=2, extra=["--model", model])
 
 
 def two_devices(tmp):
@@ -363,7 +371,7 @@ def numpy_reads(tmp):
           "NumPy reads the checkpoint: its weights are the --save file's", p.stdout, p.stderr)
 
 
-CASES = {f.__name__: f for f in (sigkill, sigterm, two_devices, damaged, guards, finished, multi_worker, numpy_reads)}
+CASES = {f.__name__: f for f in (sigkill, sigterm, augmented, two_devices, damaged, guards, finished, multi_worker, numpy_reads)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-resume-") as tmp:

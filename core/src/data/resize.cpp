@@ -28,26 +28,39 @@ std::vector<Tap> taps(int64_t in_size, int64_t out_size) {
   return t;
 }
 
-}  // namespace
-
-void resize_bilinear(std::span<const uint8_t> in, int64_t rows, int64_t cols, int64_t channels, float* out,
-                     int64_t out_rows, int64_t out_cols) {
+template <class T>
+void resize(std::span<const T> in, int64_t rows, int64_t cols, int64_t channels, float* out, int64_t out_rows,
+            int64_t out_cols) {
   const std::vector<Tap> ys = taps(rows, out_rows), xs = taps(cols, out_cols);
   for (int64_t y = 0; y < out_rows; ++y) {
     const Tap& ty = ys[static_cast<size_t>(y)];
-    const uint8_t* top = in.data() + ty.lower * cols * channels;
-    const uint8_t* bottom = in.data() + ty.upper * cols * channels;
+    const T* top = in.data() + ty.lower * cols * channels;
+    const T* bottom = in.data() + ty.upper * cols * channels;
     for (int64_t x = 0; x < out_cols; ++x) {
       const Tap& tx = xs[static_cast<size_t>(x)];
       for (int64_t c = 0; c < channels; ++c) {
-        const float tl = top[tx.lower * channels + c], tr = top[tx.upper * channels + c];
-        const float bl = bottom[tx.lower * channels + c], br = bottom[tx.upper * channels + c];
+        const auto tl = static_cast<float>(top[tx.lower * channels + c]);
+        const auto tr = static_cast<float>(top[tx.upper * channels + c]);
+        const auto bl = static_cast<float>(bottom[tx.lower * channels + c]);
+        const auto br = static_cast<float>(bottom[tx.upper * channels + c]);
         const float t = tl + (tr - tl) * tx.lerp;
         const float b = bl + (br - bl) * tx.lerp;
         *out++ = t + (b - t) * ty.lerp;
       }
     }
   }
+}
+
+}  // namespace
+
+void resize_bilinear(std::span<const uint8_t> in, int64_t rows, int64_t cols, int64_t channels, float* out,
+                     int64_t out_rows, int64_t out_cols) {
+  resize(in, rows, cols, channels, out, out_rows, out_cols);
+}
+
+void resize_bilinear(std::span<const float> in, int64_t rows, int64_t cols, int64_t channels, float* out,
+                     int64_t out_rows, int64_t out_cols) {
+  resize(in, rows, cols, channels, out, out_rows, out_cols);
 }
 
 }  // namespace axon::data

@@ -211,7 +211,7 @@ void Model::check_set(const data::SampleSource& set, const char* what) const {
 Samples Model::slice(const data::HostBatch& batch, int replica) const {
   const auto [begin, end] = strategy_->replica_slice(batch.size, replica);
   const int64_t per = numel(input_shape_) * data::pixel_bytes(batch.format);
-  return {batch.images.data() + begin * per, batch.labels.data() + begin, end - begin, batch.format};
+  return {batch.images.data() + begin * per, batch.labels.data() + begin, end - begin, batch.format, begin};
 }
 
 void Model::on_replicas(const std::function<void(int)>& f) {

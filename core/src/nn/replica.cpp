@@ -53,6 +53,10 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
       in.push_back(j == kModelInput ? input_shape : shapes[static_cast<size_t>(j)]);
       grad = grad || needs_grad(j);
     }
+    if (grad && l.augments())
+      throw UsageError(l.type() + std::string(" '") + l.name() +
+                       "' follows a layer with weights: axon augments the model's input only (no gradient flows "
+                       "through augmentation); put it before the first layer with weights");
     l.build(in, device, rng, pool_);
     shapes[i] = l.output_shape();
     needs_grad_[i] = grad || l.parameter_count(true) > 0;
@@ -68,10 +72,21 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
     l->set_step_context(&step_);
     synchronizes_ = synchronizes_ || l->synchronizes();
   }
+  // The input goes up as raw pixels when every path from it reaches a layer
+  // that scales pixels itself, through augmentation layers only.
+  std::vector<char> scaled(n, 0);
+  for (size_t i = n; i-- > 0;) {
+    const Layer& l = *graph_.layers[i];
+    bool readers_scaled = l.augments(), read = false;
+    for (size_t k = i + 1; k < n; ++k)
+      for (int j : graph_.inputs[k])
+        if (j == static_cast<int>(i)) read = true, readers_scaled = readers_scaled && scaled[k];
+    scaled[i] = l.scales_pixels() || (read && readers_scaled);
+  }
   raw_pixels_ = true;
   for (size_t i = 0; i < n; ++i)
     for (int j : graph_.inputs[i])
-      if (j == kModelInput && !graph_.layers[i]->scales_pixels()) raw_pixels_ = false;
+      if (j == kModelInput && !scaled[i]) raw_pixels_ = false;
   buffers_.bind(parameters(), device, kMetricSums);
   plan_ = plan_steps(graph_, pool_);
   for (const std::string& f : describe_fusions(plan_)) log_placement_note("Fusing " + f + " where the device has them");
@@ -223,6 +238,8 @@ void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
   if (!loss_) throw UsageError("the model is not compiled: compile it first");
   DeviceScope scope(*device_);
   step_.global_samples_ = global_batch;
+  step_.step_index_ = optimizer_->iterations();
+  step_.first_sample_ = s.offset;
   if (s.count == 0) {  // a short last batch left this replica nothing
     ops::fill(buffers_.gradients(), 0.0f, "replica");
     if (synchronizes_) join_without_samples();

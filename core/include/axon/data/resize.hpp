@@ -12,5 +12,9 @@ namespace axon::data {
 // in: rows x cols x channels uint8 (HWC); out: out_rows x out_cols x channels floats.
 void resize_bilinear(std::span<const uint8_t> in, int64_t rows, int64_t cols, int64_t channels, float* out,
                      int64_t out_rows, int64_t out_cols);
+// The same for float input (Keras' RandomCrop resizes float images); out
+// must not overlap in.
+void resize_bilinear(std::span<const float> in, int64_t rows, int64_t cols, int64_t channels, float* out,
+                     int64_t out_rows, int64_t out_cols);
 
 }  // namespace axon::data

@@ -47,6 +47,11 @@ class StepContext {
   virtual void all_reduce(Tensor& t, const std::string& what) = 0;
   // The samples of the global batch this step (over every replica).
   virtual int64_t global_samples() const = 0;
+  // The training step (0-based, counted over the whole run, so a resumed
+  // run counts on) and where this replica's samples start in its global
+  // batch: what augmentation draws are keyed by.
+  virtual int64_t step_index() const = 0;
+  virtual int64_t first_sample() const = 0;
 };
 
 // Keras' initializers the layers use for their weights.
@@ -159,6 +164,10 @@ class Layer {
   // whose input only such layers read gets the pixels as they are (0 to
   // 255, as Keras' fit would), not divided by 255.
   virtual bool scales_pixels() const { return false; }
+
+  // Whether the layer is an image augmentation (augmentation.hpp): pixels
+  // keep their scale through it, and no gradient may flow through it.
+  virtual bool augments() const { return false; }
 
   // Multiply-adds x 2 per sample, for FLOP accounting in benchmarks.
   virtual int64_t forward_flops() const { return 0; }

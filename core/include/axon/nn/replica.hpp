@@ -35,6 +35,7 @@ struct Samples {
   const int32_t* labels = nullptr;
   int64_t count = 0;
   data::PixelFormat format = data::PixelFormat::kUint8;
+  int64_t offset = 0;  // where the first of them is in the step's global batch
 };
 
 // A node reads the model's input.
@@ -134,9 +135,11 @@ class Replica {
    public:
     void all_reduce(Tensor& t, const std::string& what) override;
     int64_t global_samples() const override { return global_samples_; }
+    int64_t step_index() const override { return step_index_; }
+    int64_t first_sample() const override { return first_sample_; }
     StepCollective* collective = nullptr;
     int index = 0;
-    int64_t global_samples_ = 0;
+    int64_t global_samples_ = 0, step_index_ = 0, first_sample_ = 0;
   };
 
   Device* device_;

@@ -1,0 +1,45 @@
+// The image arithmetic of Keras' augmentation layers, on one float32 HWC
+// image at a time (core/src/nn/augmentation.cpp applies them per sample):
+// TensorFlow's ImageProjectiveTransformV3, which Keras' RandomTranslation,
+// RandomRotation and RandomZoom call, with its interpolations and fill
+// modes; RandomContrast's adjustment; flips and crops. Float32 in TensorFlow's
+// order of operations, so results agree with Keras' to the last bit or so
+// (goldens check within 1e-5).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace axon::data {
+
+enum class Interpolation { nearest, bilinear };
+// What a point outside the image reads: reflect (d c b a | a b c d | d c b a),
+// wrap (a b c d | a b c d | a b c d), constant (the fill value) or nearest
+// (the edge pixel), as TensorFlow maps them.
+enum class FillMode { reflect, wrap, constant, nearest };
+
+// [a0, a1, a2, b0, b1, b2, c0, c1]: the *output* pixel (x, y) reads the input
+// at ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k), k = c0 x + c1 y + 1.
+using ProjectiveTransform = std::array<float, 8>;
+
+struct ImageSize {
+  int64_t height = 0, width = 0, channels = 0;
+  int64_t floats() const { return height * width * channels; }
+};
+
+// out (same size as in) = in transformed; in and out must not overlap.
+void projective_transform(const float* in, const ImageSize& size, const ProjectiveTransform& t,
+                          Interpolation interpolation, FillMode fill_mode, float fill_value, float* out);
+
+// Keras' RandomContrast: per channel, (x - mean) * factor + mean with the
+// mean over height, then width; clipped to [lo, hi]. in == out allowed.
+void adjust_contrast(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out);
+
+// Mirror left-right (horizontal) and/or top-bottom (vertical). in != out.
+void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out);
+
+// The rows [top, top + rows) and columns [left, left + cols) of in, which
+// must lie inside it, into out (rows x cols x channels).
+void crop(const float* in, const ImageSize& size, int64_t top, int64_t left, int64_t rows, int64_t cols, float* out);
+
+}  // namespace axon::data

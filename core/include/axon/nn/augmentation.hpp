@@ -1,0 +1,206 @@
+// Keras' image augmentation layers (RandomFlip, RandomTranslation,
+// RandomRotation, RandomZoom, RandomCrop, RandomContrast): active in
+// training only, the identity at inference (RandomCrop crops the centre
+// there, so the model's shapes hold). Each runs on the host, one image at a
+// time, with Keras' arithmetic (axon/data/image_transform.hpp): the batch is
+// read back, transformed and sent up again, which costs a copy on a GPU and
+// keeps the op table as it is.
+//
+// Draws are keyed, not streamed: a sample's draw depends only on the layer's
+// seed, the training step (counted over the whole run) and the sample's
+// place in the step's global batch. So a run resumed from a checkpoint draws
+// what the uninterrupted run drew, and so does a run split over more
+// replicas. The seed follows --seed, or the layer's own Keras `seed`.
+//
+// No gradient flows through them: a model that puts one after a layer with
+// weights is refused when it is built (Keras users put them first).
+#pragma once
+
+#include <axon/data/image_transform.hpp>
+#include <axon/nn/layer.hpp>
+
+#include <array>
+#include <optional>
+
+namespace axon::nn {
+
+class ImageAugmentation : public Layer {
+ public:
+  // What one draw decides: up to four numbers (angle, shifts, zooms, ...).
+  using Draw = std::array<float, 4>;
+
+  ImageAugmentation(std::string name, std::optional<int64_t> seed) : Layer(std::move(name)), keras_seed_(seed) {}
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  bool augments() const override { return true; }
+
+  // One draw from a random stream: a sample's, or the batch's where
+  // one_draw_per_batch().
+  virtual Draw draw(Rng& rng) const = 0;
+  // One image of input_shape() into out (output_shape()), as `d` says.
+  virtual void transform(const float* in, const Draw& d, float* out) const = 0;
+  // RandomCrop: one crop for the whole batch, as Keras draws it.
+  virtual bool one_draw_per_batch() const { return false; }
+  // At inference: the identity, unless the layer says otherwise.
+  virtual bool changes_at_inference() const { return false; }
+  virtual void infer(const float* in, float* out) const;
+  // The stream of a sample's draw (sample -1: the batch's).
+  Rng stream(int64_t step, int64_t sample) const;
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+  void write_seed(KerasConfigWriter& c) const;
+  data::ImageSize image_size() const;
+  std::optional<int64_t> keras_seed() const { return keras_seed_; }
+
+ private:
+  std::optional<int64_t> keras_seed_;
+  uint64_t seed_ = 0;
+  int64_t own_steps_ = 0;  // training forwards of a layer used outside a model
+  std::vector<float> in_, out_;
+};
+
+// A factor range [lower, upper] as Keras keeps it (written back as a pair).
+struct FactorRange {
+  float lower = 0, upper = 0;
+};
+
+// RandomFlip(mode): "horizontal", "vertical" or "horizontal_and_vertical"
+// (Keras 3 flips both ways together, on one draw).
+class RandomFlip : public ImageAugmentation {
+ public:
+  RandomFlip(std::string mode, std::string name = "random_flip", std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomFlip"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  std::string mode_;
+  bool horizontal_, vertical_;
+};
+
+// What the layers built on TensorFlow's projective transform share.
+struct TransformFill {
+  data::FillMode fill_mode = data::FillMode::reflect;
+  data::Interpolation interpolation = data::Interpolation::bilinear;
+  float fill_value = 0;
+};
+
+class ProjectiveAugmentation : public ImageAugmentation {
+ public:
+  ProjectiveAugmentation(std::string name, std::optional<int64_t> seed, TransformFill fill)
+      : ImageAugmentation(std::move(name), seed), fill_(fill) {}
+  void transform(const float* in, const Draw& d, float* out) const override;
+  // The transform for a draw, computed as Keras computes it (float32).
+  virtual data::ProjectiveTransform matrix(const Draw& d) const = 0;
+  const TransformFill& fill() const { return fill_; }
+
+ protected:
+  void write_fill(KerasConfigWriter& c) const;
+
+ private:
+  TransformFill fill_;
+};
+
+// RandomTranslation(height_factor, width_factor): shifts by a fraction of
+// the height and width drawn from each range.
+class RandomTranslation : public ProjectiveAugmentation {
+ public:
+  RandomTranslation(FactorRange height, FactorRange width, TransformFill fill = {},
+                    std::string name = "random_translation", std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomTranslation"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {height fraction, width fraction}
+  data::ProjectiveTransform matrix(const Draw& d) const override;
+
+ private:
+  FactorRange height_, width_;
+};
+
+// RandomRotation(factor): turns about the centre by an angle drawn from
+// [lower, upper] x 360 degrees.
+class RandomRotation : public ProjectiveAugmentation {
+ public:
+  RandomRotation(FactorRange factor, TransformFill fill = {}, std::string name = "random_rotation",
+                 std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomRotation"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {degrees}
+  data::ProjectiveTransform matrix(const Draw& d) const override;
+
+ private:
+  FactorRange factor_;
+};
+
+// RandomZoom(height_factor, width_factor): scales about the centre by
+// 1 + a draw from each range (the height's for both without width_factor);
+// a positive factor zooms out.
+class RandomZoom : public ProjectiveAugmentation {
+ public:
+  RandomZoom(FactorRange height, std::optional<FactorRange> width, TransformFill fill = {},
+             std::string name = "random_zoom", std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomZoom"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {height zoom, width zoom}
+  data::ProjectiveTransform matrix(const Draw& d) const override;
+
+ private:
+  FactorRange height_;
+  std::optional<FactorRange> width_;
+};
+
+// RandomCrop(height, width): in training one random window of that size per
+// batch (Keras draws one); an image not larger both ways is cropped at the
+// centre to the window's aspect ratio and resized. At inference the centre
+// crop, resized. (Keras 3.15 passes images through uncropped at inference,
+// so its own predict fails on a model with Flatten after RandomCrop; this is
+// Keras 2's behaviour.)
+class RandomCrop : public ImageAugmentation {
+ public:
+  RandomCrop(int64_t height, int64_t width, std::string name = "random_crop",
+             std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomCrop"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using ImageAugmentation::output_shape;
+  Draw draw(Rng& rng) const override;  // {top, left} (as floats)
+  void transform(const float* in, const Draw& d, float* out) const override;
+  bool one_draw_per_batch() const override { return true; }
+  bool changes_at_inference() const override;
+  void infer(const float* in, float* out) const override;
+
+ private:
+  Draw centre() const;
+  int64_t height_, width_;
+  mutable std::vector<float> window_;
+};
+
+// RandomContrast(factor, value_range): per image, (x - mean) * f + mean with
+// f drawn from [1 - lower, 1 + upper], clipped to value_range (Keras 3: a
+// single number f is the range [0, f]).
+class RandomContrast : public ImageAugmentation {
+ public:
+  RandomContrast(FactorRange factor, float lo = 0, float hi = 255, std::string name = "random_contrast",
+                 std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomContrast"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {factor}
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange factor_;
+  float lo_, hi_;
+};
+
+}  // namespace axon::nn

@@ -1,0 +1,114 @@
+// TensorFlow's projective transform reads each output pixel from a source
+// point mapped into the image by the fill mode (scipy's ndimage rules, as
+// TensorFlow has them, including where they clamp), then interpolates.
+#include <axon/data/image_transform.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace axon::data {
+namespace {
+
+// The source coordinate for `c` along an axis of `len` pixels.
+float map_coordinate(float c, int64_t len, FillMode mode) {
+  const float last = static_cast<float>(len - 1);
+  switch (mode) {
+    case FillMode::constant:
+      return c;
+    case FillMode::nearest:
+      return std::clamp(c, 0.0f, last);
+    case FillMode::reflect:
+      if (c < 0) {
+        if (len <= 1) return 0;
+        const auto period = static_cast<float>(2 * len);
+        // TensorFlow folds by whole periods first (its test is c < 2 len,
+        // true for every negative c), then reflects about -0.5.
+        c = period * static_cast<float>(static_cast<int64_t>(-c / period)) + c;
+        c = c < -static_cast<float>(len) ? c + period : -c - 1;
+      } else if (c > last) {
+        if (len <= 1) return 0;
+        const auto period = static_cast<float>(2 * len);
+        c -= period * static_cast<float>(static_cast<int64_t>(c / period));
+        if (c >= static_cast<float>(len)) c = period - c - 1;
+      }
+      return std::clamp(c, 0.0f, last);
+    case FillMode::wrap:
+      if (c < 0) {
+        if (len <= 1) return 0;
+        c += static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(-c / last) + 1);
+      } else if (c > last) {
+        if (len <= 1) return 0;
+        c -= static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(c / last));
+      }
+      return std::clamp(c, 0.0f, last);
+  }
+  return c;
+}
+
+}  // namespace
+
+void projective_transform(const float* in, const ImageSize& size, const ProjectiveTransform& t,
+                          Interpolation interpolation, FillMode fill_mode, float fill_value, float* out) {
+  const int64_t h = size.height, w = size.width, ch = size.channels;
+  auto read = [&](int64_t y, int64_t x, int64_t c) {
+    return y >= 0 && y < h && x >= 0 && x < w ? in[(y * w + x) * ch + c] : fill_value;
+  };
+  for (int64_t oy = 0; oy < h; ++oy)
+    for (int64_t ox = 0; ox < w; ++ox, out += ch) {
+      const auto fx = static_cast<float>(ox), fy = static_cast<float>(oy);
+      const float k = t[6] * fx + t[7] * fy + 1.0f;
+      if (k == 0) {  // a point at infinity: outside the image
+        std::fill(out, out + ch, fill_value);
+        continue;
+      }
+      const float x = map_coordinate((t[0] * fx + t[1] * fy + t[2]) / k, w, fill_mode);
+      const float y = map_coordinate((t[3] * fx + t[4] * fy + t[5]) / k, h, fill_mode);
+      // Only the constant mode leaves points outside; their taps outside
+      // read the fill value (TensorFlow 2.21 blends it with the edge).
+      if (interpolation == Interpolation::nearest) {
+        const auto yi = static_cast<int64_t>(std::round(y)), xi = static_cast<int64_t>(std::round(x));
+        for (int64_t c = 0; c < ch; ++c) out[c] = read(yi, xi, c);
+        continue;
+      }
+      const float y0 = std::floor(y), x0 = std::floor(x), y1 = y0 + 1, x1 = x0 + 1;
+      const auto iy0 = static_cast<int64_t>(y0), ix0 = static_cast<int64_t>(x0);
+      for (int64_t c = 0; c < ch; ++c) {
+        const float top = (x1 - x) * read(iy0, ix0, c) + (x - x0) * read(iy0, ix0 + 1, c);
+        const float bottom = (x1 - x) * read(iy0 + 1, ix0, c) + (x - x0) * read(iy0 + 1, ix0 + 1, c);
+        out[c] = (y1 - y) * top + (y - y0) * bottom;
+      }
+    }
+}
+
+void adjust_contrast(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out) {
+  const int64_t h = size.height, w = size.width, ch = size.channels;
+  std::vector<float> column(static_cast<size_t>(w * ch), 0.0f), mean(static_cast<size_t>(ch), 0.0f);
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t i = 0; i < w * ch; ++i) column[static_cast<size_t>(i)] += in[y * w * ch + i];
+  for (float& v : column) v /= static_cast<float>(h);
+  for (int64_t x = 0; x < w; ++x)
+    for (int64_t c = 0; c < ch; ++c) mean[static_cast<size_t>(c)] += column[static_cast<size_t>(x * ch + c)];
+  for (float& v : mean) v /= static_cast<float>(w);
+  for (int64_t i = 0; i < size.floats(); ++i) {
+    const float m = mean[static_cast<size_t>(i % ch)];
+    out[i] = std::clamp((in[i] - m) * factor + m, lo, hi);
+  }
+}
+
+void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out) {
+  const int64_t h = size.height, w = size.width, ch = size.channels;
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      const int64_t sy = vertical ? h - 1 - y : y, sx = horizontal ? w - 1 - x : x;
+      std::copy_n(in + (sy * w + sx) * ch, ch, out + (y * w + x) * ch);
+    }
+}
+
+void crop(const float* in, const ImageSize& size, int64_t top, int64_t left, int64_t rows, int64_t cols, float* out) {
+  const int64_t ch = size.channels;
+  for (int64_t y = 0; y < rows; ++y)
+    std::copy_n(in + ((top + y) * size.width + left) * ch, cols * ch, out + y * cols * ch);
+}
+
+}  // namespace axon::data

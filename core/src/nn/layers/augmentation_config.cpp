@@ -1,0 +1,62 @@
+#include "augmentation_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace axon::nn {
+namespace {
+
+float bounded(const KerasLayerConfig& l, const char* key, const json& v, float lo, float hi) {
+  if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
+    l.fail(std::string(key) + " is " + json_text(l.at(key)) + "; Keras takes a number or a pair from " +
+           json_text(lo) + " to " + json_text(hi));
+  return static_cast<float>(v.get<double>());
+}
+
+}  // namespace
+
+FactorRange factor_range(const KerasLayerConfig& l, const char* key, float lo, float hi) {
+  if (!l.has(key)) l.fail(std::string("has no ") + key);
+  const json& v = l.at(key);
+  if (v.is_array() && v.size() == 2) {
+    const float a = bounded(l, key, v[0], lo, hi), b = bounded(l, key, v[1], lo, hi);
+    return {std::min(a, b), std::max(a, b)};
+  }
+  const float f = std::fabs(bounded(l, key, v, lo, hi));
+  return {std::max(-f, lo), f};
+}
+
+void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f) {
+  c.impl().config[key] = json::array({f.lower, f.upper});
+}
+
+TransformFill transform_fill(const KerasLayerConfig& l) {
+  TransformFill f;
+  const std::string mode = l.string("fill_mode", "reflect");
+  if (mode == "reflect")
+    f.fill_mode = data::FillMode::reflect;
+  else if (mode == "wrap")
+    f.fill_mode = data::FillMode::wrap;
+  else if (mode == "constant")
+    f.fill_mode = data::FillMode::constant;
+  else if (mode == "nearest")
+    f.fill_mode = data::FillMode::nearest;
+  else
+    l.fail("fill_mode is \"" + mode + "\"; axon takes reflect, wrap, constant or nearest");
+  const std::string interpolation = l.string("interpolation", "bilinear");
+  if (interpolation == "bilinear")
+    f.interpolation = data::Interpolation::bilinear;
+  else if (interpolation == "nearest")
+    f.interpolation = data::Interpolation::nearest;
+  else
+    l.fail("interpolation is \"" + interpolation + "\"; axon takes bilinear or nearest");
+  f.fill_value = l.float_number("fill_value", 0.0);
+  return f;
+}
+
+std::optional<int64_t> keras_seed(const KerasLayerConfig& l) {
+  if (!l.has("seed")) return std::nullopt;
+  return l.integer(l.at("seed"), "seed", -(int64_t{1} << 62), int64_t{1} << 62);
+}
+
+}  // namespace axon::nn

@@ -1,0 +1,22 @@
+// The Keras config keys the augmentation layers share: factor ranges, the
+// projective transform's fill, the seed.
+#pragma once
+
+#include "../keras_config.hpp"
+
+#include <axon/nn/augmentation.hpp>
+
+#include <optional>
+
+namespace axon::nn {
+
+// Keras' factor: a number f means [max(-|f|, lo), |f|], a pair [a, b] the
+// range between them; every value within [lo, hi].
+FactorRange factor_range(const KerasLayerConfig& l, const char* key, float lo, float hi);
+void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f);
+// fill_mode, interpolation, fill_value.
+TransformFill transform_fill(const KerasLayerConfig& l);
+// seed: null (the run's --seed decides) or an integer.
+std::optional<int64_t> keras_seed(const KerasLayerConfig& l);
+
+}  // namespace axon::nn

@@ -1,0 +1,272 @@
+// Keras' augmentation layers: each against what Keras 3 makes of the same
+// draws (augment_goldens.txt, written by tools/tf-goldens/augment_goldens.py;
+// every fill mode and interpolation of the projective transform), built
+// through axon's Keras reader from Keras' own JSON; the forward pass's keyed
+// draws (the same for a sample whatever replica computes it, new each step,
+// the identity at inference); the input left as raw pixels when only
+// augmentations stand before a Rescaling; and the models refused.
+#include "train_test_util.hpp"
+
+#include <axon/dispatch.hpp>
+#include <axon/nn/augmentation.hpp>
+#include <axon/nn/initializers.hpp>
+#include <axon/nn/keras_json.hpp>
+#include <axon/nn/model.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace axon;
+using namespace axon::nn;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::vector<float> floats_of_hex(const std::string& hex) {
+  std::vector<float> v(hex.size() / 8);
+  std::vector<unsigned char> bytes(hex.size() / 2);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+struct GoldenCase {
+  std::string name, model_json;
+  bool training = true;
+  int64_t n = 0, h = 0, w = 0, c = 0, out_h = 0, out_w = 0;
+  std::vector<float> in, draws, out;
+};
+
+std::vector<GoldenCase> golden_cases() {
+  std::ifstream file(std::string(AXON_TEST_DATA_DIR) + "/../train/augment_goldens.txt");
+  REQUIRE(file);
+  std::vector<GoldenCase> cases;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    GoldenCase g;
+    int training = 0;
+    std::string in, draws, out;
+    s >> g.name >> training >> g.n >> g.h >> g.w >> g.c >> in >> draws >> g.out_h >> g.out_w >> out;
+    std::getline(s >> std::ws, g.model_json);
+    g.training = training != 0;
+    g.in = floats_of_hex(in), g.draws = floats_of_hex(draws), g.out = floats_of_hex(out);
+    cases.push_back(std::move(g));
+  }
+  return cases;
+}
+
+// The model's first layer (an augmentation), built on `d` for the case's images.
+ImageAugmentation& first_layer(KerasModel& k, Device& d, uint64_t seed = 1) {
+  auto* layer = dynamic_cast<ImageAugmentation*>(k.model->layers().at(0));
+  REQUIRE(layer != nullptr);
+  Rng rng(seed);
+  layer->build(k.input_shape, d, rng);
+  return *layer;
+}
+
+Device& cpu() {
+  Device* d = test::test_runtime().find_device("cpu:0");
+  REQUIRE(d != nullptr);
+  return *d;
+}
+
+// A replica's view of a step, for a layer used on its own.
+struct FixedStep : StepContext {
+  int64_t step = 0, first = 0;
+  void all_reduce(Tensor&, const std::string&) override {}
+  int64_t global_samples() const override { return 0; }
+  int64_t step_index() const override { return step; }
+  int64_t first_sample() const override { return first; }
+};
+
+const char* const kFlipRotate = R"({"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [
+  {"class_name": "InputLayer", "config": {"batch_shape": [null, 6, 5, 2], "name": "input_layer"}},
+  {"class_name": "RandomRotation", "config": {"name": "rot", "factor": 0.2}},
+  {"class_name": "Flatten", "config": {"name": "flatten"}},
+  {"class_name": "Dense", "config": {"name": "dense", "units": 3}}]}})";
+
+}  // namespace
+
+TEST_CASE("augmentation layers: Keras 3's images for the same draws, within 1e-5", "[augmentation]") {
+  Device& d = cpu();
+  DeviceScope scope(d);
+  const std::vector<GoldenCase> cases = golden_cases();
+  REQUIRE(cases.size() >= 30);
+  for (const GoldenCase& g : cases) {
+    INFO(g.name);
+    KerasModel k = model_from_keras_json(g.model_json, g.name + ".json");
+    ImageAugmentation& layer = first_layer(k, d);
+    REQUIRE(layer.output_shape() == Shape{g.out_h, g.out_w, g.c});
+    const int64_t in_floats = g.h * g.w * g.c, out_floats = g.out_h * g.out_w * g.c;
+    REQUIRE(static_cast<int64_t>(g.out.size()) == g.n * out_floats);
+    std::vector<float> got(static_cast<size_t>(out_floats));
+    double worst = 0;
+    for (int64_t i = 0; i < g.n; ++i) {
+      ImageAugmentation::Draw draw{};
+      for (size_t j = 0; j < 4; ++j) draw[j] = g.draws[static_cast<size_t>(i * 4) + j];
+      if (g.training)
+        layer.transform(g.in.data() + i * in_floats, draw, got.data());
+      else
+        layer.infer(g.in.data() + i * in_floats, got.data());
+      for (int64_t e = 0; e < out_floats; ++e) {
+        const float want = g.out[static_cast<size_t>(i * out_floats + e)];
+        worst = std::max(worst, std::fabs(static_cast<double>(got[static_cast<size_t>(e)]) - want) /
+                                    std::max(1.0, std::fabs(static_cast<double>(want))));
+      }
+    }
+    INFO("largest difference " << worst);
+    CHECK(worst <= 1e-5);
+  }
+}
+
+TEST_CASE("augmentation draws: keyed by step and sample, whatever replica computes them", "[augmentation]") {
+  Device& d = cpu();
+  DeviceScope scope(d);
+  KerasModel k = model_from_keras_json(kFlipRotate, "m.json");
+  ImageAugmentation& layer = first_layer(k, d);
+  const int64_t n = 6, per = 6 * 5 * 2;
+  std::vector<float> pixels(static_cast<size_t>(n * per));
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>((i * 37) % 101) / 100.0f;
+  Tensor x = make_tensor(d, {n, 6, 5, 2}, pixels);
+  FixedStep step;
+  layer.set_step_context(&step);
+  layer.set_training(true);
+  layer.set_backprop(false);
+  auto run = [&](int64_t at_step, int64_t first, const Tensor& in) {
+    step.step = at_step, step.first = first;
+    return layer.forward(in).to_vector<float>();
+  };
+  const std::vector<float> whole = run(5, 0, x);
+  // Each sample as its own draw would make it.
+  std::vector<float> one(static_cast<size_t>(per));
+  for (int64_t i = 0; i < n; ++i) {
+    Rng r = layer.stream(5, i);
+    layer.transform(pixels.data() + i * per, layer.draw(r), one.data());
+    CHECK(std::equal(one.begin(), one.end(), whole.begin() + i * per));
+  }
+  // The second half computed by another replica (its samples start at 3).
+  Tensor half = make_tensor(d, {3, 6, 5, 2}, std::vector<float>(pixels.begin() + 3 * per, pixels.end()));
+  const std::vector<float> second = run(5, 3, half);
+  CHECK(std::equal(second.begin(), second.end(), whole.begin() + 3 * per));
+  // Another step draws again; inference is the identity.
+  CHECK(run(6, 0, x) != whole);
+  CHECK(run(5, 0, x) == whole);
+  layer.set_training(false);
+  CHECK(layer.forward(x).to_vector<float>() == pixels);
+}
+
+TEST_CASE("augmentation layers: a Keras seed fixes the draws, else the run's seed does", "[augmentation]") {
+  Device& d = cpu();
+  DeviceScope scope(d);
+  auto draw_of = [&](const std::string& json, uint64_t run_seed) {
+    KerasModel k = model_from_keras_json(json, "m.json");
+    ImageAugmentation& l = first_layer(k, d, run_seed);
+    Rng r = l.stream(0, 0);
+    return l.draw(r)[0];
+  };
+  const std::string unseeded = kFlipRotate;
+  std::string seeded = unseeded;
+  seeded.replace(seeded.find(R"("factor": 0.2)"), 13, R"("factor": 0.2, "seed": 42)");
+  CHECK(draw_of(unseeded, 1) == draw_of(unseeded, 1));
+  CHECK(draw_of(unseeded, 1) != draw_of(unseeded, 2));
+  CHECK(draw_of(seeded, 1) == draw_of(seeded, 2));
+  // and the draw lies in the factor's range: 0.2 x 360 degrees either way
+  for (uint64_t s = 1; s < 50; ++s) CHECK(std::fabs(draw_of(unseeded, s)) <= 72.0f);
+}
+
+TEST_CASE("augmentations before a Rescaling: the model gets the raw pixels, as Keras' fit would", "[augmentation]") {
+  Device& d = cpu();
+  DeviceScope scope(d);
+  // sum of the pixels / 255 with ones as the Dense kernel: 255 x larger if axon
+  // had divided by 255 first.
+  auto output = [&](const std::string& middle) {
+    const std::string json = R"({"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [
+      {"class_name": "InputLayer", "config": {"batch_shape": [null, 4, 4, 1], "name": "input_layer"}},)" +
+                             middle + R"(
+      {"class_name": "Flatten", "config": {"name": "flatten"}},
+      {"class_name": "Dense", "config": {"name": "dense", "units": 2}}]}})";
+    KerasModel k = model_from_keras_json(json, "m.json");
+    k.model->build(k.input_shape, d, 1);
+    for (Parameter* p : k.model->parameters())
+      p->value.copy_from_host(std::vector<float>(static_cast<size_t>(p->value.numel()), p->name.ends_with("kernel") ? 1.0f : 0.0f).data(),
+                              p->value.bytes());
+    data::HostBatch batch;
+    batch.size = 1;
+    batch.images.assign(16, 51);  // 16 pixels of 51: 816 in all
+    batch.labels = {0};
+    return k.model->forward(batch).to_vector<float>()[0];
+  };
+  const std::string flip = R"({"class_name": "RandomFlip", "config": {"name": "flip"}},)";
+  const std::string contrast = R"({"class_name": "RandomContrast", "config": {"name": "contrast", "factor": 0.1}},)";
+  const std::string rescale = R"({"class_name": "Rescaling", "config": {"name": "rescale", "scale": 0.00392156862745098}},)";
+  CHECK(output(flip + contrast + rescale) == Approx(816.0 / 255).epsilon(1e-6));
+  CHECK(output(rescale + flip) == Approx(816.0 / 255).epsilon(1e-6));
+  CHECK(output(flip) == Approx(816.0 / 255).epsilon(1e-6));  // no Rescaling: axon divides by 255
+}
+
+TEST_CASE("augmentation layers: refused after a layer with weights, and bad configs, with one line each", "[augmentation]") {
+  Device& d = cpu();
+  DeviceScope scope(d);
+  auto model = [](const std::string& layers) {
+    return R"({"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [
+      {"class_name": "InputLayer", "config": {"batch_shape": [null, 8, 8, 1], "name": "input_layer"}},)" +
+           layers + R"(
+      {"class_name": "Flatten", "config": {"name": "flatten"}},
+      {"class_name": "Dense", "config": {"name": "dense", "units": 2}}]}})";
+  };
+  KerasModel k = model_from_keras_json(
+      model(R"({"class_name": "Conv2D", "config": {"name": "conv", "filters": 2, "kernel_size": 3}},
+               {"class_name": "RandomFlip", "config": {"name": "flip"}},)"),
+      "m.json");
+  CHECK_THAT(test::usage_error([&] { k.model->build(k.input_shape, d, 1); }),
+             Contains("RandomFlip 'flip' follows a layer with weights") && Contains("before the first layer with weights"));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"class_name": "RandomRotation", "config": {"name": "r", "factor": 1.5}},)", "factor is 1.5"},
+      {R"({"class_name": "RandomTranslation", "config": {"name": "t", "height_factor": 0.1, "width_factor": [0.1, 2]}},)",
+       "width_factor is [0.1,2]"},
+      {R"({"class_name": "RandomZoom", "config": {"name": "z", "height_factor": 0.1, "fill_mode": "mirror"}},)",
+       "fill_mode is \"mirror\""},
+      {R"({"class_name": "RandomZoom", "config": {"name": "z", "height_factor": 0.1, "interpolation": "bicubic"}},)",
+       "interpolation is \"bicubic\""},
+      {R"({"class_name": "RandomContrast", "config": {"name": "c", "factor": -0.2}},)", "factor is -0.2"},
+      {R"({"class_name": "RandomContrast", "config": {"name": "c", "factor": 0.2, "value_range": [1, 0]}},)",
+       "value_range is [1,0]"},
+      {R"({"class_name": "RandomFlip", "config": {"name": "f", "mode": "diagonal"}},)", "mode is \"diagonal\""},
+      {R"({"class_name": "RandomCrop", "config": {"name": "c", "height": 0, "width": 4}},)", "height"},
+      {R"({"class_name": "RandomTranslation", "config": {"name": "t", "height_factor": 0.1}},)", "has no width_factor"},
+  };
+  for (const auto& [layer, why] : bad) {
+    INFO(layer);
+    const std::string msg = test::usage_error([&] { model_from_keras_json(model(layer), "m.json"); });
+    CHECK_THAT(msg, Contains("m.json") && Contains(why));
+    CHECK(msg.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("augmentation layers: written back as Keras JSON that reads into the same layers", "[augmentation]") {
+  Device& d = cpu();
+  DeviceScope scope(d);
+  for (const GoldenCase& g : golden_cases()) {
+    INFO(g.name);
+    KerasModel k = model_from_keras_json(g.model_json, "a.json");
+    KerasModel again = model_from_keras_json(keras_json(*k.model, k.input_shape), "b.json");
+    ImageAugmentation& a = first_layer(k, d);
+    ImageAugmentation& b = first_layer(again, d);
+    CHECK(std::string(a.type()) == b.type());
+    const int64_t out_floats = g.out_h * g.out_w * g.c;
+    std::vector<float> ya(static_cast<size_t>(out_floats)), yb(ya.size());
+    ImageAugmentation::Draw draw{};
+    for (size_t j = 0; j < 4; ++j) draw[j] = g.draws[j];
+    a.transform(g.in.data(), draw, ya.data());
+    b.transform(g.in.data(), draw, yb.data());
+    CHECK(ya == yb);
+  }
+}

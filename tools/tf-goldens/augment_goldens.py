@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Writes what Keras 3's augmentation layers make of fixed draws, for axon's
+own (core/src/nn/layers/random_*.cpp) to be checked against: each layer's
+transform_images() on a small batch with a transformation built from the
+draws as the layer's get_random_transformation() would build it. Needs
+TensorFlow (Keras' TensorFlow backend runs tf.raw_ops.ImageProjectiveTransformV3);
+nothing in axon's build or CI runs it. Usage:
+
+    python3 tools/tf-goldens/augment_goldens.py
+
+It writes tests/train/augment_goldens.txt, one case per line:
+    NAME TRAINING N H W C IN_HEX DRAWS_HEX OUT_H OUT_W OUT_HEX MODEL_JSON
+IN_HEX and OUT_HEX are float32 images (NHWC, little-endian); DRAWS_HEX is
+float32 [N, 4], each sample's draw as axon's layer keeps it (see
+core/include/axon/nn/augmentation.hpp; RandomCrop's is the batch's, in row
+0); MODEL_JSON is a Keras Sequential (Input, the layer, Flatten, Dense) from
+which the test builds the layer through axon's Keras reader. RandomCrop at
+inference is Keras 2's (smart_resize of the image to the window), since
+Keras 3.15 passes images through uncropped there.
+"""
+import json
+import os
+
+import keras
+import numpy as np
+from keras import layers
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "train", "augment_goldens.txt")
+rng = np.random.default_rng(23)
+
+
+def hexf(a):
+    return np.ascontiguousarray(a, dtype="<f4").tobytes().hex()
+
+
+def images(n, h, w, c, scale=1.0):
+    return (rng.random((n, h, w, c)) * scale).astype(np.float32)
+
+
+def model_json(layer, shape):
+    keras.backend.clear_session()
+    m = keras.Sequential([keras.Input(shape=shape), layer, layers.Flatten(), layers.Dense(2)])
+    return m, json.dumps(json.loads(m.to_json()), separators=(",", ":"))
+
+
+def case(lines, name, layer, x, draws, transformation, training=True, expect=None):
+    m, text = model_json(layer, x.shape[1:])
+    lay = m.layers[0]
+    y = expect if expect is not None else np.asarray(lay.transform_images(x, transformation, training=training))
+    d = np.zeros((x.shape[0], 4), np.float32)
+    d[:, :draws.shape[1]] = draws
+    n, h, w, c = x.shape
+    lines.append(" ".join(str(v) for v in (name, int(training), n, h, w, c, hexf(x), hexf(d), y.shape[1], y.shape[2],
+                                           hexf(y), text)))
+
+
+def flips(lines):
+    x = images(4, 5, 7, 2)
+    u = np.array([[0.1], [0.7], [0.5], [0.9]], np.float32)
+    for mode in ("horizontal", "vertical", "horizontal_and_vertical"):
+        case(lines, "flip_" + mode, layers.RandomFlip(mode), x, u, {"flips": (u <= 0.5).reshape(4, 1, 1, 1)})
+
+
+def fill_cases():
+    for mode in ("reflect", "wrap", "constant", "nearest"):
+        for interpolation in ("bilinear", "nearest"):
+            yield mode, interpolation
+
+
+def translations(lines):
+    x = images(3, 9, 11, 3)
+    # height then width fractions; large shifts reach the fill modes' second period
+    f = np.array([[0.3, -0.45], [-0.95, 0.8], [0.123, 0.377]], np.float32)
+    for mode, interpolation in fill_cases():
+        layer = layers.RandomTranslation((-1, 1), (-1, 1), fill_mode=mode, interpolation=interpolation, fill_value=0.25)
+        h, w = x.shape[1], x.shape[2]
+        t = np.stack([f[:, 1] * np.float32(w), f[:, 0] * np.float32(h)], 1).astype(np.float32)
+        case(lines, "translation_%s_%s" % (mode, interpolation), layer, x, f, {"translations": t, "input_shape": x.shape})
+
+
+def rotations(lines):
+    x = images(3, 8, 10, 1)
+    angles = np.array([[17.3], [-123.9], [250.0]], np.float32)
+    for mode, interpolation in fill_cases():
+        layer = layers.RandomRotation((-1, 1), fill_mode=mode, interpolation=interpolation, fill_value=-1.0)
+        n, h, w = x.shape[0], x.shape[1], x.shape[2]
+        m = layer._compute_affine_matrix(0.5, 0.5, keras.ops.convert_to_tensor(angles[:, 0]), np.zeros(n, np.float32),
+                                         np.zeros(n, np.float32), np.ones(n, np.float32), np.zeros(n, np.float32),
+                                         np.zeros(n, np.float32), h, w)
+        case(lines, "rotation_%s_%s" % (mode, interpolation), layer, x, angles, {"rotation_matrix": m})
+
+
+def zooms(lines):
+    x = images(3, 10, 7, 2)
+    z = np.array([[0.7, 1.3], [1.45, 0.82], [1.0, 0.6]], np.float32)  # height zoom, width zoom
+    for mode, interpolation in fill_cases():
+        layer = layers.RandomZoom((-0.5, 0.5), (-0.5, 0.5), fill_mode=mode, interpolation=interpolation)
+        case(lines, "zoom_%s_%s" % (mode, interpolation), layer, x, z,
+             {"height_zoom": z[:, 0:1], "width_zoom": z[:, 1:2], "input_shape": x.shape})
+    layer = layers.RandomZoom(0.4)  # no width_factor: the height's zoom both ways
+    zz = np.array([[0.8, 0.8], [1.3, 1.3], [1.1, 1.1]], np.float32)
+    case(lines, "zoom_height_only", layer, x, zz, {"height_zoom": zz[:, 0:1], "width_zoom": zz[:, 0:1],
+                                                   "input_shape": x.shape})
+
+
+def crops(lines):
+    x = images(2, 9, 12, 3)
+    case(lines, "crop_window", layers.RandomCrop(5, 7), x, np.array([[3, 4], [3, 4]], np.float32), (3, 4))
+    case(lines, "crop_corner", layers.RandomCrop(5, 7), x, np.array([[0, 0], [0, 0]], np.float32), (0, 0))
+    # not larger both ways: the centre window of the target's aspect ratio (Keras' offsets), sliced and resized
+    for hw in ((9, 6), (12, 12), (6, 16)):
+        layer = layers.RandomCrop(*hw)
+        h_start, w_start = layer.get_random_transformation(x, training=True)
+        d = np.array([[h_start, w_start]] * 2, np.float32)
+        case(lines, "crop_small_%dx%d" % hw, layer, x, d, (h_start, w_start))
+    # inference: Keras 2's centre crop and resize
+    from keras.src.utils.image_utils import smart_resize
+    for hw in ((5, 7), (9, 12), (6, 16)):
+        y = np.asarray(smart_resize(x, hw, interpolation="bilinear"))
+        case(lines, "crop_inference_%dx%d" % hw, layers.RandomCrop(*hw), x, np.zeros((2, 2), np.float32), None,
+             training=False, expect=y)
+
+
+def contrasts(lines):
+    x = images(3, 6, 5, 3, 255.0)
+    f = np.array([[0.55], [1.7], [1.0]], np.float32)
+    case(lines, "contrast", layers.RandomContrast((0.5, 0.9)), x, f, {"contrast_factor": f.reshape(3, 1, 1, 1)})
+    x01 = images(3, 6, 5, 1)
+    case(lines, "contrast_range", layers.RandomContrast(0.5, value_range=(0.2, 0.8)), x01, f,
+         {"contrast_factor": f.reshape(3, 1, 1, 1)})
+
+
+def main():
+    lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
+    for f in (flips, translations, rotations, zooms, crops, contrasts):
+        f(lines)
+    with open(OUT, "w") as out:
+        out.write("\n".join(lines) + "\n")
+    print("wrote", len(lines) - 1, "cases to", os.path.normpath(OUT))
+
+
+if __name__ == "__main__":
+    main()

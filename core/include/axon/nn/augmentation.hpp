@@ -66,7 +66,7 @@ class ImageAugmentation : public Layer {
 
 // A factor range [lower, upper] as Keras keeps it (written back as a pair).
 struct FactorRange {
-  float lower = 0, upper = 0;
+  double lower = 0, upper = 0;
 };
 
 // RandomFlip(mode): "horizontal", "vertical" or "horizontal_and_vertical"

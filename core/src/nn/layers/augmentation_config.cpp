@@ -6,23 +6,23 @@
 namespace axon::nn {
 namespace {
 
-float bounded(const KerasLayerConfig& l, const char* key, const json& v, float lo, float hi) {
+double bounded(const KerasLayerConfig& l, const char* key, const json& v, double lo, double hi) {
   if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
     l.fail(std::string(key) + " is " + json_text(l.at(key)) + "; Keras takes a number or a pair from " +
            json_text(lo) + " to " + json_text(hi));
-  return static_cast<float>(v.get<double>());
+  return v.get<double>();
 }
 
 }  // namespace
 
-FactorRange factor_range(const KerasLayerConfig& l, const char* key, float lo, float hi) {
+FactorRange factor_range(const KerasLayerConfig& l, const char* key, double lo, double hi) {
   if (!l.has(key)) l.fail(std::string("has no ") + key);
   const json& v = l.at(key);
   if (v.is_array() && v.size() == 2) {
-    const float a = bounded(l, key, v[0], lo, hi), b = bounded(l, key, v[1], lo, hi);
+    const double a = bounded(l, key, v[0], lo, hi), b = bounded(l, key, v[1], lo, hi);
     return {std::min(a, b), std::max(a, b)};
   }
-  const float f = std::fabs(bounded(l, key, v, lo, hi));
+  const double f = std::fabs(bounded(l, key, v, lo, hi));
   return {std::max(-f, lo), f};
 }
 

@@ -12,7 +12,7 @@ namespace axon::nn {
 
 // Keras' factor: a number f means [max(-|f|, lo), |f|], a pair [a, b] the
 // range between them; every value within [lo, hi].
-FactorRange factor_range(const KerasLayerConfig& l, const char* key, float lo, float hi);
+FactorRange factor_range(const KerasLayerConfig& l, const char* key, double lo, double hi);
 void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f);
 // fill_mode, interpolation, fill_value.
 TransformFill transform_fill(const KerasLayerConfig& l);

@@ -23,7 +23,7 @@ void RandomContrast::write_config(KerasConfigWriter& c) const {
 }
 
 ImageAugmentation::Draw RandomContrast::draw(Rng& rng) const {
-  return {rng.uniform(1 - factor_.lower, 1 + factor_.upper)};
+  return {rng.uniform(static_cast<float>(1 - factor_.lower), static_cast<float>(1 + factor_.upper))};
 }
 
 void RandomContrast::transform(const float* in, const Draw& d, float* out) const {

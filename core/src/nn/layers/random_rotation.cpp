@@ -22,7 +22,7 @@ void RandomRotation::write_config(KerasConfigWriter& c) const {
 }
 
 ImageAugmentation::Draw RandomRotation::draw(Rng& rng) const {
-  return {rng.uniform(factor_.lower * 360.0f, factor_.upper * 360.0f)};
+  return {rng.uniform(static_cast<float>(factor_.lower * 360.0), static_cast<float>(factor_.upper * 360.0))};
 }
 
 data::ProjectiveTransform RandomRotation::matrix(const Draw& d) const {

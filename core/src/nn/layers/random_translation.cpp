@@ -21,8 +21,9 @@ void RandomTranslation::write_config(KerasConfigWriter& c) const {
 }
 
 ImageAugmentation::Draw RandomTranslation::draw(Rng& rng) const {
-  const float dy = rng.uniform(height_.lower, height_.upper);  // Keras draws the height's first
-  return {dy, rng.uniform(width_.lower, width_.upper)};
+  // Keras draws the height's first; the ends as float32, as its uniform takes them.
+  const float dy = rng.uniform(static_cast<float>(height_.lower), static_cast<float>(height_.upper));
+  return {dy, rng.uniform(static_cast<float>(width_.lower), static_cast<float>(width_.upper))};
 }
 
 data::ProjectiveTransform RandomTranslation::matrix(const Draw& d) const {

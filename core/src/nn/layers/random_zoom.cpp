@@ -24,8 +24,11 @@ void RandomZoom::write_config(KerasConfigWriter& c) const {
 }
 
 ImageAugmentation::Draw RandomZoom::draw(Rng& rng) const {
-  const float zy = rng.uniform(1 + height_.lower, 1 + height_.upper);
-  return {zy, width_ ? rng.uniform(1 + width_->lower, 1 + width_->upper) : zy};
+  auto between = [&](const FactorRange& f) {
+    return rng.uniform(static_cast<float>(1 + f.lower), static_cast<float>(1 + f.upper));
+  };
+  const float zy = between(height_);
+  return {zy, width_ ? between(*width_) : zy};
 }
 
 data::ProjectiveTransform RandomZoom::matrix(const Draw& d) const {

@@ -1,0 +1,56 @@
+// Keras 3's EarlyStopping, as decisions on an epoch's logs: when to stop,
+// and which epoch's weights to keep for restore_best_weights (the trainer
+// holds the weights; this says when to take and give them back). Its state
+// rides in checkpoints, so a resumed run stops where the uninterrupted one
+// would.
+#pragma once
+
+#include <axon/train/monitor.hpp>
+
+#include <optional>
+#include <string>
+
+namespace axon::train {
+
+struct EarlyStoppingOptions {
+  std::string monitor = "val_loss";
+  double min_delta = 0;
+  int patience = 0;
+  std::string mode = "auto";
+  std::optional<double> baseline;
+  bool restore_best_weights = false;
+  int start_from_epoch = 0;
+};
+
+class EarlyStopping {
+ public:
+  explicit EarlyStopping(const EarlyStoppingOptions& options);
+
+  struct Decision {
+    bool keep_weights = false;  // take a copy of the weights as they are now
+    bool stop = false;          // stop training after this epoch
+  };
+  // After epoch `epoch` (0-based) with its logs.
+  Decision on_epoch_end(int epoch, const EpochValues& logs);
+  // At the end of training: whether to put the kept weights back.
+  bool restore_at_end() const { return options_.restore_best_weights && kept_; }
+  int stopped_epoch() const { return stopped_epoch_; }  // -1 while running
+  int best_epoch() const { return best_epoch_; }
+  // "Epoch 6: early stopping" and "Restoring model weights from the end of
+  // the best epoch: 4." as Keras prints them (epochs 1-based).
+  std::string stop_message() const;
+  std::string restore_message() const;
+
+  // The state for a checkpoint (JSON), and back.
+  std::string state() const;
+  void restore_state(const std::string& json_text);
+
+ private:
+  EarlyStoppingOptions options_;
+  Monitor monitor_;
+  int wait_ = 0, stopped_epoch_ = -1, best_epoch_ = 0;
+  std::optional<double> best_;
+  bool kept_ = false;
+};
+
+}  // namespace axon::train

@@ -11,45 +11,44 @@ namespace axon::data {
 namespace {
 
 // The source coordinate for `c` along an axis of `len` pixels.
-float map_coordinate(float c, int64_t len, FillMode mode) {
+template <FillMode mode>
+float map_coordinate(float c, int64_t len) {
   const float last = static_cast<float>(len - 1);
-  switch (mode) {
-    case FillMode::constant:
-      return c;
-    case FillMode::nearest:
-      return std::clamp(c, 0.0f, last);
-    case FillMode::reflect:
-      if (c < 0) {
-        if (len <= 1) return 0;
-        const auto period = static_cast<float>(2 * len);
-        // TensorFlow folds by whole periods first (its test is c < 2 len,
-        // true for every negative c), then reflects about -0.5.
-        c = period * static_cast<float>(static_cast<int64_t>(-c / period)) + c;
-        c = c < -static_cast<float>(len) ? c + period : -c - 1;
-      } else if (c > last) {
-        if (len <= 1) return 0;
-        const auto period = static_cast<float>(2 * len);
-        c -= period * static_cast<float>(static_cast<int64_t>(c / period));
-        if (c >= static_cast<float>(len)) c = period - c - 1;
-      }
-      return std::clamp(c, 0.0f, last);
-    case FillMode::wrap:
-      if (c < 0) {
-        if (len <= 1) return 0;
-        c += static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(-c / last) + 1);
-      } else if (c > last) {
-        if (len <= 1) return 0;
-        c -= static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(c / last));
-      }
-      return std::clamp(c, 0.0f, last);
+  if constexpr (mode == FillMode::constant) {
+    return c;
+  } else if constexpr (mode == FillMode::nearest) {
+    return std::clamp(c, 0.0f, last);
+  } else if constexpr (mode == FillMode::reflect) {
+    if (c < 0) {
+      if (len <= 1) return 0;
+      const auto period = static_cast<float>(2 * len);
+      // TensorFlow folds by whole periods first (its test is c < 2 len,
+      // true for every negative c), then reflects about -0.5.
+      c = period * static_cast<float>(static_cast<int64_t>(-c / period)) + c;
+      c = c < -static_cast<float>(len) ? c + period : -c - 1;
+    } else if (c > last) {
+      if (len <= 1) return 0;
+      const auto period = static_cast<float>(2 * len);
+      c -= period * static_cast<float>(static_cast<int64_t>(c / period));
+      if (c >= static_cast<float>(len)) c = period - c - 1;
+    }
+    return std::clamp(c, 0.0f, last);
+  } else {  // wrap
+    if (c < 0) {
+      if (len <= 1) return 0;
+      c += static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(-c / last) + 1);
+    } else if (c > last) {
+      if (len <= 1) return 0;
+      c -= static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(c / last));
+    }
+    return std::clamp(c, 0.0f, last);
   }
-  return c;
 }
 
-}  // namespace
-
-void projective_transform(const float* in, const ImageSize& size, const ProjectiveTransform& t,
-                          Interpolation interpolation, FillMode fill_mode, float fill_value, float* out) {
+// One loop per fill mode and interpolation, so the per-pixel work has no
+// switches; pixels whose taps all lie inside read without bounds checks.
+template <FillMode mode, Interpolation interpolation>
+void transform(const float* in, const ImageSize& size, const ProjectiveTransform& t, float fill_value, float* out) {
   const int64_t h = size.height, w = size.width, ch = size.channels;
   auto read = [&](int64_t y, int64_t x, int64_t c) {
     return y >= 0 && y < h && x >= 0 && x < w ? in[(y * w + x) * ch + c] : fill_value;
@@ -62,23 +61,58 @@ void projective_transform(const float* in, const ImageSize& size, const Projecti
         std::fill(out, out + ch, fill_value);
         continue;
       }
-      const float x = map_coordinate((t[0] * fx + t[1] * fy + t[2]) / k, w, fill_mode);
-      const float y = map_coordinate((t[3] * fx + t[4] * fy + t[5]) / k, h, fill_mode);
       // Only the constant mode leaves points outside; their taps outside
       // read the fill value (TensorFlow 2.21 blends it with the edge).
-      if (interpolation == Interpolation::nearest) {
+      const float x = map_coordinate<mode>((t[0] * fx + t[1] * fy + t[2]) / k, w);
+      const float y = map_coordinate<mode>((t[3] * fx + t[4] * fy + t[5]) / k, h);
+      if constexpr (interpolation == Interpolation::nearest) {
         const auto yi = static_cast<int64_t>(std::round(y)), xi = static_cast<int64_t>(std::round(x));
         for (int64_t c = 0; c < ch; ++c) out[c] = read(yi, xi, c);
-        continue;
-      }
-      const float y0 = std::floor(y), x0 = std::floor(x), y1 = y0 + 1, x1 = x0 + 1;
-      const auto iy0 = static_cast<int64_t>(y0), ix0 = static_cast<int64_t>(x0);
-      for (int64_t c = 0; c < ch; ++c) {
-        const float top = (x1 - x) * read(iy0, ix0, c) + (x - x0) * read(iy0, ix0 + 1, c);
-        const float bottom = (x1 - x) * read(iy0 + 1, ix0, c) + (x - x0) * read(iy0 + 1, ix0 + 1, c);
-        out[c] = (y1 - y) * top + (y - y0) * bottom;
+      } else {
+        const float y0 = std::floor(y), x0 = std::floor(x), y1 = y0 + 1, x1 = x0 + 1;
+        const auto iy0 = static_cast<int64_t>(y0), ix0 = static_cast<int64_t>(x0);
+        if (iy0 >= 0 && iy0 + 1 < h && ix0 >= 0 && ix0 + 1 < w) {
+          const float* top = in + (iy0 * w + ix0) * ch;
+          const float* bottom = top + w * ch;
+          for (int64_t c = 0; c < ch; ++c) {
+            const float upper = (x1 - x) * top[c] + (x - x0) * top[ch + c];
+            const float lower = (x1 - x) * bottom[c] + (x - x0) * bottom[ch + c];
+            out[c] = (y1 - y) * upper + (y - y0) * lower;
+          }
+          continue;
+        }
+        for (int64_t c = 0; c < ch; ++c) {
+          const float upper = (x1 - x) * read(iy0, ix0, c) + (x - x0) * read(iy0, ix0 + 1, c);
+          const float lower = (x1 - x) * read(iy0 + 1, ix0, c) + (x - x0) * read(iy0 + 1, ix0 + 1, c);
+          out[c] = (y1 - y) * upper + (y - y0) * lower;
+        }
       }
     }
+}
+
+template <FillMode mode>
+void transform(const float* in, const ImageSize& size, const ProjectiveTransform& t, Interpolation interpolation,
+               float fill_value, float* out) {
+  if (interpolation == Interpolation::nearest)
+    transform<mode, Interpolation::nearest>(in, size, t, fill_value, out);
+  else
+    transform<mode, Interpolation::bilinear>(in, size, t, fill_value, out);
+}
+
+}  // namespace
+
+void projective_transform(const float* in, const ImageSize& size, const ProjectiveTransform& t,
+                          Interpolation interpolation, FillMode fill_mode, float fill_value, float* out) {
+  switch (fill_mode) {
+    case FillMode::reflect:
+      return transform<FillMode::reflect>(in, size, t, interpolation, fill_value, out);
+    case FillMode::wrap:
+      return transform<FillMode::wrap>(in, size, t, interpolation, fill_value, out);
+    case FillMode::constant:
+      return transform<FillMode::constant>(in, size, t, interpolation, fill_value, out);
+    case FillMode::nearest:
+      return transform<FillMode::nearest>(in, size, t, interpolation, fill_value, out);
+  }
 }
 
 void adjust_contrast(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out) {

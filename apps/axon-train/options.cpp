@@ -9,6 +9,7 @@
 #include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
+#include <axon/train/keras_file.hpp>
 #include <axon/workers.hpp>
 
 #include <boost/program_options.hpp>
@@ -126,9 +127,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("epochs", po::value<int>()->value_name("N")->default_value(5),
      "passes over the training set (0 with --initial-weights: only evaluate on the test set)")
     ("model", po::value<std::string>()->value_name("FILE"),
-     "train the Keras model of FILE (model.to_json(): a Sequential or a functional Model) instead of the built-in CNN")
+     "train the Keras model of FILE instead of the built-in CNN: model.to_json() (a Sequential or a functional "
+     "Model), or a .keras file from model.save() (its weights too)")
     ("initial-weights", po::value<std::string>()->value_name("FILE"),
-     "start from the weights of FILE (.safetensors, or axon's .axw) instead of random ones")
+     "start from the weights of FILE (.safetensors, a Keras .keras, or axon's .axw) instead of random ones")
     ("batch-size", po::value<int64_t>()->value_name("N")->default_value(64), "samples per step (the global batch)")
     ("learning-rate", po::value<float>()->value_name("LR")->default_value(1e-3f, "0.001"), "Adam's learning rate")
     ("seed", po::value<int64_t>()->value_name("N")->default_value(42),
@@ -198,14 +200,24 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.cache = vm["cache"].as<bool>();
   o.epochs = vm["epochs"].as<int>();
   if (vm.count("initial-weights")) o.initial_weights = vm["initial-weights"].as<std::string>();
-  if (o.epochs < 0 || (o.epochs == 0 && !o.initial_weights))
-    throw UsageError("--epochs must be at least 1 (or 0 with --initial-weights, to evaluate), got " +
-                     std::to_string(o.epochs));
   if (vm.count("model")) {
     o.model_file = vm["model"].as<std::string>();
-    o.model_json = io::read_regular_file(*o.model_file, limits::kMaxModelJsonBytes, "--model file");
+    if (train::is_keras_file(*o.model_file)) {
+      // Keras' model.save(): the model from config.json, the weights from
+      // model.weights.h5 unless --initial-weights names others.
+      o.model_json = train::read_keras_config(*o.model_file);
+      if (!o.initial_weights) {
+        o.initial_weights = o.model_file;
+        o.weights_from_model_file = true;
+      }
+    } else {
+      o.model_json = io::read_regular_file(*o.model_file, limits::kMaxModelJsonBytes, "--model file");
+    }
     nn::model_from_keras_json(o.model_json, *o.model_file);  // every error before any work
   }
+  if (o.epochs < 0 || (o.epochs == 0 && !o.initial_weights))
+    throw UsageError("--epochs must be at least 1 (or 0 with --initial-weights or a .keras model, to evaluate), got " +
+                     std::to_string(o.epochs));
   o.batch_size = vm["batch-size"].as<int64_t>();
   if (o.batch_size < 1) throw UsageError("--batch-size must be at least 1, got " + std::to_string(o.batch_size));
   if (o.batch_size > limits::kMaxBatchSize)
@@ -255,7 +267,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw UsageError("--tensorboard-every must be 0 (per epoch only) or more steps, got " +
                      std::to_string(o.tensorboard_every));
   if (!o.tensorboard && !vm["tensorboard-every"].defaulted()) throw UsageError("--tensorboard-every needs --tensorboard DIR");
-  if (o.initial_weights && o.resume)
+  if (o.initial_weights && !o.weights_from_model_file && o.resume)
     throw UsageError("--initial-weights and --resume do not go together: a checkpoint holds the weights");
   if (o.epochs == 0 && (o.checkpoint_dir || o.metrics_csv || o.tensorboard || !o.compare.empty()))
     throw UsageError("--epochs 0 only evaluates: it writes no checkpoints, --metrics-csv or --tensorboard and does not "

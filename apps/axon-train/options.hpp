@@ -28,7 +28,8 @@ struct Options {
   std::optional<std::string> metrics_csv, save;
   std::optional<std::string> model_file;       // --model: a Keras model JSON
   std::string model_json;                      // its text
-  std::optional<std::string> initial_weights;  // --initial-weights
+  std::optional<std::string> initial_weights;  // --initial-weights, or the --model .keras file
+  bool weights_from_model_file = false;        // initial_weights is the .keras --model (a checkpoint may override)
   std::string initial_weights_bytes;           // its bytes, read by the chief before any work
   std::optional<std::string> tensorboard;      // --tensorboard: the log folder
   int64_t tensorboard_every = 0;               // steps; 0: per epoch only

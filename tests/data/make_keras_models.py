@@ -63,6 +63,44 @@ def augmented_cnn():
     ] + guide_cnn().layers)
 
 
+def small_keras_file(folder):
+    """keras_small.keras: a functional model whose layers' names differ from
+    the paths Keras files their weights under (stem -> layers/conv2d, branch
+    -> layers/conv2d_1), with BatchNormalization and Add, compiled with SGD
+    (momentum, nesterov) on a cosine schedule, trained three epochs on the first
+    2,000 Fashion-MNIST images (batch 64, seed 3) and saved by model.save();
+    keras_small_evaluate.json: Keras' evaluate on the first 1,000 test images."""
+    import gzip
+    import json
+
+    import numpy as np
+
+    def idx(name, offset, shape):
+        raw = gzip.open("/usr/share/datasets/fashion-mnist/%s.gz" % name).read()[offset:]
+        return np.frombuffer(raw, np.uint8).reshape(shape)
+
+    x = idx("train-images-idx3-ubyte", 16, (-1, 28, 28, 1))[:2000] / np.float32(255)
+    y = idx("train-labels-idx1-ubyte", 8, (-1,))[:2000]
+    xt = idx("t10k-images-idx3-ubyte", 16, (-1, 28, 28, 1))[:1000] / np.float32(255)
+    yt = idx("t10k-labels-idx1-ubyte", 8, (-1,))[:1000]
+    keras.utils.set_random_seed(3)
+    i = keras.Input((28, 28, 1))
+    h = layers.Conv2D(8, 3, strides=2, name="stem")(i)
+    h = layers.ReLU()(layers.BatchNormalization(momentum=0.9, name="bn")(h))
+    h = layers.Add()([h, layers.Conv2D(8, 3, padding="same", name="branch")(h)])
+    model = keras.Model(i, layers.Dense(10, name="head")(layers.GlobalAveragePooling2D()(h)))
+    model.compile(optimizer=keras.optimizers.SGD(keras.optimizers.schedules.CosineDecay(0.05, 1000), momentum=0.9,
+                                                 nesterov=True),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model.fit(x, y, batch_size=64, epochs=3, verbose=0)
+    model.save(os.path.join(folder, "keras_small.keras"))
+    loss, accuracy = model.evaluate(xt, yt, batch_size=64, verbose=0)
+    with open(os.path.join(folder, "keras_small_evaluate.json"), "w") as f:
+        json.dump({"test_images": 1000, "loss": loss, "accuracy": accuracy}, f)
+        f.write("\n")
+    print("wrote keras_small.keras and keras_small_evaluate.json")
+
+
 def main(folder):
     for name, make in (("keras_guide_cnn.json", guide_cnn), ("keras_wide_cnn.json", wide_cnn),
                        ("keras_augmented_cnn.json", augmented_cnn)):
@@ -74,6 +112,7 @@ def main(folder):
     with open(os.path.join(folder, "keras2_guide_cnn.json"), "w") as f:
         f.write(guide_cnn(tf_keras, {"input_shape": (28, 28, 1)}).to_json())
     print("wrote keras2_guide_cnn.json")
+    small_keras_file(folder)
 
 
 if __name__ == "__main__":

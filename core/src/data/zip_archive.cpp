@@ -68,9 +68,32 @@ ZipArchive::ZipArchive(const std::filesystem::path& file) : name_(file.string())
     ::close(fd);
     throw UsageError(name_ + ": not a readable zip archive (.npz): " + zip_error_text(err));
   }
+  list_members();
+}
+
+ZipArchive::ZipArchive(std::span<const uint8_t> bytes, std::string name) : name_(std::move(name)) {
+  file_size_ = bytes.size();
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  if (source != nullptr) {
+    archive_ = zip_open_from_source(source, ZIP_CHECKCONS | ZIP_RDONLY, &error);
+    if (archive_ == nullptr) zip_source_free(source);
+  }
+  if (archive_ == nullptr) {
+    const std::string why = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    throw UsageError(name_ + ": not a readable zip archive: " + why);
+  }
+  zip_error_fini(&error);
+  list_members();
+}
+
+void ZipArchive::list_members() {
   const zip_int64_t n = zip_get_num_entries(archive_, 0);
   if (n < 0 || static_cast<uint64_t>(n) > kMaxZipMembers) {
     zip_discard(archive_);
+    archive_ = nullptr;
     throw UsageError(name_ + ": the zip archive lists " + std::to_string(n) + " members, more than the limit of " +
                      std::to_string(kMaxZipMembers));
   }
@@ -80,6 +103,7 @@ ZipArchive::ZipArchive(const std::filesystem::path& file) : name_(file.string())
     if (zip_stat_index(archive_, static_cast<zip_uint64_t>(i), 0, &entry) != 0 || (entry.valid & ZIP_STAT_NAME) == 0) {
       const std::string why = zip_error_strerror(zip_get_error(archive_));
       zip_discard(archive_);
+      archive_ = nullptr;
       throw UsageError(name_ + ": corrupt zip archive: member " + std::to_string(i) + ": " + why);
     }
     Member m;
@@ -108,7 +132,7 @@ std::unique_ptr<ByteStream> ZipArchive::open(const Member& m) {
   if (m.encrypted) throw UsageError(what + ": the zip member is encrypted");
   if (m.method != ZIP_CM_STORE && m.method != ZIP_CM_DEFLATE)
     throw UsageError(what + ": the zip member is compressed with method " + std::to_string(m.method) +
-                     "; NumPy writes stored (0) or deflated (8) members");
+                     "; axon reads stored (0) or deflated (8) members, as NumPy and Keras write them");
   if (m.compressed_size > file_size_)
     throw UsageError(what + ": the zip entry claims " + std::to_string(m.compressed_size) +
                      " compressed bytes, more than the archive's " + std::to_string(file_size_));

@@ -1,6 +1,7 @@
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
 #include <axon/train/atomic_file.hpp>
+#include <axon/train/keras_file.hpp>
 #include <axon/train/terminate_on_nan.hpp>
 #include <axon/io/safetensors.hpp>
 #include <axon/train/weight_tensors.hpp>
@@ -114,6 +115,9 @@ uint64_t max_weights_file_bytes(const WeightLayout& layout, const std::filesyste
   // read and named as such. A safetensors header may hold the model JSON.
   if (is_safetensors_file(file))
     return 2 * (8 + kMaxSafetensorsWeightsHeader + 4 * static_cast<uint64_t>(layout.floats)) + (1 << 20);
+  // A .keras file: float64 weights at most, and an optimizer's slots (Adam:
+  // two per weight), HDF5's own structures and config.json besides.
+  if (is_keras_file(file)) return 8 * 4 * static_cast<uint64_t>(layout.floats) + (uint64_t{16} << 20);
   uint64_t size = sizeof kWeightsMagic + 4 + 4 + 4;
   for (size_t i = 0; i < layout.names.size(); ++i)
     size += 4 + layout.names[i].size() + 4 + 4 + 8 * static_cast<uint64_t>(layout.shapes[i].size()) +
@@ -180,7 +184,17 @@ std::vector<float> flat_from_safetensors(const WeightLayout& layout, std::string
   }
 }
 
+// The flat values buffer from a Keras .keras file (its model.weights.h5).
+std::vector<float> flat_from_keras(const WeightLayout& layout, const std::string& bytes,
+                                   const std::filesystem::path& file) {
+  const KerasArchive a = read_keras_archive(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), file.string(),
+      max_weights_file_bytes(layout, file));
+  return keras_archive_weights(a, layout, file.string());
+}
+
 std::vector<float> flat_from(const WeightLayout& layout, const std::string& bytes, const std::filesystem::path& file) {
+  if (is_keras_file(file)) return flat_from_keras(layout, bytes, file);
   return is_safetensors_file(file) ? flat_from_safetensors(layout, bytes, file) : flat_from_axw(layout, bytes, file);
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ class ZipArchive {
 
   // Opens a regular file; UsageError naming it when it is not a zip archive.
   explicit ZipArchive(const std::filesystem::path& file);
+  // An archive already in memory (`bytes` must outlive it), called `name`.
+  ZipArchive(std::span<const uint8_t> bytes, std::string name);
   ~ZipArchive();
   ZipArchive(const ZipArchive&) = delete;
   ZipArchive& operator=(const ZipArchive&) = delete;
@@ -58,6 +61,7 @@ class ZipArchive {
   uint64_t file_size_ = 0;
   ::zip* archive_ = nullptr;
   std::vector<Member> members_;
+  void list_members();
 };
 
 }  // namespace axon::data

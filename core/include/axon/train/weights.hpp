@@ -19,6 +19,9 @@
 //
 // Tensors appear in model order (layer by layer, kernel before bias), the
 // order and layouts of Keras' model.get_weights().
+//
+// Weights are also read (never written) from a Keras FILE.keras
+// (axon/train/keras_file.hpp).
 #pragma once
 
 #include <axon/nn/model.hpp>

@@ -360,7 +360,13 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
     }
     history.epochs.push_back(logs);
     for (Callback* cb : o.callbacks) cb->on_epoch_end(logs);
+    const bool stop = std::any_of(o.callbacks.begin(), o.callbacks.end(), [](Callback* cb) { return cb->stop_training(); });
+    if (stop && epoch < o.epochs) {
+      history.early_stopped_epoch = epoch;
+      break;
+    }
   }
+  for (Callback* cb : o.callbacks) cb->on_train_end(history);
   return history;
 }
 

@@ -48,4 +48,12 @@ void BestModel::restore_state(const std::string& json_text) {
   }
 }
 
+void BestModelCallback::on_epoch_end(const nn::EpochLogs& logs) {
+  std::string message;
+  const bool save = logic_.on_epoch_end(logs.epoch - 1, epoch_values(logs), file_, &message);
+  if (save) save_();
+  std::printf("%s\n", message.c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace axon::train

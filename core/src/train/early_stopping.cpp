@@ -3,8 +3,11 @@
 // is one); stop once it reaches the patience, never after the first epoch.
 #include <axon/error.hpp>
 #include <axon/train/early_stopping.hpp>
+#include <axon/train/terminate_on_nan.hpp>
 
 #include <nlohmann/json.hpp>
+
+#include <cstdio>
 
 namespace axon::train {
 
@@ -61,6 +64,27 @@ void EarlyStopping::restore_state(const std::string& json_text) {
   } catch (const nlohmann::json::exception&) {
     throw UsageError("the checkpoint's EarlyStopping state is malformed");
   }
+}
+
+void EarlyStoppingCallback::on_epoch_end(const nn::EpochLogs& logs) {
+  const EarlyStopping::Decision d = logic_.on_epoch_end(logs.epoch - 1, epoch_values(logs));
+  if (d.keep_weights) {
+    synchronize_replicas(model_);
+    const Tensor& values = model_.replica(0).buffers().values();
+    kept_.resize(static_cast<size_t>(values.numel()));
+    values.copy_to_host(kept_.data(), values.bytes());
+  }
+  stop_ = d.stop;
+}
+
+void EarlyStoppingCallback::on_train_end(const nn::History&) {
+  if (logic_.stopped_epoch() >= 0) std::printf("%s\n", logic_.stop_message().c_str());
+  if (logic_.restore_at_end() && !kept_.empty()) {
+    for (int r = 0; r < model_.num_replicas(); ++r)
+      model_.replica(r).buffers().values().copy_from_host(kept_.data(), kept_.size() * sizeof(float));
+    std::printf("%s\n", logic_.restore_message().c_str());
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace axon::train

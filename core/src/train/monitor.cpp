@@ -23,6 +23,15 @@ Monitor::Monitor(std::string name, const std::string& mode, double min_delta)
     throw UsageError("cannot tell whether " + name_ + " should rise or fall: give mode=min or mode=max");
 }
 
+EpochValues epoch_values(const nn::EpochLogs& logs) {
+  EpochValues v{{"loss", logs.loss}, {"accuracy", logs.accuracy}};
+  if (logs.has_validation) {
+    v["val_loss"] = logs.val_loss;
+    v["val_accuracy"] = logs.val_accuracy;
+  }
+  return v;
+}
+
 bool Monitor::improves(double value, std::optional<double> reference) const {
   if (!reference) return true;
   // Keras subtracts a signed delta in Python and compares float32 tensors.

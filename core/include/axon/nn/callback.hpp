@@ -35,6 +35,8 @@ struct EpochLogs {
 
 struct History {
   std::vector<EpochLogs> epochs;
+  // Set when a callback ended training early (EarlyStopping): the last epoch run (1-based).
+  int early_stopped_epoch = 0;
   // Set when fit returned early on FitOptions::stop_requested: the epoch
   // (1-based) it was in and the steps of it done.
   bool stopped = false;
@@ -50,6 +52,12 @@ class Callback {
   // to read the running loss/accuracy: call it only when they are shown.
   virtual void on_batch_end(int64_t step, const std::function<MetricValues()>& read) { (void)step, (void)read; }
   virtual void on_epoch_end(const EpochLogs& logs) { (void)logs; }
+  // Asked after every callback's on_epoch_end: true ends fit there (Keras'
+  // model.stop_training, set by EarlyStopping).
+  virtual bool stop_training() const { return false; }
+  // When fit ends having trained its epochs or been stopped by a callback
+  // (not when FitOptions::stop_requested interrupted it: that run resumes).
+  virtual void on_train_end(const History& history) { (void)history; }
 };
 
 }  // namespace axon::nn

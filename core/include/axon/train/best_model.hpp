@@ -5,6 +5,8 @@
 
 #include <axon/train/monitor.hpp>
 
+#include <functional>
+
 #include <optional>
 #include <string>
 
@@ -30,6 +32,21 @@ class BestModel {
  private:
   Monitor monitor_;
   std::optional<double> best_;
+};
+
+// ModelCheckpoint(save_best_only) on Model::fit: after each epoch, Keras'
+// line, and `save` (which writes the weights to `file`) when it improved.
+class BestModelCallback : public nn::Callback {
+ public:
+  BestModelCallback(const BestModelOptions& options, std::string file, std::function<void()> save)
+      : logic_(options), file_(std::move(file)), save_(std::move(save)) {}
+  void on_epoch_end(const nn::EpochLogs& logs) override;
+  BestModel& logic() { return logic_; }
+
+ private:
+  BestModel logic_;
+  std::string file_;
+  std::function<void()> save_;
 };
 
 }  // namespace axon::train

@@ -5,10 +5,12 @@
 // would.
 #pragma once
 
+#include <axon/nn/model.hpp>
 #include <axon/train/monitor.hpp>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace axon::train {
 
@@ -51,6 +53,26 @@ class EarlyStopping {
   int wait_ = 0, stopped_epoch_ = -1, best_epoch_ = 0;
   std::optional<double> best_;
   bool kept_ = false;
+};
+
+// EarlyStopping on Model::fit: keeps a host copy of the weights (every
+// replica holds the same) when the logic says so, stops fit, and at the end
+// prints Keras' lines and puts the kept weights back on every replica.
+class EarlyStoppingCallback : public nn::Callback {
+ public:
+  EarlyStoppingCallback(nn::Model& model, const EarlyStoppingOptions& options) : model_(model), logic_(options) {}
+  void on_epoch_end(const nn::EpochLogs& logs) override;
+  bool stop_training() const override { return stop_; }
+  void on_train_end(const nn::History& history) override;
+  EarlyStopping& logic() { return logic_; }
+  // The kept weights (a replica's flat values buffer), for checkpoints.
+  std::vector<float>& kept_weights() { return kept_; }
+
+ private:
+  nn::Model& model_;
+  EarlyStopping logic_;
+  std::vector<float> kept_;
+  bool stop_ = false;
 };
 
 }  // namespace axon::train

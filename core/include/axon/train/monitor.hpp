@@ -3,6 +3,8 @@
 // way is better, and when a value counts as an improvement.
 #pragma once
 
+#include <axon/nn/callback.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +13,9 @@ namespace axon::train {
 
 // An epoch's logs by Keras' names: "loss", "accuracy", "val_loss", ...
 using EpochValues = std::map<std::string, double>;
+// Of fit's logs: loss and accuracy, and val_loss and val_accuracy when the
+// epoch had validation data.
+EpochValues epoch_values(const nn::EpochLogs& logs);
 
 class Monitor {
  public:

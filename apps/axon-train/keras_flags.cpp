@@ -1,0 +1,99 @@
+#include "keras_flags.hpp"
+
+#include "keyword_list.hpp"
+
+#include <axon/error.hpp>
+#include <axon/parse.hpp>
+
+#include <limits>
+
+namespace axon::train_app {
+namespace {
+
+constexpr int64_t kMaxSteps = int64_t{1} << 40;
+
+}  // namespace
+
+std::string schedule_flag_names() { return "exponential, piecewise, polynomial, inverse_time, cosine, cosine_restarts"; }
+
+std::unique_ptr<nn::LearningRateSchedule> schedule_from_flag(const std::string& text, double lr) {
+  const auto [name, args] = split_name(text);
+  const std::string flag = "--lr-schedule " + parse::printable(name);
+  auto steps = [&](const KeywordList& k, const char* key) {
+    if (!k.has(key)) throw UsageError(flag + ": needs " + key);
+    return static_cast<double>(k.integer(key, 1, kMaxSteps, 0));
+  };
+  if (name == "exponential" || name == "inverse_time") {
+    const KeywordList k(args, flag, {"decay_steps", "decay_rate", "staircase"});
+    if (!k.has("decay_rate")) throw UsageError(flag + ": needs decay_rate");
+    const double steps_ = steps(k, "decay_steps"), rate = k.number("decay_rate", 0);
+    const bool staircase = k.boolean("staircase", false);
+    if (name == "exponential") return nn::make_schedule(nn::ExponentialDecay{lr, steps_, rate, staircase});
+    return nn::make_schedule(nn::InverseTimeDecay{lr, steps_, rate, staircase});
+  }
+  if (name == "piecewise") {
+    const KeywordList k(args, flag, {"boundaries", "values"});
+    return nn::make_schedule(nn::PiecewiseConstantDecay{k.numbers("boundaries"), k.numbers("values")});
+  }
+  if (name == "polynomial") {
+    const KeywordList k(args, flag, {"decay_steps", "end_learning_rate", "power", "cycle"});
+    return nn::make_schedule(nn::PolynomialDecay{lr, steps(k, "decay_steps"), k.number("end_learning_rate", 0.0001),
+                                                 k.number("power", 1.0), k.boolean("cycle", false)});
+  }
+  if (name == "cosine") {
+    const KeywordList k(args, flag, {"decay_steps", "alpha", "warmup_target", "warmup_steps"});
+    nn::CosineDecay s{lr, steps(k, "decay_steps"), k.number("alpha", 0.0), k.number("warmup_target"), 0};
+    if (k.has("warmup_steps")) s.warmup_steps = static_cast<double>(k.integer("warmup_steps", 0, kMaxSteps, 0));
+    if (s.warmup_steps > 0 && !s.warmup_target) throw UsageError(flag + ": warmup_steps needs warmup_target");
+    return nn::make_schedule(s);
+  }
+  if (name == "cosine_restarts") {
+    const KeywordList k(args, flag, {"first_decay_steps", "t_mul", "m_mul", "alpha"});
+    return nn::make_schedule(nn::CosineDecayRestarts{lr, steps(k, "first_decay_steps"), k.number("t_mul", 2.0),
+                                                     k.number("m_mul", 1.0), k.number("alpha", 0.0)});
+  }
+  throw UsageError("--lr-schedule: unknown schedule '" + parse::printable(name) + "'; axon has " + schedule_flag_names());
+}
+
+train::EarlyStoppingOptions early_stopping_from_flag(const std::string& text) {
+  const KeywordList k(text, "--early-stopping",
+                      {"monitor", "min_delta", "patience", "mode", "baseline", "restore_best_weights", "start_from_epoch"});
+  train::EarlyStoppingOptions o;
+  o.monitor = k.text("monitor", o.monitor);
+  o.min_delta = k.number("min_delta", 0);
+  o.patience = static_cast<int>(k.integer("patience", 0, 1000000, 0));
+  o.mode = k.text("mode", o.mode);
+  o.baseline = k.number("baseline");
+  o.restore_best_weights = k.boolean("restore_best_weights", false);
+  o.start_from_epoch = static_cast<int>(k.integer("start_from_epoch", 0, 1000000, 0));
+  return o;
+}
+
+train::ReduceLROnPlateauOptions reduce_lr_from_flag(const std::string& text) {
+  const KeywordList k(text, "--reduce-lr-on-plateau",
+                      {"monitor", "factor", "patience", "mode", "min_delta", "cooldown", "min_lr"});
+  train::ReduceLROnPlateauOptions o;
+  o.monitor = k.text("monitor", o.monitor);
+  o.factor = k.number("factor", o.factor);
+  o.patience = static_cast<int>(k.integer("patience", 0, 1000000, o.patience));
+  o.mode = k.text("mode", o.mode);
+  o.min_delta = k.number("min_delta", o.min_delta);
+  o.cooldown = static_cast<int>(k.integer("cooldown", 0, 1000000, 0));
+  o.min_lr = k.number("min_lr", 0);
+  return o;
+}
+
+ModelCheckpointOptions model_checkpoint_from_flag(const std::string& text) {
+  const KeywordList k(text, "--model-checkpoint",
+                      {"filepath", "monitor", "mode", "save_best_only", "initial_value_threshold"});
+  ModelCheckpointOptions o;
+  o.filepath = k.text("filepath", "");
+  if (o.filepath.empty()) throw UsageError("--model-checkpoint: needs filepath=FILE");
+  o.save_best_only = k.boolean("save_best_only", true);
+  o.best.monitor = k.text("monitor", o.best.monitor);
+  o.best.mode = k.text("mode", o.best.mode);
+  o.best.initial_value_threshold = k.number("initial_value_threshold");
+  return o;
+}
+
+}  // namespace axon::train_app

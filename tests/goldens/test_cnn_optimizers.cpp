@@ -2,14 +2,23 @@
 // cnn_optimizers.axg, from tools/tf-goldens/optimizers.py): from the same
 // initial weights, ten steps of batch 32 on the first 320 Fashion-MNIST
 // training images in order, on the CPU device and on the reference device.
-// Every step's mean loss within kLossTol of Keras' and, after the tenth step,
-// every weight within kWeightTol of Keras'. Observed (CPU, AVX-512): losses
-// within 1.2e-6 and weights within 2.6e-5 (RMSprop centered: its first steps
-// move a weight by up to 3e-3, and divide by a small variance). Power: each
-// configuration moves the weights over ten steps by 1e-2 to 5e-2 (largest
-// weight change); a missing weight decay (AdamW's 0.5 x 1e-3 per step) or
-// clipping (8 of the 10 gradients are above clipnorm 0.1) moves them by
-// more than 1e-4.
+//  - Every step's mean loss within kLossTol of Keras' (observed 1.3e-6).
+//  - After the tenth step, per weight tensor, the norm of the difference
+//    from Keras' weights within kChangeTol of the norm of Keras' own change
+//    over the ten steps. Observed: at most 8e-5 (reference 1.3e-5), but
+//    1.8e-3 for conv2d/kernel with RMSprop centered on the CPU (AVX-512,
+//    AVX2 and baseline alike), where the first layer's pool windows over
+//    the images' flat background tie (goldens.cnn_adam says more) and
+//    RMSprop's first steps, nearly sign(g), carry a tie broken the other
+//    way into the weights. Elementwise bounds would measure such ties, not
+//    the optimizer.
+//  - Power, measured in Keras (the smallest per-tensor effect, and the
+//    largest, of leaving each feature out over these ten steps): Nesterov
+//    0.15 / 0.25, centered 0.085 / 0.19, weight decay 0.004 / 0.33, clipnorm
+//    0.38 / 2.4, global_clipnorm 0.13 / 0.42, Adagrad's initial accumulator
+//    2.4 / 52; amsgrad only 3e-5 / 6.7e-4, below the bound: ten steps
+//    seldom let v fall below its maximum, so optimizers.axg's op cases
+//    (random state) are what check it.
 #include "golden_file.hpp"
 
 #include <axon/dispatch.hpp>
@@ -18,7 +27,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 using namespace axon;
@@ -27,7 +38,7 @@ namespace golden = axon::golden;
 namespace {
 
 constexpr double kLossTol = 1e-5;
-constexpr double kWeightTol = 1e-4;
+constexpr double kChangeTol = 5e-3;
 
 Runtime& runtime() {
   if (!Runtime::initialised()) {
@@ -51,10 +62,12 @@ nn::OptimizerOptions config(const std::string& name) {
     o.kind = K::rmsprop;
     o.learning_rate = 0.001f;
     o.centered = true;
+    o.epsilon = 1e-4f;
   } else if (name == "cnn/adamw_weight_decay") {
     o.kind = K::adamw;
     o.learning_rate = 0.001f;
     o.weight_decay = 0.5f;
+    o.epsilon = 1e-4f;
   } else if (name == "cnn/adam_amsgrad") {
     o.kind = K::adam;
     o.learning_rate = 0.001f;
@@ -71,6 +84,7 @@ nn::OptimizerOptions config(const std::string& name) {
     o.kind = K::nadam;
     o.learning_rate = 0.001f;
     o.global_clipnorm = 0.3f;
+    o.epsilon = 1e-4f;
   } else {
     FAIL("no optimizer configuration for " << name);
   }
@@ -95,6 +109,7 @@ void check_config(const char* device_name, const golden::Case& data, const golde
   const std::vector<float> keras_loss = keras.named("out:loss").values<float>();
   const int64_t steps = std::atoi(data.attr("steps").c_str()), batch = std::atoi(data.attr("batch_size").c_str());
   REQUIRE(static_cast<int64_t>(keras_loss.size()) == steps);
+  double worst_loss = 0;
   for (int64_t step = 0; step < steps; ++step) {
     data::HostBatch b;
     b.size = batch;
@@ -106,25 +121,33 @@ void check_config(const char* device_name, const golden::Case& data, const golde
     for (float v : model->per_sample_loss(batch).to_vector<float>()) loss += v;
     loss /= double(batch);
     INFO("step " << step + 1 << ": loss axon " << loss << ", Keras " << keras_loss[static_cast<size_t>(step)]);
-    CHECK(std::fabs(loss - keras_loss[static_cast<size_t>(step)]) <= kLossTol);
+    const double loss_diff = std::fabs(loss - keras_loss[static_cast<size_t>(step)]);
+    CHECK(loss_diff <= kLossTol);
+    worst_loss = std::max(worst_loss, loss_diff);
   }
+  // Per weight tensor: the norm of the difference from Keras against the
+  // norm of Keras' own change over the ten steps.
   double worst = 0;
   std::string where;
   for (nn::Parameter* p : model->parameters()) {
     const std::vector<float> want = keras.named("out:" + p->name).values<float>();
+    const std::vector<float> start = data.named("in:" + p->name).values<float>();
     const std::vector<float> got = p->value.to_vector<float>();
     REQUIRE(got.size() == want.size());
+    double diff_sq = 0, change_sq = 0, largest = 0;
     for (size_t i = 0; i < got.size(); ++i) {
-      const double diff = std::fabs(double(got[i]) - want[i]);
-      if (!(diff <= worst)) {
-        worst = diff;
-        where = p->name + "[" + std::to_string(i) + "]: axon " + std::to_string(got[i]) + ", Keras " +
-                std::to_string(want[i]);
-      }
+      const double diff = double(got[i]) - want[i], change = double(want[i]) - start[i];
+      diff_sq += diff * diff;
+      change_sq += change * change;
+      largest = std::max(largest, std::fabs(diff));
     }
+    const double relative = std::sqrt(diff_sq / change_sq);
+    INFO(p->name << ": |axon - Keras| / |Keras' change| = " << relative << ", largest element difference " << largest);
+    CHECK(relative <= kChangeTol);
+    if (relative > worst) worst = relative, where = p->name;
   }
-  INFO("largest weight difference after " << steps << " steps: " << worst << " at " << where);
-  CHECK(worst <= kWeightTol);
+  std::printf("%s %s: loss within %.3g; worst tensor %s, relative %.3g\n", device_name, keras.name.c_str(), worst_loss,
+              where.c_str(), worst);
 }
 
 }  // namespace

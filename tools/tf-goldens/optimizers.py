@@ -143,10 +143,15 @@ def clip_cases(g):
 CONFIGS = [
     ("sgd_nesterov", lambda: keras.optimizers.SGD(0.01, momentum=0.9, nesterov=True),
      "--optimizer sgd --learning-rate 0.01 --momentum 0.9 --nesterov"),
-    ("rmsprop_centered", lambda: keras.optimizers.RMSprop(0.001, centered=True),
-     "--optimizer rmsprop --learning-rate 0.001 --centered"),
-    ("adamw_weight_decay", lambda: keras.optimizers.AdamW(0.001, weight_decay=0.5),
-     "--optimizer adamw --learning-rate 0.001 --weight-decay 0.5"),
+    # Epsilon 1e-4 where Keras' default 1e-7 would make a weight's step
+    # nearly sign(g) even for a gradient of 1e-6: such a gradient's rounding
+    # (or a pooling tie broken the other way) would move the weight by the
+    # whole learning rate and the comparison would measure that, not the
+    # optimizer.
+    ("rmsprop_centered", lambda: keras.optimizers.RMSprop(0.001, centered=True, epsilon=1e-4),
+     "--optimizer rmsprop --learning-rate 0.001 --centered --epsilon 1e-4"),
+    ("adamw_weight_decay", lambda: keras.optimizers.AdamW(0.001, weight_decay=0.5, epsilon=1e-4),
+     "--optimizer adamw --learning-rate 0.001 --weight-decay 0.5 --epsilon 1e-4"),
     ("adam_amsgrad", lambda: keras.optimizers.Adam(0.001, amsgrad=True),
      "--optimizer adam --learning-rate 0.001 --amsgrad"),
     # The first step's gradient norms are 0.06 to 0.35: clipnorm 0.1 clips 8 of the 10.
@@ -154,8 +159,8 @@ CONFIGS = [
      "--optimizer sgd --learning-rate 0.05 --momentum 0.9 --clipnorm 0.1"),
     ("adagrad", lambda: keras.optimizers.Adagrad(0.01), "--optimizer adagrad --learning-rate 0.01"),
     # The first step's global norm is 0.63.
-    ("nadam_global_clipnorm", lambda: keras.optimizers.Nadam(0.001, global_clipnorm=0.3),
-     "--optimizer nadam --learning-rate 0.001 --global-clipnorm 0.3"),
+    ("nadam_global_clipnorm", lambda: keras.optimizers.Nadam(0.001, global_clipnorm=0.3, epsilon=1e-4),
+     "--optimizer nadam --learning-rate 0.001 --global-clipnorm 0.3 --epsilon 1e-4"),
 ]
 STEPS, BATCH = 10, 32
 

@@ -571,17 +571,19 @@ void optimizer_cases(Gen& g, OpId id) {
       Case& c = g.add((variant ? "options, step 7 " : "defaults, step 1 ") + dims_text(d));
       c.inputs.push_back(g.floats(d));
       for (int i = 1; i < s.in_place_inputs; ++i) {
-        const bool squares = std::strcmp(input_slot(s, i).name, "v") == 0 || std::strcmp(input_slot(s, i).name, "vhat") == 0 ||
-                             std::strcmp(input_slot(s, i).name, "velocity") == 0 ||
-                             std::strcmp(input_slot(s, i).name, "accumulator") == 0;
+        const std::string name = input_slot(s, i).name;
+        const bool squares = name == "v" || name == "vhat" || name == "velocity" || name == "accumulator";
         const bool sgd_velocity = id == OpId::ApplySGD;  // Keras' SGD velocity: a sum of -lr g
         c.inputs.push_back(variant == 0 ? g.floats(d, 0.0f, 0.0f)
                            : squares && !sgd_velocity ? g.floats(d, 0.0f, 0.01f)
                                                       : g.floats(d, -0.1f, 0.1f));
       }
       if (s.in_place_inputs < s.min_inputs) c.inputs.push_back(g.floats(d));
-      if (id == OpId::ApplyRMSprop && variant == 1)  // centered: keep v above avg^2
-        for (int64_t i = 0; i < c.inputs[1].numel(); ++i) c.inputs[1].f32()[i] += c.inputs[3].f32()[i] * c.inputs[3].f32()[i];
+      if (id == OpId::ApplyRMSprop && variant == 1) {  // centered: keep v above avg^2
+        float* v = c.inputs[1].f32();
+        const float* avg = c.inputs[3].f32();
+        for (int64_t i = 0; i < c.inputs[1].numel(); ++i) v[i] += avg[i] * avg[i];
+      }
       c.attrs.sgd = {sizeof(axon_sgd_attrs), 0.01f, variant ? 0.9f : 0.0f, variant};
       c.attrs.rmsprop = {sizeof(axon_rmsprop_attrs), 0.001f, 0.9f, variant ? 0.5f : 0.0f, 1e-7f, variant};
       c.attrs.adam = {sizeof(axon_adam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, step};

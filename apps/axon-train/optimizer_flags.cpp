@@ -136,9 +136,7 @@ nn::OptimizerOptions parse_optimizer_options(const po::variables_map& vm) {
       ++clips;
     }
   if (clips > 1)
-    throw UsageError(
-        "--clipnorm, --clipvalue and --global-clipnorm do not go "
-        "together: give one");
+    throw UsageError("--clipnorm, --clipvalue and --global-clipnorm do not go together: give one");
   return o.keras();
 }
 

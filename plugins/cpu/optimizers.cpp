@@ -294,9 +294,7 @@ void clip_gradients(CpuDevice& d, const KernelCall& c) {
   const int64_t n = c.input(0).numel(), segments = c.input(1).numel();
   for (int64_t s = 0, begin = 0; s < segments; begin = ends[s++])
     AXON_CHECK(ends[s] >= begin && ends[s] <= n && (s + 1 < segments || ends[s] == n),
-               "%s: segment_ends must rise from 0 to grad's size %lld, got "
-               "%lld at %lld",
-               c.op(), static_cast<long long>(n), static_cast<long long>(ends[s]), static_cast<long long>(s));
+               "%s: segment_ends must rise from 0 to grad's size %lld, got %lld at %lld", c.op(), static_cast<long long>(n), static_cast<long long>(ends[s]), static_cast<long long>(s));
   const float clip = a.clip;
   if (a.mode == AXON_CLIP_VALUE) {
     for_elements(d, n, [&](int64_t b, int64_t e) { clip_value_loop(g + b, clip, e - b); });

@@ -112,7 +112,7 @@ TEST_CASE("checkpoint: stop mid-epoch, restore into a new model, finish: the sam
 // Each optimizer's state (and Nadam's step-dependent cache) goes through the
 // file: stopped after 5 of 8 steps and resumed in a new model, the run ends
 // with the uninterrupted run's weights, bit for bit.
-TEST_CASE("checkpoint: every optimizer resumes bit for bit; another optimizer's checkpoint is refused",
+TEST_CASE("checkpoint: every optimizer resumes bit for bit, and another optimizer's checkpoint is refused",
           "[checkpoint][optimizers]") {
   const data::ImageSet set = test::synthetic_set(128, 3);  // 4 steps per epoch
   const uint64_t seed = 21;

@@ -33,7 +33,8 @@ void sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Te
 void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const axon_adam_attrs& a,
                 const std::string& layer = {});
 // The optimizers of ABI 1.6 (plugin_abi.h gives each update rule).
-void apply_sgd(Tensor& var, Tensor& velocity, const Tensor& grad, const axon_sgd_attrs& a, const std::string& layer = {});
+void apply_sgd(Tensor& var, Tensor& velocity, const Tensor& grad, const axon_sgd_attrs& a,
+               const std::string& layer = {});
 void apply_rmsprop(Tensor& var, Tensor& velocity, Tensor& momentum, Tensor& average_grad, const Tensor& grad,
                    const axon_rmsprop_attrs& a, const std::string& layer = {});
 void apply_adam_with_amsgrad(Tensor& var, Tensor& m, Tensor& v, Tensor& vhat, const Tensor& grad,

@@ -154,7 +154,8 @@ const Optimizer& Model::optimizer() const {
 }
 
 void Model::set_learning_rate(float lr) {
-  if (!built() || !replicas_[0]->compiled()) throw UsageError("the model " + name_ + " is not compiled: compile it first");
+  if (!built() || !replicas_[0]->compiled())
+    throw UsageError("the model " + name_ + " is not compiled: compile it first");
   for (auto& r : replicas_) r->optimizer().set_learning_rate(lr);
 }
 

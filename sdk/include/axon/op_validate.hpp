@@ -291,7 +291,8 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
     case OpId::ApplySGD: {
       const auto& a = *static_cast<const axon_sgd_attrs*>(c.attrs);
       if (!v.finite(a.learning_rate, "learning_rate")) return false;
-      if (!(a.momentum >= 0 && a.momentum <= 1)) return v.fail("momentum must be in [0, 1], got %g", double(a.momentum));
+      if (!(a.momentum >= 0 && a.momentum <= 1))
+        return v.fail("momentum must be in [0, 1], got %g", double(a.momentum));
       if (a.nesterov != 0 && a.nesterov != 1) return v.fail("nesterov must be 0 or 1, got %d", a.nesterov);
       return v.same_shape(in[1], "velocity", in[0], "var") && v.same_shape(in[2], "grad", in[0], "var");
     }
@@ -299,7 +300,8 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       const auto& a = *static_cast<const axon_rmsprop_attrs*>(c.attrs);
       if (!v.finite(a.learning_rate, "learning_rate") || !v.finite(a.epsilon, "epsilon")) return false;
       if (!(a.rho >= 0 && a.rho <= 1)) return v.fail("rho must be in [0, 1], got %g", double(a.rho));
-      if (!(a.momentum >= 0 && a.momentum <= 1)) return v.fail("momentum must be in [0, 1], got %g", double(a.momentum));
+      if (!(a.momentum >= 0 && a.momentum <= 1))
+        return v.fail("momentum must be in [0, 1], got %g", double(a.momentum));
       if (a.centered != 0 && a.centered != 1) return v.fail("centered must be 0 or 1, got %d", a.centered);
       return v.same_shape(in[1], "velocity", in[0], "var") && v.same_shape(in[2], "momentum", in[0], "var") &&
              v.same_shape(in[3], "average_grad", in[0], "var") && v.same_shape(in[4], "grad", in[0], "var");
@@ -330,7 +332,8 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       const auto& a = *static_cast<const axon_clip_attrs*>(c.attrs);
       const int mode = raw(a.mode);
       if (mode < AXON_CLIP_VALUE || mode > AXON_CLIP_GLOBAL_NORM) return v.fail("unknown clip mode %d", mode);
-      if (!(a.clip > 0) || !v.finite(a.clip, "clip")) return v.fail("clip must be a positive number, got %g", double(a.clip));
+      if (!(a.clip > 0) || !v.finite(a.clip, "clip"))
+        return v.fail("clip must be a positive number, got %g", double(a.clip));
       if (in[0].rank != 1) return v.fail("grad must have rank 1, got shape %s", dims_string(in[0]).c_str());
       if (!v.rank_is(in[1], "segment_ends", 1)) return false;
       if (in[0].dims[0] > 0 && in[1].dims[0] == 0)

@@ -7,8 +7,8 @@
 #include <axon/nn/optimizer.hpp>
 #include <axon/ops.hpp>
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 namespace axon::nn {
 namespace {
@@ -16,10 +16,11 @@ namespace {
 constexpr OptimizerKind kKinds[] = {OptimizerKind::sgd,   OptimizerKind::rmsprop, OptimizerKind::adam,
                                     OptimizerKind::adamw, OptimizerKind::adagrad, OptimizerKind::nadam};
 
+// The shortest decimal that reads back as v: "0.9", not "0.899999976".
 std::string number(float v) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.9g", static_cast<double>(v));
-  return b;
+  const auto r = std::to_chars(b, b + sizeof b, v);
+  return std::string(b, r.ptr);
 }
 
 void require(bool ok, const std::string& why) {
@@ -107,9 +108,7 @@ Optimizer::Optimizer(const OptimizerOptions& options) : options_(options.keras()
     ++clips;
     require(finite_positive(**c), name + ": clipping thresholds must be positive numbers, got " + number(**c));
   }
-  require(clips <= 1, name +
-                          ": at most one of clipnorm, clipvalue and "
-                          "global_clipnorm may be set");
+  require(clips <= 1, name + ": at most one of clipnorm, clipvalue and global_clipnorm may be set");
   learning_rate_ = *o.learning_rate;
 }
 

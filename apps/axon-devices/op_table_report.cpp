@@ -37,7 +37,8 @@ void write_op_table(std::ostream& out) {
       << "|---|---|---|---|---|---|---|\n";
   for (const OpSchema& s : kOpTable) {
     std::string what = s.summary;
-    if (s.in_place_inputs > 0) what += " (the first " + std::to_string(s.in_place_inputs) + " inputs in place)";
+    if (s.in_place_inputs == 1) what += " (the first input in place)";
+    if (s.in_place_inputs > 1) what += " (the first " + std::to_string(s.in_place_inputs) + " inputs in place)";
     if (op_is_optional(s)) what += "; optional, else " + parts_string(s);
     const char* attrs = attr_info(s.attrs).struct_name;
     out << "| `" << s.name << "` | " << slots(s.inputs, s.min_inputs, s.max_inputs) << " | "

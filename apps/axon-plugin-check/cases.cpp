@@ -59,6 +59,12 @@ const void* Attrs::get(AttrKind k) const {
     case AttrKind::batch_norm: return &batch_norm;
     case AttrKind::moving_average: return &moving_average;
     case AttrKind::fused_batch_norm: return &fused_batch_norm;
+    case AttrKind::sgd: return &sgd;
+    case AttrKind::rmsprop: return &rmsprop;
+    case AttrKind::adagrad: return &adagrad;
+    case AttrKind::nadam: return &nadam;
+    case AttrKind::weight_decay: return &weight_decay;
+    case AttrKind::clip: return &clip;
   }
   return nullptr;
 }
@@ -541,6 +547,54 @@ void adam_cases(Gen& g) {
   }
 }
 
+// ------------------------------------------------------------------ the optimizers of ABI 1.6
+
+// Each update with and without its options, at steps 1 and 7, over an odd
+// size and an empty one; the sums of squares start non-negative.
+void optimizer_cases(Gen& g, OpId id) {
+  const OpSchema& s = op_schema(id);
+  for (const Dims& d : {Dims{1031}, Dims{0}}) {
+    for (int variant = 0; variant < 2; ++variant) {
+      if (id == OpId::ClipGradients) {
+        for (int mode = 0; mode < 3; ++mode) {
+          Case& c = g.add("mode " + std::to_string(mode) + " " + dims_text(d));
+          HostTensor ends(AXON_INT64, {d[0] > 0 ? 3 : 0});
+          const int64_t cut[3] = {100, 101, d[0]};  // a one-element variable in the middle
+          if (d[0] > 0) std::memcpy(ends.bytes.data(), cut, sizeof cut);
+          c.inputs = {g.floats(d, variant ? -0.01f : -1.0f, variant ? 0.01f : 1.0f), ends};
+          c.attrs.clip = {sizeof(axon_clip_attrs), static_cast<axon_clip_mode>(mode), 0.5f};
+          judge_all(c, Rule::update, false);
+        }
+        break;
+      }
+      const int64_t step = variant ? 7 : 1;
+      Case& c = g.add((variant ? "options, step 7 " : "defaults, step 1 ") + dims_text(d));
+      c.inputs.push_back(g.floats(d));
+      for (int i = 1; i < s.in_place_inputs; ++i) {
+        const std::string name = input_slot(s, i).name;
+        const bool squares = name == "v" || name == "vhat" || name == "velocity" || name == "accumulator";
+        const bool sgd_velocity = id == OpId::ApplySGD;  // Keras' SGD velocity: a sum of -lr g
+        c.inputs.push_back(variant == 0 ? g.floats(d, 0.0f, 0.0f)
+                           : squares && !sgd_velocity ? g.floats(d, 0.0f, 0.01f)
+                                                      : g.floats(d, -0.1f, 0.1f));
+      }
+      if (s.in_place_inputs < s.min_inputs) c.inputs.push_back(g.floats(d));
+      if (id == OpId::ApplyRMSprop && variant == 1) {  // centered: keep v above avg^2
+        float* v = c.inputs[1].f32();
+        const float* avg = c.inputs[3].f32();
+        for (int64_t i = 0; i < c.inputs[1].numel(); ++i) v[i] += avg[i] * avg[i];
+      }
+      c.attrs.sgd = {sizeof(axon_sgd_attrs), 0.01f, variant ? 0.9f : 0.0f, variant};
+      c.attrs.rmsprop = {sizeof(axon_rmsprop_attrs), 0.001f, 0.9f, variant ? 0.5f : 0.0f, 1e-7f, variant};
+      c.attrs.adam = {sizeof(axon_adam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, step};
+      c.attrs.adagrad = {sizeof(axon_adagrad_attrs), 0.01f, variant ? 1e-3f : 1e-7f};
+      c.attrs.nadam = {sizeof(axon_nadam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, step, variant ? 0.2f : 0.45f};
+      c.attrs.weight_decay = {sizeof(axon_weight_decay_attrs), 0.01f, variant ? 0.5f : 0.004f};
+      judge_all(c, Rule::update, false);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ the layers of ABI 1.4
 
 void avg_pool_cases(Gen& g, OpId id) {
@@ -897,6 +951,13 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::InTopK:
     case OpId::SparseCategoricalAccuracy: classifier_cases(g, op.id); break;
     case OpId::ApplyAdam: adam_cases(g); break;
+    case OpId::ApplySGD:
+    case OpId::ApplyRMSprop:
+    case OpId::ApplyAdamWithAmsgrad:
+    case OpId::ApplyAdagrad:
+    case OpId::ApplyNadam:
+    case OpId::ApplyWeightDecay:
+    case OpId::ClipGradients: optimizer_cases(g, op.id); break;
     case OpId::AvgPool:
     case OpId::AvgPoolGrad: avg_pool_cases(g, op.id); break;
     case OpId::FusedBatchNormV3:

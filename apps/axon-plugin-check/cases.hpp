@@ -43,7 +43,8 @@ enum class Rule {
   adam_var,  // ApplyAdam's var, m and v
   adam_m,
   adam_v,
-  function   // an activation, Softmax or their gradients: the bound of axon/function_bounds.hpp
+  function,  // an activation, Softmax or their gradients: the bound of axon/function_bounds.hpp
+  update     // the ABI 1.6 optimizers' in-place results: |before| + 32 |change| + |grad| + grad^2
 };
 
 // Every attribute struct of the ABI; the op's kind picks one.
@@ -65,6 +66,12 @@ struct Attrs {
   axon_batch_norm_attrs batch_norm{};
   axon_moving_average_attrs moving_average{};
   axon_fused_batch_norm_attrs fused_batch_norm{};
+  axon_sgd_attrs sgd{};
+  axon_rmsprop_attrs rmsprop{};
+  axon_adagrad_attrs adagrad{};
+  axon_nadam_attrs nadam{};
+  axon_weight_decay_attrs weight_decay{};
+  axon_clip_attrs clip{};
 
   const void* get(AttrKind k) const;  // nullptr for AttrKind::none
   void* get(AttrKind k) { return const_cast<void*>(static_cast<const Attrs*>(this)->get(k)); }

@@ -35,7 +35,7 @@ int32_t label_at(const HostTensor& labels, int64_t row) {
 
 // B of axon/tolerance.hpp's ops rule for element i, as tests/goldens/tf/README.md
 // defines it for the loss and Adam.
-double magnitude(const Case& c, Rule rule, int64_t i, const HostTensor& want) {
+double magnitude(const Case& c, Rule rule, int index, int64_t i, const HostTensor& want) {
   switch (rule) {
     case Rule::loss:
     case Rule::dlogits: {
@@ -63,6 +63,12 @@ double magnitude(const Case& c, Rule rule, int64_t i, const HostTensor& want) {
     case Rule::adam_v: {
       const double b2 = c.attrs.adam.beta_2, g = c.inputs[3].f32()[i];
       return std::fabs(b2 * c.inputs[2].f32()[i]) + std::fabs((1 - b2) * g * g);
+    }
+    case Rule::update: {  // in-place result `index` of an ABI 1.6 op: input `index` before the call
+      const float before = c.inputs[static_cast<size_t>(index)].f32()[i];
+      const bool has_grad = c.op->id != OpId::ClipGradients && c.op->id != OpId::ApplyWeightDecay;
+      const double g = has_grad ? c.inputs.back().f32()[i] : 0.0;
+      return std::fabs(double(before)) + 32 * std::fabs(double(before) - want.f32()[i]) + std::fabs(g) + g * g;
     }
     default: return 0;
   }
@@ -119,7 +125,7 @@ Verdict judge(const Case& c, int index, const HostTensor& got, const HostTensor&
       case Rule::exact: return 0;
       case Rule::sum: return tol::sum_allowed(w[i], abs_sum->f32()[i], sum_ulps);
       case Rule::function: return tol::sum_allowed(w[i], magnitude_b[static_cast<size_t>(i)], sum_ulps);
-      default: return tol::ops_allowed(magnitude(c, rule, i, want));
+      default: return tol::ops_allowed(magnitude(c, rule, index, i, want));
     }
   };
   int64_t bad = 0, worst = -1;

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "optimizer_flags.hpp"
+
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/error.hpp>
@@ -35,6 +37,8 @@ Examples:
   axon-train --initial-weights cnn.safetensors --epochs 0     evaluate saved weights on the test set
   axon-train --checkpoint-dir ckpt --checkpoint-every 200      checkpoints; after a kill, rerun with --resume
   axon-train --device cpu:0 --threads 2 --seed 7
+  axon-train --optimizer sgd --learning-rate 0.05 --momentum 0.9 --nesterov    Keras' SGD
+  axon-train --optimizer adamw --weight-decay 0.01 --global-clipnorm 1.0
   axon-train --data ~/mnist --train-limit 6000 --test-limit 1000 --quiet --metrics-csv m.csv
   axon-train --data ~/.keras/datasets/mnist.npz                  Keras' cached MNIST
   axon-train --data photos --image-size 64,64 --validation-split 0.2 --cache   a folder of class folders
@@ -132,7 +136,6 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("initial-weights", po::value<std::string>()->value_name("FILE"),
      "start from the weights of FILE (.safetensors, a Keras .keras, or axon's .axw) instead of random ones")
     ("batch-size", po::value<int64_t>()->value_name("N")->default_value(64), "samples per step (the global batch)")
-    ("learning-rate", po::value<float>()->value_name("LR")->default_value(1e-3f, "0.001"), "Adam's learning rate")
     ("seed", po::value<int64_t>()->value_name("N")->default_value(42),
      "seeds the initial weights and the shuffle order: same seed and threads give the same run")
     ("device", po::value<std::string>()->value_name("DEV"),
@@ -173,10 +176,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
     ("layer-table", po::bool_switch(), "print the Keras layers axon reads, with their settings (Markdown), and exit")
     ("quiet,q", po::bool_switch(), "print nothing but warnings and errors")
     ("verbose,v", po::bool_switch(), "also print the model summary and device memory in use/peak/reserved");
+  po::options_description optimizer("Optimizer (Keras 3's, with its defaults)");
+  add_optimizer_options(optimizer);
   po::options_description devices("Devices");
   cli::add_device_options(devices);
   po::options_description all("Usage: axon-train [options]\n\nTrains a small CNN (or a Keras model) on IDX files, NumPy arrays or a folder of images, Keras style");
-  all.add(training).add(devices);
+  all.add(training).add(optimizer).add(devices);
 
   const po::variables_map vm = cli::parse_command_line(argc, argv, all);
   if (vm.count("help")) {
@@ -223,12 +228,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (o.batch_size > limits::kMaxBatchSize)
     throw UsageError("--batch-size " + std::to_string(o.batch_size) + " is above the limit of " +
                      std::to_string(limits::kMaxBatchSize));
-  o.learning_rate = vm["learning-rate"].as<float>();
-  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", static_cast<double>(o.learning_rate));
-    throw UsageError(std::string("--learning-rate must be a positive number, got ") + text);
-  }
+  o.optimizer = parse_optimizer_options(vm);
+  o.learning_rate = *o.optimizer.learning_rate;
   const int64_t seed = vm["seed"].as<int64_t>();
   if (seed < 0) throw UsageError("--seed must be 0 or more, got " + std::to_string(seed));
   o.seed = static_cast<uint64_t>(seed);

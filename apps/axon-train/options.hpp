@@ -2,6 +2,7 @@
 #pragma once
 
 #include <axon/config.hpp>
+#include <axon/nn/optimizer.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -19,7 +20,8 @@ struct Options {
   bool cache = false;                          // --cache
   int epochs = 5;
   int64_t batch_size = 64;
-  float learning_rate = 1e-3f;
+  nn::OptimizerOptions optimizer = nn::OptimizerOptions().keras();  // --optimizer and its flags
+  float learning_rate = 1e-3f;                                      // the optimizer's (Keras' default filled in)
   uint64_t seed = 42;
   std::optional<std::string> device;
   std::string strategy = "default";       // default, mirrored, multi-worker

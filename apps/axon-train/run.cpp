@@ -115,7 +115,8 @@ train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, c
                                         const nn::History& history) {
   train::WeightsMetadata m;
   m["model"] = nn::keras_json(model, model.input_shape());
-  m["optimizer"] = "Adam";
+  m["optimizer"] = nn::optimizer_keras_class(model.optimizer().kind());
+  if (model.optimizer().describe() != "--optimizer adam") m["optimizer_flags"] = model.optimizer().describe();
   // A model ending in softmax outputs probabilities to Keras (from_logits=False);
   // either way the loss is computed from the logits.
   m["loss"] = model.layers().back()->ends_in_softmax() ? "SparseCategoricalCrossentropy()"
@@ -184,9 +185,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   strategy.check_global_batch(opts.batch_size);
   std::unique_ptr<nn::Model> model = model_for(opts, ds).model;
   model->build(input_shape_of(ds), strategy, opts.seed);
-  nn::AdamOptions adam;
-  adam.learning_rate = opts.learning_rate;
-  model->compile(adam);
+  model->compile(opts.optimizer);
   if (opts.initial_weights) set_initial_weights(*model, strategy, opts);
 
   // --dry-run and --strict-placement: one step placed, not run, so every

@@ -61,6 +61,12 @@ constexpr int64_t kBatchNormBackward = 8;  // per element, as BatchNormalization
 constexpr int64_t kSoftmax = 4;            // max, exp, sum, divide
 constexpr int64_t kAdam = 12;              // m: 3, v: 4, var: multiply, divide, sqrt, add, subtract
 constexpr int64_t kMovingAverage = 3;
+constexpr int64_t kSgd = 4;        // velocity: 3, var: 1 (nesterov: 2 more)
+constexpr int64_t kRmsprop = 10;   // velocity: 4, denominator: 2, increment: 2, momentum: 2
+constexpr int64_t kAdagrad = 6;    // accumulator: 2, var: add, sqrt, multiply, divide (subtract folded)
+constexpr int64_t kNadam = 16;     // m: 3, v: 4, m_hat: 5, var: 4
+constexpr int64_t kWeightDecay = 3;
+constexpr int64_t kClip = 3;       // clipnorm: square and add, then a multiply
 
 int64_t flops(OpId op, const axon_kernel_call& c) {
   const axon_tensor* in = c.inputs;
@@ -113,6 +119,13 @@ int64_t flops(OpId op, const axon_kernel_call& c) {
              numel(in[1]);
     case OpId::MovingAverage: return kMovingAverage * numel(in[0]);
     case OpId::ApplyAdam: return kAdam * numel(in[0]);
+    case OpId::ApplyAdamWithAmsgrad: return (kAdam + 1) * numel(in[0]);
+    case OpId::ApplySGD: return kSgd * numel(in[0]);
+    case OpId::ApplyRMSprop: return kRmsprop * numel(in[0]);
+    case OpId::ApplyAdagrad: return kAdagrad * numel(in[0]);
+    case OpId::ApplyNadam: return kNadam * numel(in[0]);
+    case OpId::ApplyWeightDecay: return kWeightDecay * numel(in[0]);
+    case OpId::ClipGradients: return kClip * numel(in[0]);
 
     case OpId::SparseSoftmaxCrossEntropyWithLogits:
     case OpId::Softmax:

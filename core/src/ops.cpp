@@ -99,6 +99,31 @@ void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const axo
                 const std::string& layer) {
   call<OpId::ApplyAdam>(layer, in(&var, &m, &v, &grad), std::array<Tensor*, 0>{}, &a);
 }
+void apply_sgd(Tensor& var, Tensor& velocity, const Tensor& grad, const axon_sgd_attrs& a, const std::string& layer) {
+  call<OpId::ApplySGD>(layer, in(&var, &velocity, &grad), std::array<Tensor*, 0>{}, &a);
+}
+void apply_rmsprop(Tensor& var, Tensor& velocity, Tensor& momentum, Tensor& average_grad, const Tensor& grad,
+                   const axon_rmsprop_attrs& a, const std::string& layer) {
+  call<OpId::ApplyRMSprop>(layer, in(&var, &velocity, &momentum, &average_grad, &grad), std::array<Tensor*, 0>{}, &a);
+}
+void apply_adam_with_amsgrad(Tensor& var, Tensor& m, Tensor& v, Tensor& vhat, const Tensor& grad,
+                             const axon_adam_attrs& a, const std::string& layer) {
+  call<OpId::ApplyAdamWithAmsgrad>(layer, in(&var, &m, &v, &vhat, &grad), std::array<Tensor*, 0>{}, &a);
+}
+void apply_adagrad(Tensor& var, Tensor& accumulator, const Tensor& grad, const axon_adagrad_attrs& a,
+                   const std::string& layer) {
+  call<OpId::ApplyAdagrad>(layer, in(&var, &accumulator, &grad), std::array<Tensor*, 0>{}, &a);
+}
+void apply_nadam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const axon_nadam_attrs& a,
+                 const std::string& layer) {
+  call<OpId::ApplyNadam>(layer, in(&var, &m, &v, &grad), std::array<Tensor*, 0>{}, &a);
+}
+void apply_weight_decay(Tensor& var, const axon_weight_decay_attrs& a, const std::string& layer) {
+  call<OpId::ApplyWeightDecay>(layer, in(&var), std::array<Tensor*, 0>{}, &a);
+}
+void clip_gradients(Tensor& grad, const Tensor& segment_ends, const axon_clip_attrs& a, const std::string& layer) {
+  call<OpId::ClipGradients>(layer, in(&grad, &segment_ends), std::array<Tensor*, 0>{}, &a);
+}
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer) {
   call<OpId::InTopK>(layer, in(&logits, &labels), out(&correct));
 }

@@ -61,5 +61,6 @@ void add_activation_kernels(sdk::KernelTable& t);  // activations.cpp
 void add_softmax_kernels(sdk::KernelTable& t);     // softmax.cpp
 void add_arithmetic_kernels(sdk::KernelTable& t);  // arithmetic.cpp
 void add_shape_kernels(sdk::KernelTable& t);       // shape_ops.cpp
+void add_optimizer_kernels(sdk::KernelTable& t);   // optimizers.cpp
 
 }  // namespace axon::cpu

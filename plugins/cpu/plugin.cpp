@@ -174,6 +174,7 @@ const sdk::KernelTable& kernel_table() {
     add_softmax_kernels(t);
     add_arithmetic_kernels(t);
     add_shape_kernels(t);
+    add_optimizer_kernels(t);
     return t;
   }();
   return table;

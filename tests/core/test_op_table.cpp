@@ -66,6 +66,12 @@ const axon_slice_attrs kAt1{sizeof(axon_slice_attrs), {0, 1, 2, 0}};  // [2,3,2,
 const axon_batch_norm_attrs kBnTrain{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
 const axon_moving_average_attrs kMoving{sizeof(axon_moving_average_attrs), 0.99f, 0.01f};
 const axon_fused_batch_norm_attrs kBnReluTrain{sizeof(axon_fused_batch_norm_attrs), kBnTrain, AXON_ACTIVATION_RELU};
+const axon_sgd_attrs kSgd{sizeof(axon_sgd_attrs), 0.01f, 0.9f, 1};
+const axon_rmsprop_attrs kRmsprop{sizeof(axon_rmsprop_attrs), 0.001f, 0.9f, 0.0f, 1e-7f, 1};
+const axon_adagrad_attrs kAdagrad{sizeof(axon_adagrad_attrs), 0.001f, 1e-7f};
+const axon_nadam_attrs kNadam{sizeof(axon_nadam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, 1, 0.45f};
+const axon_weight_decay_attrs kWeightDecay{sizeof(axon_weight_decay_attrs), 0.001f, 0.004f};
+const axon_clip_attrs kClip{sizeof(axon_clip_attrs), AXON_CLIP_NORM, 1.0f};
 // depthwise 3x3, multiplier 2, SAME stride 2 on 7x5x3 -> 4x3x6
 const axon_conv2d_attrs kDepthwise = kSame2;
 
@@ -145,6 +151,13 @@ std::vector<Case> good_cases() {
        {x, tensor({3}), tensor({3}), tensor({3}), tensor({3})}, &kBnReluTrain},
       {OpId::FusedBatchNormGradEx, {x, x, tensor({3}), tensor({3}), tensor({3}), x}, {x, tensor({3}), tensor({3})},
        &kBnReluTrain},
+      {OpId::ApplySGD, {tensor({7}), tensor({7}), tensor({7})}, {}, &kSgd},
+      {OpId::ApplyRMSprop, {tensor({7}), tensor({7}), tensor({7}), tensor({7}), tensor({7})}, {}, &kRmsprop},
+      {OpId::ApplyAdamWithAmsgrad, {tensor({7}), tensor({7}), tensor({7}), tensor({7}), tensor({7})}, {}, &kAdam},
+      {OpId::ApplyAdagrad, {tensor({7}), tensor({7}), tensor({7})}, {}, &kAdagrad},
+      {OpId::ApplyNadam, {tensor({7}), tensor({7}), tensor({7}), tensor({7})}, {}, &kNadam},
+      {OpId::ApplyWeightDecay, {tensor({7})}, {}, &kWeightDecay},
+      {OpId::ClipGradients, {tensor({7}), tensor({2}, AXON_INT64)}, {}, &kClip},
   };
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.op < b.op; });
   return cases;
@@ -270,6 +283,21 @@ TEST_CASE("the validator names the op and the tensor for each kind of malformed 
     step0.step = 0;
     adam.attrs = &step0;
     CHECK(adam.why() == "ApplyAdam: step must be >= 1, got 0");
+    Case sgd = cases[static_cast<int>(OpId::ApplySGD)];
+    axon_sgd_attrs negative = kSgd;
+    negative.momentum = -0.5f;
+    sgd.attrs = &negative;
+    CHECK(sgd.why() == "ApplySGD: momentum must be in [0, 1], got -0.5");
+    Case rms = cases[static_cast<int>(OpId::ApplyRMSprop)];
+    axon_rmsprop_attrs rho = kRmsprop;
+    rho.rho = 1.5f;
+    rms.attrs = &rho;
+    CHECK(rms.why() == "ApplyRMSprop: rho must be in [0, 1], got 1.5");
+    Case clip = cases[static_cast<int>(OpId::ClipGradients)];
+    axon_clip_attrs zero = kClip;
+    zero.clip = 0;
+    clip.attrs = &zero;
+    CHECK(clip.why() == "ClipGradients: clip must be a positive number, got 0");
   }
   SECTION("shape rules") {
     Case c = conv;
@@ -289,6 +317,12 @@ TEST_CASE("the validator names the op and the tensor for each kind of malformed 
     Case adam = cases[static_cast<int>(OpId::ApplyAdam)];
     adam.in[2].dims[0] = 6;
     CHECK(adam.why() == "ApplyAdam: v has shape [6], expected var's [7]");
+    Case amsgrad = cases[static_cast<int>(OpId::ApplyAdamWithAmsgrad)];
+    amsgrad.in[3].dims[0] = 8;
+    CHECK(amsgrad.why() == "ApplyAdamWithAmsgrad: vhat has shape [8], expected var's [7]");
+    Case clip = cases[static_cast<int>(OpId::ClipGradients)];
+    clip.in[0] = tensor({7, 1});
+    CHECK(clip.why() == "ClipGradients: grad must have rank 1, got shape [7,1]");
     bias = cases[static_cast<int>(OpId::BiasAdd)];
     bias.in[0] = tensor({4});
     bias.out[0] = tensor({4});

@@ -606,6 +606,33 @@ void adam_cases(Runner& r, std::mt19937& rng) {
   }
 }
 
+// The optimizers of ABI 1.6 (ClipGradients, with its int64 input, is checked
+// by the goldens, optimizers.axg): updates in place, against the reference's
+// double arithmetic within a few roundings of the larger of the value and
+// its change.
+void optimizer_cases(Runner& r, std::mt19937& rng) {
+  const std::vector<int64_t> s = {1600, 10};
+  const Tol tol{1e-6, 1e-5};
+  for (int variant = 0; variant < 2; ++variant) {
+    const std::string label = std::string(variant ? "options " : "defaults ") + "[1600,10]";
+    HostTensor var = uniform(rng, s), g = uniform(rng, s), state = uniform(rng, s, -0.1f, 0.1f),
+               squares = uniform(rng, s, 0.001f, 0.01f), avg = uniform(rng, s, -0.01f, 0.01f);
+    const axon_sgd_attrs sgd{sizeof(axon_sgd_attrs), 0.01f, variant ? 0.9f : 0.0f, variant};
+    r.run(label, "ApplySGD", {var, state, g}, {}, &sgd, tol, 2);
+    const axon_rmsprop_attrs rms{sizeof(axon_rmsprop_attrs), 0.001f, 0.9f, variant ? 0.5f : 0.0f, 1e-7f, variant};
+    r.run(label, "ApplyRMSprop", {var, squares, state, avg, g}, {}, &rms, tol, 4);
+    const axon_adam_attrs adam{sizeof(axon_adam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, variant ? 7 : 1};
+    r.run(label, "ApplyAdamWithAmsgrad", {var, state, squares, squares, g}, {}, &adam, tol, 4);
+    const axon_adagrad_attrs adagrad{sizeof(axon_adagrad_attrs), 0.01f, 1e-7f};
+    r.run(label, "ApplyAdagrad", {var, squares, g}, {}, &adagrad, tol, 2);
+    const axon_nadam_attrs nadam{sizeof(axon_nadam_attrs), 1e-3f, 0.9f, 0.999f, 1e-7f, variant ? 7 : 1,
+                                 variant ? 0.2f : 0.45f};
+    r.run(label, "ApplyNadam", {var, state, squares, g}, {}, &nadam, tol, 3);
+    const axon_weight_decay_attrs wd{sizeof(axon_weight_decay_attrs), 0.01f, variant ? 0.5f : 0.004f};
+    r.run(label, "ApplyWeightDecay", {var}, {}, &wd, tol, 1);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -636,6 +663,7 @@ int main(int argc, char** argv) {
     loss_cases(r, rng);
     nan_cases(r);
     adam_cases(r, rng);
+    optimizer_cases(r, rng);
     activation_cases(r, rng);
     tensor_cases(r, rng);
     avg_pool_cases(r, rng);

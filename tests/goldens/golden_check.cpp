@@ -3,8 +3,9 @@
 // TensorFlow's:
 //  - outputs with a bound tensor: sums of products within
 //    tol::sum_allowed(want, S), and the ABI 1.4 activations and softmax the
-//    same way with S = B of axon/function_bounds.hpp; the loss and Adam
-//    within tol::ops_allowed (tests/common/tolerance.hpp states both and their power);
+//    same way with S = B of axon/function_bounds.hpp; the loss and the
+//    optimizers within tol::ops_allowed (tests/common/tolerance.hpp states
+//    both and their power);
 //  - the others (MaxPool, Relu, BiasAdd, InTopK, ...) exactly: equal as
 //    floats (-0 == +0), bytes and integers bit for bit.
 // Outputs start as NaN (0xEE for bytes), so an element left unwritten fails.
@@ -58,6 +59,12 @@ struct Attrs {
   axon_slice_attrs slice{};
   axon_moving_average_attrs moving_average{};
   axon_fused_batch_norm_attrs fused_batch_norm{};
+  axon_sgd_attrs sgd{};
+  axon_rmsprop_attrs rmsprop{};
+  axon_adagrad_attrs adagrad{};
+  axon_nadam_attrs nadam{};
+  axon_weight_decay_attrs weight_decay{};
+  axon_clip_attrs clip{};
   const void* chosen = nullptr;
 };
 
@@ -88,7 +95,7 @@ void make_attrs(const golden::Case& c, Attrs& a) {
   } else if (op == "MatMul") {
     a.matmul = {sizeof(axon_matmul_attrs), to_int(c, "transpose_a"), to_int(c, "transpose_b")};
     a.chosen = &a.matmul;
-  } else if (op == "ApplyAdam") {
+  } else if (op == "ApplyAdam" || op == "ApplyAdamWithAmsgrad") {
     a.adam = {sizeof(axon_adam_attrs), to_float(c, "learning_rate"), to_float(c, "beta_1"), to_float(c, "beta_2"),
               to_float(c, "epsilon"), static_cast<int64_t>(to_int(c, "step"))};
     a.chosen = &a.adam;
@@ -146,6 +153,26 @@ void make_attrs(const golden::Case& c, Attrs& a) {
   } else if (op == "MovingAverage") {
     a.moving_average = {sizeof(axon_moving_average_attrs), to_float(c, "momentum"), to_float(c, "weight")};
     a.chosen = &a.moving_average;
+  } else if (op == "ApplySGD") {
+    a.sgd = {sizeof(axon_sgd_attrs), to_float(c, "learning_rate"), to_float(c, "momentum"), to_int(c, "nesterov")};
+    a.chosen = &a.sgd;
+  } else if (op == "ApplyRMSprop") {
+    a.rmsprop = {sizeof(axon_rmsprop_attrs), to_float(c, "learning_rate"), to_float(c, "rho"), to_float(c, "momentum"),
+                 to_float(c, "epsilon"), to_int(c, "centered")};
+    a.chosen = &a.rmsprop;
+  } else if (op == "ApplyAdagrad") {
+    a.adagrad = {sizeof(axon_adagrad_attrs), to_float(c, "learning_rate"), to_float(c, "epsilon")};
+    a.chosen = &a.adagrad;
+  } else if (op == "ApplyNadam") {
+    a.nadam = {sizeof(axon_nadam_attrs), to_float(c, "learning_rate"), to_float(c, "beta_1"), to_float(c, "beta_2"),
+               to_float(c, "epsilon"), static_cast<int64_t>(to_int(c, "step")), to_float(c, "u_product")};
+    a.chosen = &a.nadam;
+  } else if (op == "ApplyWeightDecay") {
+    a.weight_decay = {sizeof(axon_weight_decay_attrs), to_float(c, "learning_rate"), to_float(c, "weight_decay")};
+    a.chosen = &a.weight_decay;
+  } else if (op == "ClipGradients") {
+    a.clip = {sizeof(axon_clip_attrs), static_cast<axon_clip_mode>(to_int(c, "mode")), to_float(c, "clip")};
+    a.chosen = &a.clip;
   }
 }
 
@@ -209,7 +236,9 @@ void compare(const std::string& op, size_t index, const std::vector<unsigned cha
   const std::vector<float> w = want.values<float>(), s = bound->values<float>();
   std::vector<float> g(w.size());
   std::memcpy(g.data(), got_bytes.data(), g.size() * sizeof(float));
-  const bool ops_rule = op == "SparseSoftmaxCrossEntropyWithLogits" || op == "ApplyAdam";
+  const axon::OpSchema* schema = axon::find_op(op.c_str());
+  const bool optimizer = schema != nullptr && schema->abi_minor == 6;  // Keras' optimizers, clipping, weight decay
+  const bool ops_rule = op == "SparseSoftmaxCrossEntropyWithLogits" || op == "ApplyAdam" || optimizer;
   auto allowed = [&](size_t i) {
     return ops_rule ? axon::test::tol::ops_allowed(s[i]) : axon::test::tol::sum_allowed(w[i], s[i], g_sum_ulps);
   };
@@ -246,7 +275,7 @@ Outcome run_case(TestDevice& dev, const golden::Case& c) {
       wanted.back().second = &t;
     }
   }
-  // ApplyAdam and MovingAverage update inputs in place and have no outputs (the op table says which).
+  // The optimizers and MovingAverage update inputs in place and have no outputs (the op table says which).
   const axon::OpSchema* schema = axon::find_op(c.op.c_str());
   const bool in_place = schema != nullptr && schema->in_place_inputs > 0;
   if (!in_place)

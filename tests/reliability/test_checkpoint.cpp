@@ -32,10 +32,10 @@ constexpr int64_t kBatch = 32;
 
 Device& cpu() { return test::test_runtime().device("cpu:0"); }
 
-std::unique_ptr<nn::Sequential> cnn(uint64_t seed) {
+std::unique_ptr<nn::Sequential> cnn(uint64_t seed, const nn::OptimizerOptions& optimizer = {}) {
   auto m = nn::make_cnn(10);
   m->build({28, 28, 1}, cpu(), seed);
-  m->compile();
+  m->compile(optimizer);
   return m;
 }
 
@@ -107,6 +107,78 @@ TEST_CASE("checkpoint: stop mid-epoch, restore into a new model, finish: the sam
   CHECK(tail.epochs[0].loss == full.epochs[1].loss);
   CHECK(tail.epochs[0].accuracy == full.epochs[1].accuracy);
   CHECK(tail.epochs[0].samples == 200);
+}
+
+// Each optimizer's state (and Nadam's step-dependent cache) goes through the
+// file: stopped after 5 of 8 steps and resumed in a new model, the run ends
+// with the uninterrupted run's weights, bit for bit.
+TEST_CASE("checkpoint: every optimizer resumes bit for bit, and another optimizer's checkpoint is refused",
+          "[checkpoint][optimizers]") {
+  const data::ImageSet set = test::synthetic_set(128, 3);  // 4 steps per epoch
+  const uint64_t seed = 21;
+  const train::RunIdentity run = identity(set, seed);
+  using K = nn::OptimizerKind;
+  std::vector<nn::OptimizerOptions> configs(7);
+  configs[0].kind = K::sgd, configs[0].momentum = 0.9f, configs[0].nesterov = true;
+  configs[1].kind = K::rmsprop, configs[1].momentum = 0.5f, configs[1].centered = true;
+  configs[2].kind = K::adam, configs[2].amsgrad = true, configs[2].clipnorm = 0.1f;
+  configs[3].kind = K::adamw;
+  configs[4].kind = K::adagrad, configs[4].global_clipnorm = 0.5f;
+  configs[5].kind = K::nadam, configs[5].clipvalue = 0.01f;
+  configs[6].kind = K::sgd;  // no momentum: no state at all
+  for (nn::OptimizerOptions& o : configs) {
+    o.learning_rate = 1e-3f;  // the run identity's
+    auto straight = cnn(seed, o);
+    INFO(straight->optimizer().describe());
+    straight->fit(set, options(2, seed));
+    auto first = cnn(seed, o);
+    nn::FitOptions part = options(2, seed);
+    int64_t polls = 0;
+    part.stop_requested = [&] { return polls++ == 5; };
+    const nn::History h = first->fit(set, part);
+    REQUIRE(h.stopped);
+    const std::string bytes = train::serialize_checkpoint(*first, run, {1, 1, 5, h.epochs});
+    auto resumed = cnn(seed + 1, o);
+    const train::TrainingPosition at = train::restore_checkpoint(*resumed, run, bytes, "mem");
+    REQUIRE(at.global_step == 5);
+    nn::FitOptions rest = options(2, seed);
+    rest.initial_epoch = at.epochs_done;
+    rest.initial_step = at.step_in_epoch;
+    resumed->fit(set, rest);
+    CHECK(resumed->optimizer().iterations() == 8);
+    CHECK(weights(*resumed) == weights(*straight));
+
+    // Resumed with another optimizer (Adam, Keras' defaults): one message naming both.
+    auto adam = cnn(seed);
+    const std::vector<float> before = weights(*adam);
+    const std::string msg = usage_error([&] { train::restore_checkpoint(*adam, run, bytes, "ckpt-x"); });
+    CHECK(msg == "checkpoint ckpt-x was written with the optimizer '" + first->optimizer().describe() +
+                     "', this run has '--optimizer adam': resume with the same settings, or start afresh in another "
+                     "--checkpoint-dir");
+    CHECK(weights(*adam) == before);
+  }
+}
+
+// A checkpoint written before the optimizer was recorded holds Adam: it
+// loads into a model with Adam and is refused by any other optimizer.
+TEST_CASE("checkpoint: one without the optimizer key loads as Adam", "[checkpoint][optimizers]") {
+  const data::ImageSet set = test::synthetic_set(100, 4);
+  const uint64_t seed = 5;
+  const train::RunIdentity run = identity(set, seed);
+  const io::SafetensorsFile f = io::parse_safetensors(checkpoint_at(set, 6, seed));
+  io::SafetensorsWriter w;
+  for (const io::SafetensorsEntry& t : f.tensors()) w.add_f32(t.name, t.shape, f.f32(t.name, t.shape));
+  for (const auto& [key, value] : f.metadata())
+    if (key != "optimizer" && key != "axon_crc32") w.set_metadata(key, value);
+  const std::string old = w.bytes(true);
+  auto target = cnn(99);
+  CHECK(train::restore_checkpoint(*target, run, old, "old").global_step == 6);
+  nn::OptimizerOptions sgd;
+  sgd.kind = nn::OptimizerKind::sgd;
+  sgd.learning_rate = 1e-3f;
+  auto other = cnn(99, sgd);
+  CHECK_THAT(usage_error([&] { train::restore_checkpoint(*other, run, old, "old"); }),
+             Catch::Contains("was written with the optimizer '--optimizer adam', this run has '--optimizer sgd'"));
 }
 
 TEST_CASE("checkpoint: damaged, lying and foreign files are refused, the model untouched", "[checkpoint][hostile]") {

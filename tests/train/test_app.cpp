@@ -150,6 +150,19 @@ TEST_CASE("axon-train: bad input exits 2 with one message", "[app][errors]") {
   expect_usage("--learning-rate -1", "--learning-rate");
   expect_usage("--learning-rate abc", "learning-rate");
   expect_usage("--seed -3", "--seed");
+  expect_usage("--optimizer nope",
+               "unknown optimizer 'nope'; expected one of sgd, rmsprop, adam, adamw, adagrad, nadam");
+  expect_usage("--nesterov", "--nesterov does not apply to --optimizer adam (only to sgd)");
+  expect_usage("--optimizer sgd --rho 0.5", "--rho does not apply to --optimizer sgd (only to rmsprop)");
+  expect_usage("--optimizer adagrad --amsgrad",
+               "--amsgrad does not apply to --optimizer adagrad (only to adam, adamw)");
+  expect_usage("--optimizer sgd --momentum -0.5", "--momentum must be in [0, 1], got -0.5");
+  expect_usage("--optimizer rmsprop --rho 1", "--rho must be in [0, 1), got 1");
+  expect_usage("--beta-2 1.5", "--beta-2 must be in [0, 1), got 1.5");
+  expect_usage("--optimizer rmsprop --epsilon 0", "--epsilon must be a positive number, got 0");
+  expect_usage("--weight-decay -1", "--weight-decay must be 0 or more, got -1");
+  expect_usage("--clipnorm 0", "--clipnorm must be a positive number, got 0");
+  expect_usage("--clipnorm 1 --global-clipnorm 1", "--clipnorm, --clipvalue and --global-clipnorm do not go together");
   expect_usage("--no-such-flag", "no-such-flag");
   expect_usage("--train-limit -1", "--train-limit");
   expect_usage("--threads -2", "--threads");

@@ -111,6 +111,35 @@ TEST_CASE("model: Adam steps are TensorFlow's ApplyAdam with Keras defaults", "[
   }
 }
 
+// A schedule will set the learning rate every step: the step after
+// set_learning_rate uses the new rate in the weight decay and the update
+// (SGD: w - w wd lr - lr g), as a model built with that rate does.
+TEST_CASE("model: set_learning_rate takes effect at the next step", "[model][optimizers]") {
+  const data::ImageSet set = test::synthetic_set(16, 1);
+  const data::HostBatch b = batch_of(set, 0, 8);
+  auto model = [&](float lr) {
+    auto m = make_cnn(10);
+    m->build({28, 28, 1}, cpu(), 7);
+    OptimizerOptions o;
+    o.kind = OptimizerKind::sgd;
+    o.learning_rate = lr;
+    o.weight_decay = 0.1f;
+    m->compile(o);
+    return m;
+  };
+  auto fixed = model(0.02f), changed = model(0.5f);
+  changed->set_learning_rate(0.02f);
+  CHECK(changed->optimizer().learning_rate() == 0.02f);
+  fixed->train_step(b);
+  changed->train_step(b);
+  CHECK(train::serialize_weights(*fixed) == train::serialize_weights(*changed));
+  auto other = model(0.02f);
+  other->set_learning_rate(0.03f);
+  other->train_step(b);
+  CHECK(train::serialize_weights(*other) != train::serialize_weights(*fixed));
+  CHECK_THROWS_AS(fixed->set_learning_rate(-1.0f), UsageError);
+}
+
 TEST_CASE("model: evaluate's device-side loss and accuracy match the host", "[model]") {
   auto m = cnn(4);
   const data::ImageSet set = test::synthetic_set(70, 2);

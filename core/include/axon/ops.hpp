@@ -32,6 +32,20 @@ void sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Te
                                   const std::string& layer = {});
 void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const axon_adam_attrs& a,
                 const std::string& layer = {});
+// The optimizers of ABI 1.6 (plugin_abi.h gives each update rule).
+void apply_sgd(Tensor& var, Tensor& velocity, const Tensor& grad, const axon_sgd_attrs& a,
+               const std::string& layer = {});
+void apply_rmsprop(Tensor& var, Tensor& velocity, Tensor& momentum, Tensor& average_grad, const Tensor& grad,
+                   const axon_rmsprop_attrs& a, const std::string& layer = {});
+void apply_adam_with_amsgrad(Tensor& var, Tensor& m, Tensor& v, Tensor& vhat, const Tensor& grad,
+                             const axon_adam_attrs& a, const std::string& layer = {});
+void apply_adagrad(Tensor& var, Tensor& accumulator, const Tensor& grad, const axon_adagrad_attrs& a,
+                   const std::string& layer = {});
+void apply_nadam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const axon_nadam_attrs& a,
+                 const std::string& layer = {});
+void apply_weight_decay(Tensor& var, const axon_weight_decay_attrs& a, const std::string& layer = {});
+// segment_ends: int64, where each variable of grad ends.
+void clip_gradients(Tensor& grad, const Tensor& segment_ends, const axon_clip_attrs& a, const std::string& layer = {});
 // TensorFlow's InTopK, k = 1: a tie for the largest logit counts as correct.
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer = {});
 void sum(const Tensor& x, Tensor& y, const std::string& layer = {});

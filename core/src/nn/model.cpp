@@ -2,7 +2,7 @@
 // step: each replica computes the gradients of its part of the global batch
 // (at once, a host thread each), the strategy sums the flat gradient buffers
 // (with the batch's loss and accuracy sums riding along), then every replica
-// adds those sums to its totals and applies one Adam update. Nothing is read
+// adds those sums to its totals and applies one optimizer update. Nothing is read
 // back to the host unless a callback asks for the metrics.
 #include "fusion.hpp"
 #include "replica_threads.hpp"
@@ -122,7 +122,7 @@ void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
   for (size_t r = 0; r < replicas_.size(); ++r) times_[r].device = devices[r]->name();
 }
 
-void Model::compile(const AdamOptions& optimizer, SparseCategoricalCrossentropy loss) {
+void Model::compile(const OptimizerOptions& optimizer, SparseCategoricalCrossentropy loss) {
   if (!built()) throw UsageError("the model " + name_ + " is not built: build it first");
   for (auto& r : replicas_) r->compile(optimizer, loss);
 }
@@ -148,9 +148,15 @@ DeviceMetrics& Model::metrics() {
   return replicas_[0]->train_metrics();
 }
 
-const Adam& Model::optimizer() const {
+const Optimizer& Model::optimizer() const {
   if (!built() || !replicas_[0]->compiled()) throw RuntimeError("the model " + name_ + " is not compiled");
   return replicas_[0]->optimizer();
+}
+
+void Model::set_learning_rate(float lr) {
+  if (!built() || !replicas_[0]->compiled())
+    throw UsageError("the model " + name_ + " is not compiled: compile it first");
+  for (auto& r : replicas_) r->optimizer().set_learning_rate(lr);
 }
 
 std::vector<Layer*> Model::layers() {

@@ -45,4 +45,16 @@ void ParameterBuffers::bind(const std::vector<Parameter*>& params, Device& devic
   extra_ = gradients_.view(trainable_floats_, {extra_grad_floats});
 }
 
+std::vector<int64_t> ParameterBuffers::trainable_segment_ends() const {
+  std::vector<int64_t> starts;
+  for (int64_t o : offsets_)
+    if (o < trainable_floats_) starts.push_back(o);
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  std::vector<int64_t> ends;
+  for (size_t i = 1; i < starts.size(); ++i) ends.push_back(starts[i]);
+  if (trainable_floats_ > 0) ends.push_back(trainable_floats_);
+  return ends;
+}
+
 }  // namespace axon::nn

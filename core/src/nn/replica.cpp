@@ -1,7 +1,7 @@
 // A replica's step: upload the samples and labels (uint8 pixels through NormalizeImage), the
 // plan's forward in node order, the loss and its gradient, the metric sums,
 // the plan's backward in reverse into the flat gradient buffer; after the
-// all-reduce, the metric totals and one ApplyAdam over all parameters.
+// all-reduce, the metric totals and one optimizer update over all parameters.
 // Activations and gradients come from the replica's pool: nothing is
 // allocated on the device after the first step of each batch size.
 #include "fusion.hpp"
@@ -137,19 +137,19 @@ void Replica::join_without_samples() {
     if (plan_[k].backprop) plan_[k].layer->join_without_samples(false);
 }
 
-void Replica::compile(const AdamOptions& optimizer, const SparseCategoricalCrossentropy& loss) {
+void Replica::compile(const OptimizerOptions& optimizer, const SparseCategoricalCrossentropy& loss) {
   DeviceScope scope(*device_);
-  optimizer_.emplace(optimizer);
+  optimizer_ = make_optimizer(optimizer);
   optimizer_->build(buffers_);
   loss_.emplace(loss);
 }
 
-const Adam& Replica::optimizer() const {
+const Optimizer& Replica::optimizer() const {
   if (!optimizer_) throw RuntimeError("the model is not compiled");
   return *optimizer_;
 }
 
-Adam& Replica::optimizer() {
+Optimizer& Replica::optimizer() {
   if (!optimizer_) throw RuntimeError("the model is not compiled");
   return *optimizer_;
 }

@@ -31,6 +31,16 @@ constexpr const char* kPrefix = "ckpt-";
 constexpr const char* kSuffix = ".safetensors";
 // History and metadata stay far below this (about 300 bytes per epoch).
 constexpr uint64_t kMaxHeaderBytes = uint64_t{4} << 20;
+// The most state buffers an optimizer keeps (RMSprop: velocity, momentum,
+// average_gradient; Adam with amsgrad: m, v, velocity_hat).
+constexpr uint64_t kMaxOptimizerSlots = 3;
+// Checkpoints from before the key was written hold Adam with Keras' defaults.
+constexpr const char* kOldOptimizer = "--optimizer adam";
+
+// Optimizer state that is a running sum of squares: negative means damage.
+bool never_negative(const std::string& slot) {
+  return slot == "v" || slot == "velocity" || slot == "velocity_hat" || slot == "accumulator";
+}
 
 std::string g17(double v) {
   char b[40];
@@ -138,12 +148,12 @@ std::vector<float> flat_from(const io::SafetensorsFile& f, const fs::path& file,
 std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const TrainingPosition& at) {
   synchronize_replicas(model);  // a failure of queued work, before its results are read
   nn::Replica& r0 = model.replica(0);
-  nn::Adam& adam = r0.optimizer();
+  nn::Optimizer& optimizer = r0.optimizer();
   io::SafetensorsWriter w;
   const WeightLayout layout = WeightLayout::of(r0), trained = WeightLayout::of(r0, true);
   add_weight_tensors(w, "", r0.buffers().values(), layout);
-  add_weight_tensors(w, "optimizer/m/", adam.m(), trained);
-  add_weight_tensors(w, "optimizer/v/", adam.v(), trained);
+  for (const nn::OptimizerSlot& slot : optimizer.state())
+    add_weight_tensors(w, "optimizer/" + slot.name + "/", *slot.value, trained);
   float sums[2] = {0, 0};
   r0.train_metrics().totals().copy_to_host(sums, sizeof sums);
   check_finite_for_writing("metrics/train_sums", sums);
@@ -161,6 +171,7 @@ std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const
   w.set_metadata("train_samples", std::to_string(run.train_samples));
   w.set_metadata("steps_per_epoch", std::to_string(run.steps_per_epoch));
   w.set_metadata("learning_rate", g17(run.learning_rate));
+  w.set_metadata("optimizer", optimizer.describe());
   if (!run.class_names.empty()) w.set_metadata("class_names", run.class_names);
   w.set_metadata("metric_samples", std::to_string(r0.train_metrics().samples()));
   w.set_metadata("data_order", "each epoch a Fisher-Yates shuffle drawn from SplitMix64 seeded by (seed, epoch)");
@@ -213,6 +224,10 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
       differs("the classes", classes.empty() ? "numbered 0 to N-1" : parse::printable(classes),
               run.class_names.empty() ? "numbered labels" : parse::printable(run.class_names));
     if (steps != run.steps_per_epoch) corrupt(file, "says " + std::to_string(steps) + " steps per epoch for this batch and set");
+    nn::Optimizer& optimizer = model.replica(0).optimizer();
+    const std::string written_with = f.metadata().count("optimizer") != 0 ? f.meta("optimizer") : kOldOptimizer;
+    if (written_with != optimizer.describe())
+      differs("the optimizer", "'" + parse::printable(written_with) + "'", "'" + optimizer.describe() + "'");
 
     TrainingPosition at;
     at.epochs_done = static_cast<int>(meta_int(f, file, "epochs_done", 0, INT32_MAX - 1));
@@ -229,17 +244,21 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
     nn::Replica& r0 = model.replica(0);
     const WeightLayout layout = WeightLayout::of(r0), trained = WeightLayout::of(r0, true);
     const std::vector<float> values = flat_from(f, file, "", layout);
-    const std::vector<float> m = flat_from(f, file, "optimizer/m/", trained);
-    const std::vector<float> v = flat_from(f, file, "optimizer/v/", trained);
-    for (float x : v)
-      if (x < 0) corrupt(file, "holds a negative second moment (optimizer/v)");
+    const std::vector<nn::OptimizerSlot> slots = optimizer.state();
+    std::vector<std::vector<float>> state;
+    for (const nn::OptimizerSlot& slot : slots) {
+      state.push_back(flat_from(f, file, "optimizer/" + slot.name + "/", trained));
+      if (never_negative(slot.name))
+        for (float x : state.back())
+          if (x < 0) corrupt(file, "holds a negative value in optimizer/" + slot.name + ", a sum of squares");
+    }
     std::vector<float> sums;
     try {
       sums = f.f32("metrics/train_sums", {2});
     } catch (const UsageError& e) {
       corrupt(file, e.what());
     }
-    const size_t expected = layout.names.size() + 2 * trained.names.size() + 1;
+    const size_t expected = layout.names.size() + slots.size() * trained.names.size() + 1;
     if (f.tensors().size() != expected)
       corrupt(file, "holds " + std::to_string(f.tensors().size()) + " tensors, this model's checkpoint " +
                         std::to_string(expected));
@@ -247,10 +266,10 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
     for (int i = 0; i < model.num_replicas(); ++i) {
       nn::Replica& r = model.replica(i);
       r.buffers().values().copy_from_host(values.data(), values.size() * sizeof(float));
-      nn::Adam& adam = r.optimizer();
-      adam.m().copy_from_host(m.data(), m.size() * sizeof(float));
-      adam.v().copy_from_host(v.data(), v.size() * sizeof(float));
-      adam.set_iterations(at.global_step);
+      std::vector<nn::OptimizerSlot> into = r.optimizer().state();
+      for (size_t k = 0; k < into.size(); ++k)
+        into[k].value->copy_from_host(state[k].data(), state[k].size() * sizeof(float));
+      r.optimizer().set_iterations(at.global_step);
       r.train_metrics().reset();
       r.train_metrics().totals().copy_from_host(sums.data(), sums.size() * sizeof(float));
       r.train_metrics().set_samples(metric_samples);
@@ -308,8 +327,8 @@ fs::path CheckpointDir::write(const std::string& bytes, int64_t global_step, int
 }
 
 uint64_t CheckpointDir::max_file_bytes(nn::Model& model) {
-  // Three float buffers (weights, m, v) and the metric sums, plus the header.
-  return 8 + kMaxHeaderBytes + 3 * static_cast<uint64_t>(model.parameter_count()) * 4 + 8;
+  // The weights, the optimizer's state buffers and the metric sums, plus the header.
+  return 8 + kMaxHeaderBytes + (1 + kMaxOptimizerSlots) * static_cast<uint64_t>(model.parameter_count()) * 4 + 8;
 }
 
 CheckpointCallback::CheckpointCallback(nn::Model& model, const RunIdentity& run, CheckpointDir dir, int64_t every,

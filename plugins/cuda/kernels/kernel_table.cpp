@@ -15,6 +15,7 @@ const sdk::KernelTable& kernel_table() {
     register_activation_kernels(t);
     register_tensor_kernels(t);
     register_batch_norm_kernels(t);
+    register_optimizer_kernels(t);
     return t;
   }();
   return table;

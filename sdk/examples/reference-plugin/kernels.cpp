@@ -439,6 +439,156 @@ void apply_adam(Device&, const KernelCall& c) {
   }
 }
 
+// ------------------------------------------------------------------ optimizers of ABI 1.6 (Keras 3's rules)
+
+void apply_sgd(Device&, const KernelCall& c) {
+  TensorRef var = c.input(0), vel = c.input(1), g = c.input(2);
+  const auto& a = c.attrs<axon_sgd_attrs>();
+  float* w = var.data<float>();
+  float* u = vel.data<float>();
+  const float* gp = g.data<float>();
+  const double lr = a.learning_rate, mu = a.momentum;
+  for (int64_t i = 0; i < var.numel(); ++i) {
+    if (a.momentum == 0) {
+      w[i] = static_cast<float>(w[i] - lr * gp[i]);
+      continue;
+    }
+    const double ui = mu * u[i] - lr * gp[i];
+    u[i] = static_cast<float>(ui);
+    w[i] = static_cast<float>(w[i] + (a.nesterov ? mu * ui - lr * gp[i] : ui));
+  }
+}
+
+void apply_rmsprop(Device&, const KernelCall& c) {
+  TensorRef var = c.input(0), vel = c.input(1), mom = c.input(2), avg = c.input(3), g = c.input(4);
+  const auto& a = c.attrs<axon_rmsprop_attrs>();
+  float* w = var.data<float>();
+  float* vp = vel.data<float>();
+  float* mp = mom.data<float>();
+  float* ap = avg.data<float>();
+  const float* gp = g.data<float>();
+  const double rho = a.rho;
+  for (int64_t i = 0; i < var.numel(); ++i) {
+    const double gi = gp[i];
+    const double v = rho * vp[i] + (1 - rho) * gi * gi;
+    vp[i] = static_cast<float>(v);
+    double denominator = v + a.epsilon;
+    if (a.centered) {
+      const double avg_i = rho * ap[i] + (1 - rho) * gi;
+      ap[i] = static_cast<float>(avg_i);
+      denominator = v - avg_i * avg_i + a.epsilon;
+    }
+    const double increment = a.learning_rate * gi / std::sqrt(denominator);
+    if (a.momentum > 0) {
+      const double m = a.momentum * double(mp[i]) + increment;
+      mp[i] = static_cast<float>(m);
+      w[i] = static_cast<float>(w[i] - m);
+    } else {
+      w[i] = static_cast<float>(w[i] - increment);
+    }
+  }
+}
+
+// Keras' Adam with amsgrad: m += (g - m)(1 - b1), v += (g^2 - v)(1 - b2), vhat = max(vhat, v).
+void apply_adam_with_amsgrad(Device&, const KernelCall& c) {
+  TensorRef var = c.input(0), m = c.input(1), v = c.input(2), vhat = c.input(3), g = c.input(4);
+  const auto& a = c.attrs<axon_adam_attrs>();
+  const double b1 = a.beta_1, b2 = a.beta_2, t = double(a.step);
+  const double lr_t = a.learning_rate * std::sqrt(1.0 - std::pow(b2, t)) / (1.0 - std::pow(b1, t));
+  float* w = var.data<float>();
+  float* mp = m.data<float>();
+  float* vp = v.data<float>();
+  float* hp = vhat.data<float>();
+  const float* gp = g.data<float>();
+  for (int64_t i = 0; i < var.numel(); ++i) {
+    const double gi = gp[i];
+    const double mi = mp[i] + (gi - mp[i]) * (1 - b1);
+    const double vi = vp[i] + (gi * gi - vp[i]) * (1 - b2);
+    const double hi = std::max<double>(hp[i], vi);
+    mp[i] = static_cast<float>(mi);
+    vp[i] = static_cast<float>(vi);
+    hp[i] = static_cast<float>(hi);
+    w[i] = static_cast<float>(w[i] - lr_t * mi / (std::sqrt(hi) + a.epsilon));
+  }
+}
+
+void apply_adagrad(Device&, const KernelCall& c) {
+  TensorRef var = c.input(0), acc = c.input(1), g = c.input(2);
+  const auto& a = c.attrs<axon_adagrad_attrs>();
+  float* w = var.data<float>();
+  float* ap = acc.data<float>();
+  const float* gp = g.data<float>();
+  for (int64_t i = 0; i < var.numel(); ++i) {
+    const double gi = gp[i];
+    const double acc_i = ap[i] + gi * gi;
+    ap[i] = static_cast<float>(acc_i);
+    w[i] = static_cast<float>(w[i] - a.learning_rate * gi / std::sqrt(acc_i + a.epsilon));
+  }
+}
+
+void apply_nadam(Device&, const KernelCall& c) {
+  TensorRef var = c.input(0), m = c.input(1), v = c.input(2), g = c.input(3);
+  const auto& a = c.attrs<axon_nadam_attrs>();
+  const double b1 = a.beta_1, b2 = a.beta_2, t = double(a.step);
+  const double u_t = b1 * (1 - 0.5 * std::pow(0.96, t)), u_t1 = b1 * (1 - 0.5 * std::pow(0.96, t + 1));
+  const double u_product = a.u_product, u_product_t1 = u_product * u_t1;
+  const double v_scale = 1 - std::pow(b2, t);
+  float* w = var.data<float>();
+  float* mp = m.data<float>();
+  float* vp = v.data<float>();
+  const float* gp = g.data<float>();
+  for (int64_t i = 0; i < var.numel(); ++i) {
+    const double gi = gp[i];
+    const double mi = mp[i] + (gi - mp[i]) * (1 - b1);
+    const double vi = vp[i] + (gi * gi - vp[i]) * (1 - b2);
+    mp[i] = static_cast<float>(mi);
+    vp[i] = static_cast<float>(vi);
+    const double m_hat = u_t1 * mi / (1 - u_product_t1) + (1 - u_t) * gi / (1 - u_product);
+    w[i] = static_cast<float>(w[i] - m_hat * a.learning_rate / (std::sqrt(vi / v_scale) + a.epsilon));
+  }
+}
+
+void apply_weight_decay(Device&, const KernelCall& c) {
+  TensorRef var = c.input(0);
+  const auto& a = c.attrs<axon_weight_decay_attrs>();
+  float* w = var.data<float>();
+  for (int64_t i = 0; i < var.numel(); ++i)
+    w[i] = static_cast<float>(w[i] - double(w[i]) * a.weight_decay * a.learning_rate);
+}
+
+// Keras' clipping; norms summed in double over each variable's span.
+void clip_gradients(Device&, const KernelCall& c) {
+  TensorRef grad = c.input(0), ends = c.input(1);
+  const auto& a = c.attrs<axon_clip_attrs>();
+  float* g = grad.data<float>();
+  const int64_t* e = ends.data<int64_t>();
+  const int64_t n = grad.numel(), segments = ends.numel();
+  for (int64_t s = 0; s < segments; ++s)
+    if (e[s] < (s > 0 ? e[s - 1] : 0) || e[s] > n || (s == segments - 1 && e[s] != n))
+      fail(AXON_INVALID_ARGUMENT, "ClipGradients: segment_ends must rise from 0 to grad's size " + std::to_string(n) +
+                                      ", got " + std::to_string(e[s]) + " at " + std::to_string(s));
+  const double clip = a.clip;
+  if (a.mode == AXON_CLIP_VALUE) {
+    for (int64_t i = 0; i < n; ++i) g[i] = std::min(std::max(g[i], -a.clip), a.clip);
+    return;
+  }
+  std::vector<double> squares(static_cast<size_t>(segments), 0.0);
+  for (int64_t s = 0, i = 0; s < segments; ++s)
+    for (; i < e[s]; ++i) squares[static_cast<size_t>(s)] += double(g[i]) * g[i];
+  if (a.mode == AXON_CLIP_NORM) {
+    for (int64_t s = 0, i = 0; s < segments; ++s) {
+      const double norm = std::sqrt(squares[static_cast<size_t>(s)]);
+      for (; i < e[s]; ++i) g[i] = static_cast<float>(g[i] * clip / std::max(norm, clip));
+    }
+    return;
+  }
+  double total = 0;
+  for (double q : squares) total += q;
+  const double norm = std::sqrt(total);
+  const double scale = clip * std::min(1 / norm, 1 / clip) + (norm - norm);
+  for (int64_t i = 0; i < n; ++i) g[i] = static_cast<float>(g[i] * scale);
+}
+
 }  // namespace
 
 const KernelTable& kernel_table() {
@@ -457,6 +607,13 @@ const KernelTable& kernel_table() {
     add<OpId::BiasAddGrad, bias_add_grad>(t);
     add<OpId::SparseSoftmaxCrossEntropyWithLogits, sparse_softmax_xent>(t);
     add<OpId::ApplyAdam, apply_adam>(t);
+    add<OpId::ApplySGD, apply_sgd>(t);
+    add<OpId::ApplyRMSprop, apply_rmsprop>(t);
+    add<OpId::ApplyAdamWithAmsgrad, apply_adam_with_amsgrad>(t);
+    add<OpId::ApplyAdagrad, apply_adagrad>(t);
+    add<OpId::ApplyNadam, apply_nadam>(t);
+    add<OpId::ApplyWeightDecay, apply_weight_decay>(t);
+    add<OpId::ClipGradients, clip_gradients>(t);
     add<OpId::InTopK, in_top_k>(t);
     add<OpId::SparseCategoricalAccuracy, sparse_categorical_accuracy>(t);
     add<OpId::Sum, sum>(t);

@@ -84,6 +84,13 @@ enum class OpId : uint8_t {
   DepthwiseConv2dNativeBackpropFilter,
   FusedBatchNormEx,
   FusedBatchNormGradEx,
+  ApplySGD,
+  ApplyRMSprop,
+  ApplyAdamWithAmsgrad,
+  ApplyAdagrad,
+  ApplyNadam,
+  ApplyWeightDecay,
+  ClipGradients,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
@@ -107,7 +114,13 @@ enum class AttrKind : uint8_t {
   slice,
   batch_norm,
   moving_average,
-  fused_batch_norm
+  fused_batch_norm,
+  sgd,
+  rmsprop,
+  adagrad,
+  nadam,
+  weight_decay,
+  clip
 };
 
 // The struct's C name and the bytes a caller must fill at least (up to its
@@ -139,6 +152,13 @@ constexpr AttrInfo attr_info(AttrKind k) {
       return {"axon_moving_average_attrs", AXON_STRUCT_SIZE(axon_moving_average_attrs, weight)};
     case AttrKind::fused_batch_norm:
       return {"axon_fused_batch_norm_attrs", AXON_STRUCT_SIZE(axon_fused_batch_norm_attrs, activation)};
+    case AttrKind::sgd: return {"axon_sgd_attrs", AXON_STRUCT_SIZE(axon_sgd_attrs, nesterov)};
+    case AttrKind::rmsprop: return {"axon_rmsprop_attrs", AXON_STRUCT_SIZE(axon_rmsprop_attrs, centered)};
+    case AttrKind::adagrad: return {"axon_adagrad_attrs", AXON_STRUCT_SIZE(axon_adagrad_attrs, epsilon)};
+    case AttrKind::nadam: return {"axon_nadam_attrs", AXON_STRUCT_SIZE(axon_nadam_attrs, u_product)};
+    case AttrKind::weight_decay:
+      return {"axon_weight_decay_attrs", AXON_STRUCT_SIZE(axon_weight_decay_attrs, weight_decay)};
+    case AttrKind::clip: return {"axon_clip_attrs", AXON_STRUCT_SIZE(axon_clip_attrs, clip)};
   }
   return {"", 0};
 }
@@ -168,6 +188,12 @@ template <> struct attr_kind_of<axon_moving_average_attrs> { static constexpr At
 template <> struct attr_kind_of<axon_fused_batch_norm_attrs> {
   static constexpr AttrKind value = AttrKind::fused_batch_norm;
 };
+template <> struct attr_kind_of<axon_sgd_attrs> { static constexpr AttrKind value = AttrKind::sgd; };
+template <> struct attr_kind_of<axon_rmsprop_attrs> { static constexpr AttrKind value = AttrKind::rmsprop; };
+template <> struct attr_kind_of<axon_adagrad_attrs> { static constexpr AttrKind value = AttrKind::adagrad; };
+template <> struct attr_kind_of<axon_nadam_attrs> { static constexpr AttrKind value = AttrKind::nadam; };
+template <> struct attr_kind_of<axon_weight_decay_attrs> { static constexpr AttrKind value = AttrKind::weight_decay; };
+template <> struct attr_kind_of<axon_clip_attrs> { static constexpr AttrKind value = AttrKind::clip; };
 
 // A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
 // dtype of its first input, or first output when it has none).
@@ -360,6 +386,23 @@ inline constexpr OpSchema kOpTable[] = {
    {"reserve_space_2"}, {"y"}}, 6, 6, {{"dx"}, {"scale_backprop"}, {"offset_backprop"}}, 3, 3,
    AttrKind::fused_batch_norm, 0, 5, {2, {OpId::ReluGrad, OpId::FusedBatchNormGradV3}}, kF32,
    "FusedBatchNormGradV3(ReluGrad(dy, y), x, ...) (y: _FusedBatchNormEx's output)"},
+
+  // ABI 1.6: Keras' optimizers, each one pass over a flat parameter buffer
+  // (plugin_abi.h gives each update rule).
+  {OpId::ApplySGD, "ApplySGD", {{"var"}, {"velocity"}, {"grad"}}, 3, 3, {}, 0, 0, AttrKind::sgd, 2, 6, {}, kF32,
+   "Keras' SGD step with momentum and nesterov"},
+  {OpId::ApplyRMSprop, "ApplyRMSprop", {{"var"}, {"velocity"}, {"momentum"}, {"average_grad"}, {"grad"}}, 5, 5, {}, 0,
+   0, AttrKind::rmsprop, 4, 6, {}, kF32, "Keras' RMSprop step (epsilon inside the square root; momentum, centered)"},
+  {OpId::ApplyAdamWithAmsgrad, "ApplyAdamWithAmsgrad", {{"var"}, {"m"}, {"v"}, {"vhat"}, {"grad"}}, 5, 5, {}, 0, 0,
+   AttrKind::adam, 4, 6, {}, kF32, "Keras' Adam step with amsgrad: vhat = max(vhat, v) in the denominator"},
+  {OpId::ApplyAdagrad, "ApplyAdagrad", {{"var"}, {"accumulator"}, {"grad"}}, 3, 3, {}, 0, 0, AttrKind::adagrad, 2, 6,
+   {}, kF32, "Keras' Adagrad step (epsilon inside the square root)"},
+  {OpId::ApplyNadam, "ApplyNadam", {{"var"}, {"m"}, {"v"}, {"grad"}}, 4, 4, {}, 0, 0, AttrKind::nadam, 3, 6, {}, kF32,
+   "Keras' Nadam step (momentum cache u_product from the caller)"},
+  {OpId::ApplyWeightDecay, "ApplyWeightDecay", {{"var"}}, 1, 1, {}, 0, 0, AttrKind::weight_decay, 1, 6, {}, kF32,
+   "var -= var * weight_decay * learning_rate (Keras' weight_decay)"},
+  {OpId::ClipGradients, "ClipGradients", {{"grad"}, {"segment_ends", AXON_INT64}}, 2, 2, {}, 0, 0, AttrKind::clip, 1,
+   6, {}, kF32, "Keras' clipvalue, clipnorm (per variable) or global_clipnorm over variables laid end to end"},
 };
 // clang-format on
 

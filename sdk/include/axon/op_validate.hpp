@@ -288,6 +288,58 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       return v.same_shape(in[1], "m", in[0], "var") && v.same_shape(in[2], "v", in[0], "var") &&
              v.same_shape(in[3], "grad", in[0], "var");
     }
+    case OpId::ApplySGD: {
+      const auto& a = *static_cast<const axon_sgd_attrs*>(c.attrs);
+      if (!v.finite(a.learning_rate, "learning_rate")) return false;
+      if (!(a.momentum >= 0 && a.momentum <= 1))
+        return v.fail("momentum must be in [0, 1], got %g", double(a.momentum));
+      if (a.nesterov != 0 && a.nesterov != 1) return v.fail("nesterov must be 0 or 1, got %d", a.nesterov);
+      return v.same_shape(in[1], "velocity", in[0], "var") && v.same_shape(in[2], "grad", in[0], "var");
+    }
+    case OpId::ApplyRMSprop: {
+      const auto& a = *static_cast<const axon_rmsprop_attrs*>(c.attrs);
+      if (!v.finite(a.learning_rate, "learning_rate") || !v.finite(a.epsilon, "epsilon")) return false;
+      if (!(a.rho >= 0 && a.rho <= 1)) return v.fail("rho must be in [0, 1], got %g", double(a.rho));
+      if (!(a.momentum >= 0 && a.momentum <= 1))
+        return v.fail("momentum must be in [0, 1], got %g", double(a.momentum));
+      if (a.centered != 0 && a.centered != 1) return v.fail("centered must be 0 or 1, got %d", a.centered);
+      return v.same_shape(in[1], "velocity", in[0], "var") && v.same_shape(in[2], "momentum", in[0], "var") &&
+             v.same_shape(in[3], "average_grad", in[0], "var") && v.same_shape(in[4], "grad", in[0], "var");
+    }
+    case OpId::ApplyAdamWithAmsgrad: {
+      const auto& a = *static_cast<const axon_adam_attrs*>(c.attrs);
+      if (a.step < 1) return v.fail("step must be >= 1, got %lld", static_cast<long long>(a.step));
+      return v.same_shape(in[1], "m", in[0], "var") && v.same_shape(in[2], "v", in[0], "var") &&
+             v.same_shape(in[3], "vhat", in[0], "var") && v.same_shape(in[4], "grad", in[0], "var");
+    }
+    case OpId::ApplyAdagrad: {
+      const auto& a = *static_cast<const axon_adagrad_attrs*>(c.attrs);
+      if (!v.finite(a.learning_rate, "learning_rate") || !v.finite(a.epsilon, "epsilon")) return false;
+      return v.same_shape(in[1], "accumulator", in[0], "var") && v.same_shape(in[2], "grad", in[0], "var");
+    }
+    case OpId::ApplyNadam: {
+      const auto& a = *static_cast<const axon_nadam_attrs*>(c.attrs);
+      if (a.step < 1) return v.fail("step must be >= 1, got %lld", static_cast<long long>(a.step));
+      if (!v.finite(a.learning_rate, "learning_rate") || !v.finite(a.u_product, "u_product")) return false;
+      return v.same_shape(in[1], "m", in[0], "var") && v.same_shape(in[2], "v", in[0], "var") &&
+             v.same_shape(in[3], "grad", in[0], "var");
+    }
+    case OpId::ApplyWeightDecay: {
+      const auto& a = *static_cast<const axon_weight_decay_attrs*>(c.attrs);
+      return v.finite(a.learning_rate, "learning_rate") && v.finite(a.weight_decay, "weight_decay");
+    }
+    case OpId::ClipGradients: {
+      const auto& a = *static_cast<const axon_clip_attrs*>(c.attrs);
+      const int mode = raw(a.mode);
+      if (mode < AXON_CLIP_VALUE || mode > AXON_CLIP_GLOBAL_NORM) return v.fail("unknown clip mode %d", mode);
+      if (!(a.clip > 0) || !v.finite(a.clip, "clip"))
+        return v.fail("clip must be a positive number, got %g", double(a.clip));
+      if (in[0].rank != 1) return v.fail("grad must have rank 1, got shape %s", dims_string(in[0]).c_str());
+      if (!v.rank_is(in[1], "segment_ends", 1)) return false;
+      if (in[0].dims[0] > 0 && in[1].dims[0] == 0)
+        return v.fail("segment_ends is empty for a grad of %lld elements", static_cast<long long>(in[0].dims[0]));
+      return true;
+    }
     case OpId::Sum: {
       const axon_tensor& y = out[0];
       if ((y.rank == 0) || (y.rank == 1 && y.dims[0] == 1)) return true;

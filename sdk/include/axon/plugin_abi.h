@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 5
+#define AXON_ABI_MINOR 6
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -144,7 +144,11 @@ typedef struct axon_matmul_attrs {
 } axon_matmul_attrs;
 
 /* ApplyAdam (Keras form: epsilon is added to sqrt(v_hat) after bias correction
- * folded into the learning rate). `step` is 1 for the first update. */
+ * folded into the learning rate). `step` is 1 for the first update.
+ * ApplyAdamWithAmsgrad (ABI 1.6), Keras 3's Adam with amsgrad in float32:
+ * alpha = lr * sqrt(1 - beta_2^step) / (1 - beta_1^step);
+ * m += (grad - m) * (1 - beta_1); v += (grad^2 - v) * (1 - beta_2);
+ * vhat = max(vhat, v); var -= m * alpha / (sqrt(vhat) + epsilon). */
 typedef struct axon_adam_attrs {
   size_t struct_size;
   float learning_rate;
@@ -248,6 +252,82 @@ typedef struct axon_moving_average_attrs {
   float momentum;
   float weight;
 } axon_moving_average_attrs;
+
+/* The optimizers of ABI 1.6: Keras 3's update rules, one fused pass over a
+ * flat parameter buffer. learning_rate is the step's (a schedule may change
+ * it every step). Keras' weight_decay is the separate op ApplyWeightDecay,
+ * applied before the update, and its gradient clipping ClipGradients. */
+
+/* ApplySGD: momentum 0: var -= lr * grad (velocity untouched); else
+ * velocity = momentum * velocity - lr * grad, then var += velocity, or with
+ * nesterov var += momentum * velocity - lr * grad. */
+typedef struct axon_sgd_attrs {
+  size_t struct_size;
+  float learning_rate;
+  float momentum;
+  int32_t nesterov; /* 0 or 1 */
+} axon_sgd_attrs;
+
+/* ApplyRMSprop: velocity = rho * velocity + (1 - rho) * grad^2; centered:
+ * average_grad = rho * average_grad + (1 - rho) * grad and the denominator
+ * sqrt(velocity - average_grad^2 + epsilon), else sqrt(velocity + epsilon);
+ * increment = lr * grad / denominator; momentum > 0: momentum_buf =
+ * momentum * momentum_buf + increment, var -= momentum_buf; else var -= increment.
+ * Unused state (momentum_buf when momentum is 0, average_grad when not
+ * centered) is left untouched. Keras rounds 1 - rho from the double the user
+ * gave (rho's shortest decimal form), as 1 - beta in ApplyAdamWithAmsgrad. */
+typedef struct axon_rmsprop_attrs {
+  size_t struct_size;
+  float learning_rate;
+  float rho;
+  float momentum;
+  float epsilon;
+  int32_t centered; /* 0 or 1 */
+} axon_rmsprop_attrs;
+
+/* ApplyAdagrad: accumulator += grad^2; var -= lr * grad / sqrt(accumulator + epsilon). */
+typedef struct axon_adagrad_attrs {
+  size_t struct_size;
+  float learning_rate;
+  float epsilon;
+} axon_adagrad_attrs;
+
+/* ApplyNadam (Keras' form): with u_t = beta_1 * (1 - 0.5 * 0.96^step),
+ * u_t1 = beta_1 * (1 - 0.5 * 0.96^(step + 1)) and u_product the product of
+ * u_1 ... u_step (Keras' momentum cache, kept by the caller in float32):
+ * m += (grad - m) * (1 - beta_1); v += (grad^2 - v) * (1 - beta_2);
+ * m_hat = u_t1 * m / (1 - u_product * u_t1) + (1 - u_t) * grad / (1 - u_product);
+ * var -= m_hat * lr / (sqrt(v / (1 - beta_2^step)) + epsilon). */
+typedef struct axon_nadam_attrs {
+  size_t struct_size;
+  float learning_rate;
+  float beta_1, beta_2;
+  float epsilon;
+  int64_t step;
+  float u_product;
+} axon_nadam_attrs;
+
+/* ApplyWeightDecay: var -= var * weight_decay * learning_rate (Keras' weight_decay). */
+typedef struct axon_weight_decay_attrs {
+  size_t struct_size;
+  float learning_rate;
+  float weight_decay;
+} axon_weight_decay_attrs;
+
+/* ClipGradients: Keras' clipping of the gradients of the variables laid end
+ * to end in grad; segment_ends[i] is where variable i ends (the last is
+ * grad's size). */
+typedef enum axon_clip_mode {
+  AXON_CLIP_VALUE = 0,      /* grad = min(max(grad, -clip), clip) */
+  AXON_CLIP_NORM = 1,       /* each variable: grad * clip / max(norm(grad), clip) */
+  AXON_CLIP_GLOBAL_NORM = 2 /* all: grad * (clip * min(1 / global_norm, 1 / clip)) */
+} axon_clip_mode;
+
+typedef struct axon_clip_attrs {
+  size_t struct_size;
+  axon_clip_mode mode;
+  float clip; /* > 0 */
+} axon_clip_attrs;
 
 /* The argmax of _FusedConv2DMaxPool: the tap of the pool window (row-major,
  * counted from the window's unclipped top-left corner) holding the window's

@@ -75,7 +75,8 @@ class Model {
   void build(const Shape& input_shape, Device& device, uint64_t seed);
   bool built() const { return !replicas_.empty(); }
 
-  void compile(const AdamOptions& optimizer = {}, SparseCategoricalCrossentropy loss = SparseCategoricalCrossentropy(true));
+  void compile(const OptimizerOptions& optimizer = {},
+               SparseCategoricalCrossentropy loss = SparseCategoricalCrossentropy(true));
 
   History fit(const data::SampleSource& train, const FitOptions& options);
   // batch_size is the global batch, split over the replicas.
@@ -84,7 +85,7 @@ class Model {
   std::vector<float> predict(const data::SampleSource& set, int64_t batch_size = 32);
 
   // One optimisation step on a host batch, the global batch (fit's inner
-  // loop): compute_gradients then one Adam update on every replica.
+  // loop): compute_gradients then one optimizer update on every replica.
   void train_step(const data::HostBatch& batch);
   // The placement of one training step on replica 0's device, recorded and
   // not run (placement_plan.hpp): every (op, dtype, layer) with its device,
@@ -118,7 +119,9 @@ class Model {
   const Shape& input_shape() const { return input_shape_; }
   // The training loss and accuracy totals, over every replica.
   DeviceMetrics& metrics();
-  const Adam& optimizer() const;
+  const Optimizer& optimizer() const;
+  // The learning rate of the next steps, on every replica (a schedule's hook).
+  void set_learning_rate(float lr);
   // Keras-style model.summary() text (of a built model, or for this input
   // shape: no device is needed).
   std::string summary();
@@ -138,7 +141,7 @@ class Model {
   // Calls f(r) for every replica at once; adds the time to the epoch's figures.
   void on_replicas(const std::function<void(int)>& f);
   // compute_gradients, the all-reduce, then the metric totals and (when
-  // `update`) the Adam step on every replica.
+  // `update`) the optimizer step on every replica.
   void step(const data::HostBatch& batch, bool update);
 
   std::string name_;

@@ -2,8 +2,8 @@
 // values (the trainable ones first, then the non-trainable ones such as
 // batch normalisation's moving statistics), one for the trainable weights'
 // gradients (plus a few extra floats the training loop reduces with them),
-// and Adam's m and v likewise. Each Parameter's value and grad become views
-// into them. So a step needs one all-reduce and one ApplyAdam whatever the
+// and the optimizer's state likewise. Each Parameter's value and grad become
+// views into them. So a step needs one all-reduce and one update whatever the
 // number of layers, and a replica is copied to another device with one
 // transfer.
 #pragma once
@@ -28,7 +28,7 @@ class ParameterBuffers {
   bool bound() const { return values_.defined(); }
 
   // Padded length of the trainable part; the padding is zero in every buffer
-  // and stays zero (its gradient is zero, so Adam leaves it there).
+  // and stays zero (its gradient is zero, so every optimizer leaves it there).
   int64_t trainable_floats() const { return trainable_floats_; }
   // Every weight value: the trainable part, then the non-trainable part.
   Tensor& values() { return values_; }
@@ -38,11 +38,16 @@ class ParameterBuffers {
   Tensor& gradients() { return gradients_; }
   // The weights' part of the gradient buffer (what the optimizer reads).
   const Tensor& parameter_gradients() const { return parameter_gradients_; }
+  Tensor& parameter_gradients() { return parameter_gradients_; }
   // The extra floats of the gradient buffer.
   Tensor& extra() { return extra_; }
   // Where each parameter starts in values() (in floats), in the order bind()
   // was given them (what a checkpoint needs to slice values, m and v).
   const std::vector<int64_t>& offsets() const { return offsets_; }
+  // Where each trainable parameter's span ends in trainable_values(), its
+  // padding included, in buffer order (the last is trainable_floats()): the
+  // variables Keras clips one by one.
+  std::vector<int64_t> trainable_segment_ends() const;
 
  private:
   std::vector<int64_t> offsets_;

@@ -1,5 +1,5 @@
 // One copy of a model on one device: its graph of layers, their flat
-// parameter buffers, Adam's state, the input buffers per batch size, the
+// parameter buffers, the optimizer's state, the input buffers per batch size, the
 // tensor pool activations and gradients come from, the loss and the metric
 // totals. A strategy runs one replica per device; every replica holds the
 // same weights and applies the same summed gradients.
@@ -96,10 +96,10 @@ class Replica {
   // `index` (nullptr: this replica is the only one).
   void set_collective(StepCollective* collective, int index);
 
-  void compile(const AdamOptions& optimizer, const SparseCategoricalCrossentropy& loss);
-  bool compiled() const { return optimizer_.has_value(); }
-  const Adam& optimizer() const;
-  Adam& optimizer();
+  void compile(const OptimizerOptions& optimizer, const SparseCategoricalCrossentropy& loss);
+  bool compiled() const { return optimizer_ != nullptr; }
+  const Optimizer& optimizer() const;
+  Optimizer& optimizer();
 
   // Forward pass only; returns the logits for these samples (count > 0).
   // training: a training step (Dropout drops); else inference.
@@ -111,7 +111,7 @@ class Replica {
   void compute_gradients(const Samples& s, int64_t global_batch);
   // After the strategy summed the gradient buffers: the step's sums (now
   // over every replica, global_samples samples) into the training totals,
-  // and one Adam update when `update`.
+  // and one optimizer update when `update`.
   void apply_gradients(int64_t global_samples, bool update);
   // Forward and loss on a validation batch; its sums into the eval totals.
   void evaluate(const Samples& s);
@@ -150,7 +150,7 @@ class Replica {
   std::vector<char> needs_grad_;     // per node
   std::vector<int> readers_;         // per node: the plan steps that read it
   ParameterBuffers buffers_;
-  std::optional<Adam> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;
   std::optional<SparseCategoricalCrossentropy> loss_;
   DeviceMetrics train_metrics_, eval_metrics_;
   Tensor eval_sums_;  // [2] one validation batch's loss sum and correct count

@@ -3,11 +3,15 @@
 // (axon/io/safetensors.hpp), so NumPy and PyTorch read it too:
 //
 //   tensors   "conv2d/kernel", "conv2d/bias", ...          the weights (Keras names and layouts)
-//             "optimizer/m/conv2d/kernel", ".../v/..."     Adam's moments, per weight
+//             "optimizer/<slot>/conv2d/kernel"             the optimizer's state, per weight and
+//                                                          slot (Keras' variable names: m and v
+//                                                          for Adam and Nadam, momentum, velocity,
+//                                                          average_gradient, velocity_hat, accumulator)
 //             "metrics/train_sums"                         the running loss sum and correct
 //                                                          count of the epoch in progress
 //   metadata  format, format_version, epochs_done, step_in_epoch, global_step,
 //             seed, batch_size, train_samples, steps_per_epoch, learning_rate,
+//             optimizer (its axon-train flags; absent: Adam with Keras' defaults),
 //             metric_samples, data_order, replicas, history (the finished
 //             epochs' logs as JSON), model (its Keras JSON), axon_crc32 (over
 //             all of it)
@@ -56,7 +60,7 @@ struct TrainingPosition {
 std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const TrainingPosition& at);
 
 // Checks `bytes` (read from `file`, named in messages) against the model and
-// the run, then restores weights, Adam's state and the epoch's running
+// the run, then restores weights, the optimizer's state and the epoch's running
 // metrics into every replica. Throws CorruptCheckpoint when the file is
 // damaged or does not fit the model (the model is left untouched), UsageError
 // when it is sound but belongs to another run (another seed, batch size, ...).

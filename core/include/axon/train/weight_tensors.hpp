@@ -43,7 +43,7 @@ class NonFiniteWeights : public RuntimeError {
 // NonFiniteWeights naming the tensor and the first value that is not finite.
 void check_finite_for_writing(const std::string& name, std::span<const float> values);
 
-// Adds `flat` (a replica's flat buffer of values, or Adam's m or v), cut into
+// Adds `flat` (a replica's flat buffer of values, or an optimizer's state buffer), cut into
 // the layout's tensors; NonFiniteWeights for a NaN or Inf.
 void add_weight_tensors(io::SafetensorsWriter& w, const std::string& prefix, const Tensor& flat,
                         const WeightLayout& layout);

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "keras_flags.hpp"
+
 #include "optimizer_flags.hpp"
 
 #include <axon/cli.hpp>
@@ -95,8 +97,47 @@ bool redraw_progress() {
   return ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
 }
 
+// --lr-schedule and the callbacks, each checked now (a bad setting exits 2
+// before any work).
+void parse_keras_objects(const po::variables_map& vm, Options& o) {
+  if (vm.count("lr-schedule")) {
+    o.lr_schedule = vm["lr-schedule"].as<std::string>();
+    schedule_from_flag(o.lr_schedule, o.learning_rate);
+  }
+  auto checked = [](const char* flag, auto make) {
+    try {
+      return make();
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      throw UsageError(what.starts_with(flag) ? what : std::string(flag) + ": " + what);
+    }
+  };
+  if (vm.count("early-stopping"))
+    o.early_stopping = checked("--early-stopping", [&] {
+      const train::EarlyStoppingOptions es = early_stopping_from_flag(vm["early-stopping"].as<std::string>());
+      train::EarlyStopping check(es);
+      return es;
+    });
+  if (vm.count("reduce-lr-on-plateau"))
+    o.reduce_lr = checked("--reduce-lr-on-plateau", [&] {
+      const train::ReduceLROnPlateauOptions r = reduce_lr_from_flag(vm["reduce-lr-on-plateau"].as<std::string>());
+      train::ReduceLROnPlateau check(r);
+      return r;
+    });
+  if (vm.count("model-checkpoint"))
+    o.model_checkpoint = checked("--model-checkpoint", [&] {
+      const ModelCheckpointOptions m = model_checkpoint_from_flag(vm["model-checkpoint"].as<std::string>());
+      train::BestModel check(m.best);
+      return m;
+    });
+  if (o.reduce_lr && !o.lr_schedule.empty())
+    throw UsageError("--reduce-lr-on-plateau and --lr-schedule both set the learning rate: choose one (Keras refuses "
+                     "to set a scheduled rate too)");
+}
+
 void check_outputs(const Options& o) {
   if (o.save) train::check_output_file(*o.save, "--save");
+  if (o.model_checkpoint) train::check_output_file(o.model_checkpoint->filepath, "--model-checkpoint filepath");
   if (o.metrics_csv) train::check_output_file(*o.metrics_csv, "--metrics-csv");
   if (o.save && o.metrics_csv && train::same_file(*o.save, *o.metrics_csv))
     throw UsageError("--save and --metrics-csv name the same file (" + parse::printable_path(*o.save) +
@@ -151,6 +192,18 @@ std::optional<Options> parse_options(int argc, char** argv) {
      "print a table of time per epoch, samples/s, final accuracy and speedup")
     ("metrics-csv", po::value<std::string>()->value_name("FILE"), "write one row per epoch (atomically) to FILE")
     ("save", po::value<std::string>()->value_name("FILE"), "save the trained weights (atomically) to FILE")
+    ("lr-schedule", po::value<std::string>()->value_name("NAME:K=V,..."),
+     "Keras' learning-rate schedule from the optimizer's rate, set before every step: exponential, piecewise, "
+     "polynomial, inverse_time, cosine, cosine_restarts with Keras' arguments, e.g. "
+     "cosine:decay_steps=5000,warmup_steps=500,warmup_target=0.01")
+    ("early-stopping", po::value<std::string>()->value_name("K=V,..."),
+     "Keras' EarlyStopping: monitor, min_delta, patience, mode, baseline, restore_best_weights, start_from_epoch "
+     "(e.g. monitor=val_loss,patience=3,restore_best_weights=true; 'none': Keras' defaults)")
+    ("reduce-lr-on-plateau", po::value<std::string>()->value_name("K=V,..."),
+     "Keras' ReduceLROnPlateau: monitor, factor, patience, mode, min_delta, cooldown, min_lr (e.g. factor=0.5,patience=2)")
+    ("model-checkpoint", po::value<std::string>()->value_name("K=V,..."),
+     "Keras' ModelCheckpoint: filepath (the weights file, written as --save writes), monitor, mode, "
+     "save_best_only (default true), initial_value_threshold (e.g. filepath=best.safetensors,monitor=val_accuracy)")
     ("tensorboard", po::value<std::string>()->value_name("DIR"),
      "write TensorBoard event files into DIR (made if only it is missing): scalars per epoch, and every "
      "--tensorboard-every steps; with --compare one run per device, DIR/<device>")
@@ -230,6 +283,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                      std::to_string(limits::kMaxBatchSize));
   o.optimizer = parse_optimizer_options(vm);
   o.learning_rate = *o.optimizer.learning_rate;
+  parse_keras_objects(vm, o);
   const int64_t seed = vm["seed"].as<int64_t>();
   if (seed < 0) throw UsageError("--seed must be 0 or more, got " + std::to_string(seed));
   o.seed = static_cast<uint64_t>(seed);
@@ -270,9 +324,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (!o.tensorboard && !vm["tensorboard-every"].defaulted()) throw UsageError("--tensorboard-every needs --tensorboard DIR");
   if (o.initial_weights && !o.weights_from_model_file && o.resume)
     throw UsageError("--initial-weights and --resume do not go together: a checkpoint holds the weights");
-  if (o.epochs == 0 && (o.checkpoint_dir || o.metrics_csv || o.tensorboard || !o.compare.empty()))
-    throw UsageError("--epochs 0 only evaluates: it writes no checkpoints, --metrics-csv or --tensorboard and does not "
-                     "--compare");
+  if (o.epochs == 0 && (o.checkpoint_dir || o.metrics_csv || o.tensorboard || !o.compare.empty() ||
+                        o.model_checkpoint || o.early_stopping || o.reduce_lr || !o.lr_schedule.empty()))
+    throw UsageError("--epochs 0 only evaluates: it writes no checkpoints, --metrics-csv, --tensorboard or "
+                     "--model-checkpoint, does not --compare and needs no schedule or training callbacks");
   if (!o.checkpoint_dir)
     for (const char* flag : {"resume", "checkpoint-every", "keep-checkpoints"})
       if (!vm[flag].defaulted()) throw UsageError(std::string("--") + flag + " needs --checkpoint-dir DIR");

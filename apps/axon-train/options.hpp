@@ -1,6 +1,8 @@
 // axon-train's flags (docs/training.md has the table) and their validation.
 #pragma once
 
+#include "keras_flags.hpp"
+
 #include <axon/config.hpp>
 #include <axon/nn/optimizer.hpp>
 
@@ -31,7 +33,11 @@ struct Options {
   std::optional<std::string> model_file;       // --model: a Keras model JSON
   std::string model_json;                      // its text
   std::optional<std::string> initial_weights;  // --initial-weights, or the --model .keras file
-  bool weights_from_model_file = false;        // initial_weights is the .keras --model (a checkpoint may override)
+  bool weights_from_model_file = false;
+  std::string lr_schedule;                                        // --lr-schedule (empty: none)
+  std::optional<train::EarlyStoppingOptions> early_stopping;      // --early-stopping
+  std::optional<train::ReduceLROnPlateauOptions> reduce_lr;       // --reduce-lr-on-plateau
+  std::optional<ModelCheckpointOptions> model_checkpoint;         // --model-checkpoint        // initial_weights is the .keras --model (a checkpoint may override)
   std::string initial_weights_bytes;           // its bytes, read by the chief before any work
   std::optional<std::string> tensorboard;      // --tensorboard: the log folder
   int64_t tensorboard_every = 0;               // steps; 0: per epoch only

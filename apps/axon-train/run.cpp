@@ -17,6 +17,9 @@
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
 #include <axon/train/checkpoint.hpp>
+#include <axon/train/best_model.hpp>
+#include <axon/train/reduce_lr_on_plateau.hpp>
+#include <axon/train/early_stopping.hpp>
 #include <axon/train/metrics_csv.hpp>
 #include <axon/train/progress.hpp>
 #include <axon/train/tensorboard.hpp>
@@ -42,7 +45,8 @@ std::string position(const train::TrainingPosition& at, int epochs, int64_t step
 // (saying which damaged ones it passed over) and hands its bytes to the
 // other workers, which restore the same. No checkpoint at all: a fresh start.
 train::TrainingPosition resume(nn::Model& model, const train::RunIdentity& run, const train::CheckpointDir& dir,
-                               Strategy& strategy, const Options& opts) {
+                               Strategy& strategy, const Options& opts,
+                               const std::vector<train::CheckpointedState*>& states) {
   std::string bytes;
   train::TrainingPosition at;
   if (strategy.is_chief()) {
@@ -55,7 +59,7 @@ train::TrainingPosition resume(nn::Model& model, const train::RunIdentity& run, 
       std::string b;
       try {
         b = io::read_regular_file(file, train::CheckpointDir::max_file_bytes(model), "checkpoint");
-        at = train::restore_checkpoint(model, run, b, file);
+        at = train::restore_checkpoint(model, run, b, file, states);
       } catch (const train::CorruptCheckpoint& e) {
         problems.push_back(e.what());
         damaged.push_back(file);
@@ -89,7 +93,7 @@ train::TrainingPosition resume(nn::Model& model, const train::RunIdentity& run, 
       std::printf("No checkpoint in %s yet: training from the start\n", parse::printable_path(dir.path()).c_str());
   }
   strategy.broadcast_bytes(bytes, "the checkpoint resumed from");
-  if (!strategy.is_chief() && !bytes.empty()) at = train::restore_checkpoint(model, run, bytes, dir.path());
+  if (!strategy.is_chief() && !bytes.empty()) at = train::restore_checkpoint(model, run, bytes, dir.path(), states);
   std::fflush(stdout);
   return at;
 }
@@ -235,12 +239,47 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   const int64_t steps = (ds.train->size() + opts.batch_size - 1) / opts.batch_size;
   const train::RunIdentity run{opts.seed, opts.batch_size, ds.train->size(), steps, opts.learning_rate,
                                ds.class_names.empty() ? std::string() : data::class_names_json(ds.class_names)};
+  // Keras' schedule and callbacks; their state rides in checkpoints.
+  const std::unique_ptr<nn::LearningRateSchedule> schedule =
+      opts.lr_schedule.empty() ? nullptr : schedule_from_flag(opts.lr_schedule, opts.learning_rate);
+  for (const std::string* monitor :
+       {opts.early_stopping ? &opts.early_stopping->monitor : nullptr, opts.reduce_lr ? &opts.reduce_lr->monitor : nullptr,
+        opts.model_checkpoint ? &opts.model_checkpoint->best.monitor : nullptr})
+    if (monitor != nullptr && monitor->starts_with("val_") && !ds.validation)
+      throw UsageError("a callback monitors " + *monitor + ", but this data has no validation set");
+  std::unique_ptr<train::EarlyStoppingCallback> early_stopping;
+  std::unique_ptr<train::ReduceLROnPlateauCallback> reduce_lr;
+  std::unique_ptr<train::BestModelCallback> model_checkpoint;
+  std::vector<train::CheckpointedState*> states;
+  if (opts.early_stopping) {
+    early_stopping = std::make_unique<train::EarlyStoppingCallback>(*model, *opts.early_stopping);
+    early_stopping->set_verbose(!opts.quiet);
+    states.push_back(early_stopping.get());
+  }
+  if (opts.reduce_lr) {
+    reduce_lr = std::make_unique<train::ReduceLROnPlateauCallback>(*model, *opts.reduce_lr);
+    reduce_lr->set_verbose(!opts.quiet);
+    states.push_back(reduce_lr.get());
+  }
+  nn::History finished;  // the metadata of files written mid-run name no final accuracy
+  if (opts.model_checkpoint) {
+    const ModelCheckpointOptions& mc = *opts.model_checkpoint;
+    model_checkpoint = std::make_unique<train::BestModelCallback>(
+        mc.best, mc.filepath,
+        [&, file = mc.filepath] {
+          if (write_files) train::save_weights(*model, file, weights_metadata(*model, opts, ds, finished));
+        },
+        mc.save_best_only);
+    model_checkpoint->set_verbose(!opts.quiet);
+    states.push_back(model_checkpoint.get());
+  }
+
   train::TrainingPosition resumed;
   std::unique_ptr<train::CheckpointDir> ckpt_dir;
   if (opts.checkpoint_dir) {
     ckpt_dir = std::make_unique<train::CheckpointDir>(*opts.checkpoint_dir);
     if (opts.resume) {
-      resumed = resume(*model, run, *ckpt_dir, strategy, opts);
+      resumed = resume(*model, run, *ckpt_dir, strategy, opts, states);
     } else if (write_files) {
       // Starting afresh would rotate the older run's checkpoints away.
       const std::vector<std::filesystem::path> old = ckpt_dir->list();
@@ -259,6 +298,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   fit.initial_epoch = resumed.epochs_done;
   fit.initial_step = resumed.step_in_epoch;
   fit.stop_requested = [] { return stop_signal() != 0; };
+  fit.learning_rate_schedule = schedule.get();
   const bool progress_on_terminal = opts.redraw_progress && !opts.quiet;
   train::ProgressBar progress(stdout, opts.redraw_progress);
   // First: a step whose loss is not finite reaches no other callback (no
@@ -280,9 +320,12 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     csv->resume(resumed.history);
     fit.callbacks.push_back(csv.get());
   }
+  // Before the checkpoints, which keep what these decided at an epoch's end.
+  for (nn::Callback* cb : std::initializer_list<nn::Callback*>{early_stopping.get(), reduce_lr.get(), model_checkpoint.get()})
+    if (cb != nullptr) fit.callbacks.push_back(cb);
   if (write_files && ckpt_dir) {
     checkpoints = std::make_unique<train::CheckpointCallback>(*model, run, *ckpt_dir, opts.checkpoint_every,
-                                                              opts.keep_checkpoints, resumed);
+                                                              opts.keep_checkpoints, resumed, states);
     fit.callbacks.push_back(checkpoints.get());
   }
 

@@ -349,17 +349,19 @@ def tensorboard_scalars(tmp):
     ok(["--epochs", "2", "--train-limit", "1280", "--test-limit", "200", "-q", "--tensorboard", "tb",
         "--tensorboard-every", "5", "--metrics-csv", "m.csv"], tmp, "two epochs with --tensorboard")
     s = scalars(os.path.join(tmp, "tb"))
-    check(sorted(s) == ["batch/accuracy", "batch/loss", "batch/samples_per_second", "epoch/accuracy", "epoch/loss",
-                        "epoch/samples_per_second", "epoch/val_accuracy", "epoch/val_loss"], "the tags", sorted(s))
+    check(sorted(s) == ["batch/accuracy", "batch/learning_rate", "batch/loss", "batch/samples_per_second",
+                        "epoch/accuracy", "epoch/learning_rate", "epoch/loss", "epoch/samples_per_second",
+                        "epoch/val_accuracy", "epoch/val_loss"], "the tags", sorted(s))
     rows = [line.split(",") for line in open(os.path.join(tmp, "m.csv")).read().splitlines()]
     header, rows = rows[0], rows[1:]
     for tag, column in (("loss", "loss"), ("accuracy", "accuracy"), ("val_loss", "val_loss"),
-                        ("val_accuracy", "val_accuracy"), ("samples_per_second", "samples_per_second")):
+                        ("val_accuracy", "val_accuracy"), ("samples_per_second", "samples_per_second"),
+                        ("learning_rate", "learning_rate")):
         want = [(int(r[0]), float(r[header.index(column)])) for r in rows]
         got = s["epoch/" + tag]
         check([st for st, _ in got] == [1, 2] and all(close(v, np.float32(w)) for (_, v), (_, w) in zip(got, want)),
               "epoch/%s per epoch (steps 1, 2) as --metrics-csv has it" % tag, got, want)
-    for tag in ("batch/loss", "batch/accuracy", "batch/samples_per_second"):
+    for tag in ("batch/loss", "batch/accuracy", "batch/samples_per_second", "batch/learning_rate"):
         check([st for st, _ in s[tag]] == list(range(5, 41, 5)), tag + " every 5 steps (global steps 5 to 40)", s[tag])
     check(all(v > 0 for _, v in s["batch/samples_per_second"]), "samples/s are positive")
     for epoch, step in ((1, 20), (2, 40)):

@@ -63,13 +63,13 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   std::getline(in, line);
-  REQUIRE(line == "epoch,loss,accuracy,val_loss,val_accuracy,seconds,samples_per_second,input_wait_seconds");
+  REQUIRE(line == "epoch,loss,accuracy,val_loss,val_accuracy,seconds,samples_per_second,input_wait_seconds,learning_rate");
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::string cell;
     std::istringstream l(line);
     while (std::getline(l, cell, ',')) f.push_back(cell);
-    REQUIRE(f.size() == 8);
+    REQUIRE(f.size() == 9);
     rows.push_back(f);
   }
   return rows;

@@ -309,7 +309,11 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
   if (o.validation_data != nullptr) check_set(*o.validation_data, "validation");
   data::BatchPipeline pipeline(train, o.batch_size, o.shuffle, o.seed, o.prefetch);
   const int64_t steps = o.steps_per_epoch > 0 ? std::min(o.steps_per_epoch, pipeline.steps()) : pipeline.steps();
-  const std::function<MetricValues()> read = [this] { return metrics().read(); };
+  const std::function<MetricValues()> read = [this] {
+    MetricValues m = metrics().read();
+    m.learning_rate = optimizer().learning_rate();
+    return m;
+  };
 
   if (o.initial_epoch < 0 || o.initial_step < 0 || o.initial_step >= std::max<int64_t>(steps, 1))
     throw UsageError("fit: cannot resume at step " + std::to_string(o.initial_step) + " of epoch " +
@@ -323,7 +327,11 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
   };
 
   History history;
+  auto callbacks_stop = [&] {
+    return std::any_of(o.callbacks.begin(), o.callbacks.end(), [](Callback* cb) { return cb->stop_training(); });
+  };
   for (int epoch = o.initial_epoch + 1; epoch <= o.epochs; ++epoch) {
+    if (callbacks_stop()) break;  // stopped before this fit (a run resumed after EarlyStopping)
     const int64_t first = epoch == o.initial_epoch + 1 ? o.initial_step : 0;
     for (Callback* cb : o.callbacks) cb->on_epoch_begin(epoch, o.epochs, steps);
     const auto t0 = Clock::now();
@@ -341,6 +349,8 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
         history.stopped_step = s;
         return history;
       }
+      if (o.learning_rate_schedule != nullptr)
+        set_learning_rate((*o.learning_rate_schedule)(optimizer().iterations()));
       step(pipeline.next(), true);
       for (Callback* cb : o.callbacks) cb->on_batch_end(s, read);
     }
@@ -356,6 +366,7 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
     logs.samples = m.samples;
     logs.loss = m.loss;
     logs.accuracy = m.accuracy;
+    logs.learning_rate = optimizer().learning_rate();
     if (o.validation_data != nullptr) {
       const auto t1 = Clock::now();
       const MetricValues v = evaluate(*o.validation_data, o.batch_size);
@@ -366,8 +377,7 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
     }
     history.epochs.push_back(logs);
     for (Callback* cb : o.callbacks) cb->on_epoch_end(logs);
-    const bool stop = std::any_of(o.callbacks.begin(), o.callbacks.end(), [](Callback* cb) { return cb->stop_training(); });
-    if (stop && epoch < o.epochs) {
+    if (callbacks_stop() && epoch < o.epochs) {
       history.early_stopped_epoch = epoch;
       break;
     }

@@ -49,10 +49,16 @@ void BestModel::restore_state(const std::string& json_text) {
 }
 
 void BestModelCallback::on_epoch_end(const nn::EpochLogs& logs) {
+  if (!best_only_) {
+    save_();
+    if (verbose_) std::printf("Epoch %d: saving model to %s\n", logs.epoch, file_.c_str());
+    std::fflush(stdout);
+    return;
+  }
   std::string message;
   const bool save = logic_.on_epoch_end(logs.epoch - 1, epoch_values(logs), file_, &message);
   if (save) save_();
-  std::printf("%s\n", message.c_str());
+  if (verbose_) std::printf("%s\n", message.c_str());
   std::fflush(stdout);
 }
 

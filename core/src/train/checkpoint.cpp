@@ -85,7 +85,8 @@ nlohmann::json logs_to_json(const nn::EpochLogs& l) {
           {"has_validation", l.has_validation},
           {"val_loss", g17(l.val_loss)}, {"val_accuracy", g17(l.val_accuracy)},
           {"seconds", g17(l.seconds)}, {"validation_seconds", g17(l.validation_seconds)},
-          {"input_wait_seconds", g17(l.input_wait_seconds)}, {"all_reduce_seconds", g17(l.all_reduce_seconds)}};
+          {"input_wait_seconds", g17(l.input_wait_seconds)}, {"all_reduce_seconds", g17(l.all_reduce_seconds)},
+          {"learning_rate", g17(l.learning_rate)}};
 }
 
 // The finished epochs' logs, checked field by field (the file may be hostile).
@@ -128,6 +129,7 @@ std::vector<nn::EpochLogs> history_from(const std::string& text, const fs::path&
     l.validation_seconds = number("validation_seconds");
     l.input_wait_seconds = number("input_wait_seconds");
     l.all_reduce_seconds = number("all_reduce_seconds");
+    if (e.contains("learning_rate")) l.learning_rate = number("learning_rate");  // absent before schedules
     out.push_back(l);
   }
   return out;
@@ -145,7 +147,8 @@ std::vector<float> flat_from(const io::SafetensorsFile& f, const fs::path& file,
 
 }  // namespace
 
-std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const TrainingPosition& at) {
+std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const TrainingPosition& at,
+                                 const std::vector<CheckpointedState*>& states) {
   synchronize_replicas(model);  // a failure of queued work, before its results are read
   nn::Replica& r0 = model.replica(0);
   nn::Optimizer& optimizer = r0.optimizer();
@@ -158,6 +161,15 @@ std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const
   r0.train_metrics().totals().copy_to_host(sums, sizeof sums);
   check_finite_for_writing("metrics/train_sums", sums);
   w.add_f32("metrics/train_sums", {2}, sums);
+  nlohmann::json callbacks = nlohmann::json::object();
+  for (const CheckpointedState* s : states) {
+    callbacks[s->state_key()] = s->save_state();
+    const std::vector<float> t = s->state_tensor();
+    if (!t.empty()) {
+      check_finite_for_writing("callbacks/" + s->state_key(), t);
+      w.add_f32("callbacks/" + s->state_key(), {static_cast<int64_t>(t.size())}, t);
+    }
+  }
 
   nlohmann::json history = nlohmann::json::array();
   for (const nn::EpochLogs& l : at.history) history.push_back(logs_to_json(l));
@@ -177,12 +189,13 @@ std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const
   w.set_metadata("data_order", "each epoch a Fisher-Yates shuffle drawn from SplitMix64 seeded by (seed, epoch)");
   w.set_metadata("replicas", std::to_string(model.strategy().num_replicas_in_sync()));
   w.set_metadata("history", history.dump());
+  if (!states.empty()) w.set_metadata("callbacks", callbacks.dump());
   w.set_metadata("model", nn::keras_json(model, model.input_shape()));
   return w.bytes(true);
 }
 
 TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, std::string bytes,
-                                    const fs::path& file) {
+                                    const fs::path& file, const std::vector<CheckpointedState*>& states) {
   io::SafetensorsLimits limits;
   limits.max_header_bytes = kMaxHeaderBytes;
   io::SafetensorsFile f;
@@ -258,7 +271,20 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
     } catch (const UsageError& e) {
       corrupt(file, e.what());
     }
-    const size_t expected = layout.names.size() + slots.size() * trained.names.size() + 1;
+    // The callbacks' states, checked now, loaded with the rest.
+    nlohmann::json callbacks = nlohmann::json::object();
+    if (f.metadata().count("callbacks") != 0) {
+      callbacks = nlohmann::json::parse(f.meta("callbacks"), nullptr, false);
+      if (!callbacks.is_object()) corrupt(file, "has callback states that are not a JSON object");
+    }
+    size_t callback_tensors = 0;
+    std::vector<std::pair<CheckpointedState*, std::vector<float>>> tensors;
+    for (const io::SafetensorsEntry& e : f.tensors())
+      if (e.name.starts_with("callbacks/")) ++callback_tensors;
+    for (CheckpointedState* s : states)
+      for (const io::SafetensorsEntry& e : f.tensors())
+        if (e.name == "callbacks/" + s->state_key()) tensors.emplace_back(s, f.f32(e.name, e.shape));
+    const size_t expected = layout.names.size() + slots.size() * trained.names.size() + 1 + callback_tensors;
     if (f.tensors().size() != expected)
       corrupt(file, "holds " + std::to_string(f.tensors().size()) + " tensors, this model's checkpoint " +
                         std::to_string(expected));
@@ -274,6 +300,13 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
       r.train_metrics().totals().copy_from_host(sums.data(), sums.size() * sizeof(float));
       r.train_metrics().set_samples(metric_samples);
     }
+    for (CheckpointedState* s : states) {
+      const auto it = callbacks.find(s->state_key());
+      if (it == callbacks.end()) continue;
+      if (!it->is_string()) corrupt(file, "has a callback state for " + s->state_key() + " that is not text");
+      s->load_state(it->get<std::string>());
+    }
+    for (auto& [s, t] : tensors) s->load_state_tensor(std::move(t));
     return at;
   } catch (const CorruptCheckpoint&) {
     throw;
@@ -327,14 +360,15 @@ fs::path CheckpointDir::write(const std::string& bytes, int64_t global_step, int
 }
 
 uint64_t CheckpointDir::max_file_bytes(nn::Model& model) {
-  // The weights, the optimizer's state buffers and the metric sums, plus the header.
-  return 8 + kMaxHeaderBytes + (1 + kMaxOptimizerSlots) * static_cast<uint64_t>(model.parameter_count()) * 4 + 8;
+  // The weights, the optimizer's state buffers, EarlyStopping's kept weights
+  // and the metric sums, plus the header.
+  return 8 + kMaxHeaderBytes + (2 + kMaxOptimizerSlots) * static_cast<uint64_t>(model.parameter_count()) * 4 + 8;
 }
 
 CheckpointCallback::CheckpointCallback(nn::Model& model, const RunIdentity& run, CheckpointDir dir, int64_t every,
-                                       int keep, TrainingPosition resumed_from)
+                                       int keep, TrainingPosition resumed_from, std::vector<CheckpointedState*> states)
     : model_(model), run_(run), dir_(std::move(dir)), every_(every), keep_(keep),
-      history_(std::move(resumed_from.history)),
+      history_(std::move(resumed_from.history)), states_(std::move(states)),
       last_step_written_(resumed_from.global_step > 0 ? resumed_from.global_step : -1) {}
 
 void CheckpointCallback::on_epoch_begin(int epoch, int epochs, int64_t steps) {
@@ -367,7 +401,7 @@ fs::path CheckpointCallback::write_stopped(int epoch, int64_t steps_done) {
 fs::path CheckpointCallback::write(const TrainingPosition& at) {
   std::string bytes;
   try {
-    bytes = serialize_checkpoint(model_, run_, at);
+    bytes = serialize_checkpoint(model_, run_, at, states_);
   } catch (const NonFiniteWeights& e) {
     // A NaN can reach the weights through the gradients while the loss
     // stays finite (a max-pool passes over it): stop here, where it shows.

@@ -77,12 +77,23 @@ void EarlyStoppingCallback::on_epoch_end(const nn::EpochLogs& logs) {
   stop_ = d.stop;
 }
 
+void EarlyStoppingCallback::load_state(const std::string& json_text) {
+  logic_.restore_state(json_text);
+  stop_ = logic_.stopped_epoch() >= 0;
+}
+
+void EarlyStoppingCallback::load_state_tensor(std::vector<float> values) {
+  if (values.size() != static_cast<size_t>(model_.replica(0).buffers().values().numel()))
+    throw UsageError("the checkpoint's EarlyStopping weights are not this model's");
+  kept_ = std::move(values);
+}
+
 void EarlyStoppingCallback::on_train_end(const nn::History&) {
-  if (logic_.stopped_epoch() >= 0) std::printf("%s\n", logic_.stop_message().c_str());
+  if (verbose_ && logic_.stopped_epoch() >= 0) std::printf("%s\n", logic_.stop_message().c_str());
   if (logic_.restore_at_end() && !kept_.empty()) {
     for (int r = 0; r < model_.num_replicas(); ++r)
       model_.replica(r).buffers().values().copy_from_host(kept_.data(), kept_.size() * sizeof(float));
-    std::printf("%s\n", logic_.restore_message().c_str());
+    if (verbose_) std::printf("%s\n", logic_.restore_message().c_str());
   }
   std::fflush(stdout);
 }

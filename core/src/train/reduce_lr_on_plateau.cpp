@@ -9,6 +9,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 namespace axon::train {
 
@@ -65,6 +66,30 @@ void ReduceLROnPlateau::restore_state(const std::string& json_text) {
   } catch (const nlohmann::json::exception&) {
     throw UsageError("the checkpoint's ReduceLROnPlateau state is malformed");
   }
+}
+
+void ReduceLROnPlateauCallback::on_epoch_end(const nn::EpochLogs& logs) {
+  const std::optional<float> lr =
+      logic_.on_epoch_end(logs.epoch - 1, epoch_values(logs), model_.optimizer().learning_rate());
+  if (!lr) return;
+  model_.set_learning_rate(*lr);
+  if (!verbose_) return;
+  std::printf("%s\n", ReduceLROnPlateau::message(logs.epoch - 1, *lr).c_str());
+  std::fflush(stdout);
+}
+
+std::string ReduceLROnPlateauCallback::save_state() const {
+  nlohmann::json s{{"logic", logic_.state()}, {"learning_rate", model_.optimizer().learning_rate()}};
+  return s.dump();
+}
+
+void ReduceLROnPlateauCallback::load_state(const std::string& json_text) {
+  const nlohmann::json s = nlohmann::json::parse(json_text, nullptr, false);
+  if (!s.is_object() || !s.contains("logic") || !s["logic"].is_string() || !s.contains("learning_rate") ||
+      !s["learning_rate"].is_number() || !(s["learning_rate"].get<double>() > 0))
+    throw UsageError("the checkpoint's ReduceLROnPlateau state is malformed");
+  logic_.restore_state(s["logic"].get<std::string>());
+  model_.set_learning_rate(s["learning_rate"].get<float>());
 }
 
 }  // namespace axon::train

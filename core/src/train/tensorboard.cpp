@@ -150,6 +150,7 @@ void TensorBoardCallback::on_batch_end(int64_t step, const std::function<nn::Met
   const double seconds = std::chrono::duration<double>(now - last_time_).count();
   writer_.add_scalar("batch/loss", static_cast<float>(m.loss), global);
   writer_.add_scalar("batch/accuracy", static_cast<float>(m.accuracy), global);
+  writer_.add_scalar("batch/learning_rate", static_cast<float>(m.learning_rate), global);
   if (seconds > 0)
     writer_.add_scalar("batch/samples_per_second",
                        static_cast<float>(static_cast<double>((global - last_step_) * batch_size_) / seconds), global);
@@ -160,6 +161,7 @@ void TensorBoardCallback::on_batch_end(int64_t step, const std::function<nn::Met
 void TensorBoardCallback::on_epoch_end(const nn::EpochLogs& logs) {
   writer_.add_scalar("epoch/loss", static_cast<float>(logs.loss), logs.epoch);
   writer_.add_scalar("epoch/accuracy", static_cast<float>(logs.accuracy), logs.epoch);
+  writer_.add_scalar("epoch/learning_rate", static_cast<float>(logs.learning_rate), logs.epoch);
   if (logs.has_validation) {
     writer_.add_scalar("epoch/val_loss", static_cast<float>(logs.val_loss), logs.epoch);
     writer_.add_scalar("epoch/val_accuracy", static_cast<float>(logs.val_accuracy), logs.epoch);

@@ -24,6 +24,7 @@ struct EpochLogs {
   int epochs = 0;
   int64_t steps = 0, samples = 0;
   double loss = 0, accuracy = 0;
+  double learning_rate = 0;  // the optimizer's at the epoch's last step
   bool has_validation = false;
   double val_loss = 0, val_accuracy = 0;
   double seconds = 0;             // training steps of the epoch, metrics read included

@@ -17,6 +17,7 @@ struct MetricValues {
   double loss = 0;      // mean per-sample loss
   double accuracy = 0;  // fraction of correct top-1 predictions
   int64_t samples = 0;
+  double learning_rate = 0;  // the optimizer's, for the step just taken (fit's reads)
 };
 
 class DeviceMetrics {

@@ -12,6 +12,7 @@
 #include <axon/data/batches.hpp>
 #include <axon/data/mnist.hpp>
 #include <axon/nn/callback.hpp>
+#include <axon/nn/lr_schedule.hpp>
 #include <axon/nn/layer.hpp>
 #include <axon/nn/loss.hpp>
 #include <axon/nn/metrics.hpp>
@@ -41,6 +42,9 @@ struct FitOptions {
   int64_t steps_per_epoch = 0;                        // 0: the whole training set
   bool prefetch = true;                               // prepare batches on a background thread
   std::vector<Callback*> callbacks;
+  // Sets the learning rate before every step from the optimizer's
+  // iterations (Keras' LearningRateSchedule); none: the rate stays.
+  const LearningRateSchedule* learning_rate_schedule = nullptr;
   // Resuming (Keras' initial_epoch): epochs already done, and steps already
   // done of the next one; fit trains the rest of that epoch, in the same
   // order, then epochs initial_epoch + 2 .. epochs.

@@ -3,6 +3,7 @@
 // (or on initial_value_threshold). Its state rides in checkpoints.
 #pragma once
 
+#include <axon/train/checkpoint.hpp>
 #include <axon/train/monitor.hpp>
 
 #include <functional>
@@ -36,17 +37,24 @@ class BestModel {
 
 // ModelCheckpoint(save_best_only) on Model::fit: after each epoch, Keras'
 // line, and `save` (which writes the weights to `file`) when it improved.
-class BestModelCallback : public nn::Callback {
+class BestModelCallback : public nn::Callback, public CheckpointedState {
  public:
-  BestModelCallback(const BestModelOptions& options, std::string file, std::function<void()> save)
-      : logic_(options), file_(std::move(file)), save_(std::move(save)) {}
+  // best_only false: save after every epoch (Keras' save_best_only=False).
+  BestModelCallback(const BestModelOptions& options, std::string file, std::function<void()> save, bool best_only = true)
+      : logic_(options), file_(std::move(file)), save_(std::move(save)), best_only_(best_only) {}
   void on_epoch_end(const nn::EpochLogs& logs) override;
   BestModel& logic() { return logic_; }
+  void set_verbose(bool verbose) { verbose_ = verbose; }
+
+  std::string state_key() const override { return "model_checkpoint"; }
+  std::string save_state() const override { return logic_.state(); }
+  void load_state(const std::string& json_text) override { logic_.restore_state(json_text); }
 
  private:
   BestModel logic_;
   std::string file_;
   std::function<void()> save_;
+  bool best_only_, verbose_ = true;
 };
 
 }  // namespace axon::train

@@ -56,16 +56,36 @@ struct TrainingPosition {
   std::vector<nn::EpochLogs> history;  // the finished epochs
 };
 
+// State besides the model's that a checkpoint keeps, so a resumed run goes on
+// as the uninterrupted one would: the callbacks' (EarlyStopping,
+// ReduceLROnPlateau, ModelCheckpoint). Kept as JSON in the metadata key
+// "callbacks" ({key: state}) and, where there is one, a float tensor
+// "callbacks/<key>" (EarlyStopping's kept weights).
+class CheckpointedState {
+ public:
+  virtual ~CheckpointedState() = default;
+  virtual std::string state_key() const = 0;
+  virtual std::string save_state() const = 0;
+  // UsageError when the text is not a state it wrote (the file is damaged).
+  virtual void load_state(const std::string& json_text) = 0;
+  virtual std::vector<float> state_tensor() const { return {}; }
+  virtual void load_state_tensor(std::vector<float> values) { (void)values; }
+};
+
 // The checkpoint's bytes for the model's current state (read from replica 0).
-std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const TrainingPosition& at);
+std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const TrainingPosition& at,
+                                 const std::vector<CheckpointedState*>& states = {});
 
 // Checks `bytes` (read from `file`, named in messages) against the model and
 // the run, then restores weights, the optimizer's state and the epoch's running
 // metrics into every replica. Throws CorruptCheckpoint when the file is
 // damaged or does not fit the model (the model is left untouched), UsageError
 // when it is sound but belongs to another run (another seed, batch size, ...).
+// The states whose key the checkpoint holds are loaded too (others keep
+// theirs: a callback added on resuming starts afresh).
 TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, std::string bytes,
-                                    const std::filesystem::path& file);
+                                    const std::filesystem::path& file,
+                                    const std::vector<CheckpointedState*>& states = {});
 
 class CorruptCheckpoint : public UsageError {
  public:
@@ -95,13 +115,13 @@ class CheckpointDir {
 
 // Writes a checkpoint at the end of every epoch and every `every` steps
 // (0: epoch ends only), and on demand (a stop). Must come after the
-// callbacks whose results belong in it (none do today: the history is kept
-// here). Weights that are not finite are never written: TrainingDiverged
+// callbacks whose results belong in it (those whose CheckpointedState it
+// keeps; the history is kept here). Weights that are not finite are never written: TrainingDiverged
 // (axon/train/terminate_on_nan.hpp) says where instead.
 class CheckpointCallback : public nn::Callback {
  public:
   CheckpointCallback(nn::Model& model, const RunIdentity& run, CheckpointDir dir, int64_t every, int keep,
-                     TrainingPosition resumed_from = {});
+                     TrainingPosition resumed_from = {}, std::vector<CheckpointedState*> states = {});
   void on_epoch_begin(int epoch, int epochs, int64_t steps) override;
   void on_batch_end(int64_t step, const std::function<nn::MetricValues()>& read) override;
   void on_epoch_end(const nn::EpochLogs& logs) override;
@@ -119,6 +139,7 @@ class CheckpointCallback : public nn::Callback {
   int64_t every_;
   int keep_;
   std::vector<nn::EpochLogs> history_;
+  std::vector<CheckpointedState*> states_;
   int epoch_ = 0, epochs_ = 0;
   int64_t steps_ = 0;
   int64_t last_step_written_ = -1;

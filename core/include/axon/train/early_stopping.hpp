@@ -6,6 +6,7 @@
 #pragma once
 
 #include <axon/nn/model.hpp>
+#include <axon/train/checkpoint.hpp>
 #include <axon/train/monitor.hpp>
 
 #include <optional>
@@ -58,21 +59,28 @@ class EarlyStopping {
 // EarlyStopping on Model::fit: keeps a host copy of the weights (every
 // replica holds the same) when the logic says so, stops fit, and at the end
 // prints Keras' lines and puts the kept weights back on every replica.
-class EarlyStoppingCallback : public nn::Callback {
+class EarlyStoppingCallback : public nn::Callback, public CheckpointedState {
  public:
   EarlyStoppingCallback(nn::Model& model, const EarlyStoppingOptions& options) : model_(model), logic_(options) {}
   void on_epoch_end(const nn::EpochLogs& logs) override;
   bool stop_training() const override { return stop_; }
   void on_train_end(const nn::History& history) override;
   EarlyStopping& logic() { return logic_; }
-  // The kept weights (a replica's flat values buffer), for checkpoints.
-  std::vector<float>& kept_weights() { return kept_; }
+  // Whether Keras' lines are printed (axon-train -q: not).
+  void set_verbose(bool verbose) { verbose_ = verbose; }
+
+  // In checkpoints: the logic's state and the kept weights.
+  std::string state_key() const override { return "early_stopping"; }
+  std::string save_state() const override { return logic_.state(); }
+  void load_state(const std::string& json_text) override;
+  std::vector<float> state_tensor() const override { return kept_; }
+  void load_state_tensor(std::vector<float> values) override;
 
  private:
   nn::Model& model_;
   EarlyStopping logic_;
   std::vector<float> kept_;
-  bool stop_ = false;
+  bool stop_ = false, verbose_ = true;
 };
 
 }  // namespace axon::train

@@ -4,6 +4,8 @@
 // checkpoints.
 #pragma once
 
+#include <axon/nn/model.hpp>
+#include <axon/train/checkpoint.hpp>
 #include <axon/train/monitor.hpp>
 
 #include <optional>
@@ -38,6 +40,24 @@ class ReduceLROnPlateau {
   Monitor monitor_;
   std::optional<double> best_;
   int wait_ = 0, cooldown_counter_ = 0;
+};
+
+// ReduceLROnPlateau on Model::fit: sets the new rate on every replica and
+// prints Keras' line. The rate it left rides in checkpoints with its state.
+class ReduceLROnPlateauCallback : public nn::Callback, public CheckpointedState {
+ public:
+  ReduceLROnPlateauCallback(nn::Model& model, const ReduceLROnPlateauOptions& options) : model_(model), logic_(options) {}
+  void on_epoch_end(const nn::EpochLogs& logs) override;
+  void set_verbose(bool verbose) { verbose_ = verbose; }
+
+  std::string state_key() const override { return "reduce_lr_on_plateau"; }
+  std::string save_state() const override;
+  void load_state(const std::string& json_text) override;
+
+ private:
+  nn::Model& model_;
+  ReduceLROnPlateau logic_;
+  bool verbose_ = true;
 };
 
 }  // namespace axon::train

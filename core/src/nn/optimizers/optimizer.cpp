@@ -153,8 +153,9 @@ std::string Optimizer::describe() const {
 }
 
 void Optimizer::set_learning_rate(float lr) {
-  if (!finite_positive(lr))
-    throw UsageError(std::string(optimizer_name(kind())) + ": the learning rate must be a positive number, got " +
+  // A schedule may end at 0 (a cosine decay with alpha 0), as Keras allows.
+  if (!std::isfinite(lr) || lr < 0)
+    throw UsageError(std::string(optimizer_name(kind())) + ": the learning rate must be a number >= 0, got " +
                      number(lr));
   learning_rate_ = lr;
 }

@@ -79,8 +79,10 @@ void add_optimizer_options(po::options_description& d) {
      "every optimizer: scale all gradients to a global norm of at most C");
 }
 
-nn::OptimizerOptions parse_optimizer_options(const po::variables_map& vm) {
-  const std::string name = vm["optimizer"].as<std::string>();
+nn::OptimizerOptions parse_optimizer_options(const po::variables_map& vm, const std::optional<nn::OptimizerOptions>& base) {
+  // A .keras file's optimizer unless --optimizer names one; its flags override the file's values.
+  const bool from_file = base && !given(vm, "optimizer");
+  const std::string name = from_file ? nn::optimizer_name(base->kind) : vm["optimizer"].as<std::string>();
   const std::optional<OptimizerKind> kind = nn::optimizer_from_name(name);
   if (!kind)
     throw UsageError("unknown optimizer '" + parse::printable(name) + "'; expected one of " + nn::optimizer_names());
@@ -93,7 +95,7 @@ nn::OptimizerOptions parse_optimizer_options(const po::variables_map& vm) {
     throw UsageError(std::string("--") + f.name + " does not apply to --optimizer " + name + " (only to " + to + ")");
   }
 
-  nn::OptimizerOptions o;
+  nn::OptimizerOptions o = from_file ? *base : nn::OptimizerOptions();
   o.kind = *kind;
   if (vm.count("learning-rate")) {
     const float lr = vm["learning-rate"].as<float>();
@@ -103,12 +105,12 @@ nn::OptimizerOptions parse_optimizer_options(const po::variables_map& vm) {
     const float m = vm["momentum"].as<float>();
     o.momentum = value(vm, "momentum", m >= 0 && m <= 1, "in [0, 1]");
   }
-  o.nesterov = vm["nesterov"].as<bool>();
+  o.nesterov = o.nesterov || vm["nesterov"].as<bool>();
   if (vm.count("rho")) {
     const float r = vm["rho"].as<float>();
     o.rho = value(vm, "rho", r >= 0 && r < 1, "in [0, 1)");
   }
-  o.centered = vm["centered"].as<bool>();
+  o.centered = o.centered || vm["centered"].as<bool>();
   if (vm.count("epsilon")) {
     const float e = vm["epsilon"].as<float>();
     o.epsilon = value(vm, "epsilon", e > 0, "a positive number");
@@ -118,7 +120,7 @@ nn::OptimizerOptions parse_optimizer_options(const po::variables_map& vm) {
       const float b = vm[flag].as<float>();
       *field = value(vm, flag, b >= 0 && b < 1, "in [0, 1)");
     }
-  o.amsgrad = vm["amsgrad"].as<bool>();
+  o.amsgrad = o.amsgrad || vm["amsgrad"].as<bool>();
   if (vm.count("initial-accumulator-value")) {
     const float a = vm["initial-accumulator-value"].as<float>();
     o.initial_accumulator_value = value(vm, "initial-accumulator-value", a >= 0, "0 or more");
@@ -128,6 +130,8 @@ nn::OptimizerOptions parse_optimizer_options(const po::variables_map& vm) {
     o.weight_decay = value(vm, "weight-decay", w >= 0, "0 or more");
   }
   int clips = 0;
+  if (vm.count("clipnorm") || vm.count("clipvalue") || vm.count("global-clipnorm"))  // a flag replaces the file's clipping
+    o.clipnorm = o.clipvalue = o.global_clipnorm = std::nullopt;
   for (const auto& [flag, field] : {std::pair{"clipnorm", &o.clipnorm}, std::pair{"clipvalue", &o.clipvalue},
                                     std::pair{"global-clipnorm", &o.global_clipnorm}})
     if (vm.count(flag)) {

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include "compile_config.hpp"
 #include "keras_flags.hpp"
 
 #include "optimizer_flags.hpp"
@@ -133,6 +134,9 @@ void parse_keras_objects(const po::variables_map& vm, Options& o) {
   if (o.reduce_lr && !o.lr_schedule.empty())
     throw UsageError("--reduce-lr-on-plateau and --lr-schedule both set the learning rate: choose one (Keras refuses "
                      "to set a scheduled rate too)");
+  if (o.reduce_lr && !o.keras_schedule_json.empty())
+    throw UsageError("--reduce-lr-on-plateau sets the learning rate, which " + *o.model_file +
+                     "'s compile_config schedules: give --learning-rate to train at a constant rate instead");
 }
 
 void check_outputs(const Options& o) {
@@ -281,8 +285,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (o.batch_size > limits::kMaxBatchSize)
     throw UsageError("--batch-size " + std::to_string(o.batch_size) + " is above the limit of " +
                      std::to_string(limits::kMaxBatchSize));
-  o.optimizer = parse_optimizer_options(vm);
+  KerasCompileConfig compiled;
+  if (o.model_file && train::is_keras_file(*o.model_file)) compiled = read_compile_config(o.model_json, *o.model_file);
+  o.optimizer = parse_optimizer_options(vm, compiled.optimizer);
   o.learning_rate = *o.optimizer.learning_rate;
+  // The file's schedule, unless the flags give the rate or a schedule of their own.
+  if (!compiled.schedule_json.empty() && !vm.count("learning-rate") && !vm.count("lr-schedule") &&
+      (!vm.count("optimizer") || vm["optimizer"].defaulted()))
+    o.keras_schedule_json = compiled.schedule_json;
   parse_keras_objects(vm, o);
   const int64_t seed = vm["seed"].as<int64_t>();
   if (seed < 0) throw UsageError("--seed must be 0 or more, got " + std::to_string(seed));

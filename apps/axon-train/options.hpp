@@ -35,6 +35,7 @@ struct Options {
   std::optional<std::string> initial_weights;  // --initial-weights, or the --model .keras file
   bool weights_from_model_file = false;
   std::string lr_schedule;                                        // --lr-schedule (empty: none)
+  std::string keras_schedule_json;  // a .keras file's schedule (Keras' serialised form), when no flag replaces it
   std::optional<train::EarlyStoppingOptions> early_stopping;      // --early-stopping
   std::optional<train::ReduceLROnPlateauOptions> reduce_lr;       // --reduce-lr-on-plateau
   std::optional<ModelCheckpointOptions> model_checkpoint;         // --model-checkpoint        // initial_weights is the .keras --model (a checkpoint may override)

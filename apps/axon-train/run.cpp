@@ -240,8 +240,9 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   const train::RunIdentity run{opts.seed, opts.batch_size, ds.train->size(), steps, opts.learning_rate,
                                ds.class_names.empty() ? std::string() : data::class_names_json(ds.class_names)};
   // Keras' schedule and callbacks; their state rides in checkpoints.
-  const std::unique_ptr<nn::LearningRateSchedule> schedule =
-      opts.lr_schedule.empty() ? nullptr : schedule_from_flag(opts.lr_schedule, opts.learning_rate);
+  std::unique_ptr<nn::LearningRateSchedule> schedule;
+  if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
+  if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
   for (const std::string* monitor :
        {opts.early_stopping ? &opts.early_stopping->monitor : nullptr, opts.reduce_lr ? &opts.reduce_lr->monitor : nullptr,
         opts.model_checkpoint ? &opts.model_checkpoint->best.monitor : nullptr})

@@ -420,6 +420,82 @@ MUTATIONS += [
 ]
 
 
+# Augmentation, schedules, callbacks, .keras files.
+MUTATIONS += [
+    {
+        "name": "reflect fill about the edge pixel",
+        "what": "the projective transform's reflect mode mirrors about the first pixel (-c), not about its edge "
+                "(-c - 1, as TensorFlow)",
+        "edits": [("core/src/data/image_transform.cpp", "      c = c < -static_cast<float>(len) ? c + period : -c - 1;",
+                   "      c = c < -static_cast<float>(len) ? c + period : -c;")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "rotation turns the other way",
+        "what": "RandomRotation's matrix uses sin with the other sign (Keras' a1 = -sin, b0 = sin swapped)",
+        "edits": [("core/src/nn/layers/random_rotation.cpp", "  const float a0 = c, a1 = -sn, b0 = sn, b1 = c;",
+                   "  const float a0 = c, a1 = sn, b0 = -sn, b1 = c;")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "contrast around one channel's mean",
+        "what": "RandomContrast adjusts every channel around the first channel's mean",
+        "edits": [("core/src/data/image_transform.cpp", "    const float m = mean[static_cast<size_t>(i % ch)];",
+                   "    const float m = mean[0];")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "augmentation draws counted per call",
+        "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
+                "(a resumed run draws anew)",
+        "edits": [("core/src/nn/augmentation.cpp",
+                   "    const int64_t index = step != nullptr ? step->step_index() : own_steps_++;",
+                   "    const int64_t index = own_steps_++;")],
+        "tests": r"^(train\.model|reliability\.resume\.augmented)",
+    },
+    {
+        "name": "cosine warmup not subtracted",
+        "what": "CosineDecay decays from the warmup's end as if it started at step 0 (t, not t - warmup_steps)",
+        "edits": [("core/src/nn/lr_schedule.cpp", "    return decay(t - warmup, steps, target);",
+                   "    return decay(t, steps, target);")],
+        "tests": r"^(train\.data|train\.keras_training)",
+    },
+    {
+        "name": "early stopping waits one epoch more",
+        "what": "EarlyStopping stops when the wait exceeds the patience (>), not when it reaches it (Keras' >=)",
+        "edits": [("core/src/train/early_stopping.cpp", "  if (wait_ >= options_.patience && epoch > 0) {",
+                   "  if (wait_ > options_.patience && epoch > 0) {")],
+        "tests": r"^(train\.data|train\.keras_training)",
+    },
+    {
+        "name": "plateau cooldown ignored",
+        "what": "ReduceLROnPlateau counts its wait during the cooldown too",
+        "edits": [("core/src/train/reduce_lr_on_plateau.cpp", "  if (cooldown_counter_ > 0) return std::nullopt;\n",
+                   "")],
+        "tests": r"^(train\.data|train\.keras_training)",
+    },
+    {
+        "name": "callback states not restored",
+        "what": "a resumed run's callbacks start afresh: the checkpoint's callback states are not loaded",
+        "edits": [("core/src/train/checkpoint.cpp", "      s->load_state(it->get<std::string>());", "      (void)s;")],
+        "tests": r"^(train\.keras_training|reliability\.unit)",
+    },
+    {
+        "name": "symbol-table node's last entry lost",
+        "what": "the HDF5 reader reads one entry fewer of each symbol-table node",
+        "edits": [("core/src/io/hdf5.cpp", "      for (uint16_t k = 0; k < symbols; ++k) {",
+                   "      for (uint16_t k = 0; k + 1 < symbols; ++k) {")],
+        "tests": r"^(reliability\.unit|interop\.keras_file)",
+    },
+    {
+        "name": "Keras weight paths numbered from _0",
+        "what": "a .keras file's second layer of a class is read from layers/<class>_0, not layers/<class>_1",
+        "edits": [("core/src/train/keras_file.cpp", "    const int n = it == used.end() ? (used[base] = 0) : ++it->second;",
+                   "    const int n = it == used.end() ? (used[base] = 0) : it->second++;")],
+        "tests": r"^interop\.keras_file",
+    },
+]
+
 def sh(cmd, cwd, log=None, timeout=None):
     # errors="replace": a mutated test may print bytes of uninitialised memory.
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout)

@@ -85,11 +85,12 @@ TEST_CASE("metrics CSV: header and rows", "[output]") {
   l.samples = 1000;
   l.seconds = 2;
   l.input_wait_seconds = 0.5;
-  CHECK(train::metrics_csv_row(l) == "2,0.25,0.9,,,2.000000,500.000000,0.500000\n");
+  l.learning_rate = 0.001f;  // the float32 rate, printed as the double it widens to
+  CHECK(train::metrics_csv_row(l) == "2,0.25,0.9,,,2.000000,500.000000,0.500000,0.00100000005\n");
   l.has_validation = true;
   l.val_loss = 0.3;
   l.val_accuracy = 0.875;
-  CHECK(train::metrics_csv_row(l) == "2,0.25,0.9,0.3,0.875,2.000000,500.000000,0.500000\n");
+  CHECK(train::metrics_csv_row(l) == "2,0.25,0.9,0.3,0.875,2.000000,500.000000,0.500000,0.00100000005\n");
 
   test::TempDir dir("csv");
   train::MetricsCsvLogger log(dir.path / "m.csv");
@@ -97,8 +98,8 @@ TEST_CASE("metrics CSV: header and rows", "[output]") {
   l.epoch = 3;
   log.on_epoch_end(l);
   CHECK(test::read_all(dir.path / "m.csv") == train::metrics_csv_header() +
-                                                  "2,0.25,0.9,0.3,0.875,2.000000,500.000000,0.500000\n"
-                                                  "3,0.25,0.9,0.3,0.875,2.000000,500.000000,0.500000\n");
+                                                  "2,0.25,0.9,0.3,0.875,2.000000,500.000000,0.500000,0.00100000005\n"
+                                                  "3,0.25,0.9,0.3,0.875,2.000000,500.000000,0.500000,0.00100000005\n");
 }
 
 TEST_CASE("atomic files: replaced whole, no temporary left, bad folders named", "[output]") {

@@ -244,8 +244,8 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
 
 // y's m x m pixels of tile t = ep(A^T M A), M_q at mm[q * point_stride + (t - t0) * oc].
 template <int M, int W>
-__attribute__((always_inline)) inline void output_transform_tiles(const Plan& p, const float* mm, int64_t t0, int64_t t1,
-                                                                  float* y, const Epilogue& ep) {
+__attribute__((always_inline)) inline void output_transform_tiles(const Plan& p, const float* mm, int64_t t0,
+                                                                  int64_t t1, float* y, const Epilogue& ep) {
   const int64_t step = point_stride(t1 - t0, p.oc);
   TileWalk tw(p, t0);
   for (int64_t t = t0; t < t1; ++t, tw.next()) {
@@ -308,7 +308,8 @@ void product(const float* a, int64_t rows, int64_t k, const float* b, int64_t n,
   small_k_gemm(a, rows, k, b, n, y);
 }
 void product_tn(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out, bool accumulate) {
-  if (simd::isa() == simd::Isa::base) return sgemm(true, false, k, n, rows, a, k, b, n, accumulate ? 1.0f : 0.0f, out, n);
+  if (simd::isa() == simd::Isa::base)
+    return sgemm(true, false, k, n, rows, a, k, b, n, accumulate ? 1.0f : 0.0f, out, n);
   small_k_gemm_tn(a, rows, k, b, n, out, accumulate);
 }
 
@@ -361,7 +362,8 @@ bool use_winograd(const ConvGeometry& g, ConvPass pass) {
   return pass != ConvPass::input_gradient || (g.pad_h_total > 0 && g.pad_w_total > 0);
 }
 
-void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep) {
+void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y,
+                     const Epilogue& ep) {
   const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
   float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
   const int64_t c = g.c, oc = g.oc;

@@ -1,8 +1,8 @@
 // Winograd minimal filtering for 3x3 convolutions at stride 1 (Lavin & Gray,
 // "Fast Algorithms for Convolutional Neural Networks"): F(m x m, 3x3) turns
 // each (m+2) x (m+2) input tile into (m+2)^2 transform points, and the
-// convolution into one [tiles, C] x [C, OC] product per point, with 9 m^2 /
-// (m+2)^2 of im2col's multiply-adds (m = 2: 1/2.25). conv.cpp's entry points
+// convolution into one [tiles, C] x [C, OC] product per point, with (m+2)^2 /
+// (9 m^2) of im2col's multiply-adds (m = 2: 1/2.25). conv.cpp's entry points
 // call these where use_winograd says so.
 #pragma once
 

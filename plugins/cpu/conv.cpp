@@ -11,12 +11,15 @@
 // W^T. (Without AVX2, large-K products go to OpenBLAS's sgemm instead.)
 // Tiles are fixed by the shapes alone (see thread_pool.hpp), so results are
 // bit-identical whatever the thread count.
+// 3x3 stride-1 convolutions with enough channels run as Winograd F(2x2, 3x3)
+// instead (winograd.hpp; use_winograd says where).
 #include "blas.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
 #include "small_gemm.hpp"
 #include "conv.hpp"
+#include "winograd.hpp"
 
 #include <cstring>
 
@@ -253,6 +256,7 @@ void conv2d_into(CpuDevice& d, const ConvGeometry& g, const float* xp, const flo
     zero(yp, m * oc);
     return apply_epilogue(yp, m, oc, ep);
   }
+  if (use_winograd(g, ConvPass::forward)) return winograd_conv2d(d, g, xp, w, yp, ep);
   const bool parallel = m * k * oc >= kSerialMacs;
   const int64_t tile = tile_rows(k);
   const ConvTaps taps = conv_taps(d, g);
@@ -332,6 +336,7 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const floa
   const int64_t m = g.rows(), k = g.k(), oc = g.oc, size = k * oc;
   if (size == 0) return;
   if (m == 0) return zero(out, size);
+  if (use_winograd(g, ConvPass::filter_gradient)) return winograd_backprop_filter(d, g, xp, dyp, out);
 
   // One partial dW per chunk of rows, added in chunk order afterwards.
   const bool parallel = m * size >= kSerialMacs;
@@ -372,6 +377,7 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const floa
 void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dyp, const float* w, float* out) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
   if (g.n * g.h * g.w * g.c == 0) return;
+  if (use_winograd(g, ConvPass::input_gradient)) return winograd_backprop_input(d, g, dyp, w, out);
   const bool parallel = m * k * oc >= kSerialMacs;
   const int64_t tile = tile_rows(k);
   if (pointwise(g)) {  // dx rows are exactly dy rows times W^T

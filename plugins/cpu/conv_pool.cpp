@@ -16,6 +16,7 @@
 // row's rounding depend on its tile, the forward computes the convolution in
 // Conv2D's own tiles first, see conv_rows_independent).
 #include "conv.hpp"
+#include "winograd.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
@@ -149,10 +150,11 @@ void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
   const int64_t groups = (p.oh + group - 1) / group, tasks = p.n * groups;
   const bool parallel = g.rows() * g.k() * g.oc >= kSerialMacs;
   const ConvTaps taps = conv_taps(d, g);
-  if (!conv_rows_independent(g, taps)) {
-    // Products that go to sgemm round differently in other tiles: compute the
-    // whole convolution in conv.cpp's own tiles, then pool it (exactly the
-    // separate ops, without the memory saving).
+  if (use_winograd(g, ConvPass::forward) || !conv_rows_independent(g, taps)) {
+    // Conv2D runs as Winograd (winograd.hpp), or its products go to sgemm and
+    // round differently in other tiles: compute the whole convolution as
+    // Conv2D does, then pool it (exactly the separate ops, without the memory
+    // saving).
     float* z = d.intermediate(static_cast<size_t>(g.rows() * g.oc));
     conv2d_into(d, g, xp, w, z, ep);
     const int64_t image_out = p.oh * p.ow * p.c;

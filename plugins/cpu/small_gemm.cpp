@@ -212,8 +212,8 @@ __attribute__((always_inline)) inline void small_k_gemm_body(const float* a, int
 }
 template <int W>
 __attribute__((always_inline)) inline void small_k_gemm_tn_body(const float* a, int64_t rows, int64_t k, const float* b,
-                                                                 int64_t n, float* out) {
-  tn<W>(Dense{a, k}, rows, k, b, n, out, false);
+                                                                 int64_t n, float* out, bool accumulate) {
+  tn<W>(Dense{a, k}, rows, k, b, n, out, accumulate);
 }
 template <int W>
 __attribute__((always_inline)) inline void small_k_conv_body(const Gather& a, int64_t rows, int64_t k, const float* b,
@@ -249,8 +249,9 @@ AXON_CPU_DISPATCH(small_k_gemm,
                   (const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y, const Epilogue& ep),
                   (a, rows, k, b, n, y, ep))
 
-AXON_CPU_DISPATCH(small_k_gemm_tn, (const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out),
-                  (a, rows, k, b, n, out))
+AXON_CPU_DISPATCH(small_k_gemm_tn,
+                  (const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out, bool accumulate),
+                  (a, rows, k, b, n, out, accumulate))
 
 AXON_CPU_DISPATCH(small_k_conv,
                   (const Gather& a, int64_t rows, int64_t k, const float* b, int64_t n, float* y, const Epilogue& ep),

@@ -29,8 +29,10 @@ constexpr int64_t kSmallK = 32;
 void small_k_gemm(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y,
                   const Epilogue& ep = {});
 
-// out[k, n] = a^T[k, rows] * b[rows, n] (a is [rows, k], b is [rows, n]).
-void small_k_gemm_tn(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out);
+// out[k, n] = a^T[k, rows] * b[rows, n] (a is [rows, k], b is [rows, n]);
+// accumulate: out += (as small_k_conv_tn's).
+void small_k_gemm_tn(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out,
+                     bool accumulate = false);
 
 // The same with a's rows gathered straight from an image (a convolution
 // without an im2col copy): a[r, p] = x[base[r] + off[p]], where off holds

@@ -117,6 +117,25 @@ TEST_CASE("CPU convolutions match the reference at the ResNet's shapes", "[conv]
   check_case({3, 14, 14, 32, 1, 1, 64, 2, 2, 1, 1, AXON_PADDING_VALID}, rng);
 }
 
+TEST_CASE("CPU Winograd convolutions match the reference", "[conv][cpu][winograd]") {
+  // 3x3 stride-1 convolutions with at least 16 input and output channels and
+  // a 7x7 output run as Winograd F(2x2, 3x3) (plugins/cpu/winograd.cpp):
+  // odd sizes (partial tiles at the bottom and right edges), SAME and VALID
+  // (the input gradient of VALID stays on im2col), batch > 1, channel counts
+  // that are no multiple of a vector (the transforms' narrower vectors and
+  // single floats), and enough tiles for several chunks and partial
+  // filter-gradient sums.
+  std::mt19937 rng(4096);
+  check_case({3, 9, 11, 17, 3, 3, 19, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 10, 9, 21, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({1, 7, 7, 20, 3, 3, 17, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 9, 10, 16, 3, 3, 35, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({1, 15, 13, 35, 3, 3, 24, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({6, 27, 29, 16, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({3, 12, 12, 64, 3, 3, 72, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({2, 8, 7, 67, 3, 3, 18, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+}
+
 TEST_CASE("the conv comparison catches a one-tap error", "[conv][selftest]") {
   // The tolerance must be far tighter than the effect of a single wrong tap.
   std::mt19937 rng(7);

@@ -18,8 +18,8 @@ struct ConfigGuard {
 };
 
 // Runs conv2 of the CNN at batch 64 (forward and both backprops, separate and
-// fused with its pool), a Dense layer's MatMuls, BiasAddGrad and Sum on `dev`;
-// returns all outputs.
+// fused with its pool), a Dense layer's MatMuls, BiasAddGrad, Sum and a SAME
+// convolution's input gradient on `dev`; returns all outputs.
 std::vector<std::vector<float>> workload(TestDevice& dev) {
   std::mt19937 rng(5);
   axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_VALID};
@@ -49,6 +49,12 @@ std::vector<std::vector<float>> workload(TestDevice& dev) {
   auto bwd = run_host_mixed(dev, "_FusedConv2DMaxPoolGrad", {mixed(x), mixed(w), mixed(dpool), fwd[1]},
                             {{AXON_FLOAT32, w.dims}, {AXON_FLOAT32, {64}}, {AXON_FLOAT32, x.dims}}, &cp);
   for (const MixedTensor& t : bwd) r.push_back(t.values);
+  // A SAME convolution's input gradient at the ResNet's 14x14x32 (Winograd,
+  // as are conv2's forward and filter gradient).
+  const axon_conv2d_attrs same{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_SAME};
+  const HostTensor dys{{64, 14, 14, 32}, random_floats(rng, 64 * 14 * 14 * 32)};
+  const HostTensor ws{{3, 3, 32, 32}, random_floats(rng, 3 * 3 * 32 * 32)};
+  r.push_back(run_host(dev, "Conv2DBackpropInput", {dys, ws}, {{64, 14, 14, 32}}, &same)[0]);
   return r;
 }
 

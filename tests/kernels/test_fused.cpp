@@ -119,6 +119,8 @@ TEST_CASE("_FusedConv2D: CPU matches the reference at the CNN's shapes", "[fused
   check_conv({2, 7, 9, 16, 1, 1, 24, 1, AXON_PADDING_VALID, kRelu}, rng);    // pointwise, small K
   check_conv({2, 6, 5, 48, 1, 1, 19, 1, AXON_PADDING_VALID, kRelu}, rng);    // pointwise, sgemm
   check_conv({1, 4, 4, 40, 4, 4, 2, 1, AXON_PADDING_VALID, kRelu}, rng);     // a 1x1 output, K = 640
+  check_conv({2, 9, 10, 17, 3, 3, 20, 1, AXON_PADDING_SAME, kRelu}, rng);   // Winograd, bias and relu per tile
+  check_conv({1, 9, 10, 16, 3, 3, 19, 1, AXON_PADDING_VALID, kNone}, rng);  // Winograd, bias only
 }
 
 TEST_CASE("_FusedMatMul: CPU matches the reference and its own separate ops", "[fused][matmul][cpu]") {

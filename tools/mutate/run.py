@@ -340,6 +340,22 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "Winograd input transform coefficient",
+        "what": "one entry of F(2x2, 3x3)'s input transform B^T off by 1% (CPU Winograd convolutions, all three passes)",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "{0, -1, 1, 0}, {0, 1, 0, -1}};", "{0, -1, 1, 0}, {0, 1, 0, -0.99f}};"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "Winograd filter gradient drops its last group",
+        "what": "the CPU's Winograd Conv2DBackpropFilter adds all but the last group of tiles' partial sums",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "for (int64_t gi = 1; gi < groups; ++gi) {", "for (int64_t gi = 1; gi < groups - 1; ++gi) {"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
         "name": "fused batch norm step keeps the moving statistics still",
         "what": "the fusion pass's BatchNormalization + ReLU step never moves moving_mean and moving_variance",
         "edits": [

@@ -1,0 +1,432 @@
+// Winograd F(m x m, 3x3) convolutions (winograd.hpp). Output tiles of m x m
+// pixels, (n, tile row, tile column) in order, are cut into chunks fixed by
+// the shapes alone; for each chunk a pool thread, in its own scratch:
+//   forward    V = B^T d B per input tile and channel, then per transform
+//              point q: M_q[tiles, OC] = V_q[tiles, C] * U_q[C, OC] (U = G g
+//              G^T, the filter transformed once per call), then y = A^T M A
+//              plus the epilogue, straight into y;
+//   input grad the same convolution of dy with the filter rotated by 180
+//              degrees and its channels swapped (padding 2 - pad);
+//   filter grad V as above and Z = A dy A^T per dy tile, S_q[C, OC] += V_q^T
+//              Z_q per chunk, the chunks' S added in chunk order and dW = G^T
+//              S G (the transpose of the forward's map from g to y).
+// Transforms run over channels in vectors (simd.hpp's dispatch); a chunk's
+// products are small_k_gemm's (sgemm on the baseline instruction set), so
+// every value has the same bits whatever the thread count.
+#include "winograd.hpp"
+
+#include "blas.hpp"
+#include "simd.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace axon::cpu {
+namespace {
+
+// The matrices of F(m x m, 3x3), a = m + 2: input transform B^T [a, a],
+// filter transform G [a, 3], output transform A^T [m, a]. Only F(2x2, 3x3):
+// F(4x4, 3x3) (B^T's entries up to 5, G's 1/6 and 1/24, A^T's 8) ran the
+// ResNet's layers about 1.5x faster again but missed the conv tolerance by up
+// to 11x (use_winograd says more).
+template <int M>
+struct Matrices;
+template <>
+struct Matrices<2> {
+  static constexpr float bt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  static constexpr float g[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+  static constexpr float at[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+};
+constexpr int kM = 2, kA = kM + 2;
+
+// out = L in L^T for an R x S matrix L given by l(i, k) (compile-time
+// constants once inlined and unrolled: zero terms vanish, +-1 cost no
+// multiply). T is a float or a vector of floats.
+template <class T>
+__attribute__((always_inline)) inline T scaled(float c, T v) {
+  return c == 1.0f ? v : c == -1.0f ? -v : c * v;
+}
+template <int R, int S, class T, class L>
+__attribute__((always_inline)) inline void sandwich(L l, const T (&in)[S][S], T (&out)[R][R]) {
+  T mid[R][S];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int col = 0; col < S; ++col) {
+      T s{};
+      bool first = true;
+#pragma GCC unroll 8
+      for (int k = 0; k < S; ++k) {
+        if (l(i, k) == 0.0f) continue;
+        const T t = scaled(l(i, k), in[k][col]);
+        s = first ? t : s + t;
+        first = false;
+      }
+      mid[i][col] = s;
+    }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < R; ++j) {
+      T s{};
+      bool first = true;
+#pragma GCC unroll 8
+      for (int k = 0; k < S; ++k) {
+        if (l(j, k) == 0.0f) continue;
+        const T t = scaled(l(j, k), mid[i][k]);
+        s = first ? t : s + t;
+        first = false;
+      }
+      out[i][j] = s;
+    }
+}
+
+template <class T>
+__attribute__((always_inline)) inline T load_or_zero(const float* p) {
+  if (p == nullptr) return T{};
+  if constexpr (std::is_same_v<T, float>)
+    return *p;
+  else
+    return simd::load<T>(p);
+}
+template <class T>
+__attribute__((always_inline)) inline void put(float* p, T v) {
+  if constexpr (std::is_same_v<T, float>)
+    *p = v;
+  else
+    simd::store<T>(p, v);
+}
+
+// f(T{}, c0) for blocks of channels [c0, c0 + lanes of T) covering [0, c):
+// vectors of W floats, then narrower ones, then single floats.
+template <int W, class F>
+__attribute__((always_inline)) inline void for_channel_blocks(int64_t c, F&& f) {
+  int64_t c0 = 0;
+  for (; c0 + W <= c; c0 += W) f(typename simd::Vec<W>::f{}, c0);
+  if constexpr (W >= 8)
+    if (c0 + W / 2 <= c) f(typename simd::Vec<W / 2>::f{}, c0), c0 += W / 2;
+  if constexpr (W >= 16)
+    if (c0 + W / 4 <= c) f(typename simd::Vec<W / 4>::f{}, c0), c0 += W / 4;
+  for (; c0 < c; ++c0) f(0.0f, c0);
+}
+
+// A stride-1 3x3 convolution in tiles: input [n, h, w, c] read from row
+// pad_t and column pad_l before the output's first (zeros outside), output
+// [n, oh, ow, oc] in th x tw tiles of m x m per image.
+struct Plan {
+  int m;
+  int64_t n, h, w, c, oh, ow, oc, pad_t, pad_l, th, tw;
+  int64_t tiles() const { return n * th * tw; }
+  int64_t points() const { return (m + 2) * (m + 2); }
+};
+Plan make_plan(int64_t n, int64_t h, int64_t w, int64_t c, int64_t oh, int64_t ow, int64_t oc, int64_t pad_t,
+               int64_t pad_l) {
+  return {kM, n, h, w, c, oh, ow, oc, pad_t, pad_l, (oh + kM - 1) / kM, (ow + kM - 1) / kM};
+}
+
+// Floats from one transform point's block of a chunk to the next's: `rows`
+// tiles of `c` channels, plus a cache line, so the (m + 2)^2 blocks a tile
+// writes or reads are not a power of two apart (they would share cache sets).
+int64_t point_stride(int64_t rows, int64_t c) { return (rows * c + 15) / 16 * 16 + 16; }
+
+// Tiles t0, t0 + 1, ... in order: image, first output row and column.
+struct TileWalk {
+  const Plan& p;
+  int64_t n, y, x;
+  TileWalk(const Plan& plan, int64_t t) : p(plan), n(t / (p.th * p.tw)), y(t / p.tw % p.th * p.m), x(t % p.tw * p.m) {}
+  void next() {
+    if ((x += p.m) < p.tw * p.m) return;
+    x = 0;
+    if ((y += p.m) < p.th * p.m) return;
+    y = 0, ++n;
+  }
+};
+
+// An (m+2) x (m+2) or m x m patch of an [n, h, w, c] tensor from row y0 and
+// column x0 (either may be outside): the pixels' addresses, nullptr outside.
+template <int S>
+struct Patch {
+  const float* at[S][S];
+  Patch(const float* t, int64_t h, int64_t w, int64_t c, int64_t n, int64_t y0, int64_t x0) {
+    for (int i = 0; i < S; ++i)
+      for (int j = 0; j < S; ++j) {
+        const int64_t yi = y0 + i, xj = x0 + j;
+        at[i][j] = yi >= 0 && yi < h && xj >= 0 && xj < w ? t + ((n * h + yi) * w + xj) * c : nullptr;
+      }
+  }
+  static bool inside(int64_t h, int64_t w, int64_t y0, int64_t x0) {
+    return y0 >= 0 && y0 + S <= h && x0 >= 0 && x0 + S <= w;
+  }
+};
+
+// dst[q * step + ci] = (L d L^T)[q] of an S x S patch, channels [0, c):
+// src(i, j) is pixel (i, j)'s address (nullptr: zero, only if Edge).
+template <int W, int R, int S, bool Edge, class L, class Src>
+__attribute__((always_inline)) inline void transform_patch(L l, Src src, int64_t c, float* dst, int64_t step) {
+  for_channel_blocks<W>(c, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
+    using T = decltype(tag);
+    T d[S][S], o[R][R];
+    for (int i = 0; i < S; ++i)
+      for (int j = 0; j < S; ++j) {
+        const float* a = src(i, j);
+        d[i][j] = Edge ? load_or_zero<T>(a == nullptr ? nullptr : a + c0) : load_or_zero<T>(a + c0);
+      }
+    sandwich<R, S>(l, d, o);
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < R; ++j) put(dst + (i * R + j) * step + c0, o[i][j]);
+  });
+}
+
+// v[q * point_stride + (t - t0) * c + ci] = (B^T d B)[q] of tile t's input, channel ci.
+template <int M, int W>
+__attribute__((always_inline)) inline void input_transform_tiles(const Plan& p, const float* x, int64_t t0, int64_t t1,
+                                                                 float* v) {
+  constexpr int A = M + 2;
+  const int64_t step = point_stride(t1 - t0, p.c), row = p.w * p.c;
+  auto l = [](int i, int k) { return Matrices<M>::bt[i][k]; };
+  TileWalk tw(p, t0);
+  for (int64_t t = t0; t < t1; ++t, tw.next()) {
+    const int64_t y0 = tw.y - p.pad_t, x0 = tw.x - p.pad_l;
+    float* dst = v + (t - t0) * p.c;
+    if (Patch<A>::inside(p.h, p.w, y0, x0)) {
+      const float* base = x + ((tw.n * p.h + y0) * p.w + x0) * p.c;
+      transform_patch<W, A, A, false>(l, [&](int i, int j) { return base + i * row + j * p.c; }, p.c, dst, step);
+    } else {
+      const Patch<A> patch(x, p.h, p.w, p.c, tw.n, y0, x0);
+      transform_patch<W, A, A, true>(l, [&](int i, int j) { return patch.at[i][j]; }, p.c, dst, step);
+    }
+  }
+}
+
+// z[q * point_stride + (t - t0) * oc + o] = (A dy A^T)[q] of tile t's m x m
+// dy values (zeros beyond the output's edge), channel o.
+template <int M, int W>
+__attribute__((always_inline)) inline void gradient_transform_tiles(const Plan& p, const float* dy, int64_t t0,
+                                                                    int64_t t1, float* z) {
+  constexpr int A = M + 2;
+  const int64_t step = point_stride(t1 - t0, p.oc), row = p.ow * p.oc;
+  auto l = [](int i, int k) { return Matrices<M>::at[k][i]; };
+  TileWalk tw(p, t0);
+  for (int64_t t = t0; t < t1; ++t, tw.next()) {
+    float* dst = z + (t - t0) * p.oc;
+    if (Patch<M>::inside(p.oh, p.ow, tw.y, tw.x)) {
+      const float* base = dy + ((tw.n * p.oh + tw.y) * p.ow + tw.x) * p.oc;
+      transform_patch<W, A, M, false>(l, [&](int i, int j) { return base + i * row + j * p.oc; }, p.oc, dst, step);
+    } else {
+      const Patch<M> patch(dy, p.oh, p.ow, p.oc, tw.n, tw.y, tw.x);
+      transform_patch<W, A, M, true>(l, [&](int i, int j) { return patch.at[i][j]; }, p.oc, dst, step);
+    }
+  }
+}
+
+// y's ny x nx pixels (Full: m x m) at dst = ep(A^T M A), M_q at src[q * step].
+template <int M, int W, bool Full>
+__attribute__((always_inline)) inline void output_tile(const Plan& p, const float* src, int64_t step, int64_t ny,
+                                                       int64_t nx, float* dst, const Epilogue& ep) {
+  constexpr int A = M + 2;
+  auto l = [](int i, int k) { return Matrices<M>::at[i][k]; };
+  for_channel_blocks<W>(p.oc, [&](auto tag, int64_t o0) __attribute__((always_inline)) {
+    using T = decltype(tag);
+    T in[A][A], o[M][M];
+    for (int i = 0; i < A; ++i)
+      for (int j = 0; j < A; ++j) in[i][j] = load_or_zero<T>(src + (i * A + j) * step + o0);
+    sandwich<M, A>(l, in, o);
+    const T bias = ep.bias != nullptr ? load_or_zero<T>(ep.bias + o0) : T{};
+    for (int64_t i = 0; i < (Full ? M : ny); ++i)
+      for (int64_t j = 0; j < (Full ? M : nx); ++j) {
+        T r = o[i][j];
+        if (ep.bias != nullptr) r += bias;
+        if (ep.relu) r = r > T{} ? r : T{};  // NaN -> 0, as Relu
+        put(dst + (i * p.ow + j) * p.oc + o0, r);
+      }
+  });
+}
+
+// y's m x m pixels of tile t = ep(A^T M A), M_q at mm[q * point_stride + (t - t0) * oc].
+template <int M, int W>
+__attribute__((always_inline)) inline void output_transform_tiles(const Plan& p, const float* mm, int64_t t0,
+                                                                  int64_t t1, float* y, const Epilogue& ep) {
+  const int64_t step = point_stride(t1 - t0, p.oc);
+  TileWalk tw(p, t0);
+  for (int64_t t = t0; t < t1; ++t, tw.next()) {
+    const int64_t ny = std::min<int64_t>(M, p.oh - tw.y), nx = std::min<int64_t>(M, p.ow - tw.x);
+    const float* src = mm + (t - t0) * p.oc;
+    float* dst = y + ((tw.n * p.oh + tw.y) * p.ow + tw.x) * p.oc;
+    if (ny == M && nx == M)
+      output_tile<M, W, true>(p, src, step, ny, nx, dst, ep);
+    else
+      output_tile<M, W, false>(p, src, step, ny, nx, dst, ep);
+  }
+}
+
+template <int W>
+__attribute__((always_inline)) inline void input_transform_body(const Plan& p, const float* x, int64_t t0, int64_t t1,
+                                                                float* v) {
+  input_transform_tiles<kM, W>(p, x, t0, t1, v);
+}
+template <int W>
+__attribute__((always_inline)) inline void output_transform_body(const Plan& p, const float* mm, int64_t t0, int64_t t1,
+                                                                 float* y, const Epilogue& ep) {
+  output_transform_tiles<kM, W>(p, mm, t0, t1, y, ep);
+}
+template <int W>
+__attribute__((always_inline)) inline void gradient_transform_body(const Plan& p, const float* dy, int64_t t0,
+                                                                   int64_t t1, float* z) {
+  gradient_transform_tiles<kM, W>(p, dy, t0, t1, z);
+}
+
+AXON_CPU_DISPATCH(input_transform, (const Plan& p, const float* x, int64_t t0, int64_t t1, float* v),
+                  (p, x, t0, t1, v))
+AXON_CPU_DISPATCH(output_transform,
+                  (const Plan& p, const float* mm, int64_t t0, int64_t t1, float* y, const Epilogue& ep),
+                  (p, mm, t0, t1, y, ep))
+AXON_CPU_DISPATCH(gradient_transform, (const Plan& p, const float* dy, int64_t t0, int64_t t1, float* z),
+                  (p, dy, t0, t1, z))
+
+// u[(q * c + ci) * oc + co] = (G g G^T)[q], g[kh][kw] = tap(kh, kw, ci, co).
+template <int M, class Tap>
+void filter_transform(Tap tap, int64_t c, int64_t oc, float* u) {
+  constexpr int A = M + 2;
+  auto l = [](int i, int k) { return Matrices<M>::g[i][k]; };
+  for (int64_t ci = 0; ci < c; ++ci)
+    for (int64_t co = 0; co < oc; ++co) {
+      float g[3][3], o[A][A];
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) g[kh][kw] = tap(kh, kw, ci, co);
+      sandwich<A, 3>(l, g, o);
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j) u[((i * A + j) * c + ci) * oc + co] = o[i][j];
+    }
+}
+
+// The products of a chunk: y[rows, n] = a[rows, k] * b[k, n], and out[k, n]
+// (+)= a^T * b' for b' [rows, n]. Baseline SSE2 broadcast loops lose to
+// OpenBLAS at these sizes (as in conv.cpp), so there it is sgemm; both give
+// the same bits for the same chunk, whatever the thread.
+void product(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y) {
+  if (simd::isa() == simd::Isa::base) return sgemm(false, false, rows, n, k, a, k, b, n, 0.0f, y, n);
+  small_k_gemm(a, rows, k, b, n, y);
+}
+void product_tn(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out, bool accumulate) {
+  if (simd::isa() == simd::Isa::base)
+    return sgemm(true, false, k, n, rows, a, k, b, n, accumulate ? 1.0f : 0.0f, out, n);
+  small_k_gemm_tn(a, rows, k, b, n, out, accumulate);
+}
+
+// Tiles per chunk: its transformed inputs and outputs, points * tiles * (c +
+// oc) floats, about 256 KiB, so they stay in L2 between transform and product.
+int64_t chunk_tiles(const Plan& p) {
+  return std::clamp<int64_t>((64 * 1024) / (p.points() * (p.c + p.oc)), 8, 256);
+}
+
+// Below this many multiply-adds a kernel runs on the calling thread alone.
+constexpr int64_t kSerialMacs = 1 << 18;
+
+// y = ep(the convolution of x by the transformed filter u).
+void convolve(CpuDevice& d, const Plan& p, const float* x, const float* u, float* y, const Epilogue& ep) {
+  const int64_t tiles = p.tiles(), chunk = chunk_tiles(p), q_count = p.points();
+  const bool parallel = tiles * q_count * p.c * p.oc >= kSerialMacs;
+  const size_t floats = static_cast<size_t>(q_count * (point_stride(chunk, p.c) + point_stride(chunk, p.oc)));
+  d.pool().for_tapered_ranges(tiles, chunk, parallel, [&](int t, int64_t, int64_t t0, int64_t t1) {
+    const int64_t rows = t1 - t0, sv = point_stride(rows, p.c), sm = point_stride(rows, p.oc);
+    float* v = d.scratch(t, floats);
+    float* mm = v + q_count * sv;
+    input_transform(p, x, t0, t1, v);
+    for (int64_t q = 0; q < q_count; ++q) product(v + q * sv, rows, p.c, u + q * p.c * p.oc, p.oc, mm + q * sm);
+    output_transform(p, mm, t0, t1, y, ep);
+  });
+}
+
+// The products of the filter gradient go to this many partial sums at most
+// (a whole number of chunks each, fixed by the shapes), added in order.
+constexpr int64_t kGradientGroups = 16;
+
+}  // namespace
+
+// Measured on one thread, batch 64, AVX-512 (plugins/cpu/README.md has the
+// figures): F(2x2, 3x3) runs the ResNet's 3x3 layers (16-64 channels, 28x28
+// to 7x7 SAME) 1.3-1.9x faster than im2col in all three passes, and the
+// guide CNN's conv2 (32 -> 64 channels, 11x11 VALID output) 1.3x faster
+// forward and in the filter gradient. It loses where the tiles waste much:
+// the CNN's conv3 (a 3x3 output in four 2x2 tiles: 0.4-0.6x), and the input
+// gradient of an unpadded convolution (dy read with 2 pixels of padding on
+// each side, most tiles at an edge: 0.85x at conv2). AVX2 and the baseline
+// gain alike at the ResNet's shapes (1.3-1.9x). Fewer than 16 channels
+// were not measured faster (the transforms would run a few floats at a
+// time); the channel product cap keeps the transformed filter (16 C OC
+// floats) small.
+bool use_winograd(const ConvGeometry& g, ConvPass pass) {
+  if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1) return false;
+  if (g.c < 16 || g.oc < 16 || g.c * g.oc > (int64_t{1} << 20)) return false;
+  if (g.n == 0 || g.oh < 7 || g.ow < 7) return false;
+  return pass != ConvPass::input_gradient || (g.pad_h_total > 0 && g.pad_w_total > 0);
+}
+
+void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y,
+                     const Epilogue& ep) {
+  const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
+  float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
+  const int64_t c = g.c, oc = g.oc;
+  auto tap = [&](int kh, int kw, int64_t ci, int64_t co) { return w[((kh * 3 + kw) * c + ci) * oc + co]; };
+  filter_transform<kM>(tap, c, oc, u);
+  convolve(d, p, x, u, y, ep);
+}
+
+void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  // dx[ih] = sum over kh of dy[ih + pad_h - kh] w[kh]: the convolution of dy
+  // with w[2 - kh] from row 2 - pad_h before dx's first.
+  const Plan p = make_plan(g.n, g.oh, g.ow, g.oc, g.h, g.w, g.c, 2 - g.pad_h, 2 - g.pad_w);
+  float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
+  const int64_t c = g.c, oc = g.oc;
+  auto tap = [&](int kh, int kw, int64_t o, int64_t ci) { return w[(((2 - kh) * 3 + 2 - kw) * c + ci) * oc + o]; };
+  filter_transform<kM>(tap, oc, c, u);
+  convolve(d, p, dy, u, dx, Epilogue{});
+}
+
+void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw) {
+  const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
+  const int64_t tiles = p.tiles(), chunk = chunk_tiles(p), q_count = p.points(), size = g.c * g.oc;
+  const int64_t group = (tiles + kGradientGroups * chunk - 1) / (kGradientGroups * chunk) * chunk;
+  const int64_t groups = (tiles + group - 1) / group;
+  const bool parallel = tiles * q_count * size >= kSerialMacs;
+  float* partials = d.partials(static_cast<size_t>(groups * q_count * size));
+  const size_t floats = static_cast<size_t>(q_count * (point_stride(chunk, p.c) + point_stride(chunk, p.oc)));
+  d.pool().for_ranges(tiles, group, parallel, [&](int t, int64_t g0, int64_t g1) {
+    float* s = partials + g0 / group * q_count * size;
+    float* v = d.scratch(t, floats);
+    for (int64_t t0 = g0; t0 < g1; t0 += chunk) {
+      const int64_t t1 = std::min(g1, t0 + chunk), rows = t1 - t0;
+      const int64_t sv = point_stride(rows, p.c), sz = point_stride(rows, p.oc);
+      float* z = v + q_count * sv;
+      input_transform(p, x, t0, t1, v);
+      gradient_transform(p, dy, t0, t1, z);
+      for (int64_t q = 0; q < q_count; ++q)
+        product_tn(v + q * sv, rows, p.c, z + q * sz, p.oc, s + q * size, t0 > g0);
+    }
+  });
+  // dW = G^T S G per (ci, co), S the groups' sums added in order: a block of
+  // (ci, co) at a time, each sum a contiguous (vectorised) pass.
+  constexpr int64_t kBlock = 256;
+  d.pool().for_ranges(size, kBlock, parallel, [&](int, int64_t b, int64_t e) {
+    float sum[kA * kA * kBlock];
+    const int64_t len = e - b;
+    for (int64_t q = 0; q < q_count; ++q) {
+      float* acc = sum + q * kBlock;
+      const float* first = partials + q * size + b;
+      for (int64_t i = 0; i < len; ++i) acc[i] = first[i];
+      for (int64_t gi = 1; gi < groups; ++gi) {
+        const float* part = partials + (gi * q_count + q) * size + b;
+        for (int64_t i = 0; i < len; ++i) acc[i] += part[i];
+      }
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      float t[kA][kA], o[3][3];
+      for (int q = 0; q < kA * kA; ++q) t[q / kA][q % kA] = sum[q * kBlock + i];
+      sandwich<3, kA>([](int k, int q) { return Matrices<kM>::g[q][k]; }, t, o);
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) dw[(kh * 3 + kw) * size + b + i] = o[kh][kw];
+    }
+  });
+}
+
+}  // namespace axon::cpu

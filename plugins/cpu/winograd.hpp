@@ -1,0 +1,27 @@
+// Winograd minimal filtering for 3x3 convolutions at stride 1 (Lavin & Gray,
+// "Fast Algorithms for Convolutional Neural Networks"): F(m x m, 3x3) turns
+// each (m+2) x (m+2) input tile into (m+2)^2 transform points, and the
+// convolution into one [tiles, C] x [C, OC] product per point, with (m+2)^2 /
+// (9 m^2) of im2col's multiply-adds (m = 2: 1/2.25). conv.cpp's entry points
+// call these where use_winograd says so.
+#pragma once
+
+#include "device.hpp"
+#include "small_gemm.hpp"
+
+#include <axon/op_geometry.hpp>
+
+namespace axon::cpu {
+
+// Whether a pass of g's convolution runs here rather than in conv.cpp's
+// im2col kernels.
+enum class ConvPass { forward, input_gradient, filter_gradient };
+bool use_winograd(const ConvGeometry& g, ConvPass pass);
+
+// Conv2D / _FusedConv2D, Conv2DBackpropInput and Conv2DBackpropFilter, for
+// shapes where use_winograd says so (shapes checked by the caller).
+void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep);
+void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx);
+void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw);
+
+}  // namespace axon::cpu

@@ -63,8 +63,9 @@ def png_accuracy(tmp):
     check(open(os.path.join(tmp, "png.axw"), "rb").read() == open(os.path.join(tmp, "sorted.axw"), "rb").read(),
           "the PNG folder and the arrays in its order: the same weights file, byte for byte")
     # Ten epochs: the PNG folder against the IDX run on the same images (the IDX files' first 6,000 and 1,000, in
-    # their own order; after 3 epochs seeds and orders still differ by 2-3 points, after 10 by 0.2-1.3 points: 1.3
-    # once the CPU's Winograd convolutions rounded the gradients differently and sent both runs down other paths).
+    # their own order; after 3 epochs seeds and orders still differ by 2-3 points, after 10 by 0.2-1.3 points, either
+    # way: 1.3 once the CPU's Winograd convolutions rounded the gradients differently). The folder must not lose
+    # accuracy: at most 1 point below the IDX run.
     r = run([TRAIN, "--data", train, "--validation-data", val, "--epochs", "10", "--metrics-csv",
              os.path.join(tmp, "png.csv")] + common, cwd=tmp)
     check(r.code == 0, "10 epochs of the PNG folder", r)
@@ -72,8 +73,8 @@ def png_accuracy(tmp):
              "--metrics-csv", os.path.join(tmp, "idx.csv")] + common, cwd=tmp)
     check(r.code == 0, "10 epochs of the same images as IDX files", r)
     png, idx = final_val_accuracy(os.path.join(tmp, "png.csv")), final_val_accuracy(os.path.join(tmp, "idx.csv"))
-    check(abs(png - idx) <= 0.015,
-          "the PNG folder validates at %.4f, the IDX run at %.4f: within 1.5 points" % (png, idx))
+    check(png >= idx - 0.01, "the PNG folder validates at %.4f, the IDX run at %.4f: it reaches the IDX run's "
+          "accuracy within 1 point" % (png, idx))
     plain = os.path.join(tmp, "plain")
     write_folder(plain, x[:64], y[:64])
     r = run([TRAIN, "--data", plain, "--epochs", "1", "--validation-data", val, "--image-size", "28,28"], cwd=tmp)

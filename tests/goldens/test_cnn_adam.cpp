@@ -21,6 +21,7 @@
 //    forward bugs (through the loss) and gross update bugs; the gradient
 //    check above catches the subtle ones.
 #include "golden_file.hpp"
+#include "golden_runtime.hpp"
 
 #include <axon/dispatch.hpp>
 #include <axon/nn/model.hpp>
@@ -39,14 +40,7 @@ constexpr double kGradNorm = 1e-3, kGradElement = 1e-2;
 constexpr double kLossTol = 2e-6;
 constexpr double kWeightTol = 5e-5;
 
-Runtime& runtime() {
-  if (!Runtime::initialised()) {
-    Config c = Config::from_environment();
-    c.visible_devices.reset();
-    Runtime::init(c);
-  }
-  return Runtime::get();
-}
+using golden::runtime;
 
 struct Worst {
   double diff = 0;

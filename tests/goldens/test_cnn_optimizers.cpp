@@ -20,6 +20,7 @@
 //    seldom let v fall below its maximum, so optimizers.axg's op cases
 //    (random state) are what check it.
 #include "golden_file.hpp"
+#include "golden_runtime.hpp"
 
 #include <axon/dispatch.hpp>
 #include <axon/nn/model.hpp>
@@ -40,14 +41,7 @@ namespace {
 constexpr double kLossTol = 1e-5;
 constexpr double kChangeTol = 5e-3;
 
-Runtime& runtime() {
-  if (!Runtime::initialised()) {
-    Config c = Config::from_environment();
-    c.visible_devices.reset();
-    Runtime::init(c);
-  }
-  return Runtime::get();
-}
+using golden::runtime;
 
 // The Keras optimizers of tools/tf-goldens/optimizers.py's CONFIGS, by case name.
 nn::OptimizerOptions config(const std::string& name) {

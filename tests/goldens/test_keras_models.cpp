@@ -23,6 +23,7 @@
 // a float32 oracle would hide errors below 0.5% and, through Adam's
 // sign-like first step, move a weight by 2e-3 where it gets a sign wrong.
 #include "golden_file.hpp"
+#include "golden_runtime.hpp"
 
 #include <axon/dispatch.hpp>
 #include <axon/io/read_file.hpp>
@@ -45,14 +46,7 @@ constexpr double kGradNorm = 1e-3, kGradElement = 1e-2;
 constexpr double kStepLossRel = 1e-5;
 constexpr double kWeightTol = 5e-5;
 
-Runtime& runtime() {
-  if (!Runtime::initialised()) {
-    Config c = Config::from_environment();
-    c.visible_devices.reset();
-    Runtime::init(c);
-  }
-  return Runtime::get();
-}
+using golden::runtime;
 
 // The build tree's files, or (AXON_GOLDEN_KERAS_MODELS, AXON_TEST_DATA_DIR)
 // those of a bundle on another machine (tools/gpu-check).

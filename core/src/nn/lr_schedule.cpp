@@ -32,27 +32,33 @@ void check_steps(const char* schedule, const char* key, double v) {
   require(std::isfinite(v) && v > 0, schedule, std::string(key) + " must be > 0, got " + std::to_string(v));
 }
 
-class Exponential : public LearningRateSchedule {
+// ExponentialDecay (lr0 * rate^p) and InverseTimeDecay (lr0 / (1 + rate p)),
+// p = step / decay_steps, floored with staircase: one set of settings.
+class RateDecay : public LearningRateSchedule {
  public:
-  explicit Exponential(const ExponentialDecay& s) : s_(s) {
-    check_rate("ExponentialDecay", "initial_learning_rate", s.initial_learning_rate);
-    check_steps("ExponentialDecay", "decay_steps", s.decay_steps);
-    check_rate("ExponentialDecay", "decay_rate", s.decay_rate);
+  RateDecay(const char* name, double lr0, double decay_steps, double decay_rate, bool staircase, bool inverse)
+      : name_(name), lr0_(lr0), steps_(decay_steps), rate_(decay_rate), staircase_(staircase), inverse_(inverse) {
+    check_rate(name, "initial_learning_rate", lr0);
+    check_steps(name, "decay_steps", decay_steps);
+    check_rate(name, "decay_rate", decay_rate);
   }
   float operator()(int64_t step) const override {
-    float p = static_cast<float>(step) / f32(s_.decay_steps);
-    if (s_.staircase) p = std::floor(p);
-    return f32(s_.initial_learning_rate) * std::pow(f32(s_.decay_rate), p);
+    float p = static_cast<float>(step) / f32(steps_);
+    if (staircase_) p = std::floor(p);
+    if (inverse_) return f32(lr0_) / (1.0f + f32(rate_) * p);
+    return f32(lr0_) * std::pow(f32(rate_), p);
   }
-  const char* keras_class() const override { return "ExponentialDecay"; }
+  const char* keras_class() const override { return name_; }
   std::string keras_config() const override {
-    return json{{"initial_learning_rate", s_.initial_learning_rate}, {"decay_steps", s_.decay_steps},
-                {"decay_rate", s_.decay_rate}, {"staircase", s_.staircase}, {"name", "ExponentialDecay"}}
+    return json{{"initial_learning_rate", lr0_}, {"decay_steps", steps_}, {"decay_rate", rate_},
+                {"staircase", staircase_}, {"name", name_}}
         .dump();
   }
 
  private:
-  ExponentialDecay s_;
+  const char* name_;
+  double lr0_, steps_, rate_;
+  bool staircase_, inverse_;
 };
 
 class Piecewise : public LearningRateSchedule {
@@ -111,29 +117,6 @@ class Polynomial : public LearningRateSchedule {
 
  private:
   PolynomialDecay s_;
-};
-
-class InverseTime : public LearningRateSchedule {
- public:
-  explicit InverseTime(const InverseTimeDecay& s) : s_(s) {
-    check_rate("InverseTimeDecay", "initial_learning_rate", s.initial_learning_rate);
-    check_steps("InverseTimeDecay", "decay_steps", s.decay_steps);
-    check_rate("InverseTimeDecay", "decay_rate", s.decay_rate);
-  }
-  float operator()(int64_t step) const override {
-    float p = static_cast<float>(step) / f32(s_.decay_steps);
-    if (s_.staircase) p = std::floor(p);
-    return f32(s_.initial_learning_rate) / (1.0f + f32(s_.decay_rate) * p);
-  }
-  const char* keras_class() const override { return "InverseTimeDecay"; }
-  std::string keras_config() const override {
-    return json{{"initial_learning_rate", s_.initial_learning_rate}, {"decay_steps", s_.decay_steps},
-                {"decay_rate", s_.decay_rate}, {"staircase", s_.staircase}, {"name", "InverseTimeDecay"}}
-        .dump();
-  }
-
- private:
-  InverseTimeDecay s_;
 };
 
 class Cosine : public LearningRateSchedule {
@@ -283,12 +266,18 @@ const std::map<std::string, Reader>& readers() {
 
 }  // namespace
 
-std::unique_ptr<LearningRateSchedule> make_schedule(const ExponentialDecay& s) { return std::make_unique<Exponential>(s); }
+std::unique_ptr<LearningRateSchedule> make_schedule(const ExponentialDecay& s) {
+  return std::make_unique<RateDecay>("ExponentialDecay", s.initial_learning_rate, s.decay_steps, s.decay_rate,
+                                     s.staircase, false);
+}
 std::unique_ptr<LearningRateSchedule> make_schedule(const PiecewiseConstantDecay& s) {
   return std::make_unique<Piecewise>(s);
 }
 std::unique_ptr<LearningRateSchedule> make_schedule(const PolynomialDecay& s) { return std::make_unique<Polynomial>(s); }
-std::unique_ptr<LearningRateSchedule> make_schedule(const InverseTimeDecay& s) { return std::make_unique<InverseTime>(s); }
+std::unique_ptr<LearningRateSchedule> make_schedule(const InverseTimeDecay& s) {
+  return std::make_unique<RateDecay>("InverseTimeDecay", s.initial_learning_rate, s.decay_steps, s.decay_rate,
+                                     s.staircase, true);
+}
 std::unique_ptr<LearningRateSchedule> make_schedule(const CosineDecay& s) { return std::make_unique<Cosine>(s); }
 std::unique_ptr<LearningRateSchedule> make_schedule(const CosineDecayRestarts& s) {
   return std::make_unique<CosineRestarts>(s);

@@ -66,11 +66,15 @@ def early_stopping(tmp):
     rows = csv(os.path.join(tmp, "m.csv"))
     losses = [float(row["val_loss"]) for row in rows]
     stopped, best = keras_early_stopping(losses, 2)
-    check(stopped is not None and len(rows) == stopped + 1,
-          "EarlyStopping(patience=2) stopped after epoch %s, where Keras' rule stops on this history" %
-          (None if stopped is None else stopped + 1), losses)
-    check("Epoch %d: early stopping" % (stopped + 1) in r.out and
-          "Restoring model weights from the end of the best epoch: %d." % (best + 1) in r.out, "Keras' lines", r.out)
+    epochs = int(OVERFIT[OVERFIT.index("--epochs") + 1])
+    if SANITIZED and stopped is None:  # the short run may end before it overfits
+        check(len(rows) == epochs and "early stopping" not in r.out, "no stop where Keras' rule makes none", losses)
+    else:
+        check(stopped is not None and len(rows) == stopped + 1,
+              "EarlyStopping(patience=2) stopped after epoch %s, where Keras' rule stops on this history" %
+              (None if stopped is None else stopped + 1), losses)
+        check("Epoch %d: early stopping" % (stopped + 1) in r.out, "Keras' line", r.out)
+    check("Restoring model weights from the end of the best epoch: %d." % (best + 1) in r.out, "Keras' line", r.out)
     final = evaluated_loss(os.path.join(tmp, "final.safetensors"), tmp)
     check(abs(final - losses[best]) < 1e-4, "the saved weights are the best epoch's (val_loss %.4f, best %.6f)" %
           (final, losses[best]))
@@ -94,7 +98,9 @@ def checkpoint_steps(folder):
 
 
 def resume(tmp):
-    base = OVERFIT + CALLBACKS + ["--checkpoint-dir", "ckpt", "--checkpoint-every", "1", "-q"]
+    # A plateau of less than 0.2 in val_loss: the rate drops within the first epochs.
+    callbacks = CALLBACKS[:3] + ["factor=0.5,patience=1,min_delta=0.2"] + CALLBACKS[4:]
+    base = OVERFIT + callbacks + ["--checkpoint-dir", "ckpt", "--checkpoint-every", "1", "-q"]
     ref = os.path.join(tmp, "ref")
     os.makedirs(ref)
     train(base + ["--save", "final.safetensors", "--metrics-csv", "m.csv"], ref, "the uninterrupted run")

@@ -16,10 +16,10 @@
 #include <axon/profile.hpp>
 #include <axon/runtime.hpp>
 #include <axon/strategy.hpp>
-#include <axon/train/checkpoint.hpp>
 #include <axon/train/best_model.hpp>
-#include <axon/train/reduce_lr_on_plateau.hpp>
+#include <axon/train/checkpoint.hpp>
 #include <axon/train/early_stopping.hpp>
+#include <axon/train/reduce_lr_on_plateau.hpp>
 #include <axon/train/metrics_csv.hpp>
 #include <axon/train/progress.hpp>
 #include <axon/train/tensorboard.hpp>
@@ -176,6 +176,53 @@ nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
   return k;
 }
 
+namespace {
+
+// Keras' callbacks the flags ask for, in the order fit calls them.
+struct KerasCallbacks {
+  std::unique_ptr<train::EarlyStoppingCallback> early_stopping;
+  std::unique_ptr<train::ReduceLROnPlateauCallback> reduce_lr;
+  std::unique_ptr<train::BestModelCallback> model_checkpoint;
+  std::vector<nn::Callback*> callbacks;
+  std::vector<train::CheckpointedState*> states;  // the same, for checkpoints
+};
+
+KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data::Dataset& ds, bool write_files) {
+  for (const std::string* monitor :
+       {opts.early_stopping ? &opts.early_stopping->monitor : nullptr, opts.reduce_lr ? &opts.reduce_lr->monitor : nullptr,
+        opts.model_checkpoint ? &opts.model_checkpoint->best.monitor : nullptr})
+    if (monitor != nullptr && monitor->starts_with("val_") && !ds.validation)
+      throw UsageError("a callback monitors " + *monitor + ", but this data has no validation set");
+  KerasCallbacks k;
+  auto add = [&](auto& callback) {
+    callback->set_verbose(!opts.quiet);
+    k.callbacks.push_back(callback.get());
+    k.states.push_back(callback.get());
+  };
+  if (opts.early_stopping) {
+    k.early_stopping = std::make_unique<train::EarlyStoppingCallback>(model, *opts.early_stopping);
+    add(k.early_stopping);
+  }
+  if (opts.reduce_lr) {
+    k.reduce_lr = std::make_unique<train::ReduceLROnPlateauCallback>(model, *opts.reduce_lr);
+    add(k.reduce_lr);
+  }
+  if (opts.model_checkpoint) {
+    const ModelCheckpointOptions& mc = *opts.model_checkpoint;
+    // Written by the chief alone; files written mid-run name no final accuracy.
+    k.model_checkpoint = std::make_unique<train::BestModelCallback>(
+        mc.best, mc.filepath,
+        [&model, &opts, &ds, write_files, file = mc.filepath] {
+          if (write_files) train::save_weights(model, file, weights_metadata(model, opts, ds, nn::History{}));
+        },
+        mc.save_best_only);
+    add(k.model_checkpoint);
+  }
+  return k;
+}
+
+}  // namespace
+
 std::string read_initial_weights(const Options& opts, const data::Dataset& ds) {
   const train::WeightLayout layout = train::WeightLayout::packed(model_for(opts, ds).weights);
   const std::string& file = *opts.initial_weights;
@@ -243,37 +290,8 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   std::unique_ptr<nn::LearningRateSchedule> schedule;
   if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
   if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
-  for (const std::string* monitor :
-       {opts.early_stopping ? &opts.early_stopping->monitor : nullptr, opts.reduce_lr ? &opts.reduce_lr->monitor : nullptr,
-        opts.model_checkpoint ? &opts.model_checkpoint->best.monitor : nullptr})
-    if (monitor != nullptr && monitor->starts_with("val_") && !ds.validation)
-      throw UsageError("a callback monitors " + *monitor + ", but this data has no validation set");
-  std::unique_ptr<train::EarlyStoppingCallback> early_stopping;
-  std::unique_ptr<train::ReduceLROnPlateauCallback> reduce_lr;
-  std::unique_ptr<train::BestModelCallback> model_checkpoint;
-  std::vector<train::CheckpointedState*> states;
-  if (opts.early_stopping) {
-    early_stopping = std::make_unique<train::EarlyStoppingCallback>(*model, *opts.early_stopping);
-    early_stopping->set_verbose(!opts.quiet);
-    states.push_back(early_stopping.get());
-  }
-  if (opts.reduce_lr) {
-    reduce_lr = std::make_unique<train::ReduceLROnPlateauCallback>(*model, *opts.reduce_lr);
-    reduce_lr->set_verbose(!opts.quiet);
-    states.push_back(reduce_lr.get());
-  }
-  nn::History finished;  // the metadata of files written mid-run name no final accuracy
-  if (opts.model_checkpoint) {
-    const ModelCheckpointOptions& mc = *opts.model_checkpoint;
-    model_checkpoint = std::make_unique<train::BestModelCallback>(
-        mc.best, mc.filepath,
-        [&, file = mc.filepath] {
-          if (write_files) train::save_weights(*model, file, weights_metadata(*model, opts, ds, finished));
-        },
-        mc.save_best_only);
-    model_checkpoint->set_verbose(!opts.quiet);
-    states.push_back(model_checkpoint.get());
-  }
+  const KerasCallbacks keras = keras_callbacks(*model, opts, ds, write_files);
+  const std::vector<train::CheckpointedState*>& states = keras.states;
 
   train::TrainingPosition resumed;
   std::unique_ptr<train::CheckpointDir> ckpt_dir;
@@ -322,8 +340,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     fit.callbacks.push_back(csv.get());
   }
   // Before the checkpoints, which keep what these decided at an epoch's end.
-  for (nn::Callback* cb : std::initializer_list<nn::Callback*>{early_stopping.get(), reduce_lr.get(), model_checkpoint.get()})
-    if (cb != nullptr) fit.callbacks.push_back(cb);
+  fit.callbacks.insert(fit.callbacks.end(), keras.callbacks.begin(), keras.callbacks.end());
   if (write_files && ckpt_dir) {
     checkpoints = std::make_unique<train::CheckpointCallback>(*model, run, *ckpt_dir, opts.checkpoint_every,
                                                               opts.keep_checkpoints, resumed, states);

@@ -11,6 +11,7 @@
 #include <axon/data/zip_archive.hpp>
 #include <axon/io/hdf5.hpp>
 #include <axon/nn/random.hpp>
+#include <axon/train/keras_file.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -63,6 +64,22 @@ TEST_CASE("HDF5: a .keras file's weights as Keras saved them", "[hdf5]") {
   REQUIRE(iterations != nullptr);
   CHECK(iterations->shape.empty());
   CHECK(f.integer(*iterations) == 0);
+}
+
+TEST_CASE("a .keras file's weight paths: Keras' snake_case of each class, numbered from the second", "[hdf5]") {
+  std::string layers;
+  for (const char* cls : {"InputLayer", "Conv2D", "BatchNormalization", "ReLU", "LeakyReLU", "PReLU", "Conv2D",
+                          "GlobalAveragePooling2D", "DepthwiseConv2D", "Conv2D", "AbcDefGhi"})
+    layers += std::string(layers.empty() ? "" : ", ") + R"({"class_name": ")" + cls + R"(", "config": {"name": "l)" +
+              std::to_string(layers.size()) + R"("}})";
+  const auto paths = train::keras_weight_paths(R"({"config": {"layers": [)" + layers + "]}}", "m.keras");
+  std::vector<std::string> got;
+  for (const auto& p : paths) got.push_back(p.second);
+  // What keras.src.utils.naming.to_snake_case and saving_lib's numbering give.
+  CHECK(got == std::vector<std::string>{"layers/conv2d", "layers/batch_normalization", "layers/re_lu",
+                                        "layers/leaky_re_lu", "layers/p_re_lu", "layers/conv2d_1",
+                                        "layers/global_average_pooling2d", "layers/depthwise_conv2d", "layers/conv2d_2",
+                                        "layers/abc_def_ghi"});
 }
 
 TEST_CASE("HDF5: large groups, nesting, every element type, compact and empty datasets", "[hdf5]") {

@@ -10,7 +10,6 @@
 #include <cctype>
 #include <cmath>
 #include <map>
-#include <regex>
 
 namespace axon::train {
 namespace {
@@ -28,15 +27,42 @@ std::vector<uint8_t> member(data::ZipArchive& zip, const std::string& member_nam
   return bytes;
 }
 
-// keras.src.utils.naming.to_snake_case.
+bool upper(char c) { return c >= 'A' && c <= 'Z'; }
+bool lower(char c) { return c >= 'a' && c <= 'z'; }
+
+// keras.src.utils.naming.to_snake_case: word characters only, then Python's
+// re.sub("(.)([A-Z][a-z]+)", r"\1_\2") and re.sub("([a-z])([A-Z])", r"\1_\2")
+// (leftmost, non-overlapping matches), lower-cased.
 std::string snake_case(const std::string& cls) {
   std::string s;
   for (const char c : cls)
     if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') s += c;
-  s = std::regex_replace(s, std::regex("(.)([A-Z][a-z]+)"), "$1_$2");
-  s = std::regex_replace(s, std::regex("([a-z])([A-Z])"), "$1_$2");
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
+  std::string words;
+  for (size_t i = 0; i < s.size();) {
+    if (i + 2 < s.size() && upper(s[i + 1]) && lower(s[i + 2])) {
+      size_t end = i + 2;
+      while (end < s.size() && lower(s[end])) ++end;
+      words += s[i];
+      words += '_';
+      words += s.substr(i + 1, end - i - 1);
+      i = end;
+    } else {
+      words += s[i++];
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < words.size();) {
+    if (i + 1 < words.size() && lower(words[i]) && upper(words[i + 1])) {
+      out += words[i];
+      out += '_';
+      out += words[i + 1];
+      i += 2;
+    } else {
+      out += words[i++];
+    }
+  }
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <axon/log.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/layers.hpp>
+#include <axon/nn/lr_schedule.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/parse.hpp>
 #include <axon/profile.hpp>
@@ -25,6 +26,8 @@
 #include <axon/train/tensorboard.hpp>
 #include <axon/train/terminate_on_nan.hpp>
 #include <axon/train/weights.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -114,15 +117,40 @@ void set_initial_weights(nn::Model& model, Strategy& strategy, const Options& op
   train::set_weights(model, bytes, *opts.initial_weights);
 }
 
-// What a safetensors weights file keeps besides the weights.
-train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, const data::Dataset& ds,
-                                        const nn::History& history) {
-  train::WeightsMetadata m;
-  m["model"] = nn::keras_json(model, model.input_shape());
-  m["optimizer"] = nn::optimizer_keras_class(model.optimizer().kind());
-  if (model.optimizer().describe() != "--optimizer adam") m["optimizer_flags"] = model.optimizer().describe();
+// Keras' compile_config of the training: what Keras' load_model compiles a
+// saved .keras model with.
+std::string compile_config(nn::Model& model, const nn::LearningRateSchedule* schedule) {
+  using json = nlohmann::json;
   // A model ending in softmax outputs probabilities to Keras (from_logits=False);
   // either way the loss is computed from the logits.
+  const json loss = {{"module", "keras.losses"},
+                     {"class_name", "SparseCategoricalCrossentropy"},
+                     {"config",
+                      {{"name", "sparse_categorical_crossentropy"},
+                       {"reduction", "sum_over_batch_size"},
+                       {"from_logits", !model.layers().back()->ends_in_softmax()},
+                       {"ignore_class", nullptr}}},
+                     {"registered_name", nullptr}};
+  return json{{"optimizer", json::parse(model.replica(0).optimizer().keras_config(schedule))},
+              {"loss", loss},
+              {"loss_weights", nullptr},
+              {"metrics", {"accuracy"}},
+              {"weighted_metrics", nullptr},
+              {"run_eagerly", false},
+              {"steps_per_execution", 1},
+              {"jit_compile", false}}
+      .dump();
+}
+
+// What a weights file keeps besides the weights (a safetensors file's
+// metadata; a .keras file's config.json takes the model and compile_config).
+train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, const data::Dataset& ds,
+                                        const nn::History& history, const nn::LearningRateSchedule* schedule) {
+  train::WeightsMetadata m;
+  m["model"] = nn::keras_json(model, model.input_shape());
+  m["compile_config"] = compile_config(model, schedule);
+  m["optimizer"] = nn::optimizer_keras_class(model.optimizer().kind());
+  if (model.optimizer().describe() != "--optimizer adam") m["optimizer_flags"] = model.optimizer().describe();
   m["loss"] = model.layers().back()->ends_in_softmax() ? "SparseCategoricalCrossentropy()"
                                                        : "SparseCategoricalCrossentropy(from_logits=True)";
   char lr[32];
@@ -187,7 +215,8 @@ struct KerasCallbacks {
   std::vector<train::CheckpointedState*> states;  // the same, for checkpoints
 };
 
-KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data::Dataset& ds, bool write_files) {
+KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data::Dataset& ds, bool write_files,
+                               const nn::LearningRateSchedule* schedule) {
   for (const std::string* monitor :
        {opts.early_stopping ? &opts.early_stopping->monitor : nullptr, opts.reduce_lr ? &opts.reduce_lr->monitor : nullptr,
         opts.model_checkpoint ? &opts.model_checkpoint->best.monitor : nullptr})
@@ -212,8 +241,8 @@ KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data
     // Written by the chief alone; files written mid-run name no final accuracy.
     k.model_checkpoint = std::make_unique<train::BestModelCallback>(
         mc.best, mc.filepath,
-        [&model, &opts, &ds, write_files, file = mc.filepath] {
-          if (write_files) train::save_weights(model, file, weights_metadata(model, opts, ds, nn::History{}));
+        [&model, &opts, &ds, write_files, schedule, file = mc.filepath] {
+          if (write_files) train::save_weights(model, file, weights_metadata(model, opts, ds, nn::History{}, schedule));
         },
         mc.save_best_only);
     add(k.model_checkpoint);
@@ -265,6 +294,11 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     std::fflush(stdout);
   }
 
+  // Keras' schedule (its state rides in checkpoints).
+  std::unique_ptr<nn::LearningRateSchedule> schedule;
+  if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
+  if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
+
   RunResult r;
   r.device = replicas_label(strategy);
   if (opts.epochs == 0) {
@@ -276,7 +310,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
                   ds.kind == "IDX" ? "test" : "validation", v.loss, v.accuracy);
     train::synchronize_replicas(*model);
     if (write_files && opts.save) {
-      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
+      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history, schedule.get()));
       if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());
     }
     std::fflush(stdout);
@@ -286,11 +320,8 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   const int64_t steps = (ds.train->size() + opts.batch_size - 1) / opts.batch_size;
   const train::RunIdentity run{opts.seed, opts.batch_size, ds.train->size(), steps, opts.learning_rate,
                                ds.class_names.empty() ? std::string() : data::class_names_json(ds.class_names)};
-  // Keras' schedule and callbacks; their state rides in checkpoints.
-  std::unique_ptr<nn::LearningRateSchedule> schedule;
-  if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
-  if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
-  const KerasCallbacks keras = keras_callbacks(*model, opts, ds, write_files);
+  // Keras' callbacks; their state rides in checkpoints.
+  const KerasCallbacks keras = keras_callbacks(*model, opts, ds, write_files, schedule.get());
   const std::vector<train::CheckpointedState*>& states = keras.states;
 
   train::TrainingPosition resumed;
@@ -389,7 +420,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   train::synchronize_replicas(*model);
   if (write_files && opts.save) {
     try {
-      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
+      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history, schedule.get()));
     } catch (const train::NonFiniteWeights& e) {
       // The last step's gradients can be NaN with its loss finite.
       throw train::TrainingDiverged("weights are not finite after training (" + e.detail + "): " +

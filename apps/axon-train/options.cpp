@@ -288,6 +288,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   KerasCompileConfig compiled;
   if (o.model_file && train::is_keras_file(*o.model_file)) compiled = read_compile_config(o.model_json, *o.model_file);
   o.optimizer = parse_optimizer_options(vm, compiled.optimizer);
+  o.optimizer_from_model_file = o.weights_from_model_file && compiled.optimizer &&
+                                nn::make_optimizer(o.optimizer)->describe() ==
+                                    nn::make_optimizer(*compiled.optimizer)->describe();
   o.learning_rate = *o.optimizer.learning_rate;
   // The file's schedule, unless the flags give the rate or a schedule of their own.
   if (!compiled.schedule_json.empty() && !vm.count("learning-rate") && !vm.count("lr-schedule") &&

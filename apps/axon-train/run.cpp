@@ -19,6 +19,7 @@
 #include <axon/strategy.hpp>
 #include <axon/train/best_model.hpp>
 #include <axon/train/checkpoint.hpp>
+#include <axon/train/keras_file.hpp>
 #include <axon/train/early_stopping.hpp>
 #include <axon/train/reduce_lr_on_plateau.hpp>
 #include <axon/train/metrics_csv.hpp>
@@ -115,6 +116,19 @@ void set_initial_weights(nn::Model& model, Strategy& strategy, const Options& op
   std::string bytes = strategy.is_chief() ? opts.initial_weights_bytes : std::string();
   strategy.broadcast_bytes(bytes, "the initial weights");
   train::set_weights(model, bytes, *opts.initial_weights);
+  // A .keras model's optimizer goes on from its saved state, as in Keras.
+  if (!opts.optimizer_from_model_file) return;
+  const std::span<const uint8_t> view(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  const train::KerasArchive archive = train::read_keras_archive(view, *opts.model_file, bytes.size());
+  if (train::set_keras_optimizer_state(model, archive, *opts.model_file)) {
+    if (!opts.quiet)
+      std::printf("%s goes on from the state saved in %s (step %lld)\n",
+                  nn::optimizer_keras_class(model.optimizer().kind()), parse::printable_path(*opts.model_file).c_str(),
+                  static_cast<long long>(model.optimizer().iterations()));
+  } else {
+    log::warning("axon-train", *opts.model_file + " holds no optimizer state for this " +
+                                   nn::optimizer_keras_class(model.optimizer().kind()) + ": it starts afresh");
+  }
 }
 
 // Keras' compile_config of the training: what Keras' load_model compiles a

@@ -5,8 +5,9 @@ h5py:       libhdf5 (through Debian's h5py) reads model.weights.h5; its layer
             variables are the weights of a safetensors file from the same run,
             value for value, and optimizer/vars holds Keras' layout (iterations,
             learning rate, Adam's m and v per weight).
-round_trip: axon reads the file back (--model m.keras alone) and evaluates to
-            the figures the run ended with.
+round_trip: axon reads the file back (--model m.keras alone), evaluates to
+            the figures the run ended with, and takes the optimizer's state:
+            saved again, every variable is the same.
 keras:      Keras 3 (the python named by AXON_KERAS_PYTHON; skipped without it)
             opens it with keras.models.load_model, compiled, with no warning,
             and evaluates to axon's loss within 0.1% and its accuracy.
@@ -80,16 +81,53 @@ def h5py_case(tmp):
         check(np.all(opt[i + 1] >= 0), "v, a mean of squares, is not negative", i)
 
 
+def datasets(path):
+    h5, _ = weights_h5(path)
+    out = {}
+    h5.visititems(lambda name, o: out.__setitem__(name, o[()]) if hasattr(o, "shape") else None)
+    return out
+
+
 def round_trip(tmp):
-    for extra in ([], ["--model", os.path.join(DATA, "keras_resnet.json"), "--optimizer", "sgd", "--momentum", "0.9",
-                       "--lr-schedule", "cosine:decay_steps=100"]):
+    import numpy as np
+    for extra in ([], ["--model", os.path.join(DATA, "keras_resnet.json"), "--optimizer", "rmsprop", "--momentum",
+                       "0.5", "--centered", "--lr-schedule", "cosine:decay_steps=100"]):
         path, loss, accuracy = train(tmp, extra)
-        r = run([TRAIN, "--data", DEFAULT_DATA, "--model", path, "--epochs", "0", "--test-limit", str(TEST_LIMIT)],
-                cwd=tmp)
+        again = os.path.join(tmp, "again.keras")
+        r = run([TRAIN, "--data", DEFAULT_DATA, "--model", path, "--epochs", "0", "--test-limit", str(TEST_LIMIT),
+                 "--save", again], cwd=tmp)
         m = re.search(r"loss: ([0-9.]+) - accuracy: ([0-9.]+)", r.out)
         check(r.code == 0 and m is not None, "axon evaluates its own .keras file", r)
         check((float(m.group(1)), float(m.group(2))) == (loss, accuracy), "to the run's last figures", extra,
               m.group(0), loss, accuracy)
+        check(re.search(r"^(Adam|RMSprop) goes on from the state saved in .*out.keras \(step 10\)$", r.out, re.M),
+              "the optimizer's state is read back", r)
+        a, b = datasets(path), datasets(again)
+        check(a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a),
+              "saved again, every weight and optimizer variable is the same")
+    # A slot of the wrong shape: exit 2 naming it, nothing trained.
+    import h5py
+    h5_path = os.path.join(tmp, "w.h5")
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    with open(h5_path, "wb") as f:
+        f.write(members["model.weights.h5"])
+    with h5py.File(h5_path, "r+") as f:
+        del f["optimizer/vars/3"]
+        f["optimizer/vars/3"] = np.zeros((2, 2), np.float32)
+    with open(h5_path, "rb") as f:
+        members["model.weights.h5"] = f.read()
+    bad = os.path.join(tmp, "bad_slot.keras")
+    with zipfile.ZipFile(bad, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    r = run([TRAIN, "--data", DEFAULT_DATA, "--model", bad, "--epochs", "1", "--train-limit", "64"], cwd=tmp)
+    check(r.code == 2 and r.err.count("\n") == 1 and "optimizer/vars/3" in r.err and "[2,2]" in r.err,
+          "a slot of another shape: exit 2, one line naming it", r)
+    # Another optimizer on the command line starts afresh, as Keras would.
+    r = run([TRAIN, "--data", DEFAULT_DATA, "--model", path, "--optimizer", "sgd", "--epochs", "0", "--test-limit",
+             "64"], cwd=tmp)
+    check(r.code == 0 and "goes on from" not in r.out, "--optimizer sgd: no state from the file's RMSprop", r)
 
 
 KERAS_SCRIPT = r"""

@@ -60,4 +60,14 @@ std::vector<float> keras_archive_weights(const KerasArchive& archive, const Weig
 // value is not finite.
 std::string serialize_keras_file(nn::Model& model, const std::string& config_json);
 
+// The optimizer's state from the archive's optimizer/vars, laid out as
+// serialize_keras_file writes it and Keras 3 saves it: the step count and
+// every slot, set on every replica (the learning rate stays the one the run
+// was given; Nadam's momentum cache follows from the step count). False,
+// changing nothing, when the file holds no optimizer variables or not as
+// many as this optimizer keeps in Keras (another optimizer or setting: Keras
+// skips them then too, with a warning); UsageError naming the variable when
+// one has the wrong shape or type or a value that is not finite.
+bool set_keras_optimizer_state(nn::Model& model, const KerasArchive& archive, const std::string& name);
+
 }  // namespace axon::train

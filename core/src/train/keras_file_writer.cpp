@@ -28,15 +28,11 @@ std::string metadata_json() {
   gmtime_r(&now, &utc);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d@%H:%M:%S", &utc);
-  return nlohmann::json{{"keras_version", "3.0.0"}, {"date_saved", date}, {"saved_by", "axon"}}
-      .dump();
+  return nlohmann::json{{"keras_version", "3.0.0"}, {"date_saved", date}, {"saved_by", "axon"}}.dump();
 }
 
 // Whether the compile_config's optimizer takes its learning rate from a
-// schedule (Keras then keeps no learning_rate variable). Keras' order of
-// optimizer variables, for writing and reading alike: iterations,
-// learning_rate (unless scheduled), each slot group per trainable weight, the
-// optimizer's scalars.
+// schedule (Keras then keeps no learning_rate variable).
 bool scheduled(const std::string& config_json) {
   const nlohmann::json c = nlohmann::json::parse(config_json, nullptr, false);
   const nlohmann::json::json_pointer lr("/compile_config/optimizer/config/learning_rate");
@@ -50,7 +46,10 @@ void add(io::Hdf5Writer& h5, const std::string& path, const Shape& shape, const 
   h5.add_floats(path, shape, values);
 }
 
-// The optimizer's slot values in Keras' order: (path index, slot, weight).
+// Keras' order of optimizer variables, for writing and reading alike:
+// iterations (0), learning_rate (1, unless scheduled), each slot group per
+// trainable weight, the optimizer's scalars. Each slot value's place:
+// (index under optimizer/vars, slot, weight); *total counts them all.
 struct SlotPlace {
   int index;
   nn::OptimizerSlot slot;
@@ -94,8 +93,9 @@ bool set_keras_optimizer_state(nn::Model& model, const KerasArchive& archive, co
     const io::Hdf5Dataset* d = h5.find(path);
     if (d == nullptr) throw UsageError(h5_name + ": no " + path + " (" + what + ")");
     if (d->kind != 'f' || d->shape != trained.shapes[p.weight])
-      throw UsageError(h5_name + ": " + path + " (" + what + ") is " + shape_string(d->shape) + (d->kind != 'f' ? " of integers" : "") +
-                       ", the model's " + shape_string(trained.shapes[p.weight]) + " floats");
+      throw UsageError(h5_name + ": " + path + " (" + what + ") is " + shape_string(d->shape) +
+                       (d->kind != 'f' ? " of integers" : "") + ", the model's " +
+                       shape_string(trained.shapes[p.weight]) + " floats");
     const std::vector<float> v = h5.floats(*d);
     for (size_t i = 0; i < v.size(); ++i)
       if (!std::isfinite(v[i]))
@@ -107,10 +107,9 @@ bool set_keras_optimizer_state(nn::Model& model, const KerasArchive& archive, co
   }
   for (int r = 0; r < model.num_replicas(); ++r) {
     nn::Optimizer& opt = model.replica(r).optimizer();
-    for (const nn::OptimizerSlot& s : opt.state()) {
-      const std::vector<float>& f = flat.at(s.name);
-      s.value->copy_from_host(f.data(), f.size() * sizeof(float));
-    }
+    for (const nn::OptimizerSlot& s : opt.state())
+      if (const auto f = flat.find(s.name); f != flat.end())
+        s.value->copy_from_host(f->second.data(), f->second.size() * sizeof(float));
     opt.set_iterations(iterations);
   }
   return true;

@@ -113,7 +113,8 @@ namespace {
 // with the metadata's compile_config.
 std::string keras_file_config(nn::Model& model, const WeightsMetadata& metadata) {
   const auto m = metadata.find("model");
-  nlohmann::json config = nlohmann::json::parse(m != metadata.end() ? m->second : nn::keras_json(model, model.input_shape()));
+  nlohmann::json config =
+      nlohmann::json::parse(m != metadata.end() ? m->second : nn::keras_json(model, model.input_shape()));
   if (const auto c = metadata.find("compile_config"); c != metadata.end())
     config["compile_config"] = nlohmann::json::parse(c->second);
   return config.dump();

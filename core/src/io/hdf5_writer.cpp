@@ -28,8 +28,9 @@ constexpr uint64_t kSymbolEntryBytes = 40;
 // The end of a local heap's free list: HDF5's H5HL_FREE_NULL.
 constexpr uint64_t kFreeListEnd = 1;
 
+// `bytes` little-endian bytes of v (zeros past its eighth).
 void put(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  for (int i = 0; i < bytes; ++i) out.push_back(i < 8 ? static_cast<char>((v >> (8 * i)) & 0xff) : '\0');
 }
 void pad8(std::string& s) { s.resize((s.size() + 7) / 8 * 8, '\0'); }
 

@@ -6,7 +6,6 @@
 
 namespace axon::nn {
 
-
 void DeviceMetrics::build(Device& device) {
   device_ = &device;
   totals_ = {zeros(device, {2}), zeros(device, {2}), true};

@@ -80,10 +80,11 @@ class Loss {
   // output layer's softmax or sigmoid.
   bool reads_logits() const { return reads_logits_; }
   // The accuracy Keras reports for `units` outputs; binary accuracy's
-  // threshold on what the loss is given (0.5, or 0 on the logits of a
-  // sigmoid; Keras thresholds logits at 0.5 too when from_logits).
+  // threshold on what the loss is given: 0.5, or 0 on the logits of a
+  // sigmoid output (probability 0.5); Keras thresholds the output of a model
+  // without sigmoid at 0.5, logits or not.
   AccuracyKind accuracy(int64_t units) const;
-  float binary_threshold() const { return reads_logits_ && !options_.from_logits ? 0.0f : 0.5f; }
+  float binary_threshold() const { return folded_ ? 0.0f : 0.5f; }
 
   // predictions [N, C] float32 (logits where takes_logits_of said so), labels
   // [N] int32. Fills per_sample_loss() [N] and gradient() [N, C], divided by

@@ -296,6 +296,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.optimizer = parse_optimizer_options(vm, compiled.optimizer);
   if (vm.count("loss")) o.loss = loss_from_flag(vm["loss"].as<std::string>());
   else if (compiled.loss) o.loss = *compiled.loss;
+  o.optimizer_from_model_file = o.weights_from_model_file && compiled.optimizer &&
+                                nn::make_optimizer(o.optimizer)->describe() ==
+                                    nn::make_optimizer(*compiled.optimizer)->describe();
   o.learning_rate = *o.optimizer.learning_rate;
   // The file's schedule, unless the flags give the rate or a schedule of their own.
   if (!compiled.schedule_json.empty() && !vm.count("learning-rate") && !vm.count("lr-schedule") &&

@@ -36,6 +36,8 @@ struct Options {
   std::string model_json;                      // its text
   std::optional<std::string> initial_weights;  // --initial-weights, or the --model .keras file
   bool weights_from_model_file = false;
+  // The .keras model file's optimizer (no flag changed it): its saved state is restored too.
+  bool optimizer_from_model_file = false;
   std::string lr_schedule;                                        // --lr-schedule (empty: none)
   std::string keras_schedule_json;  // a .keras file's schedule (Keras' serialised form), when no flag replaces it
   std::optional<train::EarlyStoppingOptions> early_stopping;      // --early-stopping

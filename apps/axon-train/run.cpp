@@ -11,6 +11,7 @@
 #include <axon/log.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/layers.hpp>
+#include <axon/nn/lr_schedule.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/parse.hpp>
 #include <axon/profile.hpp>
@@ -18,6 +19,7 @@
 #include <axon/strategy.hpp>
 #include <axon/train/best_model.hpp>
 #include <axon/train/checkpoint.hpp>
+#include <axon/train/keras_file.hpp>
 #include <axon/train/early_stopping.hpp>
 #include <axon/train/reduce_lr_on_plateau.hpp>
 #include <axon/train/metrics_csv.hpp>
@@ -25,6 +27,8 @@
 #include <axon/train/tensorboard.hpp>
 #include <axon/train/terminate_on_nan.hpp>
 #include <axon/train/weights.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -112,13 +116,45 @@ void set_initial_weights(nn::Model& model, Strategy& strategy, const Options& op
   std::string bytes = strategy.is_chief() ? opts.initial_weights_bytes : std::string();
   strategy.broadcast_bytes(bytes, "the initial weights");
   train::set_weights(model, bytes, *opts.initial_weights);
+  // A .keras model's optimizer goes on from its saved state, as in Keras.
+  if (!opts.optimizer_from_model_file) return;
+  const std::span<const uint8_t> view(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  const train::KerasArchive archive = train::read_keras_archive(view, *opts.model_file, bytes.size());
+  if (train::set_keras_optimizer_state(model, archive, *opts.model_file)) {
+    if (!opts.quiet)
+      std::printf("%s goes on from the state saved in %s (step %lld)\n",
+                  nn::optimizer_keras_class(model.optimizer().kind()), parse::printable_path(*opts.model_file).c_str(),
+                  static_cast<long long>(model.optimizer().iterations()));
+  } else {
+    log::warning("axon-train", *opts.model_file + " holds no optimizer state for this " +
+                                   nn::optimizer_keras_class(model.optimizer().kind()) + ": it starts afresh");
+  }
 }
 
-// What a safetensors weights file keeps besides the weights.
+// Keras' compile_config of the training: what Keras' load_model compiles a
+// saved .keras model with.
+std::string compile_config(nn::Model& model, const nn::LearningRateSchedule* schedule) {
+  using json = nlohmann::json;
+  // The loss as Keras is given it: from_logits=False for a model ending in
+  // softmax or sigmoid whose logits a cross-entropy reads.
+  return json{{"optimizer", json::parse(model.replica(0).optimizer().keras_config(schedule))},
+              {"loss", json::parse(model.loss().keras_json())},
+              {"loss_weights", nullptr},
+              {"metrics", {"accuracy"}},
+              {"weighted_metrics", nullptr},
+              {"run_eagerly", false},
+              {"steps_per_execution", 1},
+              {"jit_compile", false}}
+      .dump();
+}
+
+// What a weights file keeps besides the weights (a safetensors file's
+// metadata; a .keras file's config.json takes the model and compile_config).
 train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, const data::Dataset& ds,
-                                        const nn::History& history) {
+                                        const nn::History& history, const nn::LearningRateSchedule* schedule) {
   train::WeightsMetadata m;
   m["model"] = nn::keras_json(model, model.input_shape());
+  m["compile_config"] = compile_config(model, schedule);
   m["optimizer"] = nn::optimizer_keras_class(model.optimizer().kind());
   if (model.optimizer().describe() != "--optimizer adam") m["optimizer_flags"] = model.optimizer().describe();
   // A model ending in softmax outputs probabilities to Keras (from_logits=False);
@@ -211,7 +247,8 @@ struct KerasCallbacks {
   std::vector<train::CheckpointedState*> states;  // the same, for checkpoints
 };
 
-KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data::Dataset& ds, bool write_files) {
+KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data::Dataset& ds, bool write_files,
+                               const nn::LearningRateSchedule* schedule) {
   for (const std::string* monitor :
        {opts.early_stopping ? &opts.early_stopping->monitor : nullptr, opts.reduce_lr ? &opts.reduce_lr->monitor : nullptr,
         opts.model_checkpoint ? &opts.model_checkpoint->best.monitor : nullptr})
@@ -236,8 +273,8 @@ KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data
     // Written by the chief alone; files written mid-run name no final accuracy.
     k.model_checkpoint = std::make_unique<train::BestModelCallback>(
         mc.best, mc.filepath,
-        [&model, &opts, &ds, write_files, file = mc.filepath] {
-          if (write_files) train::save_weights(model, file, weights_metadata(model, opts, ds, nn::History{}));
+        [&model, &opts, &ds, write_files, schedule, file = mc.filepath] {
+          if (write_files) train::save_weights(model, file, weights_metadata(model, opts, ds, nn::History{}, schedule));
         },
         mc.save_best_only);
     add(k.model_checkpoint);
@@ -289,6 +326,11 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     std::fflush(stdout);
   }
 
+  // Keras' schedule (its state rides in checkpoints).
+  std::unique_ptr<nn::LearningRateSchedule> schedule;
+  if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
+  if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
+
   RunResult r;
   r.device = replicas_label(strategy);
   if (opts.epochs == 0) {
@@ -300,7 +342,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
                   ds.kind == "IDX" ? "test" : "validation", v.loss, v.accuracy);
     train::synchronize_replicas(*model);
     if (write_files && opts.save) {
-      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
+      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history, schedule.get()));
       if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());
     }
     std::fflush(stdout);
@@ -310,11 +352,8 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   const int64_t steps = (ds.train->size() + opts.batch_size - 1) / opts.batch_size;
   const train::RunIdentity run{opts.seed, opts.batch_size, ds.train->size(), steps, opts.learning_rate,
                                ds.class_names.empty() ? std::string() : data::class_names_json(ds.class_names)};
-  // Keras' schedule and callbacks; their state rides in checkpoints.
-  std::unique_ptr<nn::LearningRateSchedule> schedule;
-  if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
-  if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
-  const KerasCallbacks keras = keras_callbacks(*model, opts, ds, write_files);
+  // Keras' callbacks; their state rides in checkpoints.
+  const KerasCallbacks keras = keras_callbacks(*model, opts, ds, write_files, schedule.get());
   const std::vector<train::CheckpointedState*>& states = keras.states;
 
   train::TrainingPosition resumed;
@@ -413,7 +452,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   train::synchronize_replicas(*model);
   if (write_files && opts.save) {
     try {
-      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history));
+      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history, schedule.get()));
     } catch (const train::NonFiniteWeights& e) {
       // The last step's gradients can be NaN with its loss finite.
       throw train::TrainingDiverged("weights are not finite after training (" + e.detail + "): " +

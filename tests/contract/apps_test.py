@@ -268,7 +268,11 @@ elif case == "progress_terminal":
     # terminal, one line per epoch; AXON_PROGRESS_BAR=1/0 says otherwise.
     import pty
     import select
-    data_dir = write_dataset(os.path.join(tmp, "data"), 6400, 64)
+    # An epoch long enough for the bar to be redrawn (every 0.1 s): 200 steps,
+    # 50 under the sanitizers (each 20 times slower; eight runs).
+    samples = 1600 if os.environ.get("AXON_TEST_SANITIZED") else 6400
+    steps = samples // 32
+    data_dir = write_dataset(os.path.join(tmp, "data"), samples, 64)
     cmd = [TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "--batch-size", "32"]
 
     def on_terminal(env):
@@ -306,7 +310,7 @@ elif case == "progress_terminal":
     check(redrawn(out), "on a terminal the bar is redrawn in place", out)
     for var in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"):
         out = on_terminal({var: "1"})
-        check(not redrawn(out) and out.count("200/200 [") == 1,
+        check(not redrawn(out) and out.count(f"{steps}/{steps} [") == 1,
               f"with {var} set (an MPI launcher's rank), one line per epoch on the terminal too", repr(out))
     out = on_terminal({"OMPI_COMM_WORLD_SIZE": "1", "AXON_PROGRESS_BAR": "1"})
     check(redrawn(out), "AXON_PROGRESS_BAR=1 redraws under a launcher", repr(out))

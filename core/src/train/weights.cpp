@@ -1,5 +1,6 @@
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
+#include <axon/nn/keras_json.hpp>
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/keras_file.hpp>
 #include <axon/train/terminate_on_nan.hpp>
@@ -7,6 +8,7 @@
 #include <axon/train/weight_tensors.hpp>
 #include <axon/train/weights.hpp>
 
+#include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include <algorithm>
@@ -105,9 +107,27 @@ std::string serialize_safetensors_weights(nn::Model& model, const WeightsMetadat
   return w.bytes(true);
 }
 
+namespace {
+
+// A .keras file's config.json: the metadata's model JSON (or the model's own)
+// with the metadata's compile_config.
+std::string keras_file_config(nn::Model& model, const WeightsMetadata& metadata) {
+  const auto m = metadata.find("model");
+  nlohmann::json config =
+      nlohmann::json::parse(m != metadata.end() ? m->second : nn::keras_json(model, model.input_shape()));
+  if (const auto c = metadata.find("compile_config"); c != metadata.end())
+    config["compile_config"] = nlohmann::json::parse(c->second);
+  return config.dump();
+}
+
+}  // namespace
+
 void save_weights(nn::Model& model, const std::filesystem::path& file, const WeightsMetadata& metadata) {
-  write_file_atomically(file, is_safetensors_file(file) ? serialize_safetensors_weights(model, metadata)
-                                                        : serialize_weights(model));
+  if (is_keras_file(file))
+    write_file_atomically(file, serialize_keras_file(model, keras_file_config(model, metadata)));
+  else
+    write_file_atomically(file, is_safetensors_file(file) ? serialize_safetensors_weights(model, metadata)
+                                                          : serialize_weights(model));
 }
 
 uint64_t max_weights_file_bytes(const WeightLayout& layout, const std::filesystem::path& file) {

@@ -54,6 +54,8 @@ struct OptimizerSlot {
   Tensor* value = nullptr;
 };
 
+class LearningRateSchedule;
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -81,6 +83,17 @@ class Optimizer {
 
   // The state a checkpoint holds: only the slots this configuration uses.
   std::vector<OptimizerSlot> state();
+
+  // Keras' serialised optimizer ({"module", "class_name", "config",
+  // "registered_name"}, JSON text), its learning rate `schedule`'s when one
+  // drives it, as a compile_config holds it.
+  std::string keras_config(const LearningRateSchedule* schedule) const;
+  // Keras' optimizer variables after `iterations` and `learning_rate`, in
+  // Keras' order: groups of slots whose per-weight entries interleave (Adam's
+  // m and v: one weight's m, its v, the next weight's m, ...), one group after
+  // the other, then the scalars Keras keeps last (Nadam's momentum cache).
+  std::vector<std::vector<OptimizerSlot>> keras_slot_groups();
+  virtual std::vector<float> keras_scalars() const { return {}; }
 
  protected:
   explicit Optimizer(const OptimizerOptions& options);

@@ -20,8 +20,9 @@
 // Tensors appear in model order (layer by layer, kernel before bias), the
 // order and layouts of Keras' model.get_weights().
 //
-// Weights are also read (never written) from a Keras FILE.keras
-// (axon/train/keras_file.hpp).
+// FILE.keras: Keras 3's own file (axon/train/keras_file.hpp), the model's
+// config and its compile_config (metadata "model" and "compile_config")
+// beside the weights and the optimizer's state; Keras' load_model opens it.
 #pragma once
 
 #include <axon/nn/model.hpp>

@@ -47,6 +47,7 @@ class Nadam final : public Optimizer {
   explicit Nadam(const OptimizerOptions& o) : Optimizer(o) {}
   // Keras' momentum cache u_product follows from the step count alone.
   void set_iterations(int64_t n) override;
+  std::vector<float> keras_scalars() const override { return {u_product_}; }
 
  protected:
   std::vector<SlotSpec> slot_specs() const override;

@@ -65,6 +65,9 @@ const void* Attrs::get(AttrKind k) const {
     case AttrKind::nadam: return &nadam;
     case AttrKind::weight_decay: return &weight_decay;
     case AttrKind::clip: return &clip;
+    case AttrKind::crossentropy: return &crossentropy;
+    case AttrKind::regression_loss: return &regression_loss;
+    case AttrKind::binary_accuracy: return &binary_accuracy;
   }
   return nullptr;
 }
@@ -547,6 +550,61 @@ void adam_cases(Gen& g) {
   }
 }
 
+// ------------------------------------------------------------------ the losses of ABI 1.7
+
+// Each loss with its settings on a batch of 10 classes, one of 3 (or one
+// unit), batch 1 and an empty batch. Probabilities (from_logits 0) are
+// positive and not normalised (the op divides by the row's sum); binary
+// ones cross the clip's range [1e-7, 1 - 1e-7] both ways.
+void loss_cases(Gen& g, OpId id) {
+  if (id == OpId::BinaryAccuracy) {
+    for (int64_t n : {9, 1, 0})
+      for (float threshold : {0.5f, 0.0f}) {
+        Case& c = g.add("threshold " + std::to_string(threshold).substr(0, 3) + " " + dims_text({n, 1}));
+        c.inputs = {g.floats({n, 1}, -1.0f, 1.5f), g.labels(n, 2)};
+        c.attrs.binary_accuracy = {sizeof(axon_binary_accuracy_attrs), threshold};
+        c.outputs = {f32({n})};
+        judge_all(c, Rule::exact, false);
+      }
+    return;
+  }
+  const bool binary = id == OpId::BinaryCrossentropy;
+  const std::vector<Dims> shapes = binary ? std::vector<Dims>{{7, 1}, {1, 1}, {0, 1}}
+                                   : id == OpId::RegressionLoss ? std::vector<Dims>{{5, 10}, {6, 1}, {1, 3}, {0, 4}}
+                                                                : std::vector<Dims>{{5, 10}, {1, 3}, {0, 10}};
+  for (const Dims& d : shapes) {
+    const int64_t n = d[0], units = d[1];
+    const HostTensor labels = g.labels(n, binary ? 2 : units == 1 ? 10 : units);
+    auto add = [&](const std::string& what, HostTensor x) -> Case& {
+      Case& c = g.add(what + " " + dims_text(d));
+      c.inputs = {std::move(x), labels};
+      c.outputs = {f32({n}), f32(d)};
+      judge_all(c, Rule::keras_loss, false);
+      return c;
+    };
+    if (id == OpId::RegressionLoss) {
+      for (int loss = 0; loss < 4; ++loss) {
+        const bool huber = loss >= 2;
+        Case& c = add(huber ? (loss == 2 ? "huber delta 1" : "huber delta 0.5") : loss == 0 ? "mse" : "mae",
+                      g.floats(d, -4.0f, 4.0f));
+        c.attrs.regression_loss = {sizeof(axon_regression_loss_attrs),
+                                   huber ? AXON_LOSS_HUBER : static_cast<axon_regression_loss>(loss),
+                                   loss == 3 ? 0.5f : 1.0f};
+      }
+      continue;
+    }
+    for (int from_logits = 1; from_logits >= 0; --from_logits)
+      for (float smoothing : {0.0f, 0.1f}) {
+        HostTensor x = from_logits ? g.floats(d, -4.0f, 4.0f)
+                       : binary    ? g.floats(d, -0.2f, 1.2f)
+                                   : g.floats(d, 0.05f, 1.0f);
+        Case& c = add(std::string(from_logits ? "logits" : "probabilities") + (smoothing > 0 ? " smoothing 0.1" : ""),
+                      std::move(x));
+        c.attrs.crossentropy = {sizeof(axon_crossentropy_attrs), from_logits, smoothing};
+      }
+  }
+}
+
 // ------------------------------------------------------------------ the optimizers of ABI 1.6
 
 // Each update with and without its options, at steps 1 and 7, over an odd
@@ -958,6 +1016,10 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::ApplyNadam:
     case OpId::ApplyWeightDecay:
     case OpId::ClipGradients: optimizer_cases(g, op.id); break;
+    case OpId::CategoricalCrossentropy:
+    case OpId::BinaryCrossentropy:
+    case OpId::RegressionLoss:
+    case OpId::BinaryAccuracy: loss_cases(g, op.id); break;
     case OpId::AvgPool:
     case OpId::AvgPoolGrad: avg_pool_cases(g, op.id); break;
     case OpId::FusedBatchNormV3:

@@ -44,7 +44,8 @@ enum class Rule {
   adam_m,
   adam_v,
   function,  // an activation, Softmax or their gradients: the bound of axon/function_bounds.hpp
-  update     // the ABI 1.6 optimizers' in-place results: |before| + 32 |change| + |grad| + grad^2
+  update,    // the ABI 1.6 optimizers' in-place results: |before| + 32 |change| + |grad| + grad^2
+  keras_loss // the ABI 1.7 losses' results: (log2 C + 2) (1 + the row's largest |result| and |prediction|)
 };
 
 // Every attribute struct of the ABI; the op's kind picks one.
@@ -72,6 +73,9 @@ struct Attrs {
   axon_nadam_attrs nadam{};
   axon_weight_decay_attrs weight_decay{};
   axon_clip_attrs clip{};
+  axon_crossentropy_attrs crossentropy{};
+  axon_regression_loss_attrs regression_loss{};
+  axon_binary_accuracy_attrs binary_accuracy{};
 
   const void* get(AttrKind k) const;  // nullptr for AttrKind::none
   void* get(AttrKind k) { return const_cast<void*>(static_cast<const Attrs*>(this)->get(k)); }

@@ -70,6 +70,15 @@ double magnitude(const Case& c, Rule rule, int index, int64_t i, const HostTenso
       const double g = has_grad ? c.inputs.back().f32()[i] : 0.0;
       return std::fabs(double(before)) + 32 * std::fabs(double(before) - want.f32()[i]) + std::fabs(g) + g * g;
     }
+    case Rule::keras_loss: {  // the row's scale: its largest result and prediction
+      const HostTensor& x = c.inputs[0];
+      const int64_t units = x.dims[1], row = want.dims.size() == 1 ? i : i / units;
+      double top = 0;
+      for (int64_t k = 0; k < units; ++k) top = std::max(top, std::fabs(double(x.f32()[row * units + k])));
+      const int64_t per_row = want.dims.size() == 1 ? 1 : units;
+      for (int64_t k = 0; k < per_row; ++k) top = std::max(top, std::fabs(double(want.f32()[row * per_row + k])));
+      return (std::log2(static_cast<double>(units)) + 2) * (1 + top);
+    }
     default: return 0;
   }
 }

@@ -36,6 +36,39 @@ std::string lower(std::string s) {
   return s;
 }
 
+// A Keras loss: "categorical_crossentropy" (Keras' defaults) or
+// {"class_name": "CategoricalCrossentropy", "config": {...}}.
+nn::LossOptions read_loss(const json& loss, const std::string& where) {
+  static const json kNoConfig = json::object();
+  std::string cls;
+  const json* config = &kNoConfig;
+  if (loss.is_string()) {
+    cls = loss.get<std::string>();
+  } else if (loss.is_object() && loss.contains("class_name") && loss["class_name"].is_string()) {
+    cls = loss["class_name"].get<std::string>();
+    if (loss.contains("config") && loss["config"].is_object()) config = &loss["config"];
+  }
+  const std::optional<nn::LossKind> kind = cls.empty() ? std::nullopt : nn::loss_from_name(cls);
+  if (!kind)
+    throw UsageError(where + ": the loss " + (cls.empty() ? loss.dump().substr(0, 80) : cls) +
+                     " is not one axon has (" + nn::loss_names() + ")");
+  const Reader r{*config, where};
+  nn::LossOptions o;
+  o.kind = *kind;
+  o.from_logits = r.boolean("from_logits");  // Keras' default: probabilities
+  if (auto v = r.number("label_smoothing")) o.label_smoothing = *v;
+  if (auto v = r.number("delta")) o.delta = *v;
+  if (r.present("ignore_class")) r.fail("ignore_class is not supported");
+  if (r.present("axis") && (*config)["axis"] != -1)
+    r.fail("axis " + (*config)["axis"].dump() + " is not supported (-1 is)");
+  try {
+    nn::make_loss(o);  // its settings checked now
+  } catch (const UsageError& e) {
+    throw UsageError(where + ": " + e.what());
+  }
+  return o;
+}
+
 }  // namespace
 
 KerasCompileConfig read_compile_config(const std::string& config_json, const std::string& file) {
@@ -45,17 +78,7 @@ KerasCompileConfig read_compile_config(const std::string& config_json, const std
   const json& cc = root["compile_config"];
   const std::string where = file + ": compile_config";
 
-  // The loss: axon trains SparseCategoricalCrossentropy (from the logits either way).
-  if (cc.contains("loss") && !cc["loss"].is_null()) {
-    const json& loss = cc["loss"];
-    std::string name = loss.is_string() ? loss.get<std::string>()
-                       : loss.is_object() && loss.contains("class_name") && loss["class_name"].is_string()
-                           ? loss["class_name"].get<std::string>()
-                           : std::string();
-    if (lower(name) != "sparse_categorical_crossentropy" && lower(name) != "sparsecategoricalcrossentropy")
-      throw UsageError(where + ": the loss " + (name.empty() ? loss.dump() : name) +
-                       " is not one axon trains (SparseCategoricalCrossentropy)");
-  }
+  if (cc.contains("loss") && !cc["loss"].is_null()) out.loss = read_loss(cc["loss"], where + ".loss");
 
   if (!cc.contains("optimizer") || cc["optimizer"].is_null()) return out;
   const json& opt = cc["optimizer"];

@@ -1,10 +1,11 @@
 // The compile_config of a .keras file's config.json (what model.compile()
 // was given): the optimizer with its hyperparameters and learning rate (a
-// number or a schedule), and the loss, which must be the one axon trains
-// (SparseCategoricalCrossentropy). Metrics are not read: axon reports loss
-// and accuracy. Flags given on the command line override the file.
+// number or a schedule), and the loss with its settings. Metrics are not
+// read: axon reports loss and accuracy. Flags given on the command line
+// override the file.
 #pragma once
 
+#include <axon/nn/loss.hpp>
 #include <axon/nn/optimizer.hpp>
 
 #include <optional>
@@ -14,12 +15,13 @@ namespace axon::train_app {
 
 struct KerasCompileConfig {
   std::optional<nn::OptimizerOptions> optimizer;  // absent: the model was saved uncompiled
+  std::optional<nn::LossOptions> loss;            // absent: none in the file
   std::string schedule_json;  // the learning rate as Keras' serialised schedule ("" for a number)
   std::string describe;       // "SGD(momentum=0.9, nesterov=True) on CosineDecay", for the start line
 };
 
 // UsageError naming `file` and the key for anything axon cannot follow: an
-// unknown optimizer or loss, EMA, loss scaling, gradient accumulation.
+// unknown optimizer or loss, a loss setting out of range or axon lacks, EMA, loss scaling, gradient accumulation.
 KerasCompileConfig read_compile_config(const std::string& config_json, const std::string& file);
 
 }  // namespace axon::train_app

@@ -55,6 +55,33 @@ std::unique_ptr<nn::LearningRateSchedule> schedule_from_flag(const std::string& 
   throw UsageError("--lr-schedule: unknown schedule '" + parse::printable(name) + "'; axon has " + schedule_flag_names());
 }
 
+nn::LossOptions loss_from_flag(const std::string& text) {
+  const auto [name, args] = split_name(text);
+  const std::optional<nn::LossKind> kind = nn::loss_from_name(name);
+  if (!kind) throw UsageError("--loss: unknown loss '" + parse::printable(name) + "'; axon has " + nn::loss_names());
+  const std::string flag = "--loss " + parse::printable(name);
+  std::vector<std::string> keys;
+  switch (*kind) {
+    case nn::LossKind::sparse_categorical_crossentropy: keys = {"from_logits"}; break;
+    case nn::LossKind::categorical_crossentropy:
+    case nn::LossKind::binary_crossentropy: keys = {"from_logits", "label_smoothing"}; break;
+    case nn::LossKind::huber: keys = {"delta"}; break;
+    default: break;
+  }
+  const KeywordList k(args, flag, keys);
+  nn::LossOptions o;
+  o.kind = *kind;
+  o.from_logits = k.boolean("from_logits", true);
+  o.label_smoothing = static_cast<float>(k.number("label_smoothing", 0.0));
+  o.delta = static_cast<float>(k.number("delta", 1.0));
+  try {
+    nn::make_loss(o);  // its settings checked now
+  } catch (const UsageError& e) {
+    throw UsageError("--loss " + std::string(e.what()));
+  }
+  return o;
+}
+
 train::EarlyStoppingOptions early_stopping_from_flag(const std::string& text) {
   const KeywordList k(text, "--early-stopping",
                       {"monitor", "min_delta", "patience", "mode", "baseline", "restore_best_weights", "start_from_epoch"});

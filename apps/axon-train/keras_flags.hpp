@@ -1,5 +1,6 @@
-// The flags that give axon-train Keras' learning-rate schedules and
+// The flags that give axon-train Keras' losses, learning-rate schedules and
 // callbacks, each a KeywordList of the Keras object's own arguments:
+//   --loss categorical_crossentropy:label_smoothing=0.1
 //   --lr-schedule cosine:decay_steps=5000,warmup_steps=500,warmup_target=0.01
 //   --early-stopping monitor=val_loss,patience=3,restore_best_weights=true
 //   --reduce-lr-on-plateau factor=0.5,patience=2
@@ -7,6 +8,7 @@
 // docs/cli.md lists every name and key.
 #pragma once
 
+#include <axon/nn/loss.hpp>
 #include <axon/nn/lr_schedule.hpp>
 #include <axon/train/best_model.hpp>
 #include <axon/train/early_stopping.hpp>
@@ -22,6 +24,11 @@ namespace axon::train_app {
 std::unique_ptr<nn::LearningRateSchedule> schedule_from_flag(const std::string& text, double initial_learning_rate);
 // "exponential, piecewise, ...", for --help.
 std::string schedule_flag_names();
+
+// A loss by Keras' snake_case or class name with its arguments
+// (from_logits, label_smoothing, delta); from_logits defaults to true, as
+// axon-train's default loss reads logits.
+nn::LossOptions loss_from_flag(const std::string& text);
 
 train::EarlyStoppingOptions early_stopping_from_flag(const std::string& text);
 train::ReduceLROnPlateauOptions reduce_lr_from_flag(const std::string& text);

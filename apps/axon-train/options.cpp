@@ -196,6 +196,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
      "print a table of time per epoch, samples/s, final accuracy and speedup")
     ("metrics-csv", po::value<std::string>()->value_name("FILE"), "write one row per epoch (atomically) to FILE")
     ("save", po::value<std::string>()->value_name("FILE"), "save the trained weights (atomically) to FILE")
+    ("loss", po::value<std::string>()->value_name("NAME:K=V,..."),
+     "Keras' loss (default sparse_categorical_crossentropy; from_logits=true unless given): "
+     "sparse_categorical_crossentropy, categorical_crossentropy (one-hot targets; label_smoothing), "
+     "binary_crossentropy (1 output unit, labels 0 and 1; label_smoothing), mean_squared_error, "
+     "mean_absolute_error, huber (delta), by these names or Keras' class names, e.g. "
+     "categorical_crossentropy:label_smoothing=0.1. Overrides a .keras file's loss")
     ("lr-schedule", po::value<std::string>()->value_name("NAME:K=V,..."),
      "Keras' learning-rate schedule from the optimizer's rate, set before every step: exponential, piecewise, "
      "polynomial, inverse_time, cosine, cosine_restarts with Keras' arguments, e.g. "
@@ -288,6 +294,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   KerasCompileConfig compiled;
   if (o.model_file && train::is_keras_file(*o.model_file)) compiled = read_compile_config(o.model_json, *o.model_file);
   o.optimizer = parse_optimizer_options(vm, compiled.optimizer);
+  if (vm.count("loss")) o.loss = loss_from_flag(vm["loss"].as<std::string>());
+  else if (compiled.loss) o.loss = *compiled.loss;
   o.optimizer_from_model_file = o.weights_from_model_file && compiled.optimizer &&
                                 nn::make_optimizer(o.optimizer)->describe() ==
                                     nn::make_optimizer(*compiled.optimizer)->describe();

@@ -4,6 +4,7 @@
 #include "keras_flags.hpp"
 
 #include <axon/config.hpp>
+#include <axon/nn/loss.hpp>
 #include <axon/nn/optimizer.hpp>
 
 #include <cstdint>
@@ -24,6 +25,7 @@ struct Options {
   int64_t batch_size = 64;
   nn::OptimizerOptions optimizer = nn::OptimizerOptions().keras();  // --optimizer and its flags
   float learning_rate = 1e-3f;                                      // the optimizer's (Keras' default filled in)
+  nn::LossOptions loss;  // --loss, else a .keras file's, else SparseCategoricalCrossentropy(from_logits=True)
   uint64_t seed = 42;
   std::optional<std::string> device;
   std::string strategy = "default";       // default, mirrored, multi-worker

@@ -135,18 +135,10 @@ void set_initial_weights(nn::Model& model, Strategy& strategy, const Options& op
 // saved .keras model with.
 std::string compile_config(nn::Model& model, const nn::LearningRateSchedule* schedule) {
   using json = nlohmann::json;
-  // A model ending in softmax outputs probabilities to Keras (from_logits=False);
-  // either way the loss is computed from the logits.
-  const json loss = {{"module", "keras.losses"},
-                     {"class_name", "SparseCategoricalCrossentropy"},
-                     {"config",
-                      {{"name", "sparse_categorical_crossentropy"},
-                       {"reduction", "sum_over_batch_size"},
-                       {"from_logits", !model.layers().back()->ends_in_softmax()},
-                       {"ignore_class", nullptr}}},
-                     {"registered_name", nullptr}};
+  // The loss as Keras is given it: from_logits=False for a model ending in
+  // softmax or sigmoid whose logits a cross-entropy reads.
   return json{{"optimizer", json::parse(model.replica(0).optimizer().keras_config(schedule))},
-              {"loss", loss},
+              {"loss", json::parse(model.loss().keras_json())},
               {"loss_weights", nullptr},
               {"metrics", {"accuracy"}},
               {"weighted_metrics", nullptr},
@@ -165,8 +157,9 @@ train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, c
   m["compile_config"] = compile_config(model, schedule);
   m["optimizer"] = nn::optimizer_keras_class(model.optimizer().kind());
   if (model.optimizer().describe() != "--optimizer adam") m["optimizer_flags"] = model.optimizer().describe();
-  m["loss"] = model.layers().back()->ends_in_softmax() ? "SparseCategoricalCrossentropy()"
-                                                       : "SparseCategoricalCrossentropy(from_logits=True)";
+  // A model ending in softmax outputs probabilities to Keras (from_logits=False);
+  // a cross-entropy reads its logits either way.
+  m["loss"] = model.loss().keras_call();
   char lr[32];
   std::snprintf(lr, sizeof lr, "%.9g", static_cast<double>(opts.learning_rate));
   m["learning_rate"] = lr;
@@ -188,6 +181,29 @@ train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, c
 
 Shape input_shape_of(const data::Dataset& ds) { return ds.train->layout().shape(); }
 
+namespace {
+
+// The loss against the model's output units (binary cross-entropy needs 1,
+// the categorical ones 2 or more); on one unit, the labels against what it
+// reads: 0 and 1 for binary cross-entropy, any number for a regression loss.
+// True when the labels need no class-range check (one unit).
+bool check_loss_fits(const Options& opts, int64_t units, const data::Dataset& ds, const std::string& model) {
+  try {
+    nn::make_loss(opts.loss)->check_output(units);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + " (" + model + ")");
+  }
+  if (units != 1) return false;
+  if (opts.loss.kind == nn::LossKind::binary_crossentropy)
+    for (const data::LabelExtent& e : {ds.train_labels(), ds.validation_labels()})
+      if (e.max > 1)
+        throw UsageError(e.where + ": label " + std::to_string(e.max) + " (sample " + std::to_string(e.index) +
+                         ") is not 0 or 1, the labels binary_crossentropy reads (" + model + ")");
+  return true;
+}
+
+}  // namespace
+
 nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
   const Shape images = input_shape_of(ds);
   if (!opts.model_file) {
@@ -200,6 +216,7 @@ nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
     const int classes = ds.class_names.empty() ? std::max(10, ds.classes_needed()) : ds.classes_needed();
     nn::KerasModel k = nn::model_from_keras_json(nn::keras_json(*nn::make_cnn(classes), images), "the built-in CNN");
     k.model = nn::make_cnn(classes);
+    check_loss_fits(opts, classes, ds, "the built-in CNN");
     return k;
   }
   nn::KerasModel k = nn::model_from_keras_json(opts.model_json, *opts.model_file);
@@ -207,6 +224,7 @@ nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
     throw UsageError(*opts.model_file + ": the model's input is " + shape_string(k.input_shape) + ", the data's images " +
                      shape_string(images));
   const int64_t classes = k.output_shape.at(0);
+  if (check_loss_fits(opts, classes, ds, *opts.model_file)) return k;
   if (!ds.class_names.empty() && ds.classes_needed() > classes)
     throw UsageError(parse::printable(ds.path) + " holds " + std::to_string(ds.classes_needed()) +
                      " classes but the model outputs " + std::to_string(classes) + " (" + *opts.model_file + ")");
@@ -279,7 +297,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   strategy.check_global_batch(opts.batch_size);
   std::unique_ptr<nn::Model> model = model_for(opts, ds).model;
   model->build(input_shape_of(ds), strategy, opts.seed);
-  model->compile(opts.optimizer);
+  model->compile(opts.optimizer, opts.loss);
   if (opts.initial_weights) set_initial_weights(*model, strategy, opts);
 
   // --dry-run and --strict-placement: one step placed, not run, so every

@@ -128,10 +128,14 @@ int64_t flops(OpId op, const axon_kernel_call& c) {
     case OpId::ClipGradients: return kClip * numel(in[0]);
 
     case OpId::SparseSoftmaxCrossEntropyWithLogits:
+    case OpId::CategoricalCrossentropy:
+    case OpId::BinaryCrossentropy:
     case OpId::Softmax:
     case OpId::SoftmaxGrad: return kSoftmax * numel(in[0]);
     case OpId::InTopK:
-    case OpId::SparseCategoricalAccuracy: return numel(in[0]);  // one compare per logit
+    case OpId::SparseCategoricalAccuracy:
+    case OpId::BinaryAccuracy: return numel(in[0]);  // one compare per logit
+    case OpId::RegressionLoss: return 4 * numel(in[0]);  // difference, its square or magnitude, mean, gradient
 
     case OpId::BiasAddGrad:
     case OpId::Sum: return numel(in[0]);  // one add per element summed

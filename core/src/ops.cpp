@@ -124,6 +124,22 @@ void apply_weight_decay(Tensor& var, const axon_weight_decay_attrs& a, const std
 void clip_gradients(Tensor& grad, const Tensor& segment_ends, const axon_clip_attrs& a, const std::string& layer) {
   call<OpId::ClipGradients>(layer, in(&grad, &segment_ends), std::array<Tensor*, 0>{}, &a);
 }
+void categorical_crossentropy(const Tensor& predictions, const Tensor& labels, Tensor& loss, Tensor& dpredictions,
+                              const axon_crossentropy_attrs& a, const std::string& layer) {
+  call<OpId::CategoricalCrossentropy>(layer, in(&predictions, &labels), out(&loss, &dpredictions), &a);
+}
+void binary_crossentropy(const Tensor& predictions, const Tensor& labels, Tensor& loss, Tensor& dpredictions,
+                         const axon_crossentropy_attrs& a, const std::string& layer) {
+  call<OpId::BinaryCrossentropy>(layer, in(&predictions, &labels), out(&loss, &dpredictions), &a);
+}
+void regression_loss(const Tensor& predictions, const Tensor& labels, Tensor& loss, Tensor& dpredictions,
+                     const axon_regression_loss_attrs& a, const std::string& layer) {
+  call<OpId::RegressionLoss>(layer, in(&predictions, &labels), out(&loss, &dpredictions), &a);
+}
+void binary_accuracy(const Tensor& predictions, const Tensor& labels, Tensor& correct,
+                     const axon_binary_accuracy_attrs& a, const std::string& layer) {
+  call<OpId::BinaryAccuracy>(layer, in(&predictions, &labels), out(&correct), &a);
+}
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer) {
   call<OpId::InTopK>(layer, in(&logits, &labels), out(&correct));
 }

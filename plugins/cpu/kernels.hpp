@@ -62,5 +62,6 @@ void add_softmax_kernels(sdk::KernelTable& t);     // softmax.cpp
 void add_arithmetic_kernels(sdk::KernelTable& t);  // arithmetic.cpp
 void add_shape_kernels(sdk::KernelTable& t);       // shape_ops.cpp
 void add_optimizer_kernels(sdk::KernelTable& t);   // optimizers.cpp
+void add_loss_kernels(sdk::KernelTable& t);        // losses.cpp
 
 }  // namespace axon::cpu

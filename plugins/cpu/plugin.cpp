@@ -175,6 +175,7 @@ const sdk::KernelTable& kernel_table() {
     add_arithmetic_kernels(t);
     add_shape_kernels(t);
     add_optimizer_kernels(t);
+    add_loss_kernels(t);
     return t;
   }();
   return table;

@@ -72,6 +72,9 @@ const axon_adagrad_attrs kAdagrad{sizeof(axon_adagrad_attrs), 0.001f, 1e-7f};
 const axon_nadam_attrs kNadam{sizeof(axon_nadam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, 1, 0.45f};
 const axon_weight_decay_attrs kWeightDecay{sizeof(axon_weight_decay_attrs), 0.001f, 0.004f};
 const axon_clip_attrs kClip{sizeof(axon_clip_attrs), AXON_CLIP_NORM, 1.0f};
+const axon_crossentropy_attrs kXent{sizeof(axon_crossentropy_attrs), 1, 0.1f};
+const axon_regression_loss_attrs kHuber{sizeof(axon_regression_loss_attrs), AXON_LOSS_HUBER, 1.0f};
+const axon_binary_accuracy_attrs kBinaryAccuracy{sizeof(axon_binary_accuracy_attrs), 0.5f};
 // depthwise 3x3, multiplier 2, SAME stride 2 on 7x5x3 -> 4x3x6
 const axon_conv2d_attrs kDepthwise = kSame2;
 
@@ -158,6 +161,10 @@ std::vector<Case> good_cases() {
       {OpId::ApplyNadam, {tensor({7}), tensor({7}), tensor({7}), tensor({7})}, {}, &kNadam},
       {OpId::ApplyWeightDecay, {tensor({7})}, {}, &kWeightDecay},
       {OpId::ClipGradients, {tensor({7}), tensor({2}, AXON_INT64)}, {}, &kClip},
+      {OpId::CategoricalCrossentropy, {logits, labels}, {per_row, logits}, &kXent},
+      {OpId::BinaryCrossentropy, {tensor({5, 1}), labels}, {per_row, tensor({5, 1})}, &kXent},
+      {OpId::RegressionLoss, {logits, labels}, {per_row, logits}, &kHuber},
+      {OpId::BinaryAccuracy, {tensor({5, 1}), labels}, {per_row}, &kBinaryAccuracy},
   };
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.op < b.op; });
   return cases;
@@ -298,6 +305,16 @@ TEST_CASE("the validator names the op and the tensor for each kind of malformed 
     zero.clip = 0;
     clip.attrs = &zero;
     CHECK(clip.why() == "ClipGradients: clip must be a positive number, got 0");
+    Case xent = cases[static_cast<int>(OpId::CategoricalCrossentropy)];
+    axon_crossentropy_attrs smoothing = kXent;
+    smoothing.label_smoothing = 1.5f;
+    xent.attrs = &smoothing;
+    CHECK(xent.why() == "CategoricalCrossentropy: label_smoothing must be in [0, 1], got 1.5");
+    Case huber = cases[static_cast<int>(OpId::RegressionLoss)];
+    axon_regression_loss_attrs delta = kHuber;
+    delta.delta = 0;
+    huber.attrs = &delta;
+    CHECK(huber.why() == "RegressionLoss: delta must be a positive number, got 0");
   }
   SECTION("shape rules") {
     Case c = conv;
@@ -330,6 +347,12 @@ TEST_CASE("the validator names the op and the tensor for each kind of malformed 
     Case xent = cases[static_cast<int>(OpId::SparseSoftmaxCrossEntropyWithLogits)];
     xent.in[0] = xent.out[1] = tensor({5, 0});
     CHECK(xent.why() == "SparseSoftmaxCrossEntropyWithLogits: logits [5,0] have no classes");
+    Case binary = cases[static_cast<int>(OpId::BinaryCrossentropy)];
+    binary.in[0] = binary.out[1] = tensor({5, 3});
+    CHECK(binary.why() == "BinaryCrossentropy: predictions must have 1 unit, got shape [5,3]");
+    Case mse = cases[static_cast<int>(OpId::RegressionLoss)];
+    mse.out[1] = tensor({5, 9});
+    CHECK(mse.why() == "RegressionLoss: dpredictions has shape [5,9], expected predictions's [5,10]");
     Case sum = cases[static_cast<int>(OpId::Sum)];
     sum.out[0] = tensor({2});
     CHECK(sum.why() == "Sum: y must be a scalar ([] or [1]), got shape [2]");

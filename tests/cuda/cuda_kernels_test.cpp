@@ -633,6 +633,43 @@ void optimizer_cases(Runner& r, std::mt19937& rng) {
   }
 }
 
+// The losses of ABI 1.7 with each setting, against the reference's double
+// arithmetic within a few roundings of the loss and gradient (Tol: atol and
+// rtol on their typical size, 1 over 10 classes); BinaryAccuracy exactly.
+void keras_loss_cases(Runner& r, std::mt19937& rng) {
+  const Tol tol{1e-5, 1e-5};
+  for (auto [n, c] : std::initializer_list<std::pair<int64_t, int>>{{64, 10}, {5, 3}}) {
+    const HostTensor logits = uniform(rng, {n, c}, -4.f, 4.f), probabilities = uniform(rng, {n, c}, 0.05f, 1.f),
+                     lab = labels(rng, n, c);
+    const std::vector<HostTensor> out = {empty_like(AXON_FLOAT32, {n}), empty_like(AXON_FLOAT32, {n, c})};
+    for (int from_logits : {1, 0})
+      for (float smoothing : {0.0f, 0.1f}) {
+        const axon_crossentropy_attrs a{sizeof(axon_crossentropy_attrs), from_logits, smoothing};
+        r.run(logits.shape() + (from_logits ? " logits" : " probabilities") + (smoothing > 0 ? " smoothing" : ""),
+              "CategoricalCrossentropy", {from_logits ? logits : probabilities, lab}, out, &a, tol);
+      }
+    for (int kind : {AXON_LOSS_MEAN_SQUARED_ERROR, AXON_LOSS_MEAN_ABSOLUTE_ERROR, AXON_LOSS_HUBER}) {
+      const axon_regression_loss_attrs a{sizeof(axon_regression_loss_attrs), static_cast<axon_regression_loss>(kind),
+                                         0.5f};
+      r.run(logits.shape() + " loss " + std::to_string(kind), "RegressionLoss", {logits, lab}, out, &a, tol);
+    }
+  }
+  const int64_t n = 64;
+  const HostTensor logits = uniform(rng, {n, 1}, -4.f, 4.f), probabilities = uniform(rng, {n, 1}, -0.1f, 1.1f),
+                   lab = labels(rng, n, 2);
+  const std::vector<HostTensor> out = {empty_like(AXON_FLOAT32, {n}), empty_like(AXON_FLOAT32, {n, 1})};
+  for (int from_logits : {1, 0})
+    for (float smoothing : {0.0f, 0.2f}) {
+      const axon_crossentropy_attrs a{sizeof(axon_crossentropy_attrs), from_logits, smoothing};
+      r.run(logits.shape() + (from_logits ? " logits" : " probabilities") + (smoothing > 0 ? " smoothing" : ""),
+            "BinaryCrossentropy", {from_logits ? logits : probabilities, lab}, out, &a, tol);
+    }
+  const axon_regression_loss_attrs mse{sizeof(axon_regression_loss_attrs), AXON_LOSS_MEAN_SQUARED_ERROR, 1.0f};
+  r.run(logits.shape() + " on the label", "RegressionLoss", {logits, labels(rng, n, 10)}, out, &mse, tol);
+  const axon_binary_accuracy_attrs acc{sizeof(axon_binary_accuracy_attrs), 0.5f};
+  r.run(probabilities.shape(), "BinaryAccuracy", {probabilities, lab}, {empty_like(AXON_FLOAT32, {n})}, &acc, kExact);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -664,6 +701,7 @@ int main(int argc, char** argv) {
     nan_cases(r);
     adam_cases(r, rng);
     optimizer_cases(r, rng);
+    keras_loss_cases(r, rng);
     activation_cases(r, rng);
     tensor_cases(r, rng);
     avg_pool_cases(r, rng);

@@ -3,7 +3,7 @@
 // TensorFlow's:
 //  - outputs with a bound tensor: sums of products within
 //    tol::sum_allowed(want, S), and the ABI 1.4 activations and softmax the
-//    same way with S = B of axon/function_bounds.hpp; the loss and the
+//    same way with S = B of axon/function_bounds.hpp; the losses and the
 //    optimizers within tol::ops_allowed (tests/common/tolerance.hpp states
 //    both and their power);
 //  - the others (MaxPool, Relu, BiasAdd, InTopK, ...) exactly: equal as
@@ -65,6 +65,9 @@ struct Attrs {
   axon_nadam_attrs nadam{};
   axon_weight_decay_attrs weight_decay{};
   axon_clip_attrs clip{};
+  axon_crossentropy_attrs crossentropy{};
+  axon_regression_loss_attrs regression_loss{};
+  axon_binary_accuracy_attrs binary_accuracy{};
   const void* chosen = nullptr;
 };
 
@@ -173,6 +176,16 @@ void make_attrs(const golden::Case& c, Attrs& a) {
   } else if (op == "ClipGradients") {
     a.clip = {sizeof(axon_clip_attrs), static_cast<axon_clip_mode>(to_int(c, "mode")), to_float(c, "clip")};
     a.chosen = &a.clip;
+  } else if (op == "CategoricalCrossentropy" || op == "BinaryCrossentropy") {
+    a.crossentropy = {sizeof(axon_crossentropy_attrs), to_int(c, "from_logits"), to_float(c, "label_smoothing")};
+    a.chosen = &a.crossentropy;
+  } else if (op == "RegressionLoss") {
+    a.regression_loss = {sizeof(axon_regression_loss_attrs), static_cast<axon_regression_loss>(to_int(c, "loss")),
+                         to_float(c, "delta")};
+    a.chosen = &a.regression_loss;
+  } else if (op == "BinaryAccuracy") {
+    a.binary_accuracy = {sizeof(axon_binary_accuracy_attrs), to_float(c, "threshold")};
+    a.chosen = &a.binary_accuracy;
   }
 }
 
@@ -237,8 +250,9 @@ void compare(const std::string& op, size_t index, const std::vector<unsigned cha
   std::vector<float> g(w.size());
   std::memcpy(g.data(), got_bytes.data(), g.size() * sizeof(float));
   const axon::OpSchema* schema = axon::find_op(op.c_str());
-  const bool optimizer = schema != nullptr && schema->abi_minor == 6;  // Keras' optimizers, clipping, weight decay
-  const bool ops_rule = op == "SparseSoftmaxCrossEntropyWithLogits" || op == "ApplyAdam" || optimizer;
+  // Keras' optimizers, clipping and weight decay (ABI 1.6) and losses (ABI 1.7).
+  const bool keras_op = schema != nullptr && (schema->abi_minor == 6 || schema->abi_minor == 7);
+  const bool ops_rule = op == "SparseSoftmaxCrossEntropyWithLogits" || op == "ApplyAdam" || keras_op;
   auto allowed = [&](size_t i) {
     return ops_rule ? axon::test::tol::ops_allowed(s[i]) : axon::test::tol::sum_allowed(w[i], s[i], g_sum_ulps);
   };

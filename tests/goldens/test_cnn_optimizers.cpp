@@ -19,10 +19,15 @@
 //    2.4 / 52; amsgrad only 3e-5 / 6.7e-4, below the bound: ten steps
 //    seldom let v fall below its maximum, so optimizers.axg's op cases
 //    (random state) are what check it.
+// And the same ten steps with CategoricalCrossentropy(from_logits=True,
+// label_smoothing=0.1) on one-hot labels and SGD(momentum=0.9) on a
+// CosineDecay schedule with warmup (tests/goldens/tf/cnn_losses.axg, from
+// tools/tf-goldens/losses.py), within the same bounds.
 #include "golden_file.hpp"
 #include "golden_runtime.hpp"
 
 #include <axon/dispatch.hpp>
+#include <axon/nn/lr_schedule.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/runtime.hpp>
 
@@ -31,7 +36,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <memory>
 
 using namespace axon;
 namespace golden = axon::golden;
@@ -85,14 +92,22 @@ nn::OptimizerOptions config(const std::string& name) {
   return o;
 }
 
-void check_config(const char* device_name, const golden::Case& data, const golden::Case& keras) {
+// How a case trains: the optimizer, the loss and (optional) the schedule
+// setting the learning rate before every step, as fit does.
+struct Training {
+  nn::OptimizerOptions optimizer;
+  nn::LossOptions loss;
+  std::unique_ptr<nn::LearningRateSchedule> schedule;
+};
+
+void check_config(const char* device_name, const golden::Case& data, const golden::Case& keras, const Training& t) {
   Device* d = runtime().find_device(device_name);
   REQUIRE(d != nullptr);
-  INFO("device " << d->name() << ", " << keras.name << " (" << keras.attr("flags") << ")");
+  INFO("device " << d->name() << ", " << keras.name);
   DeviceScope scope(*d);
   auto model = nn::make_cnn(10);
   model->build({28, 28, 1}, *d, 1);
-  model->compile(config(keras.name));
+  model->compile(t.optimizer, t.loss);
   for (nn::Parameter* p : model->parameters()) {
     const std::vector<float> v = data.named("in:" + p->name).values<float>();
     REQUIRE(static_cast<int64_t>(v.size()) == p->value.numel());
@@ -110,6 +125,7 @@ void check_config(const char* device_name, const golden::Case& data, const golde
     const auto first = static_cast<std::ptrdiff_t>(step * batch);
     b.images.assign(images.begin() + first * 784, images.begin() + (first + batch) * 784);
     b.labels.assign(labels.begin() + first, labels.begin() + first + batch);
+    if (t.schedule) model->set_learning_rate((*t.schedule)(step));
     model->train_step(b);
     double loss = 0;
     for (float v : model->per_sample_loss(batch).to_vector<float>()) loss += v;
@@ -153,6 +169,37 @@ TEST_CASE("the CNN's first ten steps with each optimizer match Keras on the CPU 
   REQUIRE(cases[0].name == "cnn/data");
   for (const char* device : {"cpu:0", "ref:0"})
     for (size_t c = 1; c < cases.size(); ++c) {
-      DYNAMIC_SECTION(device << " " << cases[c].name) { check_config(device, cases[0], cases[c]); }
+      DYNAMIC_SECTION(device << " " << cases[c].name) {
+        Training t;
+        t.optimizer = config(cases[c].name);
+        check_config(device, cases[0], cases[c], t);
+      }
     }
+}
+
+TEST_CASE("the CNN's first ten steps with label smoothing and a warmup schedule match Keras on the CPU and reference "
+          "devices",
+          "[goldens][cnn][losses]") {
+  const std::vector<golden::Case> data = golden::read_file(AXON_GOLDEN_CNN_OPTIMIZERS);
+  const std::vector<golden::Case> cases = golden::read_file(AXON_GOLDEN_CNN_LOSSES);
+  REQUIRE(data.at(0).name == "cnn/data");
+  REQUIRE(cases.size() == 1);
+  const golden::Case& keras = cases[0];
+  REQUIRE(keras.name == "cnn/categorical_smoothing_cosine_warmup");
+  auto number = [&](const char* key) { return std::strtod(keras.attr(key).c_str(), nullptr); };
+  for (const char* device : {"cpu:0", "ref:0"}) {
+    DYNAMIC_SECTION(device) {
+      Training t;
+      t.optimizer.kind = nn::OptimizerKind::sgd;
+      t.optimizer.momentum = static_cast<float>(number("momentum"));
+      t.optimizer.learning_rate = static_cast<float>(number("initial_learning_rate"));
+      t.loss.kind = nn::LossKind::categorical_crossentropy;
+      t.loss.from_logits = true;
+      t.loss.label_smoothing = static_cast<float>(number("label_smoothing"));
+      t.schedule = nn::make_schedule(nn::CosineDecay{number("initial_learning_rate"), number("decay_steps"),
+                                                     number("alpha"), number("warmup_target"),
+                                                     number("warmup_steps")});
+      check_config(device, data[0], keras, t);
+    }
+  }
 }

@@ -168,6 +168,41 @@ TEST_CASE("an out-of-range label is an error, and nothing is written", "[errors]
   }
 }
 
+TEST_CASE("the losses of ABI 1.7 refuse a label out of range, naming it and its sample", "[errors]") {
+  const axon_crossentropy_attrs xent{sizeof(axon_crossentropy_attrs), 1, 0.0f};
+  const axon_regression_loss_attrs mse{sizeof(axon_regression_loss_attrs), AXON_LOSS_MEAN_SQUARED_ERROR, 1.0f};
+  struct Bad {
+    const char* op;
+    int64_t units;
+    int32_t label;
+    const void* attrs;
+  };
+  // Binary cross-entropy reads 0 or 1; the others a class of the C units. A
+  // regression loss on one unit reads any label (its target is the label).
+  for (const Bad& b : {Bad{"BinaryCrossentropy", 1, 2, &xent}, Bad{"BinaryCrossentropy", 1, -1, &xent},
+                       Bad{"CategoricalCrossentropy", 3, 3, &xent}, Bad{"RegressionLoss", 3, -1, &mse}})
+    for (TestDevice* dev : {&cpu(), &ref()}) {
+      INFO(b.op << " label " << b.label);
+      DeviceTensor x(*dev, AXON_FLOAT32, {2, b.units}), lb(*dev, AXON_INT32, {2}), loss(*dev, AXON_FLOAT32, {2}),
+          g(*dev, AXON_FLOAT32, {2, b.units});
+      x.upload(std::vector<float>(static_cast<size_t>(2 * b.units), 0.5f));
+      lb.upload(std::vector<int32_t>{0, b.label});
+      try {
+        run_op(*dev, b.op, {&x, &lb}, {&loss, &g}, b.attrs);
+        FAIL("label accepted");
+      } catch (const std::runtime_error& e) {
+        CHECK(std::string(e.what()).find(std::string(b.op) + ": label " + std::to_string(b.label) + " at index 1") !=
+              std::string::npos);
+      }
+    }
+  DeviceTensor x(cpu(), AXON_FLOAT32, {2, 1}), lb(cpu(), AXON_INT32, {2}), loss(cpu(), AXON_FLOAT32, {2}),
+      g(cpu(), AXON_FLOAT32, {2, 1});
+  x.upload(std::vector<float>{1.0f, 9.0f});
+  lb.upload(std::vector<int32_t>{3, 7});
+  run_op(cpu(), "RegressionLoss", {&x, &lb}, {&loss, &g}, &mse);
+  CHECK(loss.download<float>() == std::vector<float>{4.0f, 4.0f});
+}
+
 TEST_CASE("unknown ops and dtypes have no kernel", "[errors]") {
   for (TestDevice* dev : {&cpu(), &ref()}) {
     CHECK_FALSE(dev->has("Conv3D"));

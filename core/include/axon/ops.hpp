@@ -46,6 +46,17 @@ void apply_nadam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, const ax
 void apply_weight_decay(Tensor& var, const axon_weight_decay_attrs& a, const std::string& layer = {});
 // segment_ends: int64, where each variable of grad ends.
 void clip_gradients(Tensor& grad, const Tensor& segment_ends, const axon_clip_attrs& a, const std::string& layer = {});
+// The losses of ABI 1.7 (plugin_abi.h gives each formula): the per-sample
+// loss and the gradient of each sample's loss.
+void categorical_crossentropy(const Tensor& predictions, const Tensor& labels, Tensor& loss, Tensor& dpredictions,
+                              const axon_crossentropy_attrs& a, const std::string& layer = {});
+void binary_crossentropy(const Tensor& predictions, const Tensor& labels, Tensor& loss, Tensor& dpredictions,
+                         const axon_crossentropy_attrs& a, const std::string& layer = {});
+void regression_loss(const Tensor& predictions, const Tensor& labels, Tensor& loss, Tensor& dpredictions,
+                     const axon_regression_loss_attrs& a, const std::string& layer = {});
+// Keras' binary_accuracy on one unit: (prediction > threshold) == label.
+void binary_accuracy(const Tensor& predictions, const Tensor& labels, Tensor& correct,
+                     const axon_binary_accuracy_attrs& a, const std::string& layer = {});
 // TensorFlow's InTopK, k = 1: a tie for the largest logit counts as correct.
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer = {});
 void sum(const Tensor& x, Tensor& y, const std::string& layer = {});

@@ -6,19 +6,15 @@
 
 namespace axon::nn {
 
-namespace {
-// Keras' accuracy (ABI 1.3); dispatch runs InTopK on a device without it,
-// which also counts a tie for the largest logit as correct (the two differ
-// only there).
-void count_correct(const Tensor& logits, const Tensor& labels, Tensor& correct) {
-  ops::sparse_categorical_accuracy(logits, labels, correct, "metrics");
-}
-}  // namespace
-
 void DeviceMetrics::build(Device& device) {
   device_ = &device;
   totals_ = {zeros(device, {2}), zeros(device, {2}), true};
   samples_ = 0;
+}
+
+void DeviceMetrics::set_accuracy(bool binary, float threshold) {
+  binary_ = binary;
+  threshold_ = threshold;
 }
 
 void DeviceMetrics::reset() {
@@ -35,7 +31,18 @@ void DeviceMetrics::batch_sums(const Tensor& per_sample_loss, const Tensor& logi
   if (it == correct_buf_.end()) it = correct_buf_.emplace(n, Tensor(*device_, AXON_FLOAT32, {n})).first;
   Tensor loss_sum = sums.view(0, {1}), correct_sum = sums.view(1, {1});
   ops::sum(per_sample_loss, loss_sum, "metrics");
-  count_correct(logits, labels, it->second);
+  if (binary_) {
+    axon_binary_accuracy_attrs a{};
+    a.struct_size = AXON_STRUCT_SIZE(axon_binary_accuracy_attrs, threshold);
+    a.threshold = threshold_;
+    ops::binary_accuracy(logits, labels, it->second, a, "metrics");
+  } else {
+    // Keras' sparse categorical (and, on one-hot labels, categorical)
+    // accuracy (ABI 1.3); dispatch runs InTopK on a device without it, which
+    // also counts a tie for the largest logit as correct (the two differ only
+    // there).
+    ops::sparse_categorical_accuracy(logits, labels, it->second, "metrics");
+  }
   ops::sum(it->second, correct_sum, "metrics");
 }
 

@@ -122,7 +122,7 @@ void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
   for (size_t r = 0; r < replicas_.size(); ++r) times_[r].device = devices[r]->name();
 }
 
-void Model::compile(const OptimizerOptions& optimizer, SparseCategoricalCrossentropy loss) {
+void Model::compile(const OptimizerOptions& optimizer, const LossOptions& loss) {
   if (!built()) throw UsageError("the model " + name_ + " is not built: build it first");
   for (auto& r : replicas_) r->compile(optimizer, loss);
 }
@@ -151,6 +151,11 @@ DeviceMetrics& Model::metrics() {
 const Optimizer& Model::optimizer() const {
   if (!built() || !replicas_[0]->compiled()) throw RuntimeError("the model " + name_ + " is not compiled");
   return replicas_[0]->optimizer();
+}
+
+const Loss& Model::loss() const {
+  if (!built() || !replicas_[0]->compiled()) throw RuntimeError("the model " + name_ + " is not compiled");
+  return replicas_[0]->loss();
 }
 
 void Model::set_learning_rate(float lr) {

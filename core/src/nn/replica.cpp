@@ -65,9 +65,6 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
   if (shapes.back().size() != 1)
     throw UsageError("the model's output must be [classes] per sample, got " + shape_string(shapes.back()) +
                      " (a Flatten or a global pooling before the last Dense)");
-  // A softmax output gives logits; the loss applies the softmax.
-  Layer& out = *graph_.layers.back();
-  if (out.ends_in_softmax()) out.set_output_logits(true);
   for (auto& l : graph_.layers) {
     l->set_step_context(&step_);
     synchronizes_ = synchronizes_ || l->synchronizes();
@@ -88,6 +85,10 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
     for (int j : graph_.inputs[i])
       if (j == kModelInput && !scaled[i]) raw_pixels_ = false;
   buffers_.bind(parameters(), device, kMetricSums);
+  // Until compile says otherwise (Replica::compile), a softmax output gives
+  // its logits, as the default loss reads them.
+  Layer& out = *graph_.layers.back();
+  if (out.ends_in_softmax()) out.set_output_logits(true);
   plan_ = plan_steps(graph_, pool_);
   for (const std::string& f : describe_fusions(plan_)) log_placement_note("Fusing " + f + " where the device has them");
   readers_.assign(n, 0);
@@ -137,11 +138,25 @@ void Replica::join_without_samples() {
     if (plan_[k].backprop) plan_[k].layer->join_without_samples(false);
 }
 
-void Replica::compile(const OptimizerOptions& optimizer, const SparseCategoricalCrossentropy& loss) {
+void Replica::compile(const OptimizerOptions& optimizer, const LossOptions& loss) {
   DeviceScope scope(*device_);
+  std::unique_ptr<Loss> l = make_loss(loss);
+  // A softmax (sigmoid) output gives its logits to a categorical (binary)
+  // cross-entropy, which applies the softmax (sigmoid) itself.
+  Layer& out = *graph_.layers.back();
+  const int64_t units = out.output_shape().back();
+  out.set_output_logits(l->bind_output(out.output_activation(), units));
+  const bool binary = l->accuracy(units) == AccuracyKind::binary;
+  train_metrics_.set_accuracy(binary, l->binary_threshold());
+  eval_metrics_.set_accuracy(binary, l->binary_threshold());
   optimizer_ = make_optimizer(optimizer);
   optimizer_->build(buffers_);
-  loss_.emplace(loss);
+  loss_ = std::move(l);
+}
+
+const Loss& Replica::loss() const {
+  if (!loss_) throw RuntimeError("the model is not compiled");
+  return *loss_;
 }
 
 const Optimizer& Replica::optimizer() const {

@@ -34,8 +34,10 @@ constexpr uint64_t kMaxHeaderBytes = uint64_t{4} << 20;
 // The most state buffers an optimizer keeps (RMSprop: velocity, momentum,
 // average_gradient; Adam with amsgrad: m, v, velocity_hat).
 constexpr uint64_t kMaxOptimizerSlots = 3;
-// Checkpoints from before the key was written hold Adam with Keras' defaults.
+// Checkpoints from before these keys were written hold Adam with Keras'
+// defaults and trained the default loss.
 constexpr const char* kOldOptimizer = "--optimizer adam";
+constexpr const char* kOldLoss = "--loss sparse_categorical_crossentropy";
 
 // Optimizer state that is a running sum of squares: negative means damage.
 bool never_negative(const std::string& slot) {
@@ -184,6 +186,7 @@ std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const
   w.set_metadata("steps_per_epoch", std::to_string(run.steps_per_epoch));
   w.set_metadata("learning_rate", g17(run.learning_rate));
   w.set_metadata("optimizer", optimizer.describe());
+  w.set_metadata("loss", r0.loss().describe());
   if (!run.class_names.empty()) w.set_metadata("class_names", run.class_names);
   w.set_metadata("metric_samples", std::to_string(r0.train_metrics().samples()));
   w.set_metadata("data_order", "each epoch a Fisher-Yates shuffle drawn from SplitMix64 seeded by (seed, epoch)");
@@ -241,6 +244,9 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
     const std::string written_with = f.metadata().count("optimizer") != 0 ? f.meta("optimizer") : kOldOptimizer;
     if (written_with != optimizer.describe())
       differs("the optimizer", "'" + parse::printable(written_with) + "'", "'" + optimizer.describe() + "'");
+    const std::string loss = model.replica(0).loss().describe();
+    const std::string loss_written = f.metadata().count("loss") != 0 ? f.meta("loss") : kOldLoss;
+    if (loss_written != loss) differs("the loss", "'" + parse::printable(loss_written) + "'", "'" + loss + "'");
 
     TrainingPosition at;
     at.epochs_done = static_cast<int>(meta_int(f, file, "epochs_done", 0, INT32_MAX - 1));

@@ -16,6 +16,7 @@ const sdk::KernelTable& kernel_table() {
     register_tensor_kernels(t);
     register_batch_norm_kernels(t);
     register_optimizer_kernels(t);
+    register_loss_kernels(t);
     return t;
   }();
   return table;

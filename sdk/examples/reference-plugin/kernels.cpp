@@ -629,6 +629,7 @@ const KernelTable& kernel_table() {
     add<OpId::FusedConv2DMaxPoolGrad, fused_conv2d_max_pool_grad>(t);
     add_layer_kernels(t);
     add_elementwise_kernels(t);
+    add_loss_kernels(t);
     return t;
   }();
   return table;

@@ -34,4 +34,7 @@ void add_elementwise_kernels(axon::sdk::KernelTable& t);
 // kernels_layers.cpp: AvgPool, FusedBatchNormV3, DepthwiseConv2dNative and their gradients.
 void add_layer_kernels(axon::sdk::KernelTable& t);
 
+// kernels_losses.cpp: the losses of ABI 1.7 and BinaryAccuracy.
+void add_loss_kernels(axon::sdk::KernelTable& t);
+
 }  // namespace ref

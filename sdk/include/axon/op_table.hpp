@@ -91,6 +91,10 @@ enum class OpId : uint8_t {
   ApplyNadam,
   ApplyWeightDecay,
   ClipGradients,
+  CategoricalCrossentropy,
+  BinaryCrossentropy,
+  RegressionLoss,
+  BinaryAccuracy,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
@@ -120,7 +124,10 @@ enum class AttrKind : uint8_t {
   adagrad,
   nadam,
   weight_decay,
-  clip
+  clip,
+  crossentropy,
+  regression_loss,
+  binary_accuracy
 };
 
 // The struct's C name and the bytes a caller must fill at least (up to its
@@ -159,6 +166,12 @@ constexpr AttrInfo attr_info(AttrKind k) {
     case AttrKind::weight_decay:
       return {"axon_weight_decay_attrs", AXON_STRUCT_SIZE(axon_weight_decay_attrs, weight_decay)};
     case AttrKind::clip: return {"axon_clip_attrs", AXON_STRUCT_SIZE(axon_clip_attrs, clip)};
+    case AttrKind::crossentropy:
+      return {"axon_crossentropy_attrs", AXON_STRUCT_SIZE(axon_crossentropy_attrs, label_smoothing)};
+    case AttrKind::regression_loss:
+      return {"axon_regression_loss_attrs", AXON_STRUCT_SIZE(axon_regression_loss_attrs, delta)};
+    case AttrKind::binary_accuracy:
+      return {"axon_binary_accuracy_attrs", AXON_STRUCT_SIZE(axon_binary_accuracy_attrs, threshold)};
   }
   return {"", 0};
 }
@@ -194,6 +207,13 @@ template <> struct attr_kind_of<axon_adagrad_attrs> { static constexpr AttrKind 
 template <> struct attr_kind_of<axon_nadam_attrs> { static constexpr AttrKind value = AttrKind::nadam; };
 template <> struct attr_kind_of<axon_weight_decay_attrs> { static constexpr AttrKind value = AttrKind::weight_decay; };
 template <> struct attr_kind_of<axon_clip_attrs> { static constexpr AttrKind value = AttrKind::clip; };
+template <> struct attr_kind_of<axon_crossentropy_attrs> { static constexpr AttrKind value = AttrKind::crossentropy; };
+template <> struct attr_kind_of<axon_regression_loss_attrs> {
+  static constexpr AttrKind value = AttrKind::regression_loss;
+};
+template <> struct attr_kind_of<axon_binary_accuracy_attrs> {
+  static constexpr AttrKind value = AttrKind::binary_accuracy;
+};
 
 // A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
 // dtype of its first input, or first output when it has none).
@@ -403,6 +423,21 @@ inline constexpr OpSchema kOpTable[] = {
    "var -= var * weight_decay * learning_rate (Keras' weight_decay)"},
   {OpId::ClipGradients, "ClipGradients", {{"grad"}, {"segment_ends", AXON_INT64}}, 2, 2, {}, 0, 0, AttrKind::clip, 1,
    6, {}, kF32, "Keras' clipvalue, clipnorm (per variable) or global_clipnorm over variables laid end to end"},
+
+  // ABI 1.7: Keras' losses on predictions and int32 class labels (plugin_abi.h
+  // gives each formula): the per-sample loss and its gradient.
+  {OpId::CategoricalCrossentropy, "CategoricalCrossentropy", {{"predictions"}, {"labels", AXON_INT32}}, 2, 2,
+   {{"loss"}, {"dpredictions"}}, 2, 2, AttrKind::crossentropy, 0, 7, {}, kF32,
+   "Keras' categorical cross-entropy of one-hot labels (label smoothing; logits or probabilities)"},
+  {OpId::BinaryCrossentropy, "BinaryCrossentropy", {{"predictions"}, {"labels", AXON_INT32}}, 2, 2,
+   {{"loss"}, {"dpredictions"}}, 2, 2, AttrKind::crossentropy, 0, 7, {}, kF32,
+   "Keras' binary cross-entropy of 0/1 labels on one unit (label smoothing; logits or probabilities)"},
+  {OpId::RegressionLoss, "RegressionLoss", {{"predictions"}, {"labels", AXON_INT32}}, 2, 2,
+   {{"loss"}, {"dpredictions"}}, 2, 2, AttrKind::regression_loss, 0, 7, {}, kF32,
+   "Keras' mean squared error, mean absolute error or Huber against one-hot labels (the label on one unit)"},
+  {OpId::BinaryAccuracy, "BinaryAccuracy", {{"predictions"}, {"labels", AXON_INT32}}, 2, 2, {{"correct"}}, 1, 1,
+   AttrKind::binary_accuracy, 0, 7, {}, kF32,
+   "Keras' binary_accuracy: (prediction > threshold) == label, as float 0/1"},
 };
 // clang-format on
 

@@ -340,6 +340,35 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
         return v.fail("segment_ends is empty for a grad of %lld elements", static_cast<long long>(in[0].dims[0]));
       return true;
     }
+    case OpId::CategoricalCrossentropy:
+    case OpId::BinaryCrossentropy:
+    case OpId::RegressionLoss: {
+      if (s.id == OpId::RegressionLoss) {
+        const auto& a = *static_cast<const axon_regression_loss_attrs*>(c.attrs);
+        const int loss = raw(a.loss);
+        if (loss < AXON_LOSS_MEAN_SQUARED_ERROR || loss > AXON_LOSS_HUBER) return v.fail("unknown loss %d", loss);
+        if (loss == AXON_LOSS_HUBER && !(a.delta > 0 && v.finite(a.delta, "delta")))
+          return v.fail("delta must be a positive number, got %g", double(a.delta));
+      } else {
+        const auto& a = *static_cast<const axon_crossentropy_attrs*>(c.attrs);
+        if (a.from_logits != 0 && a.from_logits != 1)
+          return v.fail("from_logits must be 0 or 1, got %d", a.from_logits);
+        if (!(a.label_smoothing >= 0 && a.label_smoothing <= 1))
+          return v.fail("label_smoothing must be in [0, 1], got %g", double(a.label_smoothing));
+      }
+      if (!v.rank_is(in[0], "predictions", 2)) return false;
+      if (in[0].dims[1] < 1) return v.fail("predictions %s have no units", dims_string(in[0]).c_str());
+      if (s.id == OpId::BinaryCrossentropy && in[0].dims[1] != 1)
+        return v.fail("predictions must have 1 unit, got shape %s", dims_string(in[0]).c_str());
+      return v.shape_is(in[1], "labels", {in[0].dims[0]}) && v.shape_is(out[0], "loss", {in[0].dims[0]}) &&
+             v.same_shape(out[1], "dpredictions", in[0], "predictions");
+    }
+    case OpId::BinaryAccuracy: {
+      const auto& a = *static_cast<const axon_binary_accuracy_attrs*>(c.attrs);
+      if (!v.finite(a.threshold, "threshold") || !v.rank_is(in[0], "predictions", 2)) return false;
+      if (in[0].dims[1] != 1) return v.fail("predictions must have 1 unit, got shape %s", dims_string(in[0]).c_str());
+      return v.shape_is(in[1], "labels", {in[0].dims[0]}) && v.shape_is(out[0], "correct", {in[0].dims[0]});
+    }
     case OpId::Sum: {
       const axon_tensor& y = out[0];
       if ((y.rank == 0) || (y.rank == 1 && y.dims[0] == 1)) return true;

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 6
+#define AXON_ABI_MINOR 7
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -328,6 +328,51 @@ typedef struct axon_clip_attrs {
   axon_clip_mode mode;
   float clip; /* > 0 */
 } axon_clip_attrs;
+
+/* The losses of ABI 1.7: Keras 3's losses on predictions [N, C] float32 and
+ * labels [N] int32 (class indices), each writing the per-sample loss [N] and
+ * the gradient of each sample's loss with respect to its predictions [N, C]
+ * (the caller scales by 1 / batch). Keras' epsilon is 1e-7.
+ *
+ * CategoricalCrossentropy: target t = onehot(label, C) * (1 - s) + s / C
+ * (s = label_smoothing). from_logits: loss = sum_j t_j (logsumexp(x) - x_j),
+ * gradient softmax(x) - t. Else the predictions are probabilities:
+ * p = x / sum(x), q = clip(p, eps, 1 - eps), loss = -sum_j t_j log q_j, the
+ * gradient through the clip (zero outside [eps, 1 - eps]) and the division.
+ *
+ * BinaryCrossentropy: C = 1, label 0 or 1, t = label * (1 - s) + 0.5 * s.
+ * from_logits: loss = max(x, 0) - x t + log(1 + exp(-|x|)), gradient
+ * sigmoid(x) - t. Else q = clip(x, eps, 1 - eps),
+ * loss = -(t log q + (1 - t) log(1 - q)), gradient through the clip. */
+typedef struct axon_crossentropy_attrs {
+  size_t struct_size;
+  int32_t from_logits;   /* 0 or 1 */
+  float label_smoothing; /* in [0, 1] */
+} axon_crossentropy_attrs;
+
+/* RegressionLoss: t = onehot(label, C) when C > 1, the label as a float when
+ * C = 1; e = x - t; the loss is the mean over C of e^2 (mean squared error),
+ * |e| (mean absolute error) or Huber's 0.5 e^2 where |e| <= delta, else
+ * delta |e| - 0.5 delta^2. */
+typedef enum axon_regression_loss {
+  AXON_LOSS_MEAN_SQUARED_ERROR = 0,
+  AXON_LOSS_MEAN_ABSOLUTE_ERROR = 1,
+  AXON_LOSS_HUBER = 2
+} axon_regression_loss;
+
+typedef struct axon_regression_loss_attrs {
+  size_t struct_size;
+  axon_regression_loss loss;
+  float delta; /* Huber's, > 0 */
+} axon_regression_loss_attrs;
+
+/* BinaryAccuracy: predictions [N, 1], labels [N] int32; correct[i] = 1 where
+ * (x_i > threshold) equals the label (as Keras' binary_accuracy compares
+ * against the float label), else 0. */
+typedef struct axon_binary_accuracy_attrs {
+  size_t struct_size;
+  float threshold;
+} axon_binary_accuracy_attrs;
 
 /* The argmax of _FusedConv2DMaxPool: the tap of the pool window (row-major,
  * counted from the window's unclipped top-left corner) holding the window's

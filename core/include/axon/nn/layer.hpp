@@ -10,6 +10,7 @@
 // its backward needs (only while training) and lets go of it there.
 #pragma once
 
+#include <axon/nn/activation.hpp>
 #include <axon/nn/random.hpp>
 #include <axon/tensor.hpp>
 #include <axon/tensor_pool.hpp>
@@ -144,9 +145,11 @@ class Layer {
   void set_fused_ops(bool allowed) { fused_ops_ = allowed; }
   bool fused_ops() const;
 
-  // The model's output layer computes logits when its activation is softmax:
-  // the loss applies the softmax (docs/training.md, "Models from Keras").
-  virtual bool ends_in_softmax() const { return false; }
+  // The activation a layer applies last (linear for most). As the model's
+  // output, a cross-entropy may read its logits instead: set_output_logits
+  // leaves the activation out (docs/training.md, "Models from Keras").
+  virtual Activation output_activation() const { return Activation::linear; }
+  bool ends_in_softmax() const { return output_activation() == Activation::softmax; }
   virtual void set_output_logits(bool logits) { (void)logits; }
 
   // The step this layer's replica runs (set by the replica; nullptr for a

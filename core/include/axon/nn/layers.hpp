@@ -43,7 +43,7 @@ class Conv2D : public Layer {
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
   int64_t forward_flops() const override;
   int64_t backward_flops(bool need_dx) const override;
-  bool ends_in_softmax() const override { return activation_ == Activation::softmax; }
+  Activation output_activation() const override { return activation_; }
   void set_output_logits(bool logits) override { logits_ = logits; }
 
   Activation activation() const { return activation_; }
@@ -121,7 +121,7 @@ class Dense : public Layer {
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
   int64_t forward_flops() const override;
   int64_t backward_flops(bool need_dx) const override;
-  bool ends_in_softmax() const override { return activation_ == Activation::softmax; }
+  Activation output_activation() const override { return activation_; }
   void set_output_logits(bool logits) override { logits_ = logits; }
 
   int units() const { return units_; }
@@ -236,7 +236,7 @@ class ActivationLayer : public Layer {
   using Layer::output_shape;
   Tensor forward(std::span<const Tensor> x) override;
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
-  bool ends_in_softmax() const override { return activation_ == Activation::softmax; }
+  Activation output_activation() const override { return activation_; }
   void set_output_logits(bool logits) override { logits_ = logits; }
   Activation activation() const { return activation_; }
 
@@ -453,7 +453,7 @@ class DepthwiseConv2D : public Layer {
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
   int64_t forward_flops() const override;
   int64_t backward_flops(bool need_dx) const override;
-  bool ends_in_softmax() const override { return activation_ == Activation::softmax; }
+  Activation output_activation() const override { return activation_; }
   void set_output_logits(bool logits) override { logits_ = logits; }
 
  private:

@@ -24,9 +24,12 @@ class DeviceMetrics {
  public:
   // Allocates the totals on `device`.
   void build(Device& device);
+  // The accuracy counted: the argmax's (default), or Keras' binary_accuracy
+  // with this threshold (a one-unit output).
+  void set_accuracy(bool binary, float threshold);
   void reset();
   // Writes one batch's sums into `sums` (float32 [2]: loss sum, correct
-  // count): per-sample loss [N], logits [N, C], labels [N] int32.
+  // count): per-sample loss [N], predictions [N, C], labels [N] int32.
   void batch_sums(const Tensor& per_sample_loss, const Tensor& logits, const Tensor& labels, Tensor& sums);
   // Adds batch sums covering `samples` samples to the totals.
   void accumulate(const Tensor& sums, int64_t samples);
@@ -50,6 +53,8 @@ class DeviceMetrics {
   Device* device_ = nullptr;
   Totals totals_;
   std::map<int64_t, Tensor> correct_buf_;  // [N] per batch size
+  bool binary_ = false;
+  float threshold_ = 0.5f;
   int64_t samples_ = 0;
 };
 

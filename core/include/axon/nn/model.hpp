@@ -79,8 +79,8 @@ class Model {
   void build(const Shape& input_shape, Device& device, uint64_t seed);
   bool built() const { return !replicas_.empty(); }
 
-  void compile(const OptimizerOptions& optimizer = {},
-               SparseCategoricalCrossentropy loss = SparseCategoricalCrossentropy(true));
+  // UsageError when the loss does not fit the model's output.
+  void compile(const OptimizerOptions& optimizer = {}, const LossOptions& loss = {});
 
   History fit(const data::SampleSource& train, const FitOptions& options);
   // batch_size is the global batch, split over the replicas.
@@ -124,6 +124,7 @@ class Model {
   // The training loss and accuracy totals, over every replica.
   DeviceMetrics& metrics();
   const Optimizer& optimizer() const;
+  const Loss& loss() const;
   // The learning rate of the next steps, on every replica (a schedule's hook).
   void set_learning_rate(float lr);
   // Keras-style model.summary() text (of a built model, or for this input

@@ -96,10 +96,13 @@ class Replica {
   // `index` (nullptr: this replica is the only one).
   void set_collective(StepCollective* collective, int index);
 
-  void compile(const OptimizerOptions& optimizer, const SparseCategoricalCrossentropy& loss);
+  // The optimizer and the loss (which decides whether the output layer's
+  // softmax or sigmoid is left to it, and the accuracy reported).
+  void compile(const OptimizerOptions& optimizer, const LossOptions& loss);
   bool compiled() const { return optimizer_ != nullptr; }
   const Optimizer& optimizer() const;
   Optimizer& optimizer();
+  const Loss& loss() const;
 
   // Forward pass only; returns the logits for these samples (count > 0).
   // training: a training step (Dropout drops); else inference.
@@ -151,7 +154,7 @@ class Replica {
   std::vector<int> readers_;         // per node: the plan steps that read it
   ParameterBuffers buffers_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::optional<SparseCategoricalCrossentropy> loss_;
+  std::unique_ptr<Loss> loss_;
   DeviceMetrics train_metrics_, eval_metrics_;
   Tensor eval_sums_;  // [2] one validation batch's loss sum and correct count
   std::map<int64_t, Inputs> inputs_;

@@ -12,6 +12,7 @@
 //   metadata  format, format_version, epochs_done, step_in_epoch, global_step,
 //             seed, batch_size, train_samples, steps_per_epoch, learning_rate,
 //             optimizer (its axon-train flags; absent: Adam with Keras' defaults),
+//             loss (its axon-train flag; absent: sparse categorical cross-entropy),
 //             metric_samples, data_order, replicas, history (the finished
 //             epochs' logs as JSON), model (its Keras JSON), axon_crc32 (over
 //             all of it)

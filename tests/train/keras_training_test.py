@@ -163,11 +163,12 @@ def compile_config(tmp):
     model = os.path.join(DATA_DIR, "keras_small.keras")
     train(["--data", DEFAULT_DATA, "--model", model, "--train-limit", "640", "--test-limit", "100", "--epochs", "2",
            "--metrics-csv", "m.csv", "--checkpoint-dir", "ckpt", "-q"], tmp, "keras_small.keras with its compile config")
-    meta = checkpoint_metadata(os.path.join(tmp, "ckpt", "ckpt-%010d.safetensors" % 20))
+    # The file's SGD goes on from its saved state, step 96 (Keras trained 96 steps).
+    meta = checkpoint_metadata(os.path.join(tmp, "ckpt", "ckpt-%010d.safetensors" % (96 + 20)))
     check(meta["optimizer"] == "--optimizer sgd --momentum 0.9 --nesterov", "SGD with Nesterov momentum trained",
           meta["optimizer"])
     for row in csv(os.path.join(tmp, "m.csv")):
-        step = int(row["epoch"]) * 10 - 1
+        step = 96 + int(row["epoch"]) * 10 - 1
         want = cosine_rate(step, 0.05, 1000, 0, 0.05)  # CosineDecay(0.05, 1000): no warmup
         check(abs(float(row["learning_rate"]) - want) <= 1e-6 * want, "on its CosineDecay (%.9g)" % want, row)
 

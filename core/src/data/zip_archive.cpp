@@ -66,7 +66,7 @@ ZipArchive::ZipArchive(const std::filesystem::path& file) : name_(file.string())
   archive_ = zip_fdopen(fd, ZIP_CHECKCONS, &err);
   if (archive_ == nullptr) {
     ::close(fd);
-    throw UsageError(name_ + ": not a readable zip archive (.npz): " + zip_error_text(err));
+    throw UsageError(name_ + ": not a readable zip archive: " + zip_error_text(err));
   }
   list_members();
 }

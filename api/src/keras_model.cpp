@@ -12,6 +12,7 @@
 #include <axon/nn/model.hpp>
 #include <axon/train/progress.hpp>
 #include <axon/train/weights.hpp>
+#include <axon/workers.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -166,8 +167,10 @@ History Sequential::fit(const Images& x, const Labels& y, const FitOptions& opti
   o.steps_per_epoch = options.steps_per_epoch;
   o.validation_data = validation ? &*validation : nullptr;
   const bool chief = model.strategy().is_chief();
-  if (options.verbose != 0 && chief)
-    owned.push_back(std::make_unique<train::ProgressBar>(stdout, ::isatty(::fileno(stdout)) != 0));
+  // Redrawn in place on a terminal, as axon-train does; mpirun's forwarded
+  // output gets one line per epoch.
+  const bool interactive = ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
+  if (options.verbose != 0 && chief) owned.push_back(std::make_unique<train::ProgressBar>(stdout, interactive));
   for (const callbacks::Callback& c : options.callbacks) owned.push_back(c.make(model, options.batch_size));
   for (auto& c : owned) o.callbacks.push_back(c.get());
   History h;

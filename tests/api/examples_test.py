@@ -6,6 +6,7 @@ CASE is an example's name, or NAME.gpu for its GPU form (exit 77, skipped,
 without a GPU)."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -15,10 +16,11 @@ SKIP = 77
 DATA = "/usr/share/datasets/fashion-mnist"
 
 
-def run(name, *args, timeout=600):
-    p = subprocess.run([os.path.join(bin_dir, "axon-example-" + name), *args], capture_output=True, text=True,
-                       env=env, timeout=timeout)
-    print(f"$ axon-example-{name} {' '.join(args)}\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}--- exit {p.returncode}")
+def run(name, *args, timeout=600, launcher=()):
+    p = subprocess.run([*launcher, os.path.join(bin_dir, "axon-example-" + name), *args], capture_output=True,
+                       text=True, env=env, timeout=timeout)
+    print(f"$ {' '.join(launcher)} axon-example-{name} {' '.join(args)}\n--- stdout\n{p.stdout}--- stderr\n"
+          f"{p.stderr}--- exit {p.returncode}")
     return p
 
 
@@ -38,11 +40,16 @@ def gpu_count():
 
 gpus = gpu_count()
 gpu_form = case.endswith(".gpu")
-name = case[:-4] if gpu_form else case
+mpirun_form = case.endswith(".mpirun")
+name = case.split(".")[0]
+mpirun = shutil.which("mpirun")
+if mpirun_form and mpirun is None:
+    print("no mpirun: skipped")
+    sys.exit(SKIP)
 if gpu_form and gpus == 0:
     print("no GPU: skipped")
     sys.exit(SKIP)
-if name in ("cnn", "mirrored") and not os.path.isdir(DATA):
+if name in ("cnn", "mirrored", "multi_worker") and not os.path.isdir(DATA):
     print(f"no {DATA}: skipped")
     sys.exit(SKIP)
 
@@ -75,7 +82,7 @@ elif name == "manual_placement":
     sums = re.findall(r"^reduce_sum on (\S+): (-?[0-9.]+)$", p.stdout, re.M)
     check(len(sums) == 2, "two sums printed")
     check(sums[0][0] == "/device:CPU:0", "the first on /device:CPU:0")
-    if gpu_form:
+    if gpus:
         check(sums[1][0] == "/device:GPU:0", "the second on /device:GPU:0")
     else:
         check(sums[1][0] == "/device:CPU:0" and "running on /device:CPU:0 instead (soft placement)" in p.stderr,
@@ -86,6 +93,8 @@ elif name == "manual_placement":
         check(abs(float(value) - 371.9342) < 0.05, f"the sum on {device} ({value}) is TensorFlow's, 371.9342")
     check("sums agree" in p.stdout, "the two sums agree")
     check("Executing op Sum in device /device:CPU:0" in p.stderr, "the placement log shows the CPU's Sum")
+    if gpus:
+        check("Executing op Sum in device /device:GPU:0" in p.stderr, "and the GPU's")
 
 elif name == "memory_growth":
     p = run(name)
@@ -116,6 +125,22 @@ elif name == "mirrored":
     m = re.search(r"^Trained on (\d+) replicas in [0-9.]+ s: accuracy ([0-9.]+), test accuracy ([0-9.]+)$", p.stdout, re.M)
     check(m is not None and int(m.group(1)) == replicas, "trained on every replica")
     check(float(m.group(3)) > 0.3, f"test accuracy {m.group(3)} after 16 steps is above chance")
+
+elif name == "multi_worker":
+    per_worker = gpus if gpus else 2
+    workers = 2 if mpirun_form else 1
+    # Open MPI refuses root unless told (CI and containers run as root).
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    launcher = (mpirun, "-np", "2", "--oversubscribe") if mpirun_form else ()
+    p = run(name, "--train-limit", "1024", launcher=launcher)
+    check(p.returncode == 0, "exits 0")
+    lines = p.stdout.splitlines()
+    check(lines.count(f"Number of workers: {workers}, replicas in sync: {workers * per_worker}") == 1,
+          f"the chief alone prints {workers} worker(s) and {workers * per_worker} replicas in sync")
+    results = re.findall(r"^Worker (\d+): accuracy ([0-9.]+), test accuracy ([0-9.]+)$", p.stdout, re.M)
+    check(sorted(r[0] for r in results) == [str(r) for r in range(workers)], "every worker finished")
+    check(len({(r[1], r[2]) for r in results}) == 1, "every worker holds the same model (the same figures)")
+    check(float(results[0][2]) > 0.3, f"test accuracy {results[0][2]} after 16 steps is above chance")
 
 else:
     sys.exit(f"unknown case {case}")

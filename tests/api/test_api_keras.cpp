@@ -115,6 +115,11 @@ TEST_CASE("fit, evaluate, predict and weights files on Fashion-MNIST", "[api][ke
   CHECK(again.predict(vx, 64).to_vector<float>() != logits.to_vector<float>());
   again.load_weights(dir / "w.safetensors");
   CHECK(again.predict(vx, 64).to_vector<float>() == logits.to_vector<float>());
+  // Keras' own file: the same weights back.
+  model.save_weights(dir / "m.keras");
+  keras::Sequential third({layers::Flatten({28, 28, 1}), layers::Dense(64, "relu"), layers::Dense(10)});
+  third.load_weights(dir / "m.keras");
+  CHECK(third.predict(vx, 64).to_vector<float>() == logits.to_vector<float>());
   std::filesystem::remove_all(dir);
 }
 

@@ -10,6 +10,7 @@
 
 namespace axon {
 class Strategy;
+class Workers;
 }
 
 namespace axon::distribute {
@@ -32,6 +33,32 @@ class MirroredStrategy {
   axon::Strategy& strategy();
 
  private:
+  std::unique_ptr<axon::Strategy> strategy_;
+};
+
+// One worker of a job mpirun started (`mpirun -np 2 ./app`), each mirroring
+// over its own devices as MirroredStrategy does; gradients are summed over
+// every replica of every worker (axon-train --strategy multi-worker). Every
+// worker runs the same program on the same data: fit splits each global
+// batch over all replicas, and only the chief (rank 0) prints. Started
+// without mpirun it is a job of one worker. Collectives that do not finish
+// within collective_timeout_s (0: never) throw RuntimeError.
+class MultiWorkerMirroredStrategy {
+ public:
+  explicit MultiWorkerMirroredStrategy(double collective_timeout_s = 0);
+  ~MultiWorkerMirroredStrategy();
+  MultiWorkerMirroredStrategy(const MultiWorkerMirroredStrategy&) = delete;
+  MultiWorkerMirroredStrategy& operator=(const MultiWorkerMirroredStrategy&) = delete;
+  int num_replicas_in_sync() const;
+  int num_workers() const;
+  int worker_rank() const;
+  bool is_chief() const;
+  std::vector<std::string> devices() const;  // this worker's replica devices
+  [[nodiscard]] StrategyScope scope();
+  axon::Strategy& strategy();
+
+ private:
+  std::unique_ptr<axon::Workers> workers_;
   std::unique_ptr<axon::Strategy> strategy_;
 };
 

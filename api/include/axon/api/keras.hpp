@@ -169,9 +169,11 @@ struct Evaluation {
   double loss = 0, accuracy = 0;
 };
 
-// keras.Sequential. Built (its weights created) as soon as the input shape is
-// known: at construction when the first layer has input_shape, under the
-// distribution strategy (axon::distribute) or device scope current then.
+// keras.Sequential. Its weights are created when it is first used (compile,
+// summary, fit, ...), from the first layer's input_shape (or fit's images),
+// on the distribution strategy (axon::distribute) or device scope that was
+// current when the model was constructed; a bad layer config is reported
+// then, naming the layer. The strategy must outlive the model.
 class Sequential {
  public:
   explicit Sequential(std::vector<Layer> layers = {}, const std::string& name = "sequential");

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <axon/io/zip_writer.hpp>
+
 #include <filesystem>
 #include <fstream>
 
@@ -31,7 +33,46 @@ std::filesystem::path temp_dir(const char* name) {
   return dir;
 }
 
+// A NumPy .npy of uint8 values (format 1.0: magic, header length, a header
+// padded with spaces to a multiple of 64 bytes, then the data).
+std::string npy_uint8(const Shape& shape, const std::vector<uint8_t>& values) {
+  std::string dims;
+  for (int64_t d : shape) dims += std::to_string(d) + ",";
+  if (shape.size() > 1) dims.pop_back();
+  std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + dims + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char*>(values.data()), values.size());
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("mnist::load_data reads Keras' mnist.npz layout", "[api][keras][data]") {
+  test::start_runtime();
+  // Three 2x2 training images and two test images, as keras.datasets' mnist.npz holds them.
+  const std::string x_train = npy_uint8({3, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  const std::string y_train = npy_uint8({3}, {7, 8, 9});
+  const std::string x_test = npy_uint8({2, 2, 2}, {20, 21, 22, 23, 24, 25, 26, 27});
+  const std::string y_test = npy_uint8({2}, {1, 2});
+  const auto dir = temp_dir("npz");
+  const auto file = dir / "mnist.npz";
+  std::ofstream(file, std::ios::binary) << io::zip_stored(
+      {{"x_train.npy", x_train}, {"y_train.npy", y_train}, {"x_test.npy", x_test}, {"y_test.npy", y_test}});
+  auto [train, test] = keras::datasets::mnist::load_data(file);
+  CHECK(train.x.shape() == Shape{3, 2, 2, 1});
+  CHECK(train.y == keras::Labels{7, 8, 9});
+  CHECK(test.x.shape() == Shape{2, 2, 2, 1});
+  CHECK(test.y == keras::Labels{1, 2});
+  CHECK(test.x.set().images == std::vector<uint8_t>{20, 21, 22, 23, 24, 25, 26, 27});
+  CHECK(train.x.slice(1, 2).set().images == std::vector<uint8_t>{4, 5, 6, 7});
+  CHECK_THROWS_AS(keras::datasets::mnist::load_data(dir / "missing.npz"), UsageError);
+  std::filesystem::remove_all(dir);
+}
 
 TEST_CASE("the guide's CNN is built from Keras configs", "[api][keras]") {
   test::start_runtime();

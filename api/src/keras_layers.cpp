@@ -164,9 +164,11 @@ datasets::Split split(data::ImageSet set) {
   return {Images(std::move(set)), std::move(y)};
 }
 
-// A folder of IDX files, or a .npz in Keras' layout.
+// A folder of IDX files, or a .npz in Keras' layout. A path that is neither
+// a file nor named .npz is read as a folder, whose loader names the files
+// and the package expected.
 Data load(const std::filesystem::path& path) {
-  if (std::filesystem::is_directory(path)) {
+  if (!std::filesystem::is_regular_file(path) && path.extension() != ".npz") {
     data::ImageDataset d = data::load_image_dataset(path);
     return {split(std::move(d.train)), split(std::move(d.test))};
   }
@@ -175,24 +177,19 @@ Data load(const std::filesystem::path& path) {
   return {split(std::move(d.train)), split(std::move(d.test))};
 }
 
-std::filesystem::path from_env(const char* variable, const std::filesystem::path& fallback) {
-  const char* v = std::getenv(variable);
-  return v != nullptr && *v != '\0' ? std::filesystem::path(v) : fallback;
-}
-
 }  // namespace
 
 namespace mnist {
 Data load_data(const std::filesystem::path& path) {
   if (!path.empty()) return load(path);
   const char* home = std::getenv("HOME");
-  return load(from_env("AXON_MNIST", std::filesystem::path(home ? home : "") / ".keras/datasets/mnist.npz"));
+  return load(std::filesystem::path(home ? home : "") / ".keras/datasets/mnist.npz");
 }
 }  // namespace mnist
 
 namespace fashion_mnist {
 Data load_data(const std::filesystem::path& path) {
-  return load(path.empty() ? from_env("AXON_FASHION_MNIST", data::kDefaultDataDir) : path);
+  return load(path.empty() ? std::filesystem::path(data::kDefaultDataDir) : path);
 }
 }  // namespace fashion_mnist
 

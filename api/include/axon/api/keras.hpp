@@ -107,12 +107,12 @@ using Data = std::pair<Split, Split>;
 // .npz in Keras' layout (x_train, y_train, x_test, y_test), read by axon's
 // data loaders (every header checked; a missing file names the package).
 namespace mnist {
-// Default: $AXON_MNIST, else Keras' cache ~/.keras/datasets/mnist.npz.
+// Default: Keras' cache, ~/.keras/datasets/mnist.npz.
 Data load_data(const std::filesystem::path& path = {});
 }  // namespace mnist
 namespace fashion_mnist {
-// Default: $AXON_FASHION_MNIST, else /usr/share/datasets/fashion-mnist
-// (Debian's dataset-fashion-mnist, as axon-train).
+// Default: /usr/share/datasets/fashion-mnist (Debian's
+// dataset-fashion-mnist, axon-train's default data).
 Data load_data(const std::filesystem::path& path = {});
 }  // namespace fashion_mnist
 }  // namespace datasets

@@ -135,6 +135,34 @@ TEST_CASE("eager ops give the host's results", "[api][eager]") {
         std::vector<float>{11, 22, 13, 24});
 }
 
+TEST_CASE("reduce_sum over axes against host sums", "[api][eager]") {
+  test::start_runtime();
+  // [2, 3, 4] of small integers: every partial sum is exact in float32.
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i % 7 - 3);
+  const Tensor x = constant(v, {2, 3, 4});
+  auto at = [&](int a, int b, int c) { return v[static_cast<size_t>((a * 3 + b) * 4 + c)]; };
+  std::vector<float> s0, s1, s2, s01;
+  for (int b = 0; b < 3; ++b)
+    for (int c = 0; c < 4; ++c) s0.push_back(at(0, b, c) + at(1, b, c));
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 4; ++c) s1.push_back(at(a, 0, c) + at(a, 1, c) + at(a, 2, c));
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b) s2.push_back(at(a, b, 0) + at(a, b, 1) + at(a, b, 2) + at(a, b, 3));
+  for (int c = 0; c < 4; ++c) s01.push_back(s1[size_t(c)] + s1[size_t(4 + c)]);
+  CHECK(math::reduce_sum(x, {0}).shape() == Shape{3, 4});
+  CHECK(math::reduce_sum(x, {0}).to_vector<float>() == s0);
+  CHECK(math::reduce_sum(x, {1}).to_vector<float>() == s1);
+  CHECK(math::reduce_sum(x, {-1}).to_vector<float>() == s2);
+  CHECK(math::reduce_sum(x, {1, 0}).to_vector<float>() == s01);
+  CHECK(math::reduce_sum(x, {1}, true).shape() == Shape{2, 1, 4});
+  CHECK(math::reduce_sum(x, {0, 1, 2}).item<float>() == math::reduce_sum(x).item<float>());
+  CHECK(math::reduce_sum(x, {0, 1, 2}, true).shape() == Shape{1, 1, 1});
+  CHECK(math::reduce_sum(x, {}).to_vector<float>() == v);
+  CHECK_THROWS_WITH(math::reduce_sum(x, {3}), "reduce_sum: axis 3 is out of range for shape [2,3,4]");
+  CHECK_THROWS_WITH(math::reduce_sum(x, {1, -2}), "reduce_sum: axis -2 is given twice");
+}
+
 TEST_CASE("a shape mismatch in an eager op names both shapes", "[api][errors]") {
   test::start_runtime();
   const Tensor a = zeros({2, 3}), b = zeros({3, 2});

@@ -69,6 +69,11 @@ std::string to_string(const Tensor& t);
 namespace math {
 // The sum of every element, a scalar (TensorFlow's reduce_sum without axis).
 Tensor reduce_sum(const Tensor& x);
+// The sum over `axis` (negative counts from the end; each at most once),
+// those dimensions dropped, or kept as 1 with keepdims. Composed on the
+// device from MatMul with constant 0/1 matrices (no host round trip), so
+// each sum is the device's float32 dot product.
+Tensor reduce_sum(const Tensor& x, const std::vector<int>& axis, bool keepdims = false);
 }  // namespace math
 
 namespace nn {

@@ -3,7 +3,7 @@
 // Physical devices are what the plugins offer; logical devices are what ops
 // run on (after visibility and logical-device settings), named
 // "/device:GPU:0". Settings that change devices must come before the devices
-// are initialised: list_logical_devices, an op, a device scope or a model
+// are initialised: list_logical_devices, a tensor or op, a model or a strategy
 // initialises them, and a later change throws axon::RuntimeError with
 // TensorFlow's message ("Visible devices cannot be modified after being
 // initialized").

@@ -61,7 +61,9 @@ Layer Dropout(double rate) { return make("Dropout", {{"rate", rate}}); }
 Layer BatchNormalization() { return make("BatchNormalization", json::object()); }
 Layer ReLU() { return make("ReLU", json::object()); }
 Layer GlobalAveragePooling2D() { return make("GlobalAveragePooling2D", json::object()); }
-Layer Rescaling(double scale, double offset) { return make("Rescaling", {{"scale", scale}, {"offset", offset}}); }
+Layer Rescaling(double scale, double offset, const Shape& input_shape) {
+  return make("Rescaling", {{"scale", scale}, {"offset", offset}}, input_shape);
+}
 
 Layer from_config(const std::string& class_name, const std::string& config_json, const Shape& input_shape) {
   json config = json::parse(config_json, nullptr, false);

@@ -90,6 +90,21 @@ TEST_CASE("the guide's CNN is built from Keras configs", "[api][keras]") {
   CHECK(flat.count_params() == 7850);
 }
 
+TEST_CASE("every layer function makes a config the registry reads", "[api][keras]") {
+  test::start_runtime();
+  keras::Sequential model({layers::Rescaling(1.0 / 127.5, -1.0, {28, 28, 1}),
+                           layers::Conv2D(8, {3, 3}, "", {}, "same", {2, 2}), layers::BatchNormalization(),
+                           layers::ReLU(), layers::AveragePooling2D({2, 2}), layers::MaxPooling2D({3, 3}, {{1, 1}}),
+                           layers::Dropout(0.25), layers::GlobalAveragePooling2D(), layers::Dense(10, "softmax")});
+  // Conv 3*3*1*8 + 8, batch normalisation 4 * 8 (16 trainable), Dense 8*10 + 10.
+  CHECK(model.count_params() == 80 + 32 + 90);
+  const std::string summary = model.summary();
+  for (const char* name : {"rescaling (Rescaling)", "conv2d (Conv2D)", "(None, 14, 14, 8)", "batch_normalization",
+                           "re_lu (ReLU)", "average_pooling2d", "(None, 7, 7, 8)", "(None, 5, 5, 8)", "dropout",
+                           "global_average_pooling2d", "dense (Dense)"})
+    CHECK_THAT(summary, Catch::Contains(name));
+}
+
 TEST_CASE("bad models and bad use throw one clear message", "[api][keras][errors]") {
   test::start_runtime();
   keras::Sequential unknown({layers::from_config("LSTM", R"({"units": 4})", {28, 28, 1})});

@@ -50,7 +50,7 @@ Layer Dropout(double rate);
 Layer BatchNormalization();
 Layer ReLU();
 Layer GlobalAveragePooling2D();
-Layer Rescaling(double scale, double offset = 0.0);
+Layer Rescaling(double scale, double offset = 0.0, const Shape& input_shape = {});
 // Any layer class axon reads, from its Keras config (JSON text), e.g.
 // from_config("RandomFlip", R"({"mode": "horizontal"})").
 Layer from_config(const std::string& class_name, const std::string& config_json, const Shape& input_shape = {});

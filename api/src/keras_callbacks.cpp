@@ -3,6 +3,7 @@
 #include <axon/train/best_model.hpp>
 #include <axon/train/early_stopping.hpp>
 #include <axon/train/metrics_csv.hpp>
+#include <axon/train/reduce_lr_on_plateau.hpp>
 #include <axon/train/tensorboard.hpp>
 #include <axon/train/terminate_on_nan.hpp>
 #include <axon/train/weights.hpp>
@@ -42,16 +43,14 @@ Callback TerminateOnNaN() {
   return {[](nn::Model& model, int64_t) { return std::make_unique<train::TerminateOnNaN>(model); }};
 }
 
-Callback EarlyStopping(const EarlyStoppingOptions& o) {
-  train::EarlyStoppingOptions core;
-  core.monitor = o.monitor;
-  core.min_delta = o.min_delta;
-  core.patience = o.patience;
-  core.mode = o.mode;
-  core.baseline = o.baseline;
-  core.restore_best_weights = o.restore_best_weights;
-  core.start_from_epoch = o.start_from_epoch;
-  return {[core](nn::Model& model, int64_t) { return std::make_unique<train::EarlyStoppingCallback>(model, core); }};
+Callback EarlyStopping(const EarlyStoppingOptions& options) {
+  return {[options](nn::Model& model, int64_t) { return std::make_unique<train::EarlyStoppingCallback>(model, options); }};
+}
+
+Callback ReduceLROnPlateau(const ReduceLROnPlateauOptions& options) {
+  return {[options](nn::Model& model, int64_t) {
+    return std::make_unique<train::ReduceLROnPlateauCallback>(model, options);
+  }};
 }
 
 Callback ModelCheckpoint(const std::filesystem::path& file, const std::string& monitor, bool save_best_only) {

@@ -179,6 +179,42 @@ TEST_CASE("fit, evaluate, predict and weights files on Fashion-MNIST", "[api][ke
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("EarlyStopping, ReduceLROnPlateau and TensorBoard act on fit", "[api][keras]") {
+  if (!have_data()) {
+    WARN("no " << data::kDefaultDataDir << ": skipped");
+    return;
+  }
+  test::start_runtime();
+  auto [train, test] = keras::datasets::fashion_mnist::load_data();
+  keras::Sequential model({layers::Flatten({28, 28, 1}), layers::Dense(10)});
+  model.compile(keras::optimizers::SGD(0.01), {true});
+  const auto dir = temp_dir("callbacks");
+  const keras::Images x = train.x.slice(0, 256);
+  const keras::Labels y = keras::slice(train.y, 0, 256);
+  // min_delta 10: no epoch after the first improves enough, so ReduceLROnPlateau
+  // (patience 0) cuts the rate after epoch 2, for epoch 3 ...
+  const keras::History h = model.fit(
+      x, y,
+      {.epochs = 3, .batch_size = 64, .verbose = 0,
+       .callbacks = {keras::callbacks::ReduceLROnPlateau({.monitor = "loss", .factor = 0.1, .patience = 0, .min_delta = 10}),
+                     keras::callbacks::TensorBoard(dir / "logs")}});
+  REQUIRE(h.logs.epochs.size() == 3);
+  CHECK(h.logs.epochs[1].learning_rate == Approx(0.01));
+  CHECK(h.logs.epochs[2].learning_rate == Approx(0.001));
+  // ... and EarlyStopping (patience 1) ends the next fit after its second epoch.
+  const keras::History stopped = model.fit(
+      x, y,
+      {.epochs = 5, .batch_size = 64, .verbose = 0,
+       .callbacks = {keras::callbacks::EarlyStopping({.monitor = "loss", .min_delta = 10, .patience = 1})}});
+  CHECK(stopped.history.at("loss").size() == 2);
+  CHECK(stopped.logs.early_stopped_epoch == 2);
+  int event_files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "logs"))
+    event_files += e.path().filename().string().rfind("events.out.tfevents.", 0) == 0 && e.file_size() > 0;
+  CHECK(event_files == 1);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a model built under MirroredStrategy.scope() trains on every replica", "[api][keras][distribute]") {
   if (!have_data()) {
     WARN("no " << data::kDefaultDataDir << ": skipped");

@@ -11,6 +11,8 @@
 #include <axon/nn/model.hpp>
 #include <axon/nn/optimizer.hpp>
 #include <axon/tensor.hpp>
+#include <axon/train/early_stopping.hpp>
+#include <axon/train/reduce_lr_on_plateau.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -129,16 +131,12 @@ Callback CSVLogger(const std::filesystem::path& file);
 // `update_freq` steps (0: epochs only).
 Callback TensorBoard(const std::filesystem::path& log_dir, int64_t update_freq = 0);
 Callback TerminateOnNaN();
-struct EarlyStoppingOptions {
-  std::string monitor = "val_loss";
-  double min_delta = 0;
-  int patience = 0;
-  std::string mode = "auto";
-  std::optional<double> baseline;
-  bool restore_best_weights = false;
-  int start_from_epoch = 0;
-};
+// Keras' EarlyStopping and ReduceLROnPlateau, with Keras' arguments and
+// defaults ({.monitor = "val_loss", .patience = 2, ...}).
+using EarlyStoppingOptions = train::EarlyStoppingOptions;
 Callback EarlyStopping(const EarlyStoppingOptions& options = {});
+using ReduceLROnPlateauOptions = train::ReduceLROnPlateauOptions;
+Callback ReduceLROnPlateau(const ReduceLROnPlateauOptions& options = {});
 // Saves the weights (.safetensors, .keras, or axon's format) after every
 // epoch, or when `monitor` improved with save_best_only.
 Callback ModelCheckpoint(const std::filesystem::path& file, const std::string& monitor = "val_loss",

@@ -49,6 +49,11 @@ if mpirun_form and mpirun is None:
 if gpu_form and gpus == 0:
     print("no GPU: skipped")
     sys.exit(SKIP)
+if mpirun_form and gpus:
+    # Two workers would share this machine's GPUs; the distribute tests
+    # (label gpu) cover the multi-worker GPU path.
+    print("a GPU machine: skipped")
+    sys.exit(SKIP)
 if name in ("cnn", "mirrored", "multi_worker") and not os.path.isdir(DATA):
     print(f"no {DATA}: skipped")
     sys.exit(SKIP)

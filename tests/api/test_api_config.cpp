@@ -79,7 +79,7 @@ TEST_CASE("two logical CPU devices from one physical CPU", "[api][config]") {
   CHECK(names(config::list_logical_devices("CPU")) == std::vector<std::string>{"/device:CPU:0", "/device:CPU:1"});
   auto scope = device("/CPU:1");
   CHECK(add(ones({2}), ones({2})).device().name() == "/device:CPU:1");
-  distribute::MirroredStrategy strategy;
+  distribute::MirroredStrategy strategy({"/cpu:0", "/cpu:1"});
   CHECK(strategy.num_replicas_in_sync() == 2);
   CHECK(strategy.devices() == std::vector<std::string>{"/device:CPU:0", "/device:CPU:1"});
 }

@@ -83,6 +83,7 @@ TEST_CASE("stateless_normal equals tf.random.stateless_normal bit for bit", "[ap
 
 TEST_CASE("eager ops give the host's results", "[api][eager]") {
   test::start_runtime();
+  auto cpu = device("/CPU:0");  // a GPU, where there is one, would be the default
   const Tensor a = constant({1, 2, 3, 4, 5, 6}, {2, 3});
   const Tensor b = constant({1, 2, 3, 4, 5, 6}, {3, 2});
   CHECK(a.shape() == Shape{2, 3});
@@ -242,8 +243,8 @@ TEST_CASE("strict placement: an op the device lacks throws", "[api][errors][plac
   CHECK_FALSE(config::get_soft_device_placement());
   auto fake = device("/device:FAKE:0");
   CHECK_THROWS_WITH(matmul(constant({1, 2}, {1, 2}), constant({3, 4}, {2, 1})),
-                    "op MatMul has no float32 kernel on /device:FAKE:0; devices with this kernel: /device:CPU:0, "
-                    "/device:REF:0");
+                    Catch::StartsWith("op MatMul has no float32 kernel on /device:FAKE:0; devices with this kernel: ") &&
+                        Catch::Contains("/device:CPU:0") && Catch::EndsWith("/device:REF:0"));
   CHECK_THROWS_AS(device("/GPU:0"), UsageError);  // no soft fallback either
 }
 
@@ -251,11 +252,12 @@ TEST_CASE("the placement log prints each op once", "[api][placement]") {
   test::start_runtime();
   debugging::set_log_device_placement(true);
   test::StderrCapture err;
+  auto cpu = device("/CPU:0");
   const Tensor a = constant({1, 2, 3, 4}, {2, 2});
   matmul(a, a);
   matmul(a, a);
   {
-    auto cpu = device("/device:REF:0");
+    auto ref = device("/device:REF:0");
     matmul(a, a);
   }
   CHECK(err.count_lines("Executing op MatMul in device /device:CPU:0") == 1);

@@ -1,6 +1,7 @@
-# The installed package: `find_package(axon)` gives axon::sdk (plugin authors)
-# and axon::core (programs that embed the runtime). Included last by the
-# top-level CMakeLists, after every target that joins the axonTargets export.
+# The installed package: `find_package(axon)` gives axon::sdk (plugin authors),
+# axon::core (programs that embed the runtime) and axon::axon (the C++ API,
+# docs/cpp-api.md). Included last by the top-level CMakeLists, after every
+# target that joins the axonTargets export.
 include(CMakePackageConfigHelpers)
 
 set(AXON_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/axon)

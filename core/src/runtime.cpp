@@ -104,19 +104,33 @@ axon_device_config device_config(const Config& c, int logical_index) {
 
 }  // namespace
 
+// What the plugins offer under one configuration: the devices, before and
+// after visibility filtering. Rebuilt by Runtime::reconfigure.
+struct DeviceSet {
+  std::vector<PluginInfo> plugins;
+  std::vector<ExcludedDevice> excluded;
+  std::vector<PhysicalDeviceInfo> physical;
+  std::vector<std::unique_ptr<Device>> owned;
+  std::vector<Device*> devices;
+  Device* cpu = nullptr;
+};
+
 struct Runtime::Impl {
   Config config;
   HostContext* host = nullptr;
   std::vector<Plugin*> loaded;  // every plugin object, kept (like the runtime) for the process
-  std::vector<PluginInfo> plugins;
   std::vector<SkippedPlugin> skipped;
   std::vector<UnloadedPlugin> unloaded;
-  std::vector<ExcludedDevice> excluded;
-  std::vector<std::unique_ptr<Device>> owned;
-  std::vector<Device*> devices;
-  Device* cpu = nullptr;
+  DeviceSet set;
+  // The sets a reconfigure replaced: nothing in them was opened, but a caller
+  // may still hold a Device* of theirs, so they live as long as the runtime.
+  std::vector<DeviceSet> retired;
 
   void build();
+  // The devices of the loaded plugins under `config` (the host context's
+  // configuration is what plugins read). `recount`: ask each plugin for its
+  // device count again (a reconfigure; the loader counted them at load).
+  DeviceSet enumerate(const Config& config, bool recount) const;
 };
 
 void Runtime::Impl::build() {
@@ -125,14 +139,28 @@ void Runtime::Impl::build() {
   loaded = result.plugins;
   skipped = result.skipped;
   unloaded = result.unloaded;
+  set = enumerate(config, false);
+}
 
+DeviceSet Runtime::Impl::enumerate(const Config& config, bool recount) const {
+  DeviceSet out;
+  std::vector<PluginInfo>& plugins = out.plugins;
+  std::vector<ExcludedDevice>& excluded = out.excluded;
   std::vector<Candidate> candidates;
   std::map<std::string, int> next_index;
   for (Plugin* p : loaded) {
-    plugins.push_back(p->info);
+    PluginInfo info = p->info;
     const axon_plugin_api& api = p->api;
+    if (recount) {
+      int32_t n = api.device_count(api.plugin_ctx);
+      info.device_count = n < 0 ? 0 : n;
+      info.unavailable_reason.clear();
+      if (info.device_count == 0 && api.unavailable_reason)
+        if (const char* r = api.unavailable_reason(api.plugin_ctx)) info.unavailable_reason = r;
+    }
+    plugins.push_back(info);
     std::string type = upper(api.device_type);
-    for (int id = 0; id < p->info.device_count; ++id) {
+    for (int id = 0; id < info.device_count; ++id) {
       axon_device_props raw{};
       raw.struct_size = sizeof raw;
       axon_error err{};
@@ -203,10 +231,12 @@ void Runtime::Impl::build() {
     for (const Candidate& c : candidates) visible.emplace_back(&c, c.index);
   }
 
+  for (const Candidate& c : candidates) out.physical.push_back({c.name(), c.type, c.index, c.plugin->info.name});
+  std::vector<Device*>& devices = out.devices;
   for (auto& [c, index] : visible) {
-    owned.push_back(std::make_unique<Device>(c->plugin, &c->plugin->api, c->props, c->type, index, c->index,
-                                             device_config(config, index)));
-    devices.push_back(owned.back().get());
+    out.owned.push_back(std::make_unique<Device>(c->plugin, &c->plugin->api, c->props, c->type, index, c->index,
+                                                 device_config(config, index)));
+    devices.push_back(out.owned.back().get());
   }
   std::stable_sort(devices.begin(), devices.end(), [](const Device* a, const Device* b) {
     if (a->priority() != b->priority()) return a->priority() > b->priority();
@@ -215,10 +245,11 @@ void Runtime::Impl::build() {
   });
   for (Device* d : devices)
     if (d->type() == "CPU") {
-      cpu = d;
+      out.cpu = d;
       break;
     }
   if (devices.empty()) log::warning("runtime", "no devices are available (see axon-devices for why)");
+  return out;
 }
 
 Runtime::Runtime() : impl_(std::make_unique<Impl>()) {}
@@ -249,15 +280,62 @@ Runtime& Runtime::get() {
 
 bool Runtime::initialised() { return g_runtime.load(std::memory_order_acquire) != nullptr; }
 
+namespace {
+
+// The settings a plugin or a Device reads when it is counted or opened; the
+// others (placement, logging, numerics checks) are read at every op.
+bool same_device_settings(const Config& a, const Config& b) {
+  return a.visible_devices == b.visible_devices && a.cpu_devices == b.cpu_devices && a.threads == b.threads &&
+         a.gpu_memory_growth == b.gpu_memory_growth && a.gpu_memory_limit_mb == b.gpu_memory_limit_mb &&
+         a.allow_tf32 == b.allow_tf32 && a.deterministic == b.deterministic;
+}
+
+}  // namespace
+
+bool Runtime::devices_opened() const {
+  for (const auto& d : impl_->set.owned)
+    if (d->is_open()) return true;
+  return false;
+}
+
+void Runtime::reconfigure(const Config& config) {
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  Impl& im = *impl_;
+  if (config.plugin_dirs != im.config.plugin_dirs || config.default_plugin_dir != im.config.default_plugin_dir ||
+      config.allow_insecure_plugin_path != im.config.allow_insecure_plugin_path)
+    throw UsageError("plugin folders are searched once, when the runtime starts");
+  config.validate();
+  if (!same_device_settings(config, im.config)) {
+    for (const auto& d : im.set.owned)
+      if (d->is_open())
+        throw RuntimeError("device settings cannot be changed after the devices were initialised (" + d->name() +
+                           " is in use)");
+    const Config before = im.host->config;
+    im.host->config = config;  // what the plugins count their devices by (cpu-devices)
+    DeviceSet next;
+    try {
+      next = im.enumerate(config, true);
+    } catch (...) {
+      im.host->config = before;
+      throw;
+    }
+    im.retired.push_back(std::move(im.set));
+    im.set = std::move(next);
+  }
+  log::set_level(log::parse_level(config.log_level));
+  im.config = config;
+}
+
 const Config& Runtime::config() const { return impl_->config; }
-const std::vector<Device*>& Runtime::devices() const { return impl_->devices; }
-const std::vector<ExcludedDevice>& Runtime::excluded() const { return impl_->excluded; }
+const std::vector<Device*>& Runtime::devices() const { return impl_->set.devices; }
+const std::vector<ExcludedDevice>& Runtime::excluded() const { return impl_->set.excluded; }
+const std::vector<PhysicalDeviceInfo>& Runtime::physical_devices() const { return impl_->set.physical; }
 const std::vector<SkippedPlugin>& Runtime::skipped_plugins() const { return impl_->skipped; }
-const std::vector<PluginInfo>& Runtime::plugins() const { return impl_->plugins; }
+const std::vector<PluginInfo>& Runtime::plugins() const { return impl_->set.plugins; }
 
 Device* Runtime::find_device(const std::string& name) const {
   DeviceSpec spec = parse_device_spec(name);
-  for (Device* d : impl_->devices)
+  for (Device* d : impl_->set.devices)
     if (d->type() == spec.type && d->index() == spec.index) return d;
   return nullptr;
 }
@@ -265,17 +343,17 @@ Device* Runtime::find_device(const std::string& name) const {
 Device& Runtime::device(const std::string& name) const {
   if (Device* d = find_device(name)) return *d;
   std::string list;
-  for (Device* d : impl_->devices) { if (!list.empty()) list += ", "; list += d->name(); }
+  for (Device* d : impl_->set.devices) { if (!list.empty()) list += ", "; list += d->name(); }
   throw UsageError("no device " + parse_device_spec(name).canonical() + "; visible devices: " +
                    (list.empty() ? "(none)" : list));
 }
 
 Device& Runtime::default_device() const {
-  if (impl_->devices.empty()) throw RuntimeError("no devices are available (run axon-devices to see why)");
-  return *impl_->devices.front();
+  if (impl_->set.devices.empty()) throw RuntimeError("no devices are available (run axon-devices to see why)");
+  return *impl_->set.devices.front();
 }
 
-Device* Runtime::cpu_device() const { return impl_->cpu; }
+Device* Runtime::cpu_device() const { return impl_->set.cpu; }
 
 std::optional<std::string> Runtime::failed_plugin(const std::string& type) const {
   return failure_for_type(impl_->unloaded, type);
@@ -283,15 +361,15 @@ std::optional<std::string> Runtime::failed_plugin(const std::string& type) const
 
 std::string Runtime::why_no_device(const std::string& type) const {
   std::vector<std::string> visible;
-  for (const Device* d : impl_->devices)
+  for (const Device* d : impl_->set.devices)
     if (d->type() == type) visible.push_back(d->name());
-  return why_no_device_of(type, impl_->plugins, impl_->excluded, visible, "visible ");
+  return why_no_device_of(type, impl_->set.plugins, impl_->set.excluded, visible, "visible ");
 }
 
 int Runtime::count(const std::string& type) const {
   std::string t = upper(type);
   if (t == "CUDA") t = "GPU";
-  return static_cast<int>(std::count_if(impl_->devices.begin(), impl_->devices.end(),
+  return static_cast<int>(std::count_if(impl_->set.devices.begin(), impl_->set.devices.end(),
                                         [&](const Device* d) { return d->type() == t; }));
 }
 

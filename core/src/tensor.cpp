@@ -53,6 +53,13 @@ int64_t Tensor::numel() const { return buffer_ ? axon::numel(shape_) : 0; }
 size_t Tensor::bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
 void* Tensor::data() const { return buffer_ && buffer_->data ? static_cast<char*>(buffer_->data) + offset_ : nullptr; }
 
+void Tensor::check_item(size_t bytes) const {
+  if (numel() != 1) throw UsageError("item() needs a tensor of one element, got shape " + shape_string(shape_));
+  if (bytes != dtype_size(dtype_))
+    throw UsageError(std::string("item(): the tensor is ") + dtype_name(dtype_) + ", not a type of " +
+                     std::to_string(bytes) + " bytes");
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   if (axon::numel(shape) != numel())
     throw UsageError("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));

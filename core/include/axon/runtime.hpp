@@ -28,6 +28,15 @@ struct ExcludedDevice {
   std::string reason;
 };
 
+// A device a plugin offers, before visibility filtering (TensorFlow's
+// physical device): its name then, "/device:GPU:1".
+struct PhysicalDeviceInfo {
+  std::string name;
+  std::string type;  // "GPU"
+  int index = 0;     // N in the name
+  std::string plugin;
+};
+
 // A loaded plugin and what it said about itself.
 struct PluginInfo {
   std::string name, version, device_type, path;
@@ -49,9 +58,22 @@ class Runtime {
   static bool initialised();
 
   const Config& config() const;
+  // Changes the settings after init (the C++ API's axon::config calls).
+  // Placement, logging and numerics settings apply from the next op. Device
+  // settings (visible devices, logical CPU devices, threads, GPU memory)
+  // count the loaded plugins' devices again and rebuild devices(); once a
+  // device has been opened they are a RuntimeError ("device settings cannot
+  // be changed after the devices were initialised"). Plugin folders cannot
+  // change (UsageError). Call it between ops, not while other threads run
+  // them: Device pointers taken before stay valid but are no longer listed.
+  void reconfigure(const Config& config);
+  // Whether any visible device has been opened (devices open on first use).
+  bool devices_opened() const;
   // Visible devices, highest priority first, then by type and index.
   const std::vector<Device*>& devices() const;
   const std::vector<ExcludedDevice>& excluded() const;
+  // Every device the plugins offer, visible or not, in discovery order.
+  const std::vector<PhysicalDeviceInfo>& physical_devices() const;
   const std::vector<SkippedPlugin>& skipped_plugins() const;
   const std::vector<PluginInfo>& plugins() const;
 

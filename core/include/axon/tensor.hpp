@@ -54,6 +54,16 @@ class Tensor {
     copy_to_host(v.data(), v.size() * sizeof(T));
     return v;
   }
+  // The one element of a scalar or one-element tensor (TensorFlow's
+  // .numpy().item()); UsageError naming the shape (or the dtype, when T's
+  // size differs from it) otherwise.
+  template <class T>
+  T item() const {
+    check_item(sizeof(T));
+    T v{};
+    copy_to_host(&v, sizeof v);
+    return v;
+  }
   template <class T>
   static Tensor from_vector(Device& device, axon_dtype dtype, Shape shape, std::span<const T> values) {
     Tensor t(device, dtype, std::move(shape));
@@ -69,6 +79,7 @@ class Tensor {
  private:
   friend class TensorPool;
   Tensor(std::shared_ptr<Buffer> buffer, axon_dtype dtype, Shape shape);
+  void check_item(size_t bytes) const;
 
   std::shared_ptr<Buffer> buffer_;
   size_t offset_ = 0;  // bytes into the buffer (views)

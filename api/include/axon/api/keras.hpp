@@ -1,0 +1,213 @@
+// Keras for C++: layers, Sequential models, compile/fit/evaluate/predict,
+// optimizers, the loss, callbacks, weights files and the data sets, named as
+// in Keras so that the guide's Python translates line by line. A layer here
+// is its Keras config: a model is built from those configs by axon's Keras
+// reader and layer registry (every layer class axon reads, docs/training.md),
+// the one way axon makes layers.
+#pragma once
+
+#include <axon/data/mnist.hpp>
+#include <axon/nn/callback.hpp>
+#include <axon/nn/model.hpp>
+#include <axon/nn/optimizer.hpp>
+#include <axon/tensor.hpp>
+#include <axon/train/early_stopping.hpp>
+#include <axon/train/reduce_lr_on_plateau.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace axon::keras {
+
+// A layer as Keras serialises it: class name and config (a JSON object;
+// "name" is filled in by the model when absent, Keras style: "conv2d_1").
+// input_shape [H, W, C], when given, makes the model's input.
+struct Layer {
+  std::string class_name;
+  std::string config_json = "{}";
+  Shape input_shape;
+};
+
+namespace layers {
+using Size2 = std::pair<int, int>;
+// Keras' signatures, in its argument order as far as the guide uses them.
+// activation: any name Keras and axon know ("relu", "softmax", ...; "" or
+// "linear": none).
+Layer Conv2D(int filters, Size2 kernel_size, const std::string& activation = {}, const Shape& input_shape = {},
+             const std::string& padding = "valid", Size2 strides = {1, 1});
+Layer MaxPooling2D(Size2 pool_size = {2, 2}, std::optional<Size2> strides = std::nullopt,
+                   const std::string& padding = "valid");
+Layer AveragePooling2D(Size2 pool_size = {2, 2}, std::optional<Size2> strides = std::nullopt,
+                       const std::string& padding = "valid");
+Layer Flatten(const Shape& input_shape = {});
+Layer Dense(int units, const std::string& activation = {}, const Shape& input_shape = {});
+Layer Dropout(double rate);
+Layer BatchNormalization();
+Layer ReLU();
+Layer GlobalAveragePooling2D();
+Layer Rescaling(double scale, double offset = 0.0, const Shape& input_shape = {});
+// Any layer class axon reads, from its Keras config (JSON text), e.g.
+// from_config("RandomFlip", R"({"mode": "horizontal"})").
+Layer from_config(const std::string& class_name, const std::string& config_json, const Shape& input_shape = {});
+}  // namespace layers
+
+namespace optimizers {
+// The optimizers of axon::nn::OptimizerOptions with Keras' defaults.
+nn::OptimizerOptions Adam(double learning_rate = 0.001);
+nn::OptimizerOptions SGD(double learning_rate = 0.01, double momentum = 0.0, bool nesterov = false);
+nn::OptimizerOptions RMSprop(double learning_rate = 0.001);
+nn::OptimizerOptions AdamW(double learning_rate = 0.001, double weight_decay = 0.004);
+nn::OptimizerOptions Adagrad(double learning_rate = 0.001);
+nn::OptimizerOptions Nadam(double learning_rate = 0.001);
+}  // namespace optimizers
+
+namespace losses {
+struct SparseCategoricalCrossentropy {
+  bool from_logits = false;
+};
+}  // namespace losses
+
+// Images as Keras holds them, [N, H, W] or [N, H, W, C]: uint8 (0..255,
+// divided by 255 on the device as axon does for every uint8 image) or
+// float32 (given to the model as they are).
+class Images {
+ public:
+  Images() = default;
+  static Images from_uint8(const Shape& shape, std::vector<uint8_t> values);
+  static Images from_float(const Shape& shape, const std::vector<float>& values);
+  explicit Images(data::ImageSet set) : set_(std::move(set)) {}
+  int64_t size() const { return set_.count; }
+  Shape shape() const { return {set_.count, set_.rows, set_.cols, set_.channels}; }
+  // x[begin:end], as NumPy slices.
+  Images slice(int64_t begin, int64_t end) const;
+  const data::ImageSet& set() const { return set_; }
+
+ private:
+  data::ImageSet set_;  // its labels are unused
+};
+using Labels = std::vector<int32_t>;
+// y[begin:end].
+Labels slice(const Labels& y, int64_t begin, int64_t end);
+
+namespace datasets {
+// (x_train, y_train), (x_test, y_test), as keras.datasets returns them:
+//   auto [train, test] = keras::datasets::mnist::load_data();
+//   auto& [x_train, y_train] = train;
+struct Split {
+  Images x;
+  Labels y;
+};
+using Data = std::pair<Split, Split>;
+// `path`: a folder of IDX files (train-images-idx3-ubyte[.gz], ...) or a
+// .npz in Keras' layout (x_train, y_train, x_test, y_test), read by axon's
+// data loaders (every header checked; a missing file names the package).
+namespace mnist {
+// Default: Keras' cache, ~/.keras/datasets/mnist.npz.
+Data load_data(const std::filesystem::path& path = {});
+}  // namespace mnist
+namespace fashion_mnist {
+// Default: /usr/share/datasets/fashion-mnist (Debian's
+// dataset-fashion-mnist, axon-train's default data).
+Data load_data(const std::filesystem::path& path = {});
+}  // namespace fashion_mnist
+}  // namespace datasets
+
+namespace callbacks {
+// A callback handed to fit: made for the model when fit starts (axon's
+// callbacks need the model they watch).
+struct Callback {
+  std::function<std::unique_ptr<nn::Callback>(nn::Model&, int64_t batch_size)> make;
+};
+// Keras' CSVLogger (columns as axon-train --metrics-csv writes them).
+Callback CSVLogger(const std::filesystem::path& file);
+// Event files TensorBoard reads: epoch scalars, and batch ones every
+// `update_freq` steps (0: epochs only).
+Callback TensorBoard(const std::filesystem::path& log_dir, int64_t update_freq = 0);
+Callback TerminateOnNaN();
+// Keras' EarlyStopping and ReduceLROnPlateau, with Keras' arguments and
+// defaults ({.monitor = "val_loss", .patience = 2, ...}).
+using EarlyStoppingOptions = train::EarlyStoppingOptions;
+Callback EarlyStopping(const EarlyStoppingOptions& options = {});
+using ReduceLROnPlateauOptions = train::ReduceLROnPlateauOptions;
+Callback ReduceLROnPlateau(const ReduceLROnPlateauOptions& options = {});
+// Saves the weights (.safetensors, .keras, or axon's format) after every
+// epoch, or when `monitor` improved with save_best_only.
+Callback ModelCheckpoint(const std::filesystem::path& file, const std::string& monitor = "val_loss",
+                         bool save_best_only = false);
+// Your own nn::Callback, which must outlive fit.
+Callback Custom(nn::Callback& callback);
+}  // namespace callbacks
+
+struct FitOptions {
+  int epochs = 1;
+  int64_t batch_size = 32;
+  std::optional<datasets::Split> validation_data;
+  bool shuffle = true;
+  int verbose = 1;  // 1: Keras' progress bar (one line per epoch off a terminal); 0: silent
+  std::vector<callbacks::Callback> callbacks;
+  int64_t steps_per_epoch = 0;  // 0: the whole training set
+  uint64_t seed = 0;            // the shuffle order
+};
+
+// history.history["loss"], ["accuracy"], ["val_loss"], ["val_accuracy"],
+// ["seconds"]: one value per epoch.
+struct History {
+  std::map<std::string, std::vector<double>> history;
+  nn::History logs;  // everything fit measured (per-epoch times, replicas, ...)
+};
+
+struct Evaluation {
+  double loss = 0, accuracy = 0;
+};
+
+// keras.Sequential. Its weights are created when it is first used (compile,
+// summary, fit, ...), from the first layer's input_shape (or fit's images),
+// on the distribution strategy (axon::distribute) or device scope that was
+// current when the model was constructed; a bad layer config is reported
+// then, naming the layer. The strategy must outlive the model.
+class Sequential {
+ public:
+  explicit Sequential(std::vector<Layer> layers = {}, const std::string& name = "sequential");
+  ~Sequential();
+  Sequential(Sequential&&) noexcept;
+  Sequential& operator=(Sequential&&) noexcept;
+
+  void add(Layer layer);
+  // metrics: {"accuracy"} (the one metric axon computes; it is always on).
+  void compile(const nn::OptimizerOptions& optimizer = optimizers::Adam(),
+               const losses::SparseCategoricalCrossentropy& loss = {true},
+               const std::vector<std::string>& metrics = {"accuracy"});
+  History fit(const Images& x, const Labels& y, const FitOptions& options = {});
+  Evaluation evaluate(const Images& x, const Labels& y, int64_t batch_size = 32);
+  // Logits [N, classes] on the model's device.
+  Tensor predict(const Images& x, int64_t batch_size = 32);
+  // Prints Keras' table to stdout; returns it too.
+  std::string summary();
+  void save_weights(const std::filesystem::path& file);
+  void load_weights(const std::filesystem::path& file);
+  // The model as Keras' model.to_json() writes it.
+  std::string to_json();
+  int64_t count_params();
+
+  // The core model (built), for what this layer does not wrap.
+  nn::Model& model();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+namespace utils {
+// The seed of every model's initial weights built after it (Keras'
+// set_random_seed); 0 until set.
+void set_random_seed(uint64_t seed);
+}  // namespace utils
+
+}  // namespace axon::keras

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Writes tests/api/goldens/stateless_normal.txt: tf.random.stateless_normal
+for three shapes and seeds, each value as the hex of its float32 bits, which
+axon::random::stateless_normal must reproduce bit for bit. Needs TensorFlow
+(pip install tensorflow-cpu); nothing in axon's build or CI runs it. Usage:
+
+    python3 tools/tf-goldens/stateless_normal.py [--out tests/api/goldens/stateless_normal.txt]
+
+File format: per case a line "case <dims, comma-separated> seed <s0>,<s1>",
+then the values in row-major order, eight hex words per line.
+"""
+import argparse
+import os
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf  # noqa: E402
+
+# An odd count (a partial last group of four), a matrix, and a rank-4 shape;
+# seeds small, large and negative (int64, as TensorFlow takes them).
+CASES = [
+    ([7], (1, 2)),
+    ([30, 20], (42, 0)),
+    ([2, 3, 5, 7], (-5, 9007199254740993)),
+]
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "../../tests/api/goldens/stateless_normal.txt"))
+args = ap.parse_args()
+
+lines = [f"# tf.random.stateless_normal, TensorFlow {tf.__version__}, written by tools/tf-goldens/stateless_normal.py"]
+with tf.device("/CPU:0"):
+    for shape, seed in CASES:
+        values = tf.random.stateless_normal(shape, seed=tf.constant(seed, dtype=tf.int64), dtype=tf.float32).numpy()
+        bits = values.astype(np.float32).ravel().view(np.uint32)
+        lines.append(f"case {','.join(map(str, shape))} seed {seed[0]},{seed[1]}")
+        for i in range(0, len(bits), 8):
+            lines.append(" ".join(f"{b:08x}" for b in bits[i:i + 8]))
+with open(args.out, "w") as f:
+    f.write("\n".join(lines) + "\n")
+print(f"wrote {args.out}")

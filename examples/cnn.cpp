@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
         Dense(64, "relu"),
         Dense(10),
     });
-    model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy{.from_logits = true},
+    model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true),
                   {"accuracy"});
     model.summary();
 

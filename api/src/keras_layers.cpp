@@ -102,6 +102,36 @@ nn::OptimizerOptions Nadam(double learning_rate) { return of(nn::OptimizerKind::
 
 }  // namespace optimizers
 
+namespace losses {
+namespace {
+nn::LossOptions of(nn::LossKind kind, bool from_logits = true, double label_smoothing = 0.0) {
+  nn::LossOptions o;
+  o.kind = kind;
+  o.from_logits = from_logits;
+  o.label_smoothing = static_cast<float>(label_smoothing);
+  return o;
+}
+}  // namespace
+
+nn::LossOptions SparseCategoricalCrossentropy(bool from_logits) {
+  return of(nn::LossKind::sparse_categorical_crossentropy, from_logits);
+}
+nn::LossOptions CategoricalCrossentropy(bool from_logits, double label_smoothing) {
+  return of(nn::LossKind::categorical_crossentropy, from_logits, label_smoothing);
+}
+nn::LossOptions BinaryCrossentropy(bool from_logits, double label_smoothing) {
+  return of(nn::LossKind::binary_crossentropy, from_logits, label_smoothing);
+}
+nn::LossOptions MeanSquaredError() { return of(nn::LossKind::mean_squared_error); }
+nn::LossOptions MeanAbsoluteError() { return of(nn::LossKind::mean_absolute_error); }
+nn::LossOptions Huber(double delta) {
+  nn::LossOptions o = of(nn::LossKind::huber);
+  o.delta = static_cast<float>(delta);
+  return o;
+}
+
+}  // namespace losses
+
 // ---------------------------------------------------------------- data
 
 namespace {

@@ -141,13 +141,13 @@ void Sequential::add(Layer layer) {
   // that needs the model (compile, summary, fit).
 }
 
-void Sequential::compile(const nn::OptimizerOptions& optimizer, const losses::SparseCategoricalCrossentropy& loss,
+void Sequential::compile(const nn::OptimizerOptions& optimizer, const nn::LossOptions& loss,
                          const std::vector<std::string>& metrics) {
   for (const std::string& m : metrics)
     if (m != "accuracy" && m != "acc" && m != "sparse_categorical_accuracy")
       throw UsageError("compile: metric \"" + m + "\" is not supported; axon computes \"accuracy\"");
   nn::Model& model = s_->built(nullptr);
-  model.compile(optimizer, nn::SparseCategoricalCrossentropy(loss.from_logits));
+  model.compile(optimizer, loss);
   s_->compiled = true;
 }
 

@@ -80,6 +80,17 @@ KerasCompileConfig read_compile_config(const std::string& config_json, const std
 
   if (cc.contains("loss") && !cc["loss"].is_null()) out.loss = read_loss(cc["loss"], where + ".loss");
 
+  // Metrics: names, or serialised objects ({"class_name": ..., "config": {"name": ...}}).
+  if (cc.contains("metrics") && cc["metrics"].is_array())
+    for (const json& m : cc["metrics"]) {
+      std::string name = m.is_string() ? m.get<std::string>() : std::string();
+      if (m.is_object() && m.contains("config") && m["config"].is_object() && m["config"].contains("name") &&
+          m["config"]["name"].is_string())
+        name = m["config"]["name"].get<std::string>();
+      if (name.empty()) name = m.dump().substr(0, 60);
+      if (name != "accuracy" && name != "acc") out.other_metrics.push_back(name);
+    }
+
   if (!cc.contains("optimizer") || cc["optimizer"].is_null()) return out;
   const json& opt = cc["optimizer"];
   static const json kNoConfig = json::object();

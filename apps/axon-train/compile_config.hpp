@@ -1,8 +1,8 @@
 // The compile_config of a .keras file's config.json (what model.compile()
 // was given): the optimizer with its hyperparameters and learning rate (a
-// number or a schedule), and the loss with its settings. Metrics are not
-// read: axon reports loss and accuracy. Flags given on the command line
-// override the file.
+// number or a schedule), and the loss with its settings. axon reports the
+// loss and accuracy: other metrics are named so that the run can say it
+// leaves them out. Flags given on the command line override the file.
 #pragma once
 
 #include <axon/nn/loss.hpp>
@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace axon::train_app {
 
@@ -18,6 +19,7 @@ struct KerasCompileConfig {
   std::optional<nn::LossOptions> loss;            // absent: none in the file
   std::string schedule_json;  // the learning rate as Keras' serialised schedule ("" for a number)
   std::string describe;       // "SGD(momentum=0.9, nesterov=True) on CosineDecay", for the start line
+  std::vector<std::string> other_metrics;  // compiled metrics besides accuracy ("mae", "top_k_categorical_accuracy")
 };
 
 // UsageError naming `file` and the key for anything axon cannot follow: an

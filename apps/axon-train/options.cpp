@@ -10,6 +10,7 @@
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
 #include <axon/limits.hpp>
+#include <axon/log.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
@@ -293,6 +294,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
                      std::to_string(limits::kMaxBatchSize));
   KerasCompileConfig compiled;
   if (o.model_file && train::is_keras_file(*o.model_file)) compiled = read_compile_config(o.model_json, *o.model_file);
+  if (!compiled.other_metrics.empty()) {
+    std::string names;
+    for (const std::string& m : compiled.other_metrics) names += (names.empty() ? "" : ", ") + m;
+    log::warning("axon-train", *o.model_file + ": the compiled metrics " + names +
+                                   " are left out (axon reports the loss and accuracy)");
+  }
   o.optimizer = parse_optimizer_options(vm, compiled.optimizer);
   if (vm.count("loss")) o.loss = loss_from_flag(vm["loss"].as<std::string>());
   else if (compiled.loss) o.loss = *compiled.loss;

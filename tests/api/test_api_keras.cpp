@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <axon/io/zip_writer.hpp>
 
 #include <filesystem>
@@ -110,13 +112,13 @@ TEST_CASE("bad models and bad use throw one clear message", "[api][keras][errors
   keras::Sequential unknown({layers::from_config("LSTM", R"({"units": 4})", {28, 28, 1})});
   CHECK_THROWS_WITH(unknown.count_params(), Catch::Contains("LSTM") && Catch::Contains("supported: InputLayer"));
   keras::Sequential model = guide_cnn();
-  CHECK_THROWS_WITH(model.compile(keras::optimizers::Adam(), {true}, {"mse"}),
+  CHECK_THROWS_WITH(model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true), {"mse"}),
                     "compile: metric \"mse\" is not supported; axon computes \"accuracy\"");
   const keras::Images x = keras::Images::from_uint8({2, 28, 28, 1}, std::vector<uint8_t>(2 * 784));
   CHECK_THROWS_WITH(model.fit(x, {0, 1}), "fit: call compile() first");
-  CHECK_THROWS_WITH(model.compile(keras::optimizers::Adam(), {false}),
-                    Catch::Contains("only from_logits=true is supported"));
-  model.compile(keras::optimizers::Adam(), {true});
+  CHECK_THROWS_WITH(model.compile(keras::optimizers::Adam(), keras::losses::BinaryCrossentropy(/*from_logits=*/true)),
+                    Catch::Contains("binary_crossentropy does not fit the model's output of 10 units"));
+  model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true));
   CHECK_THROWS_WITH(model.fit(x, {0}), "fit: 2 images but 1 labels");
   CHECK_THROWS_WITH(layers::from_config("Dense", "{units: 3}"), Catch::Contains("the config is not a JSON object"));
   keras::Sequential no_shape({layers::Dense(3)});
@@ -139,7 +141,7 @@ TEST_CASE("fit, evaluate, predict and weights files on Fashion-MNIST", "[api][ke
 
   keras::utils::set_random_seed(3);
   keras::Sequential model({layers::Flatten({28, 28, 1}), layers::Dense(64, "relu"), layers::Dense(10)});
-  model.compile(keras::optimizers::Adam(), {true}, {"accuracy"});
+  model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true), {"accuracy"});
   const auto dir = temp_dir("fit");
   const keras::History h = model.fit(
       x, y,
@@ -178,7 +180,7 @@ TEST_CASE("save_weights and load_weights through a .keras file", "[api][keras]")
   test::start_runtime();
   keras::utils::set_random_seed(5);
   keras::Sequential model({layers::Conv2D(4, {3, 3}, "relu", {8, 8, 1}), layers::Flatten(), layers::Dense(3)});
-  model.compile(keras::optimizers::Adam(), {true});
+  model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true));
   std::vector<uint8_t> pixels(4 * 64);
   for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 37 % 256);
   const keras::Images x = keras::Images::from_uint8({4, 8, 8, 1}, pixels);
@@ -201,7 +203,7 @@ TEST_CASE("EarlyStopping, ReduceLROnPlateau and TensorBoard act on fit", "[api][
   test::start_runtime();
   auto [train, test] = keras::datasets::fashion_mnist::load_data();
   keras::Sequential model({layers::Flatten({28, 28, 1}), layers::Dense(10)});
-  model.compile(keras::optimizers::SGD(0.01), {true});
+  model.compile(keras::optimizers::SGD(0.01), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true));
   const auto dir = temp_dir("callbacks");
   const keras::Images x = train.x.slice(0, 256);
   const keras::Labels y = keras::slice(train.y, 0, 256);
@@ -244,7 +246,7 @@ TEST_CASE("a model built under MirroredStrategy.scope() trains on every replica"
     auto scope = strategy.scope();
     CHECK(distribute::StrategyScope::current() == &strategy.strategy());
     model = keras::Sequential({layers::Flatten({28, 28, 1}), layers::Dense(32, "relu"), layers::Dense(10)});
-    model.compile(keras::optimizers::SGD(0.1), {true});
+    model.compile(keras::optimizers::SGD(0.1), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true));
   }
   CHECK(distribute::StrategyScope::current() == nullptr);
   CHECK(model.model().num_replicas() == 2);
@@ -256,4 +258,26 @@ TEST_CASE("a model built under MirroredStrategy.scope() trains on every replica"
   // The global batch must split evenly over the replicas, as axon-train says.
   CHECK_THROWS_AS(model.fit(train.x.slice(0, 64), keras::slice(train.y, 0, 64), {.batch_size = 63, .verbose = 0}),
                   UsageError);
+}
+
+TEST_CASE("Keras' other losses train through compile: label-smoothed categorical, Huber", "[api][keras]") {
+  if (!have_data()) {
+    WARN("no " << data::kDefaultDataDir << ": skipped");
+    return;
+  }
+  test::start_runtime();
+  auto [train, test] = keras::datasets::fashion_mnist::load_data();
+  const keras::Images x = train.x.slice(0, 512);
+  const keras::Labels y = keras::slice(train.y, 0, 512);
+  for (const nn::LossOptions& loss : {keras::losses::CategoricalCrossentropy(/*from_logits=*/true, 0.1),
+                                      keras::losses::Huber(2.0)}) {
+    keras::Sequential model({layers::Flatten({28, 28, 1}), layers::Dense(10)});
+    model.compile(keras::optimizers::SGD(0.1), loss);
+    const keras::History h = model.fit(x, y, {.epochs = 3, .batch_size = 64, .verbose = 0});
+    const std::vector<double>& losses = h.history.at("loss");
+    REQUIRE(losses.size() == 3);
+    INFO(nn::loss_name(loss.kind) << ": " << losses[0] << " -> " << losses[2]);
+    CHECK(std::isfinite(losses[2]));
+    CHECK(losses[2] < losses[0]);
+  }
 }

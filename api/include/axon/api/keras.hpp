@@ -8,6 +8,7 @@
 
 #include <axon/data/mnist.hpp>
 #include <axon/nn/callback.hpp>
+#include <axon/nn/loss.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/nn/optimizer.hpp>
 #include <axon/tensor.hpp>
@@ -69,9 +70,16 @@ nn::OptimizerOptions Nadam(double learning_rate = 0.001);
 }  // namespace optimizers
 
 namespace losses {
-struct SparseCategoricalCrossentropy {
-  bool from_logits = false;
-};
+// Keras' losses (axon::nn::LossOptions) with Keras' defaults: from_logits
+// false, as in Keras (a model ending in a linear Dense passes true). Targets
+// come from the integer labels as docs/training.md "Losses" says (one-hot
+// for the categorical and regression losses, the label for binary).
+nn::LossOptions SparseCategoricalCrossentropy(bool from_logits = false);
+nn::LossOptions CategoricalCrossentropy(bool from_logits = false, double label_smoothing = 0.0);
+nn::LossOptions BinaryCrossentropy(bool from_logits = false, double label_smoothing = 0.0);
+nn::LossOptions MeanSquaredError();
+nn::LossOptions MeanAbsoluteError();
+nn::LossOptions Huber(double delta = 1.0);
 }  // namespace losses
 
 // Images as Keras holds them, [N, H, W] or [N, H, W, C]: uint8 (0..255,
@@ -182,7 +190,7 @@ class Sequential {
   void add(Layer layer);
   // metrics: {"accuracy"} (the one metric axon computes; it is always on).
   void compile(const nn::OptimizerOptions& optimizer = optimizers::Adam(),
-               const losses::SparseCategoricalCrossentropy& loss = {true},
+               const nn::LossOptions& loss = losses::SparseCategoricalCrossentropy(/*from_logits=*/true),
                const std::vector<std::string>& metrics = {"accuracy"});
   History fit(const Images& x, const Labels& y, const FitOptions& options = {});
   Evaluation evaluate(const Images& x, const Labels& y, int64_t batch_size = 32);

@@ -7,10 +7,9 @@
 
 #include <catch2/catch.hpp>
 
-#include <cmath>
-
 #include <axon/io/zip_writer.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 

@@ -126,6 +126,17 @@ def round_trip(tmp):
     r = run([TRAIN, "--data", DEFAULT_DATA, "--model", bad, "--epochs", "1", "--train-limit", "64"], cwd=tmp)
     check(r.code == 2 and r.err.count("\n") == 1 and "optimizer/vars/3" in r.err and "[2,2]" in r.err,
           "a slot of another shape: exit 2, one line naming it", r)
+    # Compiled metrics axon does not compute are named, not dropped silently.
+    config = json.loads(members["config.json"])
+    config["compile_config"]["metrics"] = ["accuracy", "mae", {"class_name": "TopKCategoricalAccuracy",
+                                                               "config": {"name": "top3", "k": 3}}]
+    metrics = os.path.join(tmp, "metrics.keras")
+    with zipfile.ZipFile(path) as z, zipfile.ZipFile(metrics, "w") as out:
+        for n in z.namelist():
+            out.writestr(n, json.dumps(config) if n == "config.json" else z.read(n))
+    r = run([TRAIN, "--data", DEFAULT_DATA, "--model", metrics, "--epochs", "0", "--test-limit", "64"], cwd=tmp)
+    check(r.code == 0 and "the compiled metrics mae, top3 are left out (axon reports the loss and accuracy)" in r.err,
+          "other compiled metrics: a warning naming them", r)
     # Another optimizer on the command line starts afresh, as Keras would.
     r = run([TRAIN, "--data", DEFAULT_DATA, "--model", path, "--optimizer", "sgd", "--epochs", "0", "--test-limit",
              "64"], cwd=tmp)

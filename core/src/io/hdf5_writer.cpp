@@ -24,7 +24,6 @@ namespace {
 constexpr uint64_t kUndefined = ~uint64_t{0};
 constexpr uint64_t kSuperblockBytes = 96;
 constexpr uint64_t kLeafK = 4;  // a symbol-table node holds 2K = 8 entries
-constexpr uint64_t kSymbolEntryBytes = 40;
 // The end of a local heap's free list: HDF5's H5HL_FREE_NULL.
 constexpr uint64_t kFreeListEnd = 1;
 

@@ -57,13 +57,12 @@ def h5py_case(tmp):
     # One epoch: the checkpoint at its end holds the weights --save writes.
     path, _, _ = train(tmp, ["--model", os.path.join(DATA, "keras_resnet.json"),
                              "--model-checkpoint", "filepath=" + best])
-    h5, config = weights_h5(path)
+    _, config = weights_h5(path)
     check(config["compile_config"]["optimizer"]["class_name"] == "Adam", "the compile_config names Adam",
           config["compile_config"])
     tensors = load_file(best)
-    datasets = {}
-    h5.visititems(lambda name, o: datasets.__setitem__(name, o[()]) if hasattr(o, "shape") else None)
-    layer_vars = {k: v for k, v in datasets.items() if k.startswith("layers/")}
+    stored = datasets(path)
+    layer_vars = {k: v for k, v in stored.items() if k.startswith("layers/")}
     check(len(layer_vars) == len(tensors), "one layer variable per weight", len(layer_vars), len(tensors))
     # Matched by value (two weights may be equal: the batch norms of both
     # branches into one Add get the same beta gradient), each variable used once.
@@ -73,7 +72,7 @@ def h5py_case(tmp):
         check(len(same) >= 1, "weight %s is a layer variable" % name)
         check(re.fullmatch(r"layers/[a-z0-9_]+/vars/[0-9]+", same[0]) is not None, "at a Keras path", same[0])
         del unused[same[0]]
-    opt = {int(k.rsplit("/", 1)[1]): v for k, v in datasets.items() if k.startswith("optimizer/vars/")}
+    opt = {int(k.rsplit("/", 1)[1]): v for k, v in stored.items() if k.startswith("optimizer/vars/")}
     trainable = [t for n, t in tensors.items() if not n.endswith(("moving_mean", "moving_variance"))]
     check(len(opt) == 2 + 2 * len(trainable), "iterations, learning rate, m and v per trainable weight", len(opt))
     check(opt[0].dtype == np.int64 and opt[0] == TRAIN_LIMIT // 64, "iterations: the steps taken", opt[0])

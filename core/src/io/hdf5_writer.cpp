@@ -27,9 +27,9 @@ constexpr uint64_t kLeafK = 4;  // a symbol-table node holds 2K = 8 entries
 // The end of a local heap's free list: HDF5's H5HL_FREE_NULL.
 constexpr uint64_t kFreeListEnd = 1;
 
-// `bytes` little-endian bytes of v (zeros past its eighth).
+// `bytes` (at most 8) little-endian bytes of v.
 void put(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(i < 8 ? static_cast<char>((v >> (8 * i)) & 0xff) : '\0');
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 void pad8(std::string& s) { s.resize((s.size() + 7) / 8 * 8, '\0'); }
 
@@ -163,7 +163,7 @@ class Encoder {
         const size_t e = first + i;
         put(out_, i < count ? entries[e].first : 0, 8);
         put(out_, i < count ? entries[e].second : 0, 8);
-        put(out_, 0, 24);  // cache type 0 (nothing cached), reserved, scratch pad
+        out_.append(24, '\0');  // cache type 0 (nothing cached), reserved, scratch pad
       }
     }
 

@@ -68,6 +68,7 @@ const void* Attrs::get(AttrKind k) const {
     case AttrKind::crossentropy: return &crossentropy;
     case AttrKind::regression_loss: return &regression_loss;
     case AttrKind::binary_accuracy: return &binary_accuracy;
+    case AttrKind::in_top_k: return &in_top_k;
   }
   return nullptr;
 }
@@ -518,21 +519,26 @@ void classifier_cases(Gen& g, OpId id) {
     bool ties;
   };
   static const std::vector<Spec> specs = {{5, 10, false}, {1, 3, false}, {8, 4, true}, {0, 10, false}};
-  for (const Spec& s : specs) {
-    if (s.ties && id == OpId::SparseSoftmaxCrossEntropyWithLogits) continue;
-    Case& c = g.add(std::string(s.ties ? "ties " : "") + dims_text({s.n, s.classes}));
-    // Ties: whole-number logits, so classes share the maximum.
-    c.inputs = {s.ties ? g.whole({s.n, s.classes}, 0, 2) : g.floats({s.n, s.classes}, -4.0f, 4.0f),
-                g.labels(s.n, s.classes)};
-    if (id == OpId::SparseSoftmaxCrossEntropyWithLogits) {
-      c.outputs = {f32({s.n}), f32({s.n, s.classes})};
-      judge_all(c, Rule::loss, false);
-      c.rules[1] = Rule::dlogits;
-    } else {
-      c.outputs = {f32({s.n})};
-      judge_all(c, Rule::exact, false);
+  // InTopKV2 at k = 1, within the classes and past them.
+  const std::vector<int32_t> ks = id == OpId::InTopKV2 ? std::vector<int32_t>{1, 3, 12} : std::vector<int32_t>{0};
+  for (const Spec& s : specs)
+    for (int32_t k : ks) {
+      if (s.ties && id == OpId::SparseSoftmaxCrossEntropyWithLogits) continue;
+      Case& c = g.add(std::string(s.ties ? "ties " : "") + (k > 0 ? "k " + std::to_string(k) + " " : "") +
+                      dims_text({s.n, s.classes}));
+      // Ties: whole-number logits, so classes share the maximum.
+      c.inputs = {s.ties ? g.whole({s.n, s.classes}, 0, 2) : g.floats({s.n, s.classes}, -4.0f, 4.0f),
+                  g.labels(s.n, s.classes)};
+      c.attrs.in_top_k = {sizeof(axon_in_top_k_attrs), k};
+      if (id == OpId::SparseSoftmaxCrossEntropyWithLogits) {
+        c.outputs = {f32({s.n}), f32({s.n, s.classes})};
+        judge_all(c, Rule::loss, false);
+        c.rules[1] = Rule::dlogits;
+      } else {
+        c.outputs = {f32({s.n})};
+        judge_all(c, Rule::exact, false);
+      }
     }
-  }
 }
 
 void adam_cases(Gen& g) {
@@ -1007,6 +1013,7 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::AddN: sum_cases(g, op.id); break;
     case OpId::SparseSoftmaxCrossEntropyWithLogits:
     case OpId::InTopK:
+    case OpId::InTopKV2:
     case OpId::SparseCategoricalAccuracy: classifier_cases(g, op.id); break;
     case OpId::ApplyAdam: adam_cases(g); break;
     case OpId::ApplySGD:

@@ -76,6 +76,7 @@ struct Attrs {
   axon_crossentropy_attrs crossentropy{};
   axon_regression_loss_attrs regression_loss{};
   axon_binary_accuracy_attrs binary_accuracy{};
+  axon_in_top_k_attrs in_top_k{};
 
   const void* get(AttrKind k) const;  // nullptr for AttrKind::none
   void* get(AttrKind k) { return const_cast<void*>(static_cast<const Attrs*>(this)->get(k)); }

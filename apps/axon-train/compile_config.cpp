@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 
 namespace axon::train_app {
@@ -69,6 +71,38 @@ nn::LossOptions read_loss(const json& loss, const std::string& where) {
   return o;
 }
 
+// A Keras metric: "mse" (named as given) or {"class_name": "SparseTopKCategoricalAccuracy",
+// "config": {"name": "top3", "k": 3}}; accuracy's names and classes give an
+// empty name (axon always reports accuracy).
+nn::MetricOptions read_metric(const json& metric, const std::string& where) {
+  if (metric.is_string()) {
+    const std::string name = metric.get<std::string>();
+    if (nn::is_accuracy_name(name)) return {};
+    if (std::optional<nn::MetricOptions> m = nn::metric_from_name(name)) return *m;
+    throw UsageError(where + ": the metric " + name + " is not one axon has (" + nn::metric_names() + ")");
+  }
+  if (!metric.is_object() || !metric.contains("class_name") || !metric["class_name"].is_string())
+    throw UsageError(where + ": the metric " + metric.dump().substr(0, 80) + " is not a Keras metric");
+  const std::string cls = metric["class_name"].get<std::string>();
+  static const json kNoConfig = json::object();
+  const json& config = metric.contains("config") && metric["config"].is_object() ? metric["config"] : kNoConfig;
+  if (cls == "Accuracy" || cls == "SparseCategoricalAccuracy" || cls == "CategoricalAccuracy" ||
+      cls == "BinaryAccuracy")
+    return {};
+  const std::optional<nn::MetricKind> kind = nn::metric_from_keras_class(cls);
+  if (!kind) throw UsageError(where + ": the metric " + cls + " is not one axon has (" + nn::metric_names() + ")");
+  nn::MetricOptions m;
+  m.kind = *kind;
+  m.name = nn::metric_name(*kind);
+  if (config.contains("name") && config["name"].is_string()) m.name = config["name"].get<std::string>();
+  if (config.contains("k") && !config["k"].is_null()) {
+    if (!config["k"].is_number_integer() || config["k"].get<int64_t>() < 1 || config["k"].get<int64_t>() > INT32_MAX)
+      throw UsageError(where + ": " + m.name + ": k is " + config["k"].dump() + ", not a positive integer");
+    m.k = static_cast<int>(config["k"].get<int64_t>());
+  }
+  return m;
+}
+
 }  // namespace
 
 KerasCompileConfig read_compile_config(const std::string& config_json, const std::string& file) {
@@ -80,16 +114,19 @@ KerasCompileConfig read_compile_config(const std::string& config_json, const std
 
   if (cc.contains("loss") && !cc["loss"].is_null()) out.loss = read_loss(cc["loss"], where + ".loss");
 
-  // Metrics: names, or serialised objects ({"class_name": ..., "config": {"name": ...}}).
-  if (cc.contains("metrics") && cc["metrics"].is_array())
-    for (const json& m : cc["metrics"]) {
-      std::string name = m.is_string() ? m.get<std::string>() : std::string();
-      if (m.is_object() && m.contains("config") && m["config"].is_object() && m["config"].contains("name") &&
-          m["config"]["name"].is_string())
-        name = m["config"]["name"].get<std::string>();
-      if (name.empty()) name = m.dump().substr(0, 60);
-      if (name != "accuracy" && name != "acc") out.other_metrics.push_back(name);
+  // Metrics: names, or serialised objects ({"class_name": ..., "config": {"name": ..., "k": ...}}).
+  if (cc.contains("metrics") && !cc["metrics"].is_null()) {
+    if (!cc["metrics"].is_array()) throw UsageError(where + ".metrics is " + cc["metrics"].dump().substr(0, 80) + ", not a list");
+    for (const json& m : cc["metrics"]) out.metrics.push_back(read_metric(m, where + ".metrics"));
+    out.metrics.erase(std::remove_if(out.metrics.begin(), out.metrics.end(),
+                                     [](const nn::MetricOptions& m) { return m.name.empty(); }),
+                      out.metrics.end());
+    try {
+      nn::check_metrics(out.metrics);
+    } catch (const UsageError& e) {
+      throw UsageError(where + ".metrics: " + e.what());
     }
+  }
 
   if (!cc.contains("optimizer") || cc["optimizer"].is_null()) return out;
   const json& opt = cc["optimizer"];

@@ -1,11 +1,11 @@
 // The compile_config of a .keras file's config.json (what model.compile()
 // was given): the optimizer with its hyperparameters and learning rate (a
-// number or a schedule), and the loss with its settings. axon reports the
-// loss and accuracy: other metrics are named so that the run can say it
-// leaves them out. Flags given on the command line override the file.
+// number or a schedule), the loss with its settings and the metrics. Flags
+// given on the command line override the file.
 #pragma once
 
 #include <axon/nn/loss.hpp>
+#include <axon/nn/metrics.hpp>
 #include <axon/nn/optimizer.hpp>
 
 #include <optional>
@@ -19,11 +19,11 @@ struct KerasCompileConfig {
   std::optional<nn::LossOptions> loss;            // absent: none in the file
   std::string schedule_json;  // the learning rate as Keras' serialised schedule ("" for a number)
   std::string describe;       // "SGD(momentum=0.9, nesterov=True) on CosineDecay", for the start line
-  std::vector<std::string> other_metrics;  // compiled metrics besides accuracy ("mae", "top_k_categorical_accuracy")
+  std::vector<nn::MetricOptions> metrics;  // compiled metrics besides accuracy (which axon always reports)
 };
 
 // UsageError naming `file` and the key for anything axon cannot follow: an
-// unknown optimizer or loss, a loss setting out of range or axon lacks, EMA, loss scaling, gradient accumulation.
+// unknown optimizer, loss or metric, a setting out of range or axon lacks, EMA, loss scaling, gradient accumulation.
 KerasCompileConfig read_compile_config(const std::string& config_json, const std::string& file);
 
 }  // namespace axon::train_app

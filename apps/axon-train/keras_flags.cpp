@@ -82,6 +82,38 @@ nn::LossOptions loss_from_flag(const std::string& text) {
   return o;
 }
 
+std::vector<nn::MetricOptions> metrics_from_flags(const std::vector<std::string>& texts) {
+  std::vector<nn::MetricOptions> out;
+  auto add = [&](const std::string& text) {
+    const auto [name, args] = split_name(text);
+    if (nn::is_accuracy_name(name) && args.empty()) return;
+    std::optional<nn::MetricOptions> m = nn::metric_from_name(name);
+    if (!m) throw UsageError("--metrics: unknown metric '" + parse::printable(name) + "'; axon has " + nn::metric_names());
+    const std::string flag = "--metrics " + parse::printable(name);
+    const bool top_k = m->kind == nn::MetricKind::top_k_categorical_accuracy ||
+                       m->kind == nn::MetricKind::sparse_top_k_categorical_accuracy;
+    const KeywordList k(args, flag, top_k ? std::vector<std::string>{"k", "name"} : std::vector<std::string>{"name"});
+    if (top_k) m->k = static_cast<int>(k.integer("k", 1, std::numeric_limits<int32_t>::max(), m->k));
+    m->name = k.text("name", m->name);
+    out.push_back(*m);
+  };
+  for (const std::string& text : texts) {
+    if (text.find(':') != std::string::npos) {
+      add(text);
+      continue;
+    }
+    size_t start = 0;
+    for (size_t end; (end = text.find(',', start)) != std::string::npos; start = end + 1) add(text.substr(start, end - start));
+    add(text.substr(start));
+  }
+  try {
+    nn::check_metrics(out);
+  } catch (const UsageError& e) {
+    throw UsageError("--metrics: " + std::string(e.what()));
+  }
+  return out;
+}
+
 train::EarlyStoppingOptions early_stopping_from_flag(const std::string& text) {
   const KeywordList k(text, "--early-stopping",
                       {"monitor", "min_delta", "patience", "mode", "baseline", "restore_best_weights", "start_from_epoch"});

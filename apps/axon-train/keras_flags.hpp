@@ -1,6 +1,7 @@
 // The flags that give axon-train Keras' losses, learning-rate schedules and
 // callbacks, each a KeywordList of the Keras object's own arguments:
 //   --loss categorical_crossentropy:label_smoothing=0.1
+//   --metrics mse --metrics sparse_top_k_categorical_accuracy:k=3
 //   --lr-schedule cosine:decay_steps=5000,warmup_steps=500,warmup_target=0.01
 //   --early-stopping monitor=val_loss,patience=3,restore_best_weights=true
 //   --reduce-lr-on-plateau factor=0.5,patience=2
@@ -10,12 +11,14 @@
 
 #include <axon/nn/loss.hpp>
 #include <axon/nn/lr_schedule.hpp>
+#include <axon/nn/metrics.hpp>
 #include <axon/train/best_model.hpp>
 #include <axon/train/early_stopping.hpp>
 #include <axon/train/reduce_lr_on_plateau.hpp>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace axon::train_app {
 
@@ -29,6 +32,11 @@ std::string schedule_flag_names();
 // (from_logits, label_smoothing, delta); from_logits defaults to true, as
 // axon-train's default loss reads logits.
 nn::LossOptions loss_from_flag(const std::string& text);
+
+// Keras' metrics besides accuracy, one per --metrics (NAME or NAME:k=K,name=N;
+// several plain names may share one: --metrics mse,mae). Accuracy's names
+// are taken and dropped: axon always reports accuracy.
+std::vector<nn::MetricOptions> metrics_from_flags(const std::vector<std::string>& texts);
 
 train::EarlyStoppingOptions early_stopping_from_flag(const std::string& text);
 train::ReduceLROnPlateauOptions reduce_lr_from_flag(const std::string& text);

@@ -203,6 +203,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
      "binary_crossentropy (1 output unit, labels 0 and 1; label_smoothing), mean_squared_error, "
      "mean_absolute_error, huber (delta), by these names or Keras' class names, e.g. "
      "categorical_crossentropy:label_smoothing=0.1. Overrides a .keras file's loss")
+    ("metrics", po::value<std::vector<std::string>>()->composing()->value_name("NAME[:K=V,...]"),
+     "a Keras metric besides accuracy (always reported), logged as Keras logs it: mse, mae, "
+     "top_k_categorical_accuracy, sparse_top_k_categorical_accuracy (k, default 5), by these names or Keras' "
+     "aliases; name=N renames one. Repeat the flag for more, or list plain names: --metrics mse,mae. "
+     "Overrides a .keras file's metrics")
     ("lr-schedule", po::value<std::string>()->value_name("NAME:K=V,..."),
      "Keras' learning-rate schedule from the optimizer's rate, set before every step: exponential, piecewise, "
      "polynomial, inverse_time, cosine, cosine_restarts with Keras' arguments, e.g. "
@@ -294,15 +299,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
                      std::to_string(limits::kMaxBatchSize));
   KerasCompileConfig compiled;
   if (o.model_file && train::is_keras_file(*o.model_file)) compiled = read_compile_config(o.model_json, *o.model_file);
-  if (!compiled.other_metrics.empty()) {
-    std::string names;
-    for (const std::string& m : compiled.other_metrics) names += (names.empty() ? "" : ", ") + m;
-    log::warning("axon-train", *o.model_file + ": the compiled metrics " + names +
-                                   " are left out (axon reports the loss and accuracy)");
-  }
   o.optimizer = parse_optimizer_options(vm, compiled.optimizer);
   if (vm.count("loss")) o.loss = loss_from_flag(vm["loss"].as<std::string>());
   else if (compiled.loss) o.loss = *compiled.loss;
+  if (vm.count("metrics")) o.metrics = metrics_from_flags(vm["metrics"].as<std::vector<std::string>>());
+  else o.metrics = compiled.metrics;
   o.optimizer_from_model_file = o.weights_from_model_file && compiled.optimizer &&
                                 nn::make_optimizer(o.optimizer)->describe() ==
                                     nn::make_optimizer(*compiled.optimizer)->describe();

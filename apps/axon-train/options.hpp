@@ -26,6 +26,7 @@ struct Options {
   nn::OptimizerOptions optimizer = nn::OptimizerOptions().keras();  // --optimizer and its flags
   float learning_rate = 1e-3f;                                      // the optimizer's (Keras' default filled in)
   nn::LossOptions loss;  // --loss, else a .keras file's, else SparseCategoricalCrossentropy(from_logits=True)
+  std::vector<nn::MetricOptions> metrics;  // --metrics, else a .keras file's (besides accuracy)
   uint64_t seed = 42;
   std::optional<std::string> device;
   std::string strategy = "default";       // default, mirrored, multi-worker

@@ -131,6 +131,14 @@ void set_initial_weights(nn::Model& model, Strategy& strategy, const Options& op
   }
 }
 
+// The compile_config's metrics: accuracy and the compiled ones.
+nlohmann::json keras_metrics(nn::Model& model) {
+  nlohmann::json list = nlohmann::json::array({"accuracy"});
+  for (const nn::MetricOptions& m : model.replica(0).train_metrics().compiled())
+    list.push_back(nlohmann::json::parse(nn::metric_keras_json(m)));
+  return list;
+}
+
 // Keras' compile_config of the training: what Keras' load_model compiles a
 // saved .keras model with.
 std::string compile_config(nn::Model& model, const nn::LearningRateSchedule* schedule) {
@@ -140,7 +148,7 @@ std::string compile_config(nn::Model& model, const nn::LearningRateSchedule* sch
   return json{{"optimizer", json::parse(model.replica(0).optimizer().keras_config(schedule))},
               {"loss", json::parse(model.loss().keras_json())},
               {"loss_weights", nullptr},
-              {"metrics", {"accuracy"}},
+              {"metrics", keras_metrics(model)},
               {"weighted_metrics", nullptr},
               {"run_eagerly", false},
               {"steps_per_execution", 1},
@@ -297,7 +305,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   strategy.check_global_batch(opts.batch_size);
   std::unique_ptr<nn::Model> model = model_for(opts, ds).model;
   model->build(input_shape_of(ds), strategy, opts.seed);
-  model->compile(opts.optimizer, opts.loss);
+  model->compile(opts.optimizer, opts.loss, opts.metrics);
   if (opts.initial_weights) set_initial_weights(*model, strategy, opts);
 
   // --dry-run and --strict-placement: one step placed, not run, so every
@@ -336,10 +344,13 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   if (opts.epochs == 0) {
     // Evaluation only, as Keras' model.evaluate on the validation data.
     const nn::MetricValues v = model->evaluate(*ds.validation, opts.batch_size);
-    if (!opts.quiet)
-      std::printf("Evaluated %s on %lld %s images: loss: %.4f - accuracy: %.4f\n",
+    if (!opts.quiet) {
+      std::string metrics;
+      for (const auto& [name, value] : v.metrics) metrics += train::metric(name, value);
+      std::printf("Evaluated %s on %lld %s images: loss: %.4f - accuracy: %.4f%s\n",
                   parse::printable_path(*opts.initial_weights).c_str(), static_cast<long long>(ds.validation->size()),
-                  ds.kind == "IDX" ? "test" : "validation", v.loss, v.accuracy);
+                  ds.kind == "IDX" ? "test" : "validation", v.loss, v.accuracy, metrics.c_str());
+    }
     train::synchronize_replicas(*model);
     if (write_files && opts.save) {
       train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history, schedule.get()));

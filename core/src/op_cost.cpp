@@ -133,6 +133,7 @@ int64_t flops(OpId op, const axon_kernel_call& c) {
     case OpId::Softmax:
     case OpId::SoftmaxGrad: return kSoftmax * numel(in[0]);
     case OpId::InTopK:
+    case OpId::InTopKV2:
     case OpId::SparseCategoricalAccuracy:
     case OpId::BinaryAccuracy: return numel(in[0]);  // one compare per logit
     case OpId::RegressionLoss: return 4 * numel(in[0]);  // difference, its square or magnitude, mean, gradient

@@ -143,6 +143,12 @@ void binary_accuracy(const Tensor& predictions, const Tensor& labels, Tensor& co
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer) {
   call<OpId::InTopK>(layer, in(&logits, &labels), out(&correct));
 }
+void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, int k, const std::string& layer) {
+  axon_in_top_k_attrs a{};
+  a.struct_size = AXON_STRUCT_SIZE(axon_in_top_k_attrs, k);
+  a.k = k;
+  call<OpId::InTopKV2>(layer, in(&logits, &labels), out(&correct), &a);
+}
 void sum(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Sum>(layer, in(&x), out(&y)); }
 void fill(Tensor& y, float value, const std::string& layer) {
   axon_fill_attrs a{};

@@ -300,10 +300,10 @@ void sparse_softmax_xent(CpuDevice&, const KernelCall& c) {
   }
 }
 
-// TensorFlow's InTopK with k = 1: 1 where the label's logit is finite and
-// none of the row is greater (ties count); a NaN or infinity anywhere in the
-// row, or a label outside [0, C), gives 0.
-void in_top_k(CpuDevice&, const KernelCall& c) {
+// TensorFlow's InTopK (k = 1) and InTopKV2: 1 where the label's logit is
+// finite and fewer than k logits of the row are greater (ties count); a NaN
+// or infinity anywhere in the row, or a label outside [0, C), gives 0.
+void in_top_k_rows(const KernelCall& c, int64_t top) {
   TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
   const int64_t n = logits.dim(0), k = logits.dim(1);
   const float* lg = logits.data<float>();
@@ -322,9 +322,12 @@ void in_top_k(CpuDevice&, const KernelCall& c) {
       finite = finite && std::isfinite(row[j]);
       greater += row[j] > target;
     }
-    o[i] = finite && greater == 0 ? 1.0f : 0.0f;
+    o[i] = finite && greater < top ? 1.0f : 0.0f;
   }
 }
+
+void in_top_k(CpuDevice&, const KernelCall& c) { in_top_k_rows(c, 1); }
+void in_top_k_v2(CpuDevice&, const KernelCall& c) { in_top_k_rows(c, c.attrs<axon_in_top_k_attrs>().k); }
 
 // Keras' accuracy: 1 where the label is the first index of the row's
 // largest logit (tf.argmax's tie rule); out-of-range labels give 0.
@@ -399,6 +402,7 @@ void add_math_kernels(sdk::KernelTable& t) {
   add<OpId::SparseSoftmaxCrossEntropyWithLogits, sparse_softmax_xent>(t);
   add<OpId::ApplyAdam, apply_adam>(t);
   add<OpId::InTopK, in_top_k>(t);
+  add<OpId::InTopKV2, in_top_k_v2>(t);
   add<OpId::SparseCategoricalAccuracy, sparse_categorical_accuracy>(t);
   add<OpId::Sum, sum>(t);
   add<OpId::Fill, fill>(t);

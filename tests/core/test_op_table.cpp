@@ -75,6 +75,7 @@ const axon_clip_attrs kClip{sizeof(axon_clip_attrs), AXON_CLIP_NORM, 1.0f};
 const axon_crossentropy_attrs kXent{sizeof(axon_crossentropy_attrs), 1, 0.1f};
 const axon_regression_loss_attrs kHuber{sizeof(axon_regression_loss_attrs), AXON_LOSS_HUBER, 1.0f};
 const axon_binary_accuracy_attrs kBinaryAccuracy{sizeof(axon_binary_accuracy_attrs), 0.5f};
+const axon_in_top_k_attrs kInTopK{sizeof(axon_in_top_k_attrs), 3};
 // depthwise 3x3, multiplier 2, SAME stride 2 on 7x5x3 -> 4x3x6
 const axon_conv2d_attrs kDepthwise = kSame2;
 
@@ -165,6 +166,7 @@ std::vector<Case> good_cases() {
       {OpId::BinaryCrossentropy, {tensor({5, 1}), labels}, {per_row, tensor({5, 1})}, &kXent},
       {OpId::RegressionLoss, {logits, labels}, {per_row, logits}, &kHuber},
       {OpId::BinaryAccuracy, {tensor({5, 1}), labels}, {per_row}, &kBinaryAccuracy},
+      {OpId::InTopKV2, {logits, labels}, {per_row}, &kInTopK},
   };
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.op < b.op; });
   return cases;
@@ -315,6 +317,11 @@ TEST_CASE("the validator names the op and the tensor for each kind of malformed 
     delta.delta = 0;
     huber.attrs = &delta;
     CHECK(huber.why() == "RegressionLoss: delta must be a positive number, got 0");
+    Case top = cases[static_cast<int>(OpId::InTopKV2)];
+    axon_in_top_k_attrs k0 = kInTopK;
+    k0.k = 0;
+    top.attrs = &k0;
+    CHECK(top.why() == "InTopKV2: k must be >= 1, got 0");
   }
   SECTION("shape rules") {
     Case c = conv;

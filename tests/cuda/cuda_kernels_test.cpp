@@ -351,6 +351,12 @@ void loss_cases(Runner& r, std::mt19937& rng) {
     }
     for (const char* op : {"InTopK", "_SparseCategoricalAccuracy"})
       r.run(label + " with ties", op, {tied, lab}, {empty_like(AXON_FLOAT32, {n})}, nullptr, {0, 0});
+    // InTopKV2: the tie at the k-th place counts, k past the classes too.
+    for (int32_t k : {1, 2, 5, c + 1}) {
+      const axon_in_top_k_attrs a{sizeof(axon_in_top_k_attrs), k};
+      r.run(label + " with ties, k " + std::to_string(k), "InTopKV2", {tied, lab}, {empty_like(AXON_FLOAT32, {n})}, &a,
+            {0, 0});
+    }
   }
 }
 
@@ -400,6 +406,9 @@ void nan_cases(Runner& r) {
                   std::vector<float>(static_cast<size_t>(n), lab == &hit ? 1.f : 0.f));
     r.run(what, "InTopK", {logits, *lab}, out, nullptr, kExact);
     expect_values(r, what, "InTopK", {logits, *lab}, out, nullptr, std::vector<float>(static_cast<size_t>(n), 0.f));
+    const axon_in_top_k_attrs top3{sizeof(axon_in_top_k_attrs), 3};
+    r.run(what, "InTopKV2", {logits, *lab}, out, &top3, kExact);
+    expect_values(r, what, "InTopKV2", {logits, *lab}, out, &top3, std::vector<float>(static_cast<size_t>(n), 0.f));
   }
 }
 

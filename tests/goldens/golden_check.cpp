@@ -6,7 +6,7 @@
 //    same way with S = B of axon/function_bounds.hpp; the losses and the
 //    optimizers within tol::ops_allowed (tests/common/tolerance.hpp states
 //    both and their power);
-//  - the others (MaxPool, Relu, BiasAdd, InTopK, ...) exactly: equal as
+//  - the others (MaxPool, Relu, BiasAdd, InTopK(V2), ...) exactly: equal as
 //    floats (-0 == +0), bytes and integers bit for bit.
 // Outputs start as NaN (0xEE for bytes), so an element left unwritten fails.
 //
@@ -68,6 +68,7 @@ struct Attrs {
   axon_crossentropy_attrs crossentropy{};
   axon_regression_loss_attrs regression_loss{};
   axon_binary_accuracy_attrs binary_accuracy{};
+  axon_in_top_k_attrs in_top_k{};
   const void* chosen = nullptr;
 };
 
@@ -186,6 +187,9 @@ void make_attrs(const golden::Case& c, Attrs& a) {
   } else if (op == "BinaryAccuracy") {
     a.binary_accuracy = {sizeof(axon_binary_accuracy_attrs), to_float(c, "threshold")};
     a.chosen = &a.binary_accuracy;
+  } else if (op == "InTopKV2") {
+    a.in_top_k = {sizeof(axon_in_top_k_attrs), to_int(c, "k")};
+    a.chosen = &a.in_top_k;
   }
 }
 

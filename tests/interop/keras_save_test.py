@@ -7,12 +7,15 @@ h5py:       libhdf5 (through Debian's h5py) reads model.weights.h5; its layer
             learning rate, Adam's m and v per weight).
 round_trip: axon reads the file back (--model m.keras alone), evaluates to
             the figures the run ended with, and takes the optimizer's state:
-            saved again, every variable is the same.
+            saved again, every variable is the same; a compile_config's
+            metrics (mae, TopKCategoricalAccuracy(k=3)) are computed, logged
+            and saved again, one axon lacks exits 2.
 keras:      Keras 3 (the python named by AXON_KERAS_PYTHON; skipped without it)
             opens it with keras.models.load_model, compiled, with no warning,
             and evaluates to axon's loss within 0.1% and its accuracy (the
             guide's CNN with Adam, also on label-smoothed categorical
-            cross-entropy; the ResNet with SGD on a cosine schedule).
+            cross-entropy with the metrics mse, mae and top-3 accuracy, each
+            within 0.1% of axon's; the ResNet with SGD on a cosine schedule).
 Usage: keras_save_test.py CASE AXON_TRAIN"""
 import io
 import json
@@ -35,7 +38,7 @@ def train(tmp, extra):
     """One epoch of 640 images saved as out.keras; the run's final validation figures."""
     out = os.path.join(tmp, "out.keras")
     r = run([TRAIN, "--data", DEFAULT_DATA, "--epochs", "1", "--train-limit", str(TRAIN_LIMIT), "--test-limit",
-             str(TEST_LIMIT), "--save", out] + extra, cwd=tmp)
+             str(TEST_LIMIT), "--save", out, "--metrics-csv", os.path.join(tmp, "metrics.csv")] + extra, cwd=tmp)
     m = re.search(r"val_loss: ([0-9.]+) - val_accuracy: ([0-9.]+)", r.out)
     check(r.code == 0 and m is not None and os.path.exists(out), "it trains and saves out.keras", r)
     return out, float(m.group(1)), float(m.group(2))
@@ -125,7 +128,7 @@ def round_trip(tmp):
     r = run([TRAIN, "--data", DEFAULT_DATA, "--model", bad, "--epochs", "1", "--train-limit", "64"], cwd=tmp)
     check(r.code == 2 and r.err.count("\n") == 1 and "optimizer/vars/3" in r.err and "[2,2]" in r.err,
           "a slot of another shape: exit 2, one line naming it", r)
-    # Compiled metrics axon does not compute are named, not dropped silently.
+    # The compiled metrics besides accuracy are computed, logged under their names and saved again.
     config = json.loads(members["config.json"])
     config["compile_config"]["metrics"] = ["accuracy", "mae", {"class_name": "TopKCategoricalAccuracy",
                                                                "config": {"name": "top3", "k": 3}}]
@@ -133,9 +136,22 @@ def round_trip(tmp):
     with zipfile.ZipFile(path) as z, zipfile.ZipFile(metrics, "w") as out:
         for n in z.namelist():
             out.writestr(n, json.dumps(config) if n == "config.json" else z.read(n))
+    r = run([TRAIN, "--data", DEFAULT_DATA, "--model", metrics, "--epochs", "0", "--test-limit", "64", "--save",
+             again], cwd=tmp)
+    check(r.code == 0 and re.search(r"accuracy: [0-9.]+ - mae: [0-9.]+ - top3: [0-9.]+$", r.out, re.M),
+          "a .keras file's compiled metrics: computed and logged under their names", r)
+    _, saved = weights_h5(again)
+    check(saved["compile_config"]["metrics"] == ["accuracy", "mae", {
+        "module": "keras.metrics", "class_name": "TopKCategoricalAccuracy",
+        "config": {"name": "top3", "dtype": "float32", "k": 3}, "registered_name": None}],
+          "and saved again as Keras serialises them", saved["compile_config"]["metrics"])
+    config["compile_config"]["metrics"] = ["accuracy", "f1_score"]
+    with zipfile.ZipFile(path) as z, zipfile.ZipFile(metrics, "w") as out:
+        for n in z.namelist():
+            out.writestr(n, json.dumps(config) if n == "config.json" else z.read(n))
     r = run([TRAIN, "--data", DEFAULT_DATA, "--model", metrics, "--epochs", "0", "--test-limit", "64"], cwd=tmp)
-    check(r.code == 0 and "the compiled metrics mae, top3 are left out (axon reports the loss and accuracy)" in r.err,
-          "other compiled metrics: a warning naming them", r)
+    check(r.code == 2 and r.err.count("\n") == 1 and "the metric f1_score is not one axon has (accuracy, mse" in r.err,
+          "a metric axon lacks: exit 2, one line naming it and those axon has", r)
     # Another optimizer on the command line starts afresh, as Keras would.
     r = run([TRAIN, "--data", DEFAULT_DATA, "--model", path, "--optimizer", "sgd", "--epochs", "0", "--test-limit",
              "64"], cwd=tmp)
@@ -157,11 +173,19 @@ with warnings.catch_warnings(record=True) as caught:
     model = keras.models.load_model(path)
 if type(model.loss).__name__ == "CategoricalCrossentropy":
     y = np.eye(10, dtype=np.float32)[y]  # one-hot targets, as axon makes them from the labels
-loss, accuracy = model.evaluate((x / 255.0).astype(np.float32), y, batch_size=64, verbose=0)
-print(json.dumps({"loss": loss, "accuracy": accuracy, "iterations": int(model.optimizer.iterations.numpy()),
+logs = model.evaluate((x / 255.0).astype(np.float32), y, batch_size=64, verbose=0, return_dict=True)
+print(json.dumps({"logs": logs, "iterations": int(model.optimizer.iterations.numpy()),
                   "optimizer": type(model.optimizer).__name__,
                   "warnings": [str(w.message) for w in caught if "keras" in w.filename]}))
 """
+
+
+def saved_metrics(path):
+    """The final validation values of the compiled metrics besides accuracy, from the run's CSV beside `path`."""
+    rows = open(os.path.join(os.path.dirname(path), "metrics.csv")).read().splitlines()
+    header, last = rows[0].split(","), rows[-1].split(",")
+    return {name[4:]: float(last[i]) for i, name in enumerate(header)
+            if name.startswith("val_") and name not in ("val_loss", "val_accuracy")}
 
 
 def keras_case(tmp):
@@ -169,14 +193,23 @@ def keras_case(tmp):
     if not python:
         print("SKIP: AXON_KERAS_PYTHON names no python with Keras 3")
         sys.exit(77)
-    for extra, optimizer in (([], "Adam"), (["--loss", "categorical_crossentropy:label_smoothing=0.1"], "Adam"),
+    for extra, optimizer in (([], "Adam"), (["--loss", "categorical_crossentropy:label_smoothing=0.1", "--metrics",
+                                             "mse,mae", "--metrics", "top_k_categorical_accuracy:k=3,name=top3"],
+                                            "Adam"),
                              (["--model", os.path.join(DATA, "keras_resnet.json"), "--optimizer", "sgd", "--momentum",
                                "0.9", "--lr-schedule", "cosine:decay_steps=100"], "SGD")):
         path, loss, accuracy = train(tmp, extra)
+        axon_metrics = {} if "--metrics" not in extra else saved_metrics(path)
         p = subprocess.run([python, "-c", KERAS_SCRIPT, path, DEFAULT_DATA, str(TEST_LIMIT)], capture_output=True,
                            text=True, timeout=600)
         check(p.returncode == 0, "Keras loads the file", p.stderr[-3000:])
         k = json.loads(p.stdout.strip().splitlines()[-1])
+        logs = k["logs"]
+        k["loss"], k["accuracy"] = logs.pop("loss"), logs.pop("accuracy")
+        check(sorted(logs) == sorted(axon_metrics), "Keras compiles the metrics axon logged", logs, axon_metrics)
+        for name, value in axon_metrics.items():
+            check(abs(logs[name] - value) <= 1e-3 * abs(value) + 5e-5, "Keras' %s within 0.1%% of axon's (%.6f vs %.4f)"
+                  % (name, logs[name], value))
         check(k["warnings"] == [], "without a warning", k["warnings"])
         check(k["optimizer"] == optimizer and k["iterations"] == TRAIN_LIMIT // 64, "compiled, with the optimizer's state",
               k)

@@ -5,7 +5,8 @@ of a run never interrupted, bit for bit (CPU); resumed at 2 logical CPU
 devices from a 1-device checkpoint, within 0.3 accuracy points; damaged,
 lying and oversized checkpoints are passed over (or, with no other, refused
 with exit 2), never overwritten; NumPy reads the files; a model with
-augmentation layers resumes bit-identically too.
+augmentation layers resumes bit-identically too, and a run with compiled
+metrics to the same CSV.
 Usage: resume_test.py CASE AXON_TRAIN"""
 import json
 import os
@@ -58,8 +59,9 @@ def csv_rows(path):
 
 
 def metrics_of(path):
-    # loss, accuracy, val_loss, val_accuracy per epoch (times differ by nature)
-    return [row[1:5] for row in csv_rows(path)]
+    # Every column but the epoch's times (they differ by nature): loss,
+    # accuracy, the compiled metrics and their val_ forms, learning_rate.
+    return [row[1:-4] + row[-1:] for row in csv_rows(path)]
 
 
 def checkpoint_steps(folder):
@@ -132,6 +134,20 @@ def augmented(tmp):
     by step and sample, so the resumed run augments as the uninterrupted one."""
     model = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "keras_augmented_cnn.json")
     interrupted_then_resumed(tmp, signal.SIGKILL, epochs=2, extra=["--model", model])
+
+
+def metrics(tmp):
+    """Compiled metrics besides accuracy: their running sums ride in the
+    checkpoint, so the resumed epoch's figures are the uninterrupted run's;
+    resuming with other metrics is refused."""
+    compiled = ["--metrics", "mse", "--metrics", "sparse_top_k_categorical_accuracy:k=3,name=top3"]
+    interrupted_then_resumed(tmp, signal.SIGKILL, epochs=2, extra=compiled)
+    check(csv_rows(os.path.join(tmp, "m.csv"))[0][3:5] != ["", ""], "the CSV holds the metrics",
+          open(os.path.join(tmp, "m.csv")).read())
+    r = run([TRAIN] + short_run() + ["--epochs", "3", "--checkpoint-dir", "ckpt", "--resume", "--metrics", "mae"],
+            cwd=tmp)
+    check(r.code == 2 and one_line(r.err) and "written with the metrics" in r.err and '"mae"' in r.err,
+          "resuming with other metrics: exit 2, one line naming both", r)
 
 
 def two_devices(tmp):
@@ -371,7 +387,7 @@ def numpy_reads(tmp):
           "NumPy reads the checkpoint: its weights are the --save file's", p.stdout, p.stderr)
 
 
-CASES = {f.__name__: f for f in (sigkill, sigterm, augmented, two_devices, damaged, guards, finished, multi_worker, numpy_reads)}
+CASES = {f.__name__: f for f in (sigkill, sigterm, augmented, metrics, two_devices, damaged, guards, finished, multi_worker, numpy_reads)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-resume-") as tmp:

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 using namespace axon;
@@ -115,4 +117,126 @@ TEST_CASE("Keras' losses: names, settings, the outputs they fit, Keras' serialis
   binary = make_loss(o);
   CHECK_FALSE(binary->bind_output(Activation::linear, 1));
   CHECK(binary->binary_threshold() == 0.5f);  // Keras thresholds the logits at 0.5 too
+}
+
+namespace {
+
+// Keras' metrics on the host in double: the regression metrics against
+// onehot(label), on softmax(logits) where `softmax`; TensorFlow's in_top_k.
+double host_metric(const MetricOptions& m, const std::vector<float>& logits, const std::vector<int32_t>& labels,
+                   int64_t classes, bool softmax) {
+  const auto n = static_cast<int64_t>(labels.size());
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = logits.data() + i * classes;
+    std::vector<double> p(row, row + classes);
+    if (softmax) {
+      double mx = p[0], sum = 0;
+      for (double x : p) mx = std::max(mx, x);
+      for (double& x : p) sum += (x = std::exp(x - mx));
+      for (double& x : p) x /= sum;
+    }
+    if (m.kind == MetricKind::mean_squared_error || m.kind == MetricKind::mean_absolute_error) {
+      double s = 0;
+      for (int64_t j = 0; j < classes; ++j) {
+        const double e = p[static_cast<size_t>(j)] - (j == labels[static_cast<size_t>(i)] ? 1.0 : 0.0);
+        s += m.kind == MetricKind::mean_squared_error ? e * e : std::fabs(e);
+      }
+      total += s / static_cast<double>(classes);
+      continue;
+    }
+    bool finite = true;
+    int greater = 0;
+    for (int64_t j = 0; j < classes; ++j) {
+      finite = finite && std::isfinite(row[j]);
+      greater += row[j] > row[labels[static_cast<size_t>(i)]];
+    }
+    total += finite && greater < m.k ? 1.0 : 0.0;
+  }
+  return total / static_cast<double>(n);
+}
+
+}  // namespace
+
+TEST_CASE("metrics: mse, mae and the top-k accuracies match a host reference", "[metrics]") {
+  std::vector<MetricOptions> metrics = {*metric_from_name("mse"), *metric_from_name("mean_absolute_error"),
+                                        *metric_from_name("sparse_top_k_categorical_accuracy"),
+                                        *metric_from_name("top_k_categorical_accuracy")};
+  metrics[2].k = 2;
+  metrics[3].k = 1;
+  metrics[3].name = "top1";
+  // Rows: the label second; a tie for the top (it counts); the label third
+  // of five; the label on top.
+  const int64_t classes = 5;
+  const std::vector<float> logits{0.5f, -1, 2, 0.25f, 3,  1, 2, 2, 0, -3,  4, 3, 2, 1, 0,  1.5f, 0, -0.5f, 2.5f, 1};
+  const std::vector<int32_t> labels{2, 1, 2, 3};
+  for (const char* name : {"cpu:0", "ref:0"})
+    for (bool softmax : {false, true}) {
+      Device* d = test::test_runtime().find_device(name);
+      REQUIRE(d != nullptr);
+      INFO(d->name() << (softmax ? ", softmax left to the loss" : ", linear output"));
+      DeviceScope scope(*d);
+      DeviceMetrics m;
+      m.build(*d);
+      m.set_metrics(metrics, softmax ? Activation::softmax : Activation::linear);
+      REQUIRE(m.sums_size() == 6);
+      m.reset();
+      Tensor l = make_tensor(*d, {4, classes}, logits);
+      Tensor lb = Tensor::from_vector<int32_t>(*d, AXON_INT32, {4}, labels);
+      Tensor loss = make_tensor(*d, {4}, {1, 1, 1, 1});
+      Tensor sums = make_tensor(*d, {6}, std::vector<float>(6, 0.0f));
+      m.batch_sums(loss, l, lb, sums);
+      m.accumulate(sums, 4);
+      const MetricValues v = m.read();
+      REQUIRE(v.metrics.size() == 4);
+      for (size_t i = 0; i < metrics.size(); ++i) {
+        INFO(metrics[i].name);
+        CHECK(v.metrics[i].first == metrics[i].name);
+        // Four float32 per-sample values summed: within 1e-6 relative.
+        const double want = host_metric(metrics[i], logits, labels, classes, softmax);
+        CHECK(std::fabs(v.metrics[i].second - want) <= 1e-6 * std::max(1.0, std::fabs(want)));
+      }
+      CHECK(v.metrics[2].second == 0.75);  // row 2 (the label third) is out
+      CHECK(v.metrics[3].second == 0.5);   // row 1's tie for the top counts
+
+      // A NaN in a row: not in any top k (TensorFlow's in_top_k).
+      std::vector<float> with_nan = logits;
+      with_nan[7] = std::nanf("");
+      m.reset();
+      Tensor ln = make_tensor(*d, {4, classes}, with_nan);
+      m.batch_sums(loss, ln, lb, sums);
+      m.accumulate(sums, 4);
+      CHECK(m.read().metrics[2].second == 0.5);
+    }
+}
+
+TEST_CASE("metrics: Keras' names, aliases, serialisation and bad lists", "[metrics]") {
+  CHECK(metric_from_name("MSE")->kind == MetricKind::mean_squared_error);
+  CHECK(metric_from_name("MSE")->name == "MSE");  // Keras logs the name as compiled
+  CHECK(metric_from_name("mae")->kind == MetricKind::mean_absolute_error);
+  CHECK(metric_from_name("sparse_top_k_categorical_accuracy")->k == 5);
+  CHECK_FALSE(metric_from_name("f1_score").has_value());
+  CHECK_FALSE(metric_from_name("accuracy").has_value());
+  CHECK(is_accuracy_name("acc"));
+  CHECK(is_accuracy_name("sparse_categorical_accuracy"));
+  CHECK(metric_from_keras_class("SparseTopKCategoricalAccuracy") == MetricKind::sparse_top_k_categorical_accuracy);
+
+  // Keras 3.15's compile_config entries, as json.dumps writes them.
+  CHECK(metric_keras_json(*metric_from_name("mse")) == R"("mse")");
+  MetricOptions top3 = *metric_from_name("top_k_categorical_accuracy");
+  top3.k = 3;
+  top3.name = "top3";
+  CHECK(metric_keras_json(top3) ==
+        R"({"class_name":"TopKCategoricalAccuracy","config":{"dtype":"float32","k":3,"name":"top3"},)"
+        R"("module":"keras.metrics","registered_name":null})");
+
+  CHECK_THROWS_WITH(check_metrics({top3, top3}), "the metric top3 is compiled twice");
+  MetricOptions bad = top3;
+  bad.name = "val_top3";
+  CHECK_THROWS_WITH(check_metrics({bad}),
+                    "the metric name val_top3 is taken by the logs (loss, accuracy, learning_rate, val_*)");
+  bad = top3;
+  bad.k = 0;
+  CHECK_THROWS_WITH(check_metrics({bad}), "top3: k must be at least 1, got 0");
+  CHECK_THROWS_WITH(check_metrics(std::vector<MetricOptions>(9, top3)), "at most 8 metrics besides accuracy, got 9");
 }

@@ -60,7 +60,7 @@ TEST_CASE("progress: one line per epoch when not a terminal, redraws on one", "[
     int reads = 0;
     const std::function<nn::MetricValues()> read = [&] {
       ++reads;
-      return nn::MetricValues{1.0, 0.5, 1};
+      return nn::MetricValues{1.0, 0.5, {}, 1};
     };
     bar.on_epoch_begin(1, 1, 4);
     for (int s = 0; s < 4; ++s) bar.on_batch_end(s, read);
@@ -100,6 +100,21 @@ TEST_CASE("metrics CSV: header and rows", "[output]") {
   CHECK(test::read_all(dir.path / "m.csv") == train::metrics_csv_header() +
                                                   "2,0.25,0.9,0.3,0.875,2.000000,500.000000,0.500000,0.00100000005\n"
                                                   "3,0.25,0.9,0.3,0.875,2.000000,500.000000,0.500000,0.00100000005\n");
+
+  // Compiled metrics: a column each after accuracy and after val_accuracy.
+  l.metrics = {{"mse", 0.125}, {"top3", 0.5}};
+  l.val_metrics = {{"mse", 0.25}, {"top3", 0.75}};
+  CHECK(train::metrics_csv_header(l.metrics) ==
+        "epoch,loss,accuracy,mse,top3,val_loss,val_accuracy,val_mse,val_top3,seconds,samples_per_second,"
+        "input_wait_seconds,learning_rate\n");
+  CHECK(train::metrics_csv_row(l) ==
+        "3,0.25,0.9,0.125,0.5,0.3,0.875,0.25,0.75,2.000000,500.000000,0.500000,0.00100000005\n");
+  l.has_validation = false;
+  CHECK(train::metrics_csv_row(l) == "3,0.25,0.9,0.125,0.5,,,,,2.000000,500.000000,0.500000,0.00100000005\n");
+  train::MetricsCsvLogger with_metrics(dir.path / "metrics.csv");
+  with_metrics.on_epoch_end(l);
+  CHECK(test::read_all(dir.path / "metrics.csv") ==
+        train::metrics_csv_header(l.metrics) + "3,0.25,0.9,0.125,0.5,,,,,2.000000,500.000000,0.500000,0.00100000005\n");
 }
 
 TEST_CASE("atomic files: replaced whole, no temporary left, bad folders named", "[output]") {

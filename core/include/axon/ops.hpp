@@ -59,6 +59,8 @@ void binary_accuracy(const Tensor& predictions, const Tensor& labels, Tensor& co
                      const axon_binary_accuracy_attrs& a, const std::string& layer = {});
 // TensorFlow's InTopK, k = 1: a tie for the largest logit counts as correct.
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const std::string& layer = {});
+// TensorFlow's InTopKV2: fewer than k logits of the row above the label's (ties count).
+void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, int k, const std::string& layer = {});
 void sum(const Tensor& x, Tensor& y, const std::string& layer = {});
 void fill(Tensor& y, float value, const std::string& layer = {});
 void scale(const Tensor& x, Tensor& y, float alpha, const std::string& layer = {});

@@ -122,9 +122,11 @@ void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
   for (size_t r = 0; r < replicas_.size(); ++r) times_[r].device = devices[r]->name();
 }
 
-void Model::compile(const OptimizerOptions& optimizer, const LossOptions& loss) {
+void Model::compile(const OptimizerOptions& optimizer, const LossOptions& loss,
+                    const std::vector<MetricOptions>& metrics) {
   if (!built()) throw UsageError("the model " + name_ + " is not built: build it first");
-  for (auto& r : replicas_) r->compile(optimizer, loss);
+  check_metrics(metrics);
+  for (auto& r : replicas_) r->compile(optimizer, loss, metrics);
 }
 
 Replica& Model::replica(int r) {
@@ -371,6 +373,7 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
     logs.samples = m.samples;
     logs.loss = m.loss;
     logs.accuracy = m.accuracy;
+    logs.metrics = m.metrics;
     logs.learning_rate = optimizer().learning_rate();
     if (o.validation_data != nullptr) {
       const auto t1 = Clock::now();
@@ -379,6 +382,7 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
       logs.has_validation = true;
       logs.val_loss = v.loss;
       logs.val_accuracy = v.accuracy;
+      logs.val_metrics = v.metrics;
     }
     history.epochs.push_back(logs);
     for (Callback* cb : o.callbacks) cb->on_epoch_end(logs);

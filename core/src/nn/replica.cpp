@@ -18,8 +18,9 @@
 
 namespace axon::nn {
 namespace {
-// The two floats after the parameters in the gradient buffer.
-constexpr int64_t kMetricSums = 2;
+// The floats after the parameters in the gradient buffer: the loss sum, the
+// correct count and room for the compiled metrics' sums.
+constexpr int64_t kMetricSums = 2 + kMaxMetrics;
 }  // namespace
 
 std::vector<Shape> output_shapes(const std::vector<Layer*>& layers, const std::vector<std::vector<int>>& inputs,
@@ -105,7 +106,7 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
   need_ = std::make_unique<bool[]>(widest);
   train_metrics_.build(device);
   eval_metrics_.build(device);
-  eval_sums_ = zeros(device, {kMetricSums});
+  eval_sums_ = zeros(device, {train_metrics_.sums_size()});
 }
 
 std::vector<Layer*> Replica::layers() {
@@ -138,17 +139,25 @@ void Replica::join_without_samples() {
     if (plan_[k].backprop) plan_[k].layer->join_without_samples(false);
 }
 
-void Replica::compile(const OptimizerOptions& optimizer, const LossOptions& loss) {
+void Replica::compile(const OptimizerOptions& optimizer, const LossOptions& loss,
+                      const std::vector<MetricOptions>& metrics) {
   DeviceScope scope(*device_);
   std::unique_ptr<Loss> l = make_loss(loss);
   // A softmax (sigmoid) output gives its logits to a categorical (binary)
   // cross-entropy, which applies the softmax (sigmoid) itself.
   Layer& out = *graph_.layers.back();
   const int64_t units = out.output_shape().back();
-  out.set_output_logits(l->bind_output(out.output_activation(), units));
+  const bool logits = l->bind_output(out.output_activation(), units);
+  out.set_output_logits(logits);
   const bool binary = l->accuracy(units) == AccuracyKind::binary;
-  train_metrics_.set_accuracy(binary, l->binary_threshold());
-  eval_metrics_.set_accuracy(binary, l->binary_threshold());
+  // Keras computes the metrics on what the model outputs: the activation the
+  // loss took over is applied to the logits again where a metric needs it.
+  const Activation left_to_loss = logits ? out.output_activation() : Activation::linear;
+  for (DeviceMetrics* m : {&train_metrics_, &eval_metrics_}) {
+    m->set_accuracy(binary, l->binary_threshold());
+    m->set_metrics(metrics, left_to_loss);
+  }
+  eval_sums_ = zeros(*device_, {eval_metrics_.sums_size()});
   optimizer_ = make_optimizer(optimizer);
   optimizer_->build(buffers_);
   loss_ = std::move(l);
@@ -263,13 +272,14 @@ void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
   const Tensor logits = forward(s, true);
   const Tensor& labels = inputs_.at(s.count).labels;
   loss_->forward_backward(logits, labels, global_batch);
-  train_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, buffers_.extra());
+  Tensor sums = metric_sums();
+  train_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, sums);
   backward(loss_->gradient(s.count));
 }
 
 void Replica::apply_gradients(int64_t global_samples, bool update) {
   DeviceScope scope(*device_);
-  train_metrics_.accumulate(buffers_.extra(), global_samples);
+  train_metrics_.accumulate(metric_sums(), global_samples);
   if (update) optimizer_->apply(buffers_);
 }
 
@@ -283,6 +293,8 @@ void Replica::evaluate(const Samples& s) {
   eval_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, eval_sums_);
   eval_metrics_.accumulate(eval_sums_, s.count);
 }
+
+Tensor Replica::metric_sums() { return buffers_.extra().view(0, {train_metrics_.sums_size()}); }
 
 const Tensor& Replica::per_sample_loss(int64_t count) const {
   if (!loss_) throw RuntimeError("the model is not compiled");

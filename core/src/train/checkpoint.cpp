@@ -80,7 +80,21 @@ double meta_double(const io::SafetensorsFile& f, const fs::path& file, const std
   return v;
 }
 
-nlohmann::json logs_to_json(const nn::EpochLogs& l) {
+// The compiled metrics besides accuracy as Keras' compile_config lists them.
+std::string compiled_metrics(nn::Replica& r) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const nn::MetricOptions& m : r.train_metrics().compiled()) list.push_back(nlohmann::json::parse(nn::metric_keras_json(m)));
+  return list.dump();
+}
+
+// [[name, value], ...]: compile's order (a JSON object's keys come back sorted).
+nlohmann::json values_to_json(const nn::NamedValues& values) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [name, v] : values) j.push_back({name, g17(v)});
+  return j;
+}
+
+nlohmann::json logs_fields(const nn::EpochLogs& l) {
   return {{"epoch", l.epoch},          {"epochs", l.epochs},
           {"steps", l.steps},          {"samples", l.samples},
           {"loss", g17(l.loss)},       {"accuracy", g17(l.accuracy)},
@@ -89,6 +103,13 @@ nlohmann::json logs_to_json(const nn::EpochLogs& l) {
           {"seconds", g17(l.seconds)}, {"validation_seconds", g17(l.validation_seconds)},
           {"input_wait_seconds", g17(l.input_wait_seconds)}, {"all_reduce_seconds", g17(l.all_reduce_seconds)},
           {"learning_rate", g17(l.learning_rate)}};
+}
+
+nlohmann::json logs_to_json(const nn::EpochLogs& l) {
+  nlohmann::json j = logs_fields(l);
+  if (!l.metrics.empty()) j["metrics"] = values_to_json(l.metrics);
+  if (!l.val_metrics.empty()) j["val_metrics"] = values_to_json(l.val_metrics);
+  return j;
 }
 
 // The finished epochs' logs, checked field by field (the file may be hostile).
@@ -132,6 +153,25 @@ std::vector<nn::EpochLogs> history_from(const std::string& text, const fs::path&
     l.input_wait_seconds = number("input_wait_seconds");
     l.all_reduce_seconds = number("all_reduce_seconds");
     if (e.contains("learning_rate")) l.learning_rate = number("learning_rate");  // absent before schedules
+    // The compiled metrics' values (absent without metrics).
+    auto values = [&](const char* k) {
+      nn::NamedValues out_values;
+      if (!e.contains(k)) return out_values;
+      if (!e[k].is_array()) corrupt(file, std::string("has a history whose ") + k + " is not a list");
+      for (const nlohmann::json& p : e[k]) {
+        if (!p.is_array() || p.size() != 2 || !p[0].is_string() || !p[1].is_string())
+          corrupt(file, std::string("has a history whose ") + k + " are not [name, value] pairs");
+        const std::string name = p[0].get<std::string>(), t = p[1].get<std::string>();
+        double x = 0;
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+        if (t.empty() || ec != std::errc() || end != t.data() + t.size())
+          corrupt(file, std::string("has a history with a bad ") + k + " value");
+        out_values.emplace_back(name, x);
+      }
+      return out_values;
+    };
+    l.metrics = values("metrics");
+    l.val_metrics = values("val_metrics");
     out.push_back(l);
   }
   return out;
@@ -159,10 +199,10 @@ std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const
   add_weight_tensors(w, "", r0.buffers().values(), layout);
   for (const nn::OptimizerSlot& slot : optimizer.state())
     add_weight_tensors(w, "optimizer/" + slot.name + "/", *slot.value, trained);
-  float sums[2] = {0, 0};
-  r0.train_metrics().totals().copy_to_host(sums, sizeof sums);
+  std::vector<float> sums(static_cast<size_t>(r0.train_metrics().sums_size()));
+  r0.train_metrics().totals().copy_to_host(sums.data(), sums.size() * sizeof(float));
   check_finite_for_writing("metrics/train_sums", sums);
-  w.add_f32("metrics/train_sums", {2}, sums);
+  w.add_f32("metrics/train_sums", {static_cast<int64_t>(sums.size())}, sums);
   nlohmann::json callbacks = nlohmann::json::object();
   for (const CheckpointedState* s : states) {
     callbacks[s->state_key()] = s->save_state();
@@ -187,6 +227,7 @@ std::string serialize_checkpoint(nn::Model& model, const RunIdentity& run, const
   w.set_metadata("learning_rate", g17(run.learning_rate));
   w.set_metadata("optimizer", optimizer.describe());
   w.set_metadata("loss", r0.loss().describe());
+  if (!r0.train_metrics().compiled().empty()) w.set_metadata("metrics", compiled_metrics(r0));
   if (!run.class_names.empty()) w.set_metadata("class_names", run.class_names);
   w.set_metadata("metric_samples", std::to_string(r0.train_metrics().samples()));
   w.set_metadata("data_order", "each epoch a Fisher-Yates shuffle drawn from SplitMix64 seeded by (seed, epoch)");
@@ -247,6 +288,9 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
     const std::string loss = model.replica(0).loss().describe();
     const std::string loss_written = f.metadata().count("loss") != 0 ? f.meta("loss") : kOldLoss;
     if (loss_written != loss) differs("the loss", "'" + parse::printable(loss_written) + "'", "'" + loss + "'");
+    const std::string metrics = compiled_metrics(model.replica(0));
+    const std::string metrics_written = f.metadata().count("metrics") != 0 ? f.meta("metrics") : "[]";
+    if (metrics_written != metrics) differs("the metrics", parse::printable(metrics_written), metrics);
 
     TrainingPosition at;
     at.epochs_done = static_cast<int>(meta_int(f, file, "epochs_done", 0, INT32_MAX - 1));
@@ -273,7 +317,7 @@ TrainingPosition restore_checkpoint(nn::Model& model, const RunIdentity& run, st
     }
     std::vector<float> sums;
     try {
-      sums = f.f32("metrics/train_sums", {2});
+      sums = f.f32("metrics/train_sums", {model.replica(0).train_metrics().sums_size()});
     } catch (const UsageError& e) {
       corrupt(file, e.what());
     }

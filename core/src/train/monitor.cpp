@@ -14,8 +14,8 @@ Monitor::Monitor(std::string name, const std::string& mode, double min_delta)
   if (mode != "auto") throw UsageError("mode is " + mode + "; Keras takes min, max or auto");
   std::string metric = name_;
   if (metric.starts_with("val_")) metric = metric.substr(4);
-  if (metric == "loss" || metric == "mse" || metric == "mae" || metric == "mean_squared_error" ||
-      metric == "mean_absolute_error")
+  if (metric == "loss" || metric == "mse" || metric == "mae" || metric == "MSE" || metric == "MAE" ||
+      metric == "mean_squared_error" || metric == "mean_absolute_error")
     maximize_ = false;
   else if (metric == "accuracy" || metric == "acc" || metric.ends_with("top_k_categorical_accuracy"))
     maximize_ = true;
@@ -25,9 +25,11 @@ Monitor::Monitor(std::string name, const std::string& mode, double min_delta)
 
 EpochValues epoch_values(const nn::EpochLogs& logs) {
   EpochValues v{{"loss", logs.loss}, {"accuracy", logs.accuracy}};
+  for (const auto& [name, value] : logs.metrics) v[name] = value;
   if (logs.has_validation) {
     v["val_loss"] = logs.val_loss;
     v["val_accuracy"] = logs.val_accuracy;
+    for (const auto& [name, value] : logs.val_metrics) v["val_" + name] = value;
   }
   return v;
 }

@@ -44,8 +44,14 @@ std::string time_per_step(double t) {
   return printf_string("%.0fus/step", t * 1e6);
 }
 
-std::string metric(const char* name, double value) {
-  return std::string(" - ") + name + ": " + printf_string(std::fabs(value) > 1e-3 ? "%.4f" : "%.4e", value);
+std::string metric(const std::string& name, double value) {
+  return " - " + name + ": " + printf_string(std::fabs(value) > 1e-3 ? "%.4f" : "%.4e", value);
+}
+
+std::string metrics(const nn::NamedValues& values, const char* prefix = "") {
+  std::string s;
+  for (const auto& [name, value] : values) s += metric(prefix + name, value);
+  return s;
 }
 
 std::string epoch_line(const nn::EpochLogs& l) {
@@ -53,8 +59,9 @@ std::string epoch_line(const nn::EpochLogs& l) {
   const double total = l.seconds + l.validation_seconds;
   std::string s = progress_bar(l.steps, l.steps) + printf_string(" - %.0fs ", total) +
                   time_per_step(l.steps > 0 ? total / static_cast<double>(l.steps) : 0) + metric("loss", l.loss) +
-                  metric("accuracy", l.accuracy);
-  if (l.has_validation) s += metric("val_loss", l.val_loss) + metric("val_accuracy", l.val_accuracy);
+                  metric("accuracy", l.accuracy) + metrics(l.metrics);
+  if (l.has_validation)
+    s += metric("val_loss", l.val_loss) + metric("val_accuracy", l.val_accuracy) + metrics(l.val_metrics, "val_");
   return s;
 }
 
@@ -80,7 +87,7 @@ void ProgressBar::on_batch_end(int64_t step, const std::function<nn::MetricValue
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double eta = elapsed / static_cast<double>(done) * static_cast<double>(steps_ - done);
   draw(progress_bar(done, steps_) + " - ETA: " + eta_string(eta) + metric("loss", m.loss) +
-       metric("accuracy", m.accuracy));
+       metric("accuracy", m.accuracy) + metrics(m.metrics));
 }
 
 void ProgressBar::on_epoch_end(const nn::EpochLogs& logs) {

@@ -150,6 +150,7 @@ void TensorBoardCallback::on_batch_end(int64_t step, const std::function<nn::Met
   const double seconds = std::chrono::duration<double>(now - last_time_).count();
   writer_.add_scalar("batch/loss", static_cast<float>(m.loss), global);
   writer_.add_scalar("batch/accuracy", static_cast<float>(m.accuracy), global);
+  for (const auto& [name, value] : m.metrics) writer_.add_scalar("batch/" + name, static_cast<float>(value), global);
   writer_.add_scalar("batch/learning_rate", static_cast<float>(m.learning_rate), global);
   if (seconds > 0)
     writer_.add_scalar("batch/samples_per_second",
@@ -161,10 +162,14 @@ void TensorBoardCallback::on_batch_end(int64_t step, const std::function<nn::Met
 void TensorBoardCallback::on_epoch_end(const nn::EpochLogs& logs) {
   writer_.add_scalar("epoch/loss", static_cast<float>(logs.loss), logs.epoch);
   writer_.add_scalar("epoch/accuracy", static_cast<float>(logs.accuracy), logs.epoch);
+  for (const auto& [name, value] : logs.metrics)
+    writer_.add_scalar("epoch/" + name, static_cast<float>(value), logs.epoch);
   writer_.add_scalar("epoch/learning_rate", static_cast<float>(logs.learning_rate), logs.epoch);
   if (logs.has_validation) {
     writer_.add_scalar("epoch/val_loss", static_cast<float>(logs.val_loss), logs.epoch);
     writer_.add_scalar("epoch/val_accuracy", static_cast<float>(logs.val_accuracy), logs.epoch);
+    for (const auto& [name, value] : logs.val_metrics)
+      writer_.add_scalar("epoch/val_" + name, static_cast<float>(value), logs.epoch);
   }
   if (logs.seconds > 0)
     writer_.add_scalar("epoch/samples_per_second", static_cast<float>(static_cast<double>(logs.samples) / logs.seconds),

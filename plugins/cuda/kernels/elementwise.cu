@@ -138,9 +138,11 @@ __global__ void adam_kernel(float* var, float* m, float* v, const float* g, int6
   }
 }
 
-// TensorFlow's InTopK with k = 1, one warp per row: 1 unless the label is out
-// of range, a logit of the row is greater than the label's, or one is not finite.
-__global__ void in_top_1_kernel(const float* logits, const int32_t* labels, int64_t rows, int64_t classes, float* out) {
+// TensorFlow's InTopK (k = 1) and InTopKV2, one warp per row: 1 unless the
+// label is out of range, k or more logits of the row are greater than the
+// label's, or one is not finite.
+__global__ void in_top_k_kernel(const float* logits, const int32_t* labels, int64_t rows, int64_t classes, int k,
+                                float* out) {
   const int64_t row = blockIdx.x * (int64_t)(blockDim.x / 32) + (threadIdx.x / 32);
   const int lane = threadIdx.x & 31;
   if (row >= rows) return;
@@ -151,10 +153,15 @@ __global__ void in_top_1_kernel(const float* logits, const int32_t* labels, int6
     return;
   }
   const float target = x[label];
-  int beaten = 0;
-  for (int64_t c = lane; c < classes; c += 32) beaten |= !isfinite(x[c]) || x[c] > target;
-  beaten = __any_sync(0xffffffffu, beaten);
-  if (lane == 0) out[row] = beaten ? 0.f : 1.f;
+  int not_finite = 0;
+  long long greater = 0;
+  for (int64_t c = lane; c < classes; c += 32) {
+    not_finite |= !isfinite(x[c]);
+    greater += x[c] > target;
+  }
+  not_finite = __any_sync(0xffffffffu, not_finite);
+  for (int offset = 16; offset > 0; offset /= 2) greater += __shfl_down_sync(0xffffffffu, greater, offset);
+  if (lane == 0) out[row] = !not_finite && greater < k ? 1.f : 0.f;
 }
 
 // Keras' accuracy, one warp per row: the argmax with ties to the lower index,
@@ -375,11 +382,12 @@ void adam(cudaStream_t s, float* var, float* m, float* v, const float* grad, int
   check_launch("adam");
 }
 
-void in_top_1(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes, float* correct) {
+void in_top_k(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes, int k,
+              float* correct) {
   if (rows == 0) return;
   constexpr int rows_per_block = kThreads / 32;
-  in_top_1_kernel<<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, s>>>(
-      logits, labels, rows, classes, correct);
+  in_top_k_kernel<<<static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block), kThreads, 0, s>>>(
+      logits, labels, rows, classes, k, correct);
   check_launch("in_top_k");
 }
 

@@ -24,8 +24,9 @@ void softmax_cross_entropy(cudaStream_t s, const float* logits, const int32_t* l
                            float* loss, float* dlogits);
 void adam(cudaStream_t s, float* var, float* m, float* v, const float* grad, int64_t n, float lr_t, float beta_1,
           float beta_2, float epsilon);
-// TensorFlow's InTopK with k = 1 (ties count; a non-finite logit in the row gives 0).
-void in_top_1(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
+// TensorFlow's InTopK(V2): fewer than k logits above the label's (ties count; a
+// non-finite logit in the row gives 0).
+void in_top_k(cudaStream_t s, const float* logits, const int32_t* labels, int64_t rows, int64_t classes, int k,
               float* correct);
 // Keras' accuracy: argmax(logits) == label, ties to the lower index; NaN by the
 // CPU plugin's rule (a NaN never wins; a NaN at index 0 is never beaten).

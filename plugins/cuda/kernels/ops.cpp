@@ -50,7 +50,14 @@ void apply_adam(CudaDevice& d, const sdk::KernelCall& c) {
 
 void in_top_k(CudaDevice& d, const sdk::KernelCall& c) {
   const int64_t n = c.input(0).dim(0), classes = c.input(0).dim(1);
-  launch::in_top_1(d.stream(), c.input(0).data<float>(), c.input(1).data<int32_t>(), n, classes, c.output(0).data<float>());
+  launch::in_top_k(d.stream(), c.input(0).data<float>(), c.input(1).data<int32_t>(), n, classes, 1,
+                   c.output(0).data<float>());
+}
+
+void in_top_k_v2(CudaDevice& d, const sdk::KernelCall& c) {
+  const int64_t n = c.input(0).dim(0), classes = c.input(0).dim(1);
+  launch::in_top_k(d.stream(), c.input(0).data<float>(), c.input(1).data<int32_t>(), n, classes,
+                   c.attrs<axon_in_top_k_attrs>().k, c.output(0).data<float>());
 }
 
 void sparse_categorical_accuracy(CudaDevice& d, const sdk::KernelCall& c) {
@@ -121,6 +128,7 @@ void register_own_kernels(sdk::KernelTable& t) {
   add<OpId::SparseSoftmaxCrossEntropyWithLogits, softmax_xent>(t);
   add<OpId::ApplyAdam, apply_adam>(t);
   add<OpId::InTopK, in_top_k>(t);
+  add<OpId::InTopKV2, in_top_k_v2>(t);
   add<OpId::SparseCategoricalAccuracy, sparse_categorical_accuracy>(t);
   add<OpId::Sum, sum>(t);
   add<OpId::Fill, fill>(t);

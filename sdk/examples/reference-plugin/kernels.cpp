@@ -381,10 +381,10 @@ void sparse_softmax_xent(Device&, const KernelCall& c) {
   }
 }
 
-// TensorFlow's InTopK with k = 1: the label's logit is finite and no logit
-// of the row is greater (a tie counts); any NaN or infinity in the row, or a
-// label outside [0, C), gives 0.
-void in_top_k(Device&, const KernelCall& c) {
+// TensorFlow's InTopK (k = 1) and InTopKV2: the label's logit is finite and
+// fewer than k logits of the row are greater (a tie counts); any NaN or
+// infinity in the row, or a label outside [0, C), gives 0.
+void in_top_k_rows(const KernelCall& c, int64_t top) {
   TensorRef logits = c.input(0), labels = c.input(1), out = c.output(0);
   const int64_t n = logits.dim(0), k = logits.dim(1);
   const float* lg = logits.data<float>();
@@ -393,10 +393,17 @@ void in_top_k(Device&, const KernelCall& c) {
   for (int64_t i = 0; i < n; ++i) {
     const float* row = lg + i * k;
     bool in_top = lb[i] >= 0 && lb[i] < k;
-    for (int64_t j = 0; in_top && j < k; ++j) in_top = std::isfinite(row[j]) && !(row[j] > row[lb[i]]);
-    o[i] = in_top ? 1.0f : 0.0f;
+    int64_t greater = 0;
+    for (int64_t j = 0; in_top && j < k; ++j) {
+      in_top = std::isfinite(row[j]);
+      if (row[j] > row[lb[i]]) ++greater;
+    }
+    o[i] = in_top && greater < top ? 1.0f : 0.0f;
   }
 }
+
+void in_top_k(Device&, const KernelCall& c) { in_top_k_rows(c, 1); }
+void in_top_k_v2(Device&, const KernelCall& c) { in_top_k_rows(c, c.attrs<axon_in_top_k_attrs>().k); }
 
 // Keras' sparse_categorical_accuracy: 1 where the label is the lowest index
 // holding the row's largest logit (tf.argmax's tie rule).
@@ -615,6 +622,7 @@ const KernelTable& kernel_table() {
     add<OpId::ApplyWeightDecay, apply_weight_decay>(t);
     add<OpId::ClipGradients, clip_gradients>(t);
     add<OpId::InTopK, in_top_k>(t);
+    add<OpId::InTopKV2, in_top_k_v2>(t);
     add<OpId::SparseCategoricalAccuracy, sparse_categorical_accuracy>(t);
     add<OpId::Sum, sum>(t);
     add<OpId::Fill, fill>(t);

@@ -95,6 +95,7 @@ enum class OpId : uint8_t {
   BinaryCrossentropy,
   RegressionLoss,
   BinaryAccuracy,
+  InTopKV2,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
@@ -127,7 +128,8 @@ enum class AttrKind : uint8_t {
   clip,
   crossentropy,
   regression_loss,
-  binary_accuracy
+  binary_accuracy,
+  in_top_k
 };
 
 // The struct's C name and the bytes a caller must fill at least (up to its
@@ -172,6 +174,7 @@ constexpr AttrInfo attr_info(AttrKind k) {
       return {"axon_regression_loss_attrs", AXON_STRUCT_SIZE(axon_regression_loss_attrs, delta)};
     case AttrKind::binary_accuracy:
       return {"axon_binary_accuracy_attrs", AXON_STRUCT_SIZE(axon_binary_accuracy_attrs, threshold)};
+    case AttrKind::in_top_k: return {"axon_in_top_k_attrs", AXON_STRUCT_SIZE(axon_in_top_k_attrs, k)};
   }
   return {"", 0};
 }
@@ -214,6 +217,7 @@ template <> struct attr_kind_of<axon_regression_loss_attrs> {
 template <> struct attr_kind_of<axon_binary_accuracy_attrs> {
   static constexpr AttrKind value = AttrKind::binary_accuracy;
 };
+template <> struct attr_kind_of<axon_in_top_k_attrs> { static constexpr AttrKind value = AttrKind::in_top_k; };
 
 // A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
 // dtype of its first input, or first output when it has none).
@@ -438,6 +442,11 @@ inline constexpr OpSchema kOpTable[] = {
   {OpId::BinaryAccuracy, "BinaryAccuracy", {{"predictions"}, {"labels", AXON_INT32}}, 2, 2, {{"correct"}}, 1, 1,
    AttrKind::binary_accuracy, 0, 7, {}, kF32,
    "Keras' binary_accuracy: (prediction > threshold) == label, as float 0/1"},
+
+  // ABI 1.8: Keras' top-k accuracies.
+  {OpId::InTopKV2, "InTopKV2", {{"predictions"}, {"targets", AXON_INT32}}, 2, 2, {{"correct"}}, 1, 1,
+   AttrKind::in_top_k, 0, 8, {}, kF32,
+   "TensorFlow's InTopKV2: fewer than k predictions above the target's (ties count), as float 0/1"},
 };
 // clang-format on
 

@@ -369,6 +369,12 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       if (in[0].dims[1] != 1) return v.fail("predictions must have 1 unit, got shape %s", dims_string(in[0]).c_str());
       return v.shape_is(in[1], "labels", {in[0].dims[0]}) && v.shape_is(out[0], "correct", {in[0].dims[0]});
     }
+    case OpId::InTopKV2: {
+      const auto& a = *static_cast<const axon_in_top_k_attrs*>(c.attrs);
+      if (a.k < 1) return v.fail("k must be >= 1, got %d", a.k);
+      return v.rank_is(in[0], "predictions", 2) && v.has_classes(in[0]) &&
+             v.shape_is(in[1], "targets", {in[0].dims[0]}) && v.shape_is(out[0], "correct", {in[0].dims[0]});
+    }
     case OpId::Sum: {
       const axon_tensor& y = out[0];
       if ((y.rank == 0) || (y.rank == 1 && y.dims[0] == 1)) return true;

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 7
+#define AXON_ABI_MINOR 8
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -373,6 +373,15 @@ typedef struct axon_binary_accuracy_attrs {
   size_t struct_size;
   float threshold;
 } axon_binary_accuracy_attrs;
+
+/* InTopKV2 (ABI 1.8): predictions [N, C], targets [N] int32; correct[i] = 1
+ * where fewer than k predictions of row i are greater than the target's (a
+ * tie at the k-th place counts), else 0; a NaN or infinity anywhere in the
+ * row, or a target outside [0, C), gives 0 (TensorFlow's in_top_k). */
+typedef struct axon_in_top_k_attrs {
+  size_t struct_size;
+  int32_t k; /* >= 1 */
+} axon_in_top_k_attrs;
 
 /* The argmax of _FusedConv2DMaxPool: the tap of the pool window (row-major,
  * counted from the window's unclipped top-left corner) holding the window's

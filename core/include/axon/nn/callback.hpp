@@ -24,9 +24,11 @@ struct EpochLogs {
   int epochs = 0;
   int64_t steps = 0, samples = 0;
   double loss = 0, accuracy = 0;
+  NamedValues metrics;       // the compiled metrics besides accuracy, in compile's order
   double learning_rate = 0;  // the optimizer's at the epoch's last step
   bool has_validation = false;
   double val_loss = 0, val_accuracy = 0;
+  NamedValues val_metrics;  // the same metrics on the validation data
   double seconds = 0;             // training steps of the epoch, metrics read included
   double validation_seconds = 0;  // the evaluation on the validation data
   double input_wait_seconds = 0;  // time the device loop waited for the next batch

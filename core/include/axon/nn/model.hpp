@@ -79,8 +79,10 @@ class Model {
   void build(const Shape& input_shape, Device& device, uint64_t seed);
   bool built() const { return !replicas_.empty(); }
 
-  // UsageError when the loss does not fit the model's output.
-  void compile(const OptimizerOptions& optimizer = {}, const LossOptions& loss = {});
+  // UsageError when the loss does not fit the model's output, or for a bad
+  // metric list (check_metrics).
+  void compile(const OptimizerOptions& optimizer = {}, const LossOptions& loss = {},
+               const std::vector<MetricOptions>& metrics = {});
 
   History fit(const data::SampleSource& train, const FitOptions& options);
   // batch_size is the global batch, split over the replicas.

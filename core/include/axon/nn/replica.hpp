@@ -96,9 +96,11 @@ class Replica {
   // `index` (nullptr: this replica is the only one).
   void set_collective(StepCollective* collective, int index);
 
-  // The optimizer and the loss (which decides whether the output layer's
-  // softmax or sigmoid is left to it, and the accuracy reported).
-  void compile(const OptimizerOptions& optimizer, const LossOptions& loss);
+  // The optimizer, the loss (which decides whether the output layer's
+  // softmax or sigmoid is left to it, and the accuracy reported) and the
+  // metrics besides accuracy.
+  void compile(const OptimizerOptions& optimizer, const LossOptions& loss,
+               const std::vector<MetricOptions>& metrics = {});
   bool compiled() const { return optimizer_ != nullptr; }
   const Optimizer& optimizer() const;
   Optimizer& optimizer();
@@ -122,6 +124,8 @@ class Replica {
   const Tensor& per_sample_loss(int64_t count) const;
 
  private:
+  // This step's metric sums, in the gradient buffer after the parameters'.
+  Tensor metric_sums();
   struct Inputs {
     Tensor pixels;  // uint8 [N, H, W, C], for uint8 samples only
     Tensor images;  // float32 [N, H, W, C]
@@ -156,7 +160,7 @@ class Replica {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Loss> loss_;
   DeviceMetrics train_metrics_, eval_metrics_;
-  Tensor eval_sums_;  // [2] one validation batch's loss sum and correct count
+  Tensor eval_sums_;  // one validation batch's loss sum, correct count and metric sums
   std::map<int64_t, Inputs> inputs_;
   // Per node, during a step: its output until its last reader ran, and the
   // gradient of its output until its own backward.

@@ -19,7 +19,7 @@ std::string progress_bar(int64_t current, int64_t target);
 // Keras' per-step time: "10ms/step", "2s/step", "850us/step".
 std::string time_per_step(double seconds_per_step);
 // " - loss: 0.5012": 4 decimals, or 4-digit scientific below 1e-3.
-std::string metric(const char* name, double value);
+std::string metric(const std::string& name, double value);
 // The epoch's final line.
 std::string epoch_line(const nn::EpochLogs& logs);
 

@@ -76,9 +76,9 @@ const axon_crossentropy_attrs kXent{sizeof(axon_crossentropy_attrs), 1, 0.1f};
 const axon_regression_loss_attrs kHuber{sizeof(axon_regression_loss_attrs), AXON_LOSS_HUBER, 1.0f};
 const axon_binary_accuracy_attrs kBinaryAccuracy{sizeof(axon_binary_accuracy_attrs), 0.5f};
 const axon_random_attrs kRandom{sizeof(axon_random_attrs), {1, 2}, {3, 4, 5, 6}, 2.0f, -1.0f};
-const axon_reduce_attrs kReduce13{sizeof(axon_reduce_attrs), 2, {1, -1}, 0};     // [2,7,5,3] -> [2,5]
-const axon_reduce_attrs kReduce1Keep{sizeof(axon_reduce_attrs), 1, {1}, 1};       // [2,7,5,3] -> [2,1,5,3]
-const axon_reduce_attrs kReduceNone{sizeof(axon_reduce_attrs), 0, {}, 0};         // y = x
+const axon_reduce_attrs kReduce13{sizeof(axon_reduce_attrs), 2, {1, -1}, 0};  // [2,7,5,3] -> [2,5]
+const axon_reduce_attrs kReduce1Keep{sizeof(axon_reduce_attrs), 1, {1}, 1};  // [2,7,5,3] -> [2,1,5,3]
+const axon_reduce_attrs kReduceNone{sizeof(axon_reduce_attrs), 0, {}, 0};  // y = x
 // depthwise 3x3, multiplier 2, SAME stride 2 on 7x5x3 -> 4x3x6
 const axon_conv2d_attrs kDepthwise = kSame2;
 

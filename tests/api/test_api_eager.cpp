@@ -329,6 +329,19 @@ TEST_CASE("strict placement: an op the device lacks throws", "[api][errors][plac
   CHECK_THROWS_AS(device("/GPU:0"), UsageError);  // no soft fallback either
 }
 
+TEST_CASE("a device without the random and reduction ops falls back softly, with a warning", "[api][placement]") {
+  // FAKE (test plugin, priority 300) has a Relu kernel and nothing else.
+  Runtime::init(test::test_config({"placement"}));
+  test::StderrCapture err;
+  auto fake = device("/device:FAKE:0");
+  const Tensor x = random::normal({3, 4}, 0.0f, 1.0f, 5);
+  CHECK(x.device().name() == "/device:CPU:0");
+  CHECK(math::reduce_max(x, {1}).device().name() == "/device:CPU:0");
+  CHECK(x.to_vector<float>() == random::stateless_normal({3, 4}, {5, 0}).to_vector<float>());
+  CHECK_THAT(err.text(), Catch::Contains("op StatelessRandomNormalV2 has no kernel on /device:FAKE:0") &&
+                             Catch::Contains("op Max has no kernel on /device:FAKE:0"));
+}
+
 TEST_CASE("the placement log prints each op once", "[api][placement]") {
   test::start_runtime();
   debugging::set_log_device_placement(true);

@@ -203,52 +203,62 @@ Tensor reduce_sum(const Tensor& x) {
   return y;
 }
 
-Tensor reduce_sum(const Tensor& x, const std::vector<int>& axis, bool keepdims) {
-  check_defined(x, "reduce_sum");
+namespace {
+
+// TensorFlow's reduce_* over `axis` on the op table's reduction `op`: the axes
+// checked here against x's shape (so the message names it), y's shape worked
+// out, the op placed and run.
+Tensor reduce(OpId op, const char* name, const Tensor& x, const std::vector<int>& axis, bool keepdims) {
+  check_defined(x, name);
   const int rank = x.rank();
-  std::vector<bool> reduce(static_cast<size_t>(rank), false);
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
   for (int a : axis) {
     const int k = a < 0 ? a + rank : a;
     if (k < 0 || k >= rank)
-      throw UsageError("reduce_sum: axis " + std::to_string(a) + " is out of range for shape " +
+      throw UsageError(std::string(name) + ": axis " + std::to_string(a) + " is out of range for shape " +
                        shape_string(x.shape()));
-    if (reduce[static_cast<size_t>(k)])
-      throw UsageError("reduce_sum: axis " + std::to_string(a) + " is given twice");
-    reduce[static_cast<size_t>(k)] = true;
+    if (reduced[static_cast<size_t>(k)])
+      throw UsageError(std::string(name) + ": axis " + std::to_string(a) + " is given twice");
+    reduced[static_cast<size_t>(k)] = true;
   }
-  Tensor y = x;
-  Shape shape = x.shape();  // y's shape, reduced axes kept as 1 until the end
-  for (int k = rank - 1; k >= 0; --k) {
-    if (!reduce[static_cast<size_t>(k)]) continue;
-    int64_t before = 1, after = 1;
-    for (int i = 0; i < k; ++i) before *= shape[static_cast<size_t>(i)];
-    for (int i = k + 1; i < rank; ++i) after *= shape[static_cast<size_t>(i)];
-    const int64_t n = shape[static_cast<size_t>(k)];
-    shape[static_cast<size_t>(k)] = 1;
-    if (n == 0 || before == 0 || after == 0) {
-      y = zeros(shape);
-      continue;
-    }
-    Tensor summed;
-    if (after == 1) {  // [before, n] x ones [n, 1]
-      summed = matmul(y.reshaped({before, n}), ones({n, 1}));
-    } else if (before == 1) {  // ones [1, n] x [n, after]
-      summed = matmul(ones({1, n}), y.reshaped({n, after}));
-    } else {  // [before, n * after] x S, S[(j, c), c] = 1
-      std::vector<float> select(static_cast<size_t>(n * after * after), 0.0f);
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t c = 0; c < after; ++c) select[static_cast<size_t>((j * after + c) * after + c)] = 1.0f;
-      summed = matmul(y.reshaped({before, n * after}), constant(select, {n * after, after}));
-    }
-    y = summed.reshaped(shape);
-  }
-  // No axis: the tensor as it is (a copy, as TensorFlow returns a new tensor).
-  if (std::find(reduce.begin(), reduce.end(), true) == reduce.end()) return x.clone();
-  if (keepdims) return y;
-  Shape dropped;
+  Shape shape;
   for (int i = 0; i < rank; ++i)
-    if (!reduce[static_cast<size_t>(i)]) dropped.push_back(shape[static_cast<size_t>(i)]);
-  return y.reshaped(dropped);
+    if (!reduced[static_cast<size_t>(i)] || keepdims) shape.push_back(reduced[static_cast<size_t>(i)] ? 1 : x.dim(i));
+  Tensor y = output_for<1>(op, {&x}, shape);
+  const axon_reduce_attrs a = ops::reduce_attrs(axis, keepdims);
+  if (op == OpId::ReduceSum)
+    ops::reduce_sum(x, y, a);
+  else if (op == OpId::Mean)
+    ops::mean(x, y, a);
+  else
+    ops::max(x, y, a);
+  return y;
+}
+
+std::vector<int> all_axes(const Tensor& x) {
+  std::vector<int> axes(static_cast<size_t>(x.rank()));
+  for (int i = 0; i < x.rank(); ++i) axes[static_cast<size_t>(i)] = i;
+  return axes;
+}
+
+}  // namespace
+
+Tensor reduce_sum(const Tensor& x, const std::vector<int>& axis, bool keepdims) {
+  return reduce(OpId::ReduceSum, "reduce_sum", x, axis, keepdims);
+}
+Tensor reduce_mean(const Tensor& x) {
+  check_defined(x, "reduce_mean");
+  return reduce(OpId::Mean, "reduce_mean", x, all_axes(x), false);
+}
+Tensor reduce_mean(const Tensor& x, const std::vector<int>& axis, bool keepdims) {
+  return reduce(OpId::Mean, "reduce_mean", x, axis, keepdims);
+}
+Tensor reduce_max(const Tensor& x) {
+  check_defined(x, "reduce_max");
+  return reduce(OpId::Max, "reduce_max", x, all_axes(x), false);
+}
+Tensor reduce_max(const Tensor& x, const std::vector<int>& axis, bool keepdims) {
+  return reduce(OpId::Max, "reduce_max", x, axis, keepdims);
 }
 }  // namespace math
 

@@ -69,6 +69,8 @@ const void* Attrs::get(AttrKind k) const {
     case AttrKind::regression_loss: return &regression_loss;
     case AttrKind::binary_accuracy: return &binary_accuracy;
     case AttrKind::in_top_k: return &in_top_k;
+    case AttrKind::random: return &random;
+    case AttrKind::reduce: return &reduce;
   }
   return nullptr;
 }
@@ -611,6 +613,65 @@ void loss_cases(Gen& g, OpId id) {
   }
 }
 
+// ------------------------------------------------------------------ the random ops and reductions of ABI 1.9
+
+// A partial last Philox block, several blocks, a counter whose low word
+// carries into the next, a scale and offset; the empty tensor.
+void random_cases(Gen& g, OpId id) {
+  struct Spec {
+    Dims d;
+    uint32_t counter0;
+    float scale, offset;
+  };
+  static const std::vector<Spec> specs = {
+      {{7}, 0, 1.0f, 0.0f}, {{3, 5, 7}, 0xFFFFFFF0u, 1.0f, 0.0f}, {{2, 33}, 5, 0.5f, -2.0f}, {{0, 4}, 0, 1.0f, 0.0f}};
+  for (const Spec& s : specs) {
+    char label[96];
+    std::snprintf(label, sizeof label, "counter0 %#x scale %g offset %g %s", s.counter0, double(s.scale),
+                  double(s.offset), dims_text(s.d).c_str());
+    Case& c = g.add(label);
+    c.outputs = {f32(s.d)};
+    c.attrs.random = {sizeof(axon_random_attrs), {0x3ec8f720u, 0x02461e29u}, {s.counter0, 0, 7, 0x9e3779b9u},
+                      s.scale, s.offset};
+    judge_all(c, id == OpId::StatelessRandomNormalV2 ? Rule::normal : Rule::exact, false);
+  }
+}
+
+// Leading, trailing, middle, several, negative and all axes, keep_dims or
+// not, rank 0 and no axis; empty reductions (Mean's NaN is checked by the
+// kernel tests: the judge passes no NaN).
+void reduce_cases(Gen& g, OpId id) {
+  struct Spec {
+    Dims x;
+    std::vector<int32_t> axes;
+    bool keep;
+  };
+  static const std::vector<Spec> specs = {
+      {{3, 5, 7}, {0}, false},    {{3, 5, 7}, {2}, true},      {{3, 5, 7}, {1}, false},     {{2, 3, 4, 5}, {0, 2}, false},
+      {{2, 3, 4, 5}, {-1, 1}, true}, {{4, 9}, {0, 1}, false}, {{40, 700}, {1}, false},     {{700, 40}, {0}, false},
+      {{5}, {}, false},           {{}, {}, true},              {{0, 3}, {0}, false},        {{3, 0}, {0}, true}};
+  for (const Spec& s : specs) {
+    if (id == OpId::Mean && s.x.size() == 2 && s.x[0] == 0) continue;
+    axon_reduce_attrs a{sizeof(axon_reduce_attrs), static_cast<int32_t>(s.axes.size()), {}, s.keep ? 1 : 0};
+    std::string axes;
+    Dims y;
+    for (size_t i = 0; i < s.axes.size(); ++i) {
+      a.axes[i] = s.axes[i];
+      (axes += i ? "," : "") += std::to_string(s.axes[i]);
+    }
+    for (size_t d = 0; d < s.x.size(); ++d) {
+      bool reduced = false;
+      for (int32_t axis : s.axes) reduced = reduced || (axis < 0 ? axis + static_cast<int>(s.x.size()) : axis) == int(d);
+      if (!reduced || s.keep) y.push_back(reduced ? 1 : s.x[d]);
+    }
+    Case& c = g.add(dims_text(s.x) + " axes [" + axes + "]" + (s.keep ? " keep_dims" : ""));
+    c.inputs = {g.floats(s.x)};
+    c.outputs = {f32(y)};
+    c.attrs.reduce = a;
+    judge_all(c, id == OpId::Max ? Rule::exact : Rule::sum, id != OpId::Max);
+  }
+}
+
 // ------------------------------------------------------------------ the optimizers of ABI 1.6
 
 // Each update with and without its options, at steps 1 and 7, over an odd
@@ -1027,6 +1088,11 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::BinaryCrossentropy:
     case OpId::RegressionLoss:
     case OpId::BinaryAccuracy: loss_cases(g, op.id); break;
+    case OpId::StatelessRandomNormalV2:
+    case OpId::StatelessRandomUniformV2: random_cases(g, op.id); break;
+    case OpId::ReduceSum:
+    case OpId::Mean:
+    case OpId::Max: reduce_cases(g, op.id); break;
     case OpId::AvgPool:
     case OpId::AvgPoolGrad: avg_pool_cases(g, op.id); break;
     case OpId::FusedBatchNormV3:

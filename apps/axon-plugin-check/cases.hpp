@@ -45,7 +45,8 @@ enum class Rule {
   adam_v,
   function,  // an activation, Softmax or their gradients: the bound of axon/function_bounds.hpp
   update,    // the ABI 1.6 optimizers' in-place results: |before| + 32 |change| + |grad| + grad^2
-  keras_loss // the ABI 1.7 losses' results: (log2 C + 2) (1 + the row's largest |result| and |prediction|)
+  keras_loss, // the ABI 1.7 losses' results: (log2 C + 2) (1 + the row's largest |result| and |prediction|)
+  normal      // StatelessRandomNormalV2: within 2^-22 |want| (2 ulps: logf and sincosf may round the other way)
 };
 
 // Every attribute struct of the ABI; the op's kind picks one.
@@ -77,6 +78,8 @@ struct Attrs {
   axon_regression_loss_attrs regression_loss{};
   axon_binary_accuracy_attrs binary_accuracy{};
   axon_in_top_k_attrs in_top_k{};
+  axon_random_attrs random{};
+  axon_reduce_attrs reduce{};
 
   const void* get(AttrKind k) const;  // nullptr for AttrKind::none
   void* get(AttrKind k) { return const_cast<void*>(static_cast<const Attrs*>(this)->get(k)); }

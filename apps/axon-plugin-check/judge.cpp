@@ -134,6 +134,7 @@ Verdict judge(const Case& c, int index, const HostTensor& got, const HostTensor&
       case Rule::exact: return 0;
       case Rule::sum: return tol::sum_allowed(w[i], abs_sum->f32()[i], sum_ulps);
       case Rule::function: return tol::sum_allowed(w[i], magnitude_b[static_cast<size_t>(i)], sum_ulps);
+      case Rule::normal: return 0x1p-22 * std::fabs(double(w[i]));
       default: return tol::ops_allowed(magnitude(c, rule, index, i, want));
     }
   };

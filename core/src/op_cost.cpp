@@ -139,7 +139,16 @@ int64_t flops(OpId op, const axon_kernel_call& c) {
     case OpId::RegressionLoss: return 4 * numel(in[0]);  // difference, its square or magnitude, mean, gradient
 
     case OpId::BiasAddGrad:
-    case OpId::Sum: return numel(in[0]);  // one add per element summed
+    case OpId::Sum:
+    case OpId::ReduceSum:
+    case OpId::Mean:
+    case OpId::Max: return numel(in[0]);  // one add or compare per element reduced
+
+    // A Philox block (10 rounds of 2 multiplies and 4 xors) per 4 elements,
+    // the normal's Box-Muller pair (log, sqrt, sin, cos: counted as 20), and
+    // the scale and offset.
+    case OpId::StatelessRandomUniformV2: return (60 / 4 + 3) * numel(out[0]);
+    case OpId::StatelessRandomNormalV2: return (60 / 4 + 20 + 2) * numel(out[0]);
     case OpId::AddN: return (c.num_inputs - 1) * numel(out[0]);
     case OpId::MaximumGrad: return numel(in[0]);
 

@@ -1,10 +1,12 @@
 // Typed op wrappers. Each one names its op by OpId and hands dispatch the
 // tensors and attributes; `call` checks at compile time that the counts and
 // the attribute struct are those of the op's row in the op table.
+#include <axon/error.hpp>
 #include <axon/ops.hpp>
 
 #include <array>
 #include <cstddef>
+#include <string>
 
 namespace axon::ops {
 namespace {
@@ -150,6 +152,32 @@ void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, int k
   call<OpId::InTopKV2>(layer, in(&logits, &labels), out(&correct), &a);
 }
 void sum(const Tensor& x, Tensor& y, const std::string& layer) { call<OpId::Sum>(layer, in(&x), out(&y)); }
+void reduce_sum(const Tensor& x, Tensor& y, const axon_reduce_attrs& a, const std::string& layer) {
+  call<OpId::ReduceSum>(layer, in(&x), out(&y), &a);
+}
+void mean(const Tensor& x, Tensor& y, const axon_reduce_attrs& a, const std::string& layer) {
+  call<OpId::Mean>(layer, in(&x), out(&y), &a);
+}
+void max(const Tensor& x, Tensor& y, const axon_reduce_attrs& a, const std::string& layer) {
+  call<OpId::Max>(layer, in(&x), out(&y), &a);
+}
+axon_reduce_attrs reduce_attrs(const std::vector<int>& axes, bool keep_dims) {
+  if (axes.size() > AXON_MAX_RANK)
+    throw UsageError("reduce: " + std::to_string(axes.size()) + " axes, more than a tensor's " +
+                     std::to_string(AXON_MAX_RANK) + " dimensions");
+  axon_reduce_attrs a{};
+  a.struct_size = sizeof a;
+  a.num_axes = static_cast<int32_t>(axes.size());
+  for (size_t i = 0; i < axes.size(); ++i) a.axes[i] = axes[i];
+  a.keep_dims = keep_dims ? 1 : 0;
+  return a;
+}
+void stateless_random_normal(Tensor& y, const axon_random_attrs& a, const std::string& layer) {
+  call<OpId::StatelessRandomNormalV2>(layer, std::array<const Tensor*, 0>{}, out(&y), &a);
+}
+void stateless_random_uniform(Tensor& y, const axon_random_attrs& a, const std::string& layer) {
+  call<OpId::StatelessRandomUniformV2>(layer, std::array<const Tensor*, 0>{}, out(&y), &a);
+}
 void fill(Tensor& y, float value, const std::string& layer) {
   axon_fill_attrs a{};
   a.struct_size = sizeof a;

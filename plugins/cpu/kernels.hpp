@@ -63,5 +63,7 @@ void add_arithmetic_kernels(sdk::KernelTable& t);  // arithmetic.cpp
 void add_shape_kernels(sdk::KernelTable& t);       // shape_ops.cpp
 void add_optimizer_kernels(sdk::KernelTable& t);   // optimizers.cpp
 void add_loss_kernels(sdk::KernelTable& t);        // losses.cpp
+void add_random_kernels(sdk::KernelTable& t);      // random.cpp
+void add_reduce_kernels(sdk::KernelTable& t);      // reduce.cpp
 
 }  // namespace axon::cpu

@@ -176,6 +176,8 @@ const sdk::KernelTable& kernel_table() {
     add_shape_kernels(t);
     add_optimizer_kernels(t);
     add_loss_kernels(t);
+    add_random_kernels(t);
+    add_reduce_kernels(t);
     return t;
   }();
   return table;

@@ -98,6 +98,11 @@ elif name == "manual_placement":
         check(abs(float(value) - 371.9342) < 0.05, f"the sum on {device} ({value}) is TensorFlow's, 371.9342")
     check("sums agree" in p.stdout, "the two sums agree")
     check("Executing op Sum in device /device:CPU:0" in p.stderr, "the placement log shows the CPU's Sum")
+    check("Executing op StatelessRandomNormalV2 in device /device:CPU:0" in p.stderr,
+          "the placement log shows the CPU's random normal op")
+    if gpus:
+        for op in ("StatelessRandomNormalV2", "Sum"):
+            check(f"Executing op {op} in device /device:GPU:0" in p.stderr, f"the placement log shows the GPU's {op}")
     if gpus:
         check("Executing op Sum in device /device:GPU:0" in p.stderr, "and the GPU's")
 

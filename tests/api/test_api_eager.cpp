@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -20,9 +21,10 @@ struct GoldenCase {
   std::vector<uint32_t> bits;
 };
 
-// tests/api/goldens/stateless_normal.txt (tools/tf-goldens/stateless_normal.py).
-std::vector<GoldenCase> read_goldens() {
-  std::ifstream in(AXON_API_GOLDENS "/stateless_normal.txt");
+// tests/api/goldens/stateless_normal.txt or stateless_uniform.txt
+// (tools/tf-goldens/stateless_normal.py).
+std::vector<GoldenCase> read_goldens(const std::string& file = "stateless_normal.txt") {
+  std::ifstream in(AXON_API_GOLDENS "/" + file);
   REQUIRE(in.good());
   std::vector<GoldenCase> cases;
   for (std::string line; std::getline(in, line);) {
@@ -54,6 +56,7 @@ uint32_t bits_of(float f) {
 
 TEST_CASE("stateless_normal equals tf.random.stateless_normal bit for bit", "[api][random]") {
   test::start_runtime();
+  auto cpu = device("/CPU:0");  // TensorFlow's CPU numbers (a GPU's normals are within 2 ulps: cuda_kernels)
   const std::vector<GoldenCase> cases = read_goldens();
   REQUIRE(cases.size() == 3);
   for (const GoldenCase& c : cases) {
@@ -79,6 +82,84 @@ TEST_CASE("stateless_normal equals tf.random.stateless_normal bit for bit", "[ap
   CHECK(random::stateless_normal({4}, {1, 3}).to_vector<float>() != random::stateless_normal({4}, {1, 2}).to_vector<float>());
   CHECK(random::normal({5}, 0.0f, 1.0f, 42).to_vector<float>() ==
         random::stateless_normal({5}, {42, 0}).to_vector<float>());
+}
+
+TEST_CASE("stateless_uniform equals tf.random.stateless_uniform bit for bit", "[api][random]") {
+  test::start_runtime();
+  const std::vector<GoldenCase> cases = read_goldens("stateless_uniform.txt");
+  REQUIRE(cases.size() == 3);
+  for (const GoldenCase& c : cases) {
+    INFO("shape " << shape_string(c.shape) << " seed " << c.seed[0] << "," << c.seed[1]);
+    const std::vector<float> v = random::stateless_uniform(c.shape, c.seed).to_vector<float>();
+    REQUIRE(v.size() == c.bits.size());
+    // minval, maxval: TensorFlow's rnd * (maxval - minval) + minval, each rounded to float.
+    const std::vector<float> scaled = random::stateless_uniform(c.shape, c.seed, -1.5f, 2.5f).to_vector<float>();
+    int differ = 0, scaled_differ = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      differ += bits_of(v[i]) != c.bits[i];
+      const float s = v[i] * 4.0f;
+      scaled_differ += bits_of(scaled[i]) != bits_of(s + -1.5f);
+    }
+    CHECK(differ == 0);
+    CHECK(scaled_differ == 0);
+  }
+}
+
+TEST_CASE("reduce_mean and reduce_max over axes against host arithmetic", "[api][eager]") {
+  test::start_runtime();
+  // [2, 3, 4] of small integers: sums exact, a mean the double quotient rounded once.
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[static_cast<size_t>(i)] = static_cast<float>((i * 5) % 7 - 3);
+  const Tensor x = constant(v, {2, 3, 4});
+  auto at = [&](int a, int b, int c) { return v[static_cast<size_t>((a * 3 + b) * 4 + c)]; };
+  std::vector<float> mean1, max02;
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 4; ++c)
+      mean1.push_back(static_cast<float>((double{at(a, 0, c)} + at(a, 1, c) + at(a, 2, c)) / 3.0));
+  for (int b = 0; b < 3; ++b) {
+    float m = at(0, b, 0);
+    for (int a = 0; a < 2; ++a)
+      for (int c = 0; c < 4; ++c) m = std::max(m, at(a, b, c));
+    max02.push_back(m);
+  }
+  CHECK(math::reduce_mean(x, {1}).shape() == Shape{2, 4});
+  CHECK(math::reduce_mean(x, {1}).to_vector<float>() == mean1);
+  CHECK(math::reduce_mean(x, {-2}, true).shape() == Shape{2, 1, 4});
+  CHECK(math::reduce_max(x, {0, 2}).to_vector<float>() == max02);
+  CHECK(math::reduce_max(x, {2, 0}, true).shape() == Shape{1, 3, 1});
+  double total = 0;
+  for (float e : v) total += e;
+  CHECK(math::reduce_mean(x).shape().empty());
+  CHECK(math::reduce_mean(x).item<float>() == static_cast<float>(total / 24.0));
+  CHECK(math::reduce_max(x).item<float>() == 3.0f);
+  CHECK(math::reduce_max(x, {}).to_vector<float>() == v);
+  // Over no element: TensorFlow's 0, NaN and -inf.
+  const Tensor empty = zeros({0, 3});
+  CHECK(math::reduce_sum(empty, {0}).to_vector<float>() == std::vector<float>{0, 0, 0});
+  const std::vector<float> means = math::reduce_mean(empty, {0}).to_vector<float>();
+  REQUIRE(means.size() == 3);
+  for (float m : means) CHECK(std::isnan(m));
+  CHECK(math::reduce_max(empty, {0}).to_vector<float>() == std::vector<float>(3, -INFINITY));
+  CHECK(std::isnan(math::reduce_mean(empty).item<float>()));
+  CHECK_THROWS_WITH(math::reduce_mean(x, {-4}), "reduce_mean: axis -4 is out of range for shape [2,3,4]");
+  CHECK_THROWS_WITH(math::reduce_max(x, {0, 0}), "reduce_max: axis 0 is given twice");
+}
+
+TEST_CASE("the random and reduction ops run on the scope's device and show in the placement log",
+          "[api][placement]") {
+  test::start_runtime();
+  debugging::set_log_device_placement(true);
+  test::StderrCapture err;
+  for (int i = 0; i < 2; ++i) {
+    auto ref = device("/device:REF:0");
+    const Tensor x = random::normal({4, 5}, 0.0f, 1.0f, 3);
+    CHECK(x.device().name() == "/device:REF:0");
+    CHECK(math::reduce_mean(x, {0}).device().name() == "/device:REF:0");
+    CHECK(math::reduce_max(x, {1}).device().name() == "/device:REF:0");
+  }
+  CHECK(err.count_lines("Executing op StatelessRandomNormalV2 in device /device:REF:0") == 1);
+  CHECK(err.count_lines("Executing op Mean in device /device:REF:0") == 1);
+  CHECK(err.count_lines("Executing op Max in device /device:REF:0") == 1);
 }
 
 TEST_CASE("eager ops give the host's results", "[api][eager]") {
@@ -246,6 +327,19 @@ TEST_CASE("strict placement: an op the device lacks throws", "[api][errors][plac
                     Catch::StartsWith("op MatMul has no float32 kernel on /device:FAKE:0; devices with this kernel: ") &&
                         Catch::Contains("/device:CPU:0") && Catch::EndsWith("/device:REF:0"));
   CHECK_THROWS_AS(device("/GPU:0"), UsageError);  // no soft fallback either
+}
+
+TEST_CASE("a device without the random and reduction ops falls back softly, with a warning", "[api][placement]") {
+  // FAKE (test plugin, priority 300) has a Relu kernel and nothing else.
+  Runtime::init(test::test_config({"placement"}));
+  test::StderrCapture err;
+  auto fake = device("/device:FAKE:0");
+  const Tensor x = random::normal({3, 4}, 0.0f, 1.0f, 5);
+  CHECK(x.device().name() == "/device:CPU:0");
+  CHECK(math::reduce_max(x, {1}).device().name() == "/device:CPU:0");
+  CHECK(x.to_vector<float>() == random::stateless_normal({3, 4}, {5, 0}).to_vector<float>());
+  CHECK_THAT(err.text(), Catch::Contains("op StatelessRandomNormalV2 has no kernel on /device:FAKE:0") &&
+                             Catch::Contains("op Max has no kernel on /device:FAKE:0"));
 }
 
 TEST_CASE("the placement log prints each op once", "[api][placement]") {

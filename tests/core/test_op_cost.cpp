@@ -143,6 +143,17 @@ TEST_CASE("op_cost: batch normalization, elementwise ops and the optimizer by el
   CHECK(cost(OpId::ReluGrad, {tensor({2, 3}), tensor({2, 3})}, {tensor({2, 3})}).bytes == 72);
   CHECK(cost(OpId::AddN, {tensor({4}), tensor({4}), tensor({4})}, {tensor({4})}).flops == 8);
   CHECK(cost(OpId::BiasAddGrad, {tensor({5, 4})}, {tensor({4})}).flops == 20);
+  // Reductions: one add or compare per element reduced; the random ops per element drawn.
+  axon_reduce_attrs axis0{};
+  axis0.struct_size = sizeof axis0;
+  axis0.num_axes = 1;
+  CHECK(cost(OpId::ReduceSum, {tensor({5, 4})}, {tensor({4})}, &axis0).flops == 20);
+  CHECK(cost(OpId::Max, {tensor({5, 4})}, {tensor({4})}, &axis0).bytes == 4 * (20 + 4));
+  axon_random_attrs random{};
+  random.struct_size = sizeof random;
+  random.scale = 1.0f;
+  CHECK(cost(OpId::StatelessRandomNormalV2, {}, {tensor({8})}, &random).flops == 8 * (15 + 20 + 2));
+  CHECK(cost(OpId::StatelessRandomUniformV2, {}, {tensor({8})}, &random).bytes == 32);
   // Copies compute nothing; they still move their bytes.
   axon_fill_attrs fill{};
   fill.struct_size = sizeof fill;

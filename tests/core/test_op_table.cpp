@@ -76,6 +76,10 @@ const axon_crossentropy_attrs kXent{sizeof(axon_crossentropy_attrs), 1, 0.1f};
 const axon_regression_loss_attrs kHuber{sizeof(axon_regression_loss_attrs), AXON_LOSS_HUBER, 1.0f};
 const axon_binary_accuracy_attrs kBinaryAccuracy{sizeof(axon_binary_accuracy_attrs), 0.5f};
 const axon_in_top_k_attrs kInTopK{sizeof(axon_in_top_k_attrs), 3};
+const axon_random_attrs kRandom{sizeof(axon_random_attrs), {1, 2}, {3, 4, 5, 6}, 2.0f, -1.0f};
+const axon_reduce_attrs kReduce13{sizeof(axon_reduce_attrs), 2, {1, -1}, 0};  // [2,7,5,3] -> [2,5]
+const axon_reduce_attrs kReduce1Keep{sizeof(axon_reduce_attrs), 1, {1}, 1};  // [2,7,5,3] -> [2,1,5,3]
+const axon_reduce_attrs kReduceNone{sizeof(axon_reduce_attrs), 0, {}, 0};  // y = x
 // depthwise 3x3, multiplier 2, SAME stride 2 on 7x5x3 -> 4x3x6
 const axon_conv2d_attrs kDepthwise = kSame2;
 
@@ -167,6 +171,11 @@ std::vector<Case> good_cases() {
       {OpId::RegressionLoss, {logits, labels}, {per_row, logits}, &kHuber},
       {OpId::BinaryAccuracy, {tensor({5, 1}), labels}, {per_row}, &kBinaryAccuracy},
       {OpId::InTopKV2, {logits, labels}, {per_row}, &kInTopK},
+      {OpId::StatelessRandomNormalV2, {}, {tensor({2, 3})}, &kRandom},
+      {OpId::StatelessRandomUniformV2, {}, {tensor({7})}, &kRandom},
+      {OpId::ReduceSum, {x}, {tensor({2, 5})}, &kReduce13},
+      {OpId::Mean, {x}, {tensor({2, 1, 5, 3})}, &kReduce1Keep},
+      {OpId::Max, {x}, {x}, &kReduceNone},
   };
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.op < b.op; });
   return cases;
@@ -215,8 +224,10 @@ TEST_CASE("the validator accepts a well-formed call of every op", "[op_table]") 
 
 TEST_CASE("the validator rejects a wrong output shape of every op that has outputs", "[op_table]") {
   for (Case c : good_cases()) {
-    // Fill takes any shape, Pad any that holds x.
-    if (c.out.empty() || c.op == OpId::Fill || c.op == OpId::Pad) continue;
+    // Fill and the random ops take any shape, Pad any that holds x.
+    if (c.out.empty() || c.op == OpId::Fill || c.op == OpId::Pad || c.op == OpId::StatelessRandomNormalV2 ||
+        c.op == OpId::StatelessRandomUniformV2)
+      continue;
     INFO(op_name(c.op));
     c.out[0].dims[c.out[0].rank - 1] += 1;  // the last dimension: a filter's height may legitimately vary
     CHECK_THAT(c.why(), StartsWith(std::string(op_name(c.op)) + ": "));

@@ -13,6 +13,7 @@
 #include "device_presence.hpp"
 
 #include <axon/op_table.hpp>
+#include <axon/philox.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <initializer_list>
 #include <utility>
 #include <string>
+#include <tuple>
 
 using namespace axon::test;
 
@@ -679,6 +681,97 @@ void keras_loss_cases(Runner& r, std::mt19937& rng) {
   r.run(probabilities.shape(), "BinaryAccuracy", {probabilities, lab}, {empty_like(AXON_FLOAT32, {n})}, &acc, kExact);
 }
 
+// ABI 1.9's random ops: TensorFlow's first values for seed (1, 2) (the head
+// of tests/api/goldens/stateless_*.txt: uniforms exactly, normals within 2
+// ulps, the GPU's logf and sincosf being double's rounded), then against the
+// reference on sizes of many thread blocks, a partial last Philox block and
+// a counter that carries. The reductions against the reference: sums and
+// means within 64 u S + u |ref|, Max exactly, over no element TensorFlow's
+// answers.
+void random_reduce_cases(Runner& r, std::mt19937& rng) {
+  const axon::philox::KeyCounter kc = axon::philox::stateless_key_counter(1, 2);
+  auto attrs = [](const axon::philox::KeyCounter& k, float scale, float offset) {
+    return axon_random_attrs{sizeof(axon_random_attrs), {k.key.w[0], k.key.w[1]},
+                             {k.counter.w[0], k.counter.w[1], k.counter.w[2], k.counter.w[3]}, scale, offset};
+  };
+  auto floats_of = [](std::initializer_list<uint32_t> bits) {
+    std::vector<float> v;
+    for (uint32_t b : bits) {
+      float f;
+      std::memcpy(&f, &b, 4);
+      v.push_back(f);
+    }
+    return v;
+  };
+  const axon_random_attrs seed12 = attrs(kc, 1.0f, 0.0f);
+  const std::vector<HostTensor> out7 = {empty_like(AXON_FLOAT32, {7})};
+  expect_values(r, "[7] seed 1,2 (TensorFlow's)", "StatelessRandomUniformV2", {}, out7, &seed12,
+                floats_of({0x3f581458, 0x3e44a788, 0x3f7f087c, 0x3e243c98, 0x3e8b424c, 0x3f263b8a, 0x3ddb05b0}));
+  {
+    const std::vector<float> want =
+        floats_of({0x3f0b4acd, 0x3e545b81, 0x3d96a8e4, 0x3d3e3228, 0xbfa69a7f, 0xbf742ff1, 0x3f577b86});
+    std::string detail;
+    try {
+      const HostTensor got = run_host(r.gpu, "StatelessRandomNormalV2", {}, out7, &seed12)[0];
+      for (size_t k = 0; k < want.size() && detail.empty(); ++k)
+        if (!(std::fabs(double(got.f[k]) - want[k]) <= 0x1p-22 * std::fabs(double(want[k]))))
+          detail = " [element " + std::to_string(k) + ": " + std::to_string(got.f[k]) + ", want " +
+                   std::to_string(want[k]) + "]";
+    } catch (const std::exception& e) {
+      detail = std::string(" ") + e.what();
+    }
+    std::printf("%s  %-24s %-44s TensorFlow's within 2 ulps%s\n", detail.empty() ? "PASS" : "FAIL",
+                "StatelessRandomNormalV2", "[7] seed 1,2", detail.c_str());
+    detail.empty() ? ++r.counts.pass : ++r.counts.fail;
+  }
+  const axon::philox::KeyCounter carry{{{0x12345678u, 0x9abcdef0u}}, {{0xFFFFF000u, 0xFFFFFFFFu, 7, 0}}};
+  for (const auto& [dims, k, scale, offset] :
+       std::initializer_list<std::tuple<std::vector<int64_t>, axon::philox::KeyCounter, float, float>>{
+           {{3, 100003}, carry, 1.0f, 0.0f}, {{64, 28, 28, 1}, kc, 0.05f, 0.0f}, {{5}, kc, 3.0f, -2.0f},
+           {{0, 3}, kc, 1.0f, 0.0f}}) {
+    const axon_random_attrs a = attrs(k, scale, offset);
+    std::vector<HostTensor> out = {empty_like(AXON_FLOAT32, dims)};
+    const std::string label = out[0].shape() + " scale " + std::to_string(scale).substr(0, 4);
+    r.run(label, "StatelessRandomUniformV2", {}, out, &a, kExact);
+    r.run(label, "StatelessRandomNormalV2", {}, out, &a, Tol{0, 0x1p-22});
+  }
+  struct Spec {
+    std::vector<int64_t> x;
+    std::vector<int32_t> axes;
+    bool keep;
+  };
+  const std::vector<Spec> specs = {{{1000, 1000}, {0, 1}, false}, {{1000, 1000}, {0}, false},
+                                   {{1000, 1000}, {1}, true},     {{64, 13, 13, 32}, {0, 1, 2}, false},
+                                   {{3, 5, 7}, {-1, 0}, false},   {{2, 3, 4, 5}, {1, 3}, true},
+                                   {{7}, {}, false},              {{0, 3}, {0}, false}};
+  for (const Spec& s : specs) {
+    axon_reduce_attrs a{sizeof(axon_reduce_attrs), static_cast<int32_t>(s.axes.size()), {}, s.keep ? 1 : 0};
+    std::vector<int64_t> y;
+    std::string axes;
+    for (size_t i = 0; i < s.axes.size(); ++i) {
+      a.axes[i] = s.axes[i];
+      (axes += i ? "," : "") += std::to_string(s.axes[i]);
+    }
+    for (size_t d = 0; d < s.x.size(); ++d) {
+      bool reduced = false;
+      for (int32_t axis : s.axes) reduced = reduced || size_t(axis < 0 ? axis + int(s.x.size()) : axis) == d;
+      if (!reduced || s.keep) y.push_back(reduced ? 1 : s.x[d]);
+    }
+    const HostTensor x = uniform(rng, s.x, -2.f, 2.f);
+    const std::vector<HostTensor> out = {empty_like(AXON_FLOAT32, y)};
+    const std::string label = x.shape() + " axes [" + axes + "]" + (s.keep ? " keep_dims" : "");
+    if (s.x[0] == 0) {  // over no element: TensorFlow's 0, NaN and -inf (compare() takes no bound on NaN or inf)
+      expect_values(r, label, "ReduceSum", {x}, out, &a, std::vector<float>(3, 0.0f));
+      expect_values(r, label, "Mean", {x}, out, &a, std::vector<float>(3, NAN));
+      expect_values(r, label, "Max", {x}, out, &a, std::vector<float>(3, -INFINITY));
+      continue;
+    }
+    r.run(label, "ReduceSum", {x}, out, &a, kSum);
+    r.run(label, "Mean", {x}, out, &a, kSum);
+    r.run(label, "Max", {x}, out, &a, kExact);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -716,6 +809,7 @@ int main(int argc, char** argv) {
     avg_pool_cases(r, rng);
     batch_norm_cases(r, rng);
     depthwise_cases(r, rng);
+    random_reduce_cases(r, rng);
     std::printf("SUMMARY: %s: %d passed, %d failed, %d skipped\n", r.counts.fail ? "FAIL" : "PASS", r.counts.pass,
                 r.counts.fail, r.counts.skip);
     return r.counts.fail ? 1 : 0;

@@ -31,6 +31,11 @@ const axon_gelu_attrs kGelu2{sizeof(axon_gelu_attrs), 2};
 const axon_concat_attrs kConcatAxis2{sizeof(axon_concat_attrs), 2};
 const axon_slice_attrs kSliceAt3{sizeof(axon_slice_attrs), {3, 0}};
 const axon_moving_average_attrs kMovingAverage{sizeof(axon_moving_average_attrs), 0.99f, 0.01f};
+const axon_reduce_attrs kReduceAxis2{sizeof(axon_reduce_attrs), 1, {2}, 0};
+const axon_reduce_attrs kReduceAxisTwice{sizeof(axon_reduce_attrs), 2, {1, -1}, 0};
+const axon_reduce_attrs kReduceAxis0{sizeof(axon_reduce_attrs), 1, {0}, 0};
+const axon_reduce_attrs kReduceKeep2{sizeof(axon_reduce_attrs), 1, {0}, 2};
+const axon_random_attrs kRandomNaN{sizeof(axon_random_attrs), {1, 2}, {0, 0, 0, 0}, NAN, 0.0f};
 
 constexpr axon_dtype F = AXON_FLOAT32, I = AXON_INT32;
 
@@ -107,6 +112,15 @@ const std::vector<Bad> kBad{
      "y [2,2] does not fit in x [4,4] at begin[0] = 3"},
     {"value shape differs", "MovingAverage", {{F, {4}}, {F, {5}}}, {}, &kMovingAverage,
      "value has shape [5], expected var's [4]"},
+    {"axis beyond the rank", "ReduceSum", {{F, {2, 3}}}, {{F, {2}}}, &kReduceAxis2,
+     "axis 2 is out of range for x [2,3] (rank 2)"},
+    {"an axis twice", "Mean", {{F, {2, 3}}}, {{F, {2}}}, &kReduceAxisTwice, "axis -1 is given twice for x [2,3]"},
+    {"y's shape is not x's reduced", "Max", {{F, {2, 3}}}, {{F, {2}}}, &kReduceAxis0,
+     "y has shape [2], expected [3] (x [2,3] reduced)"},
+    {"keep_dims 2", "ReduceSum", {{F, {2, 3}}}, {{F, {3}}}, &kReduceKeep2, "keep_dims must be 0 or 1, got 2"},
+    {"scale NaN", "StatelessRandomNormalV2", {}, {{F, {4}}}, &kRandomNaN, "scale must be finite"},
+    {"attributes missing", "StatelessRandomUniformV2", {}, {{F, {4}}}, nullptr,
+     "attributes missing (axon_random_attrs)"},
 };
 
 // Calls the kernel directly to see the status code.

@@ -62,6 +62,18 @@ void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, const
 // TensorFlow's InTopKV2: fewer than k logits of the row above the label's (ties count).
 void in_top_k(const Tensor& logits, const Tensor& labels, Tensor& correct, int k, const std::string& layer = {});
 void sum(const Tensor& x, Tensor& y, const std::string& layer = {});
+// ABI 1.9: TensorFlow's Sum (ReduceSum), Mean and Max over a.axes of x
+// (plugin_abi.h); y's shape is x's reduced (keep_dims: reduced axes 1).
+void reduce_sum(const Tensor& x, Tensor& y, const axon_reduce_attrs& a, const std::string& layer = {});
+void mean(const Tensor& x, Tensor& y, const axon_reduce_attrs& a, const std::string& layer = {});
+void max(const Tensor& x, Tensor& y, const axon_reduce_attrs& a, const std::string& layer = {});
+// axes (each in [-rank, rank), at most AXON_MAX_RANK) and keep_dims as the
+// attribute struct; validation judges them against x.
+axon_reduce_attrs reduce_attrs(const std::vector<int>& axes, bool keep_dims);
+// ABI 1.9: TensorFlow's stateless normals and uniforms of key and counter
+// (axon/philox.hpp derives them from a seed pair), times scale plus offset.
+void stateless_random_normal(Tensor& y, const axon_random_attrs& a, const std::string& layer = {});
+void stateless_random_uniform(Tensor& y, const axon_random_attrs& a, const std::string& layer = {});
 void fill(Tensor& y, float value, const std::string& layer = {});
 void scale(const Tensor& x, Tensor& y, float alpha, const std::string& layer = {});
 void add_n(const std::vector<const Tensor*>& xs, Tensor& y, const std::string& layer = {});

@@ -134,7 +134,7 @@ inline CudaDevice& device_from_ctx(void* ctx) { return static_cast<CudaDevice&>(
 
 // The device's kernels (kernel_table.cpp), registered per area (conv.cpp,
 // pool_activation.cpp, matmul.cpp, ops.cpp, activations.cpp, tensor_ops.cpp,
-// batch_norm.cpp, optimizers.cpp, losses.cpp).
+// batch_norm.cpp, optimizers.cpp, losses.cpp, random.cpp, reduce.cpp).
 const sdk::KernelTable& kernel_table();
 void register_conv_kernels(sdk::KernelTable& t);
 void register_pool_activation_kernels(sdk::KernelTable& t);
@@ -145,5 +145,7 @@ void register_tensor_kernels(sdk::KernelTable& t);
 void register_batch_norm_kernels(sdk::KernelTable& t);
 void register_optimizer_kernels(sdk::KernelTable& t);
 void register_loss_kernels(sdk::KernelTable& t);
+void register_random_kernels(sdk::KernelTable& t);
+void register_reduce_kernels(sdk::KernelTable& t);
 
 }  // namespace axon::cuda

@@ -17,6 +17,8 @@ const sdk::KernelTable& kernel_table() {
     register_batch_norm_kernels(t);
     register_optimizer_kernels(t);
     register_loss_kernels(t);
+    register_random_kernels(t);
+    register_reduce_kernels(t);
     return t;
   }();
   return table;

@@ -638,6 +638,8 @@ const KernelTable& kernel_table() {
     add_layer_kernels(t);
     add_elementwise_kernels(t);
     add_loss_kernels(t);
+    add_random_kernels(t);
+    add_reduce_kernels(t);
     return t;
   }();
   return table;

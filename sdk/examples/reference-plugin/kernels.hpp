@@ -37,4 +37,10 @@ void add_layer_kernels(axon::sdk::KernelTable& t);
 // kernels_losses.cpp: the losses of ABI 1.7 and BinaryAccuracy.
 void add_loss_kernels(axon::sdk::KernelTable& t);
 
+// kernels_random.cpp: ABI 1.9's StatelessRandomNormalV2 and StatelessRandomUniformV2.
+void add_random_kernels(axon::sdk::KernelTable& t);
+
+// kernels_reduce.cpp: ABI 1.9's ReduceSum, Mean and Max over axes.
+void add_reduce_kernels(axon::sdk::KernelTable& t);
+
 }  // namespace ref

@@ -96,6 +96,11 @@ enum class OpId : uint8_t {
   RegressionLoss,
   BinaryAccuracy,
   InTopKV2,
+  StatelessRandomNormalV2,
+  StatelessRandomUniformV2,
+  ReduceSum,
+  Mean,
+  Max,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
@@ -129,7 +134,9 @@ enum class AttrKind : uint8_t {
   crossentropy,
   regression_loss,
   binary_accuracy,
-  in_top_k
+  in_top_k,
+  random,
+  reduce
 };
 
 // The struct's C name and the bytes a caller must fill at least (up to its
@@ -175,6 +182,8 @@ constexpr AttrInfo attr_info(AttrKind k) {
     case AttrKind::binary_accuracy:
       return {"axon_binary_accuracy_attrs", AXON_STRUCT_SIZE(axon_binary_accuracy_attrs, threshold)};
     case AttrKind::in_top_k: return {"axon_in_top_k_attrs", AXON_STRUCT_SIZE(axon_in_top_k_attrs, k)};
+    case AttrKind::random: return {"axon_random_attrs", AXON_STRUCT_SIZE(axon_random_attrs, offset)};
+    case AttrKind::reduce: return {"axon_reduce_attrs", AXON_STRUCT_SIZE(axon_reduce_attrs, keep_dims)};
   }
   return {"", 0};
 }
@@ -218,6 +227,8 @@ template <> struct attr_kind_of<axon_binary_accuracy_attrs> {
   static constexpr AttrKind value = AttrKind::binary_accuracy;
 };
 template <> struct attr_kind_of<axon_in_top_k_attrs> { static constexpr AttrKind value = AttrKind::in_top_k; };
+template <> struct attr_kind_of<axon_random_attrs> { static constexpr AttrKind value = AttrKind::random; };
+template <> struct attr_kind_of<axon_reduce_attrs> { static constexpr AttrKind value = AttrKind::reduce; };
 
 // A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
 // dtype of its first input, or first output when it has none).
@@ -447,6 +458,18 @@ inline constexpr OpSchema kOpTable[] = {
   {OpId::InTopKV2, "InTopKV2", {{"predictions"}, {"targets", AXON_INT32}}, 2, 2, {{"correct"}}, 1, 1,
    AttrKind::in_top_k, 0, 8, {}, kF32,
    "TensorFlow's InTopKV2: fewer than k predictions above the target's (ties count), as float 0/1"},
+  // ABI 1.9: TensorFlow's stateless random ops (Philox-4x32-10, each element
+  // by its index) and reductions over a set of axes (plugin_abi.h).
+  {OpId::StatelessRandomNormalV2, "StatelessRandomNormalV2", {}, 0, 0, {{"y"}}, 1, 1, AttrKind::random, 0, 9, {},
+   kF32, "y = TensorFlow's stateless standard normals of key and counter * scale + offset"},
+  {OpId::StatelessRandomUniformV2, "StatelessRandomUniformV2", {}, 0, 0, {{"y"}}, 1, 1, AttrKind::random, 0, 9, {},
+   kF32, "y = TensorFlow's stateless uniforms in [0, 1) of key and counter * scale + offset"},
+  {OpId::ReduceSum, "ReduceSum", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::reduce, 0, 9, {}, kF32,
+   "TensorFlow's Sum over axes (keep_dims); over no element 0"},
+  {OpId::Mean, "Mean", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::reduce, 0, 9, {}, kF32,
+   "TensorFlow's Mean over axes (keep_dims); over no element NaN"},
+  {OpId::Max, "Max", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::reduce, 0, 9, {}, kF32,
+   "TensorFlow's Max over axes (keep_dims; NaN propagates); over no element -inf"},
 };
 // clang-format on
 

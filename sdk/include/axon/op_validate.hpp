@@ -201,6 +201,30 @@ class Validation {
                 dims_string(x0).c_str(), static_cast<long long>(total), a.axis);
   }
 
+  // The reductions of ABI 1.9: axes in [-rank, rank), none twice, and y x's
+  // shape with the reduced axes 1 (keep_dims) or dropped.
+  bool reduction(const axon_reduce_attrs& a, const axon_tensor& x, const axon_tensor& y) {
+    if (a.keep_dims != 0 && a.keep_dims != 1) return fail("keep_dims must be 0 or 1, got %d", a.keep_dims);
+    if (a.num_axes < 0 || a.num_axes > AXON_MAX_RANK)
+      return fail("num_axes must be from 0 to %d, got %d", AXON_MAX_RANK, a.num_axes);
+    bool reduced[AXON_MAX_RANK] = {};
+    for (int i = 0; i < a.num_axes; ++i) {
+      const int axis = a.axes[i], k = axis < 0 ? axis + x.rank : axis;
+      if (k < 0 || k >= x.rank)
+        return fail("axis %d is out of range for x %s (rank %d)", axis, dims_string(x).c_str(), x.rank);
+      if (reduced[k]) return fail("axis %d is given twice for x %s", axis, dims_string(x).c_str());
+      reduced[k] = true;
+    }
+    axon_tensor want{};
+    for (int d = 0; d < x.rank; ++d)
+      if (!reduced[d] || a.keep_dims) want.dims[want.rank++] = reduced[d] ? 1 : x.dims[d];
+    bool same = y.rank == want.rank;
+    for (int d = 0; same && d < y.rank; ++d) same = y.dims[d] == want.dims[d];
+    if (same) return true;
+    return fail("y has shape %s, expected %s (x %s reduced%s)", dims_string(y).c_str(), dims_string(want).c_str(),
+                dims_string(x).c_str(), a.keep_dims ? " with keep_dims" : "");
+  }
+
  private:
   // VALID padding needs the (dilated) window to fit in the input.
   bool windows_fit(const axon_padding& padding, const axon_tensor& x, int64_t kh, int64_t kw, int64_t dh, int64_t dw,
@@ -381,7 +405,13 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       return v.fail("y must be a scalar ([] or [1]), got shape %s", dims_string(y).c_str());
     }
     case OpId::Fill:
+    case OpId::StatelessRandomNormalV2:
+    case OpId::StatelessRandomUniformV2:
       return true;
+    case OpId::ReduceSum:
+    case OpId::Mean:
+    case OpId::Max:
+      return v.reduction(*static_cast<const axon_reduce_attrs*>(c.attrs), in[0], out[0]);
     case OpId::AddN:
       for (int i = 1; i < c.num_inputs; ++i)
         if (!v.same_shape(in[i], "x", in[0], "x0")) return false;
@@ -588,6 +618,10 @@ inline bool validate_call(const OpSchema& s, const axon_kernel_call& call, std::
         return v.fail("batch_norm attribute struct too small (%zu < %zu bytes)", f.batch_norm.struct_size,
                       attr_info(AttrKind::batch_norm).min_size);
       if (!v.batch_norm_attrs(f.batch_norm) || !v.activation(f.activation)) return false;
+    }
+    if (s.attrs == AttrKind::random) {
+      const auto& a = *static_cast<const axon_random_attrs*>(call.attrs);
+      if (!v.finite(a.scale, "scale") || !v.finite(a.offset, "offset")) return false;
     }
     if (s.attrs == AttrKind::moving_average) {
       const auto& a = *static_cast<const axon_moving_average_attrs*>(call.attrs);

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 8
+#define AXON_ABI_MINOR 9
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -382,6 +382,39 @@ typedef struct axon_in_top_k_attrs {
   size_t struct_size;
   int32_t k; /* >= 1 */
 } axon_in_top_k_attrs;
+/* The random ops of ABI 1.9: TensorFlow's StatelessRandomNormalV2 and
+ * StatelessRandomUniformV2 (algorithm Philox). Element i of y (row-major) is
+ * word i % 4 of the Philox-4x32-10 block at counter + i / 4 (a 128-bit add,
+ * word 0 lowest) under key: it depends on key, counter and i alone, never on
+ * threads or tiling. Uniform: the word's low 23 bits as the mantissa of a
+ * float in [1, 2), minus 1 (TensorFlow's Uint32ToFloat). Normal: TensorFlow's
+ * BoxMullerFloat on words (0, 1) and (2, 3) of the block:
+ * u1 = max(uniform(w0), 1e-7f), v = float(2 pi uniform(w1)) (in double, then
+ * rounded), r = sqrtf(-2 logf(u1)), values r cosf(v) and r sinf(v). Then
+ * y = value * scale + offset, rounded after each operation (as
+ * tf.random.stateless_normal's rnd * stddev + mean and stateless_uniform's
+ * rnd * (maxval - minval) + minval). key and counter are what TensorFlow
+ * derives from a seed pair (sdk/include/axon/philox.hpp). */
+typedef struct axon_random_attrs {
+  size_t struct_size;
+  uint32_t key[2];
+  uint32_t counter[4];
+  float scale;  /* finite */
+  float offset; /* finite */
+} axon_random_attrs;
+
+/* The reductions of ABI 1.9: TensorFlow's Sum (here ReduceSum: the name Sum
+ * is ABI 1.0's full reduction), Mean and Max over a set of axes of x. Each
+ * axis is in [-rank, rank) (negative counts from the end), none twice; none
+ * at all: y = x. keep_dims 1: y has x's rank with 1 on the reduced axes, else
+ * the reduced axes are dropped. Over zero elements: sum 0, mean NaN, max
+ * -inf (TensorFlow's answers); Max propagates NaN. */
+typedef struct axon_reduce_attrs {
+  size_t struct_size;
+  int32_t num_axes; /* 0 to AXON_MAX_RANK */
+  int32_t axes[AXON_MAX_RANK];
+  int32_t keep_dims; /* 0 or 1 */
+} axon_reduce_attrs;
 
 /* The argmax of _FusedConv2DMaxPool: the tap of the pool window (row-major,
  * counted from the window's unclipped top-left corner) holding the window's

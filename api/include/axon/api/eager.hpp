@@ -67,13 +67,21 @@ Tensor reshape(const Tensor& x, const Shape& shape);
 std::string to_string(const Tensor& t);
 
 namespace math {
-// The sum of every element, a scalar (TensorFlow's reduce_sum without axis).
+// The sum of every element, a scalar (TensorFlow's reduce_sum without axis):
+// the op table's Sum.
 Tensor reduce_sum(const Tensor& x);
 // The sum over `axis` (negative counts from the end; each at most once),
-// those dimensions dropped, or kept as 1 with keepdims. Composed on the
-// device from MatMul with constant 0/1 matrices (no host round trip), so
-// each sum is the device's float32 dot product.
+// those dimensions dropped, or kept as 1 with keepdims: the op table's
+// ReduceSum (sums in double, rounded once). No axis: a copy of x.
 Tensor reduce_sum(const Tensor& x, const std::vector<int>& axis, bool keepdims = false);
+// The mean of every element, a scalar, and over `axis` as reduce_sum: Mean.
+// Over no element: NaN (TensorFlow's answer).
+Tensor reduce_mean(const Tensor& x);
+Tensor reduce_mean(const Tensor& x, const std::vector<int>& axis, bool keepdims = false);
+// The largest element, a scalar, and over `axis` as reduce_sum: Max (NaN
+// propagates). Over no element: -inf (TensorFlow's answer).
+Tensor reduce_max(const Tensor& x);
+Tensor reduce_max(const Tensor& x, const std::vector<int>& axis, bool keepdims = false);
 }  // namespace math
 
 namespace nn {

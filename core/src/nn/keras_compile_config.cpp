@@ -1,4 +1,4 @@
-#include "compile_config.hpp"
+#include <axon/nn/keras_compile_config.hpp>
 
 #include <axon/error.hpp>
 #include <axon/nn/lr_schedule.hpp>
@@ -8,7 +8,7 @@
 #include <cctype>
 #include <cmath>
 
-namespace axon::train_app {
+namespace axon::nn {
 namespace {
 
 using json = nlohmann::json;
@@ -144,4 +144,4 @@ KerasCompileConfig read_compile_config(const std::string& config_json, const std
   return out;
 }
 
-}  // namespace axon::train_app
+}  // namespace axon::nn

@@ -11,6 +11,7 @@
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
+#include <axon/log.hpp>
 #include <axon/nn/keras_compile_config.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/model.hpp>
@@ -314,6 +315,11 @@ Model load_model(const std::filesystem::path& file) {
   const std::string name = file.string();
   const std::string config = train::read_keras_config(file);
   const nn::KerasCompileConfig compiled = nn::read_compile_config(config, name);
+  if (!compiled.other_metrics.empty()) {
+    std::string names;
+    for (const std::string& m : compiled.other_metrics) names += (names.empty() ? "" : ", ") + m;
+    log::warning("load_model", name + ": the compiled metrics " + names + " are left out (axon computes accuracy)");
+  }
   auto state = std::make_unique<Model::State>();
   nn::KerasModel k = nn::model_from_keras_json(config, name);  // every error before any work
   state->model_json = config;

@@ -94,6 +94,7 @@ TEST_CASE("the functional API: Input, layers called on tensors, merges, keras::M
   const keras::KerasTensor inputs = keras::Input({8, 8});  // Keras' grey (8, 8): one channel
   CHECK(inputs.shape() == Shape{8, 8, 1});
   CHECK(inputs.name() == "input_layer");
+  CHECK_THROWS_WITH(keras::Input({8}), "Input: the shape must be [H, W] or [H, W, C], got [8]");
   const keras::KerasTensor x = layers::Conv2D(4, {3, 3}, "relu", {}, "same")(inputs);
   const keras::KerasTensor y = layers::Conv2D(4, {3, 3}, "", {}, "same")(x);
   CHECK(x.name() == "conv2d");
@@ -187,6 +188,26 @@ TEST_CASE("learning-rate schedules given to an optimizer drive fit's rate", "[ap
       schedules::ExponentialDecay({.initial_learning_rate = 0.05, .decay_steps = 4, .decay_rate = 0.5});
   CHECK(exponential(6) == Approx(0.05 * std::pow(0.5, 6.0 / 4)).epsilon(1e-6));
   CHECK(schedules::PiecewiseConstantDecay({.boundaries = {3}, .values = {0.1, 0.01}})(4) == Approx(0.01));
+  CHECK(schedules::PolynomialDecay({.initial_learning_rate = 0.1, .decay_steps = 10, .end_learning_rate = 0.01,
+                                    .power = 2})(4) == Approx(0.09 * 0.36 + 0.01).epsilon(1e-6));
+  CHECK(schedules::InverseTimeDecay({.initial_learning_rate = 0.1, .decay_steps = 5, .decay_rate = 0.5})(10) ==
+        Approx(0.1 / 2).epsilon(1e-6));
+  CHECK(schedules::CosineDecayRestarts({.initial_learning_rate = 0.1, .first_decay_steps = 8})(2) ==
+        Approx(0.1 * 0.5 * (1 + std::cos(std::numbers::pi * 2 / 8))).epsilon(1e-6));
+  // Keras 3's warmup: linear from the initial rate to warmup_target, then the decay from there.
+  const schedules::LearningRateSchedule warm = schedules::CosineDecay(
+      {.initial_learning_rate = 0, .decay_steps = 10, .warmup_target = 0.2, .warmup_steps = 4});
+  CHECK(warm(1) == Approx(0.05).epsilon(1e-6));
+  CHECK(warm(4) == Approx(0.2).epsilon(1e-6));
+  CHECK(warm(9) == Approx(0.2 * 0.5 * (1 + std::cos(std::numbers::pi * 5 / 10))).epsilon(1e-6));
+  // Every optimizer takes a schedule in place of its rate, starting at the schedule's first rate.
+  for (const keras::optimizers::Optimizer& o :
+       {keras::optimizers::Adam(cosine), keras::optimizers::SGD(cosine), keras::optimizers::RMSprop(cosine),
+        keras::optimizers::AdamW(cosine), keras::optimizers::Adagrad(cosine), keras::optimizers::Nadam(cosine)}) {
+    CHECK(o.schedule == cosine.get());
+    CHECK(o.options.learning_rate == static_cast<float>(cosine(0)));
+  }
+  CHECK_FALSE(keras::optimizers::Adam(0.002).schedule);
   CHECK_THROWS_AS(schedules::CosineDecay({.initial_learning_rate = 0.1, .decay_steps = 0}), UsageError);
 
   keras::Model model = residual_model();

@@ -135,7 +135,8 @@ LearningRateSchedule CosineDecayRestarts(const nn::CosineDecayRestarts& settings
 
 // An optimizer's learning rate: a number, or a schedule.
 struct LearningRate {
-  LearningRate(double rate) : value(rate) {}  // NOLINT: a number converts, as in Keras
+  // Implicit on purpose: a number or a schedule is the argument, as in Keras.
+  LearningRate(double rate) : value(rate) {}                                                  // NOLINT
   LearningRate(const schedules::LearningRateSchedule& s) : value(s(0)), schedule(s.get()) {}  // NOLINT
   double value;
   std::shared_ptr<const nn::LearningRateSchedule> schedule;  // none: the rate stays
@@ -144,7 +145,7 @@ struct LearningRate {
 // An optimizer as compile() takes it: axon::nn::OptimizerOptions (which
 // convert to it) and the schedule that drives its learning rate, if any.
 struct Optimizer {
-  Optimizer(const nn::OptimizerOptions& o) : options(o) {}  // NOLINT: as compile() took them before
+  Optimizer(const nn::OptimizerOptions& o) : options(o) {}  // NOLINT: implicit, as compile() took them before
   Optimizer(const nn::OptimizerOptions& o, const LearningRate& learning_rate);
   nn::OptimizerOptions options;
   std::shared_ptr<const nn::LearningRateSchedule> schedule;

@@ -30,7 +30,7 @@ std::filesystem::path temp_dir(const char* name) {
   return dir;
 }
 
-// 48 grey 8x8 images whose class (0, 1, 2) is the brightest third of the image.
+// n grey 8x8 images (48 by default) whose class (0, 1, 2) is the brightest third of the image.
 struct Synthetic {
   keras::Images x;
   keras::Labels y;
@@ -67,7 +67,7 @@ std::vector<float> parameter(keras::Model& model, const std::string& name) {
   return {};
 }
 
-// Throws at the start of epoch `at` (1-based): a run killed there.
+// Throws at the end of step `step` (1-based) of epoch `epoch` (1-based): a run killed there.
 class KillAt : public nn::Callback {
  public:
   KillAt(int epoch, int64_t step) : epoch_(epoch), step_(step) {}

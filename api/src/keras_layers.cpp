@@ -1,5 +1,5 @@
-// axon::keras::layers, optimizers, Images and the data sets: Keras configs
-// and data as the core reads them.
+// axon::keras::layers, Images and the data sets: Keras configs and data as
+// the core reads them.
 #include <axon/api/keras.hpp>
 #include <axon/data/arrays.hpp>
 #include <axon/error.hpp>
@@ -65,6 +65,13 @@ Layer Rescaling(double scale, double offset, const Shape& input_shape) {
   return make("Rescaling", {{"scale", scale}, {"offset", offset}}, input_shape);
 }
 
+Layer Add() { return make("Add", json::object()); }
+Layer Subtract() { return make("Subtract", json::object()); }
+Layer Multiply() { return make("Multiply", json::object()); }
+Layer Average() { return make("Average", json::object()); }
+Layer Maximum() { return make("Maximum", json::object()); }
+Layer Concatenate(int axis) { return make("Concatenate", {{"axis", axis}}); }
+
 Layer from_config(const std::string& class_name, const std::string& config_json, const Shape& input_shape) {
   json config = json::parse(config_json, nullptr, false);
   if (config.is_discarded() || !config.is_object())
@@ -73,34 +80,6 @@ Layer from_config(const std::string& class_name, const std::string& config_json,
 }
 
 }  // namespace layers
-
-namespace optimizers {
-namespace {
-nn::OptimizerOptions of(nn::OptimizerKind kind, double learning_rate) {
-  nn::OptimizerOptions o;
-  o.kind = kind;
-  o.learning_rate = static_cast<float>(learning_rate);
-  return o;
-}
-}  // namespace
-
-nn::OptimizerOptions Adam(double learning_rate) { return of(nn::OptimizerKind::adam, learning_rate); }
-nn::OptimizerOptions SGD(double learning_rate, double momentum, bool nesterov) {
-  nn::OptimizerOptions o = of(nn::OptimizerKind::sgd, learning_rate);
-  o.momentum = static_cast<float>(momentum);
-  o.nesterov = nesterov;
-  return o;
-}
-nn::OptimizerOptions RMSprop(double learning_rate) { return of(nn::OptimizerKind::rmsprop, learning_rate); }
-nn::OptimizerOptions AdamW(double learning_rate, double weight_decay) {
-  nn::OptimizerOptions o = of(nn::OptimizerKind::adamw, learning_rate);
-  o.weight_decay = static_cast<float>(weight_decay);
-  return o;
-}
-nn::OptimizerOptions Adagrad(double learning_rate) { return of(nn::OptimizerKind::adagrad, learning_rate); }
-nn::OptimizerOptions Nadam(double learning_rate) { return of(nn::OptimizerKind::nadam, learning_rate); }
-
-}  // namespace optimizers
 
 namespace losses {
 namespace {
@@ -131,6 +110,36 @@ nn::LossOptions Huber(double delta) {
 }
 
 }  // namespace losses
+
+namespace metrics {
+
+Metric::Metric(const std::string& name) {
+  if (nn::is_accuracy_name(name)) return;
+  options = nn::metric_from_name(name);
+  if (!options) throw UsageError("compile: unknown metric \"" + name + "\"; axon has " + nn::metric_names());
+}
+
+namespace {
+Metric of(nn::MetricKind kind, int k, const std::string& name) {
+  nn::MetricOptions o;
+  o.kind = kind;
+  o.k = k;
+  o.name = name;
+  nn::check_metrics({o});
+  return o;
+}
+}  // namespace
+
+Metric MeanSquaredError(const std::string& name) { return of(nn::MetricKind::mean_squared_error, 5, name); }
+Metric MeanAbsoluteError(const std::string& name) { return of(nn::MetricKind::mean_absolute_error, 5, name); }
+Metric TopKCategoricalAccuracy(int k, const std::string& name) {
+  return of(nn::MetricKind::top_k_categorical_accuracy, k, name);
+}
+Metric SparseTopKCategoricalAccuracy(int k, const std::string& name) {
+  return of(nn::MetricKind::sparse_top_k_categorical_accuracy, k, name);
+}
+
+}  // namespace metrics
 
 // ---------------------------------------------------------------- data
 

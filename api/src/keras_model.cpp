@@ -1,16 +1,23 @@
-// keras::Sequential: the layers' Keras configs become a Keras 3 Sequential
-// JSON that the core's Keras reader turns into a model (through the layer
-// registry), built on the scope's strategy or device; compile, fit, evaluate
-// and predict are the core model's.
+// keras::Model and keras::Sequential: every model is a Keras 3 model JSON
+// (a Sequential's from its layers' configs, a functional one from its graph,
+// a loaded one from its file) that the core's Keras reader turns into a
+// model (through the layer registry), built on the scope's strategy or
+// device; compile, fit, evaluate and predict are the core model's.
 #include "context.hpp"
+#include "keras_detail.hpp"
 
 #include <axon/api/distribute.hpp>
 #include <axon/api/keras.hpp>
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
+#include <axon/io/read_file.hpp>
+#include <axon/log.hpp>
+#include <axon/nn/keras_compile_config.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/model.hpp>
+#include <axon/train/keras_file.hpp>
 #include <axon/train/progress.hpp>
+#include <axon/train/reduce_lr_on_plateau.hpp>
 #include <axon/train/weights.hpp>
 #include <axon/workers.hpp>
 
@@ -28,21 +35,6 @@ namespace {
 using json = nlohmann::json;
 
 std::atomic<uint64_t> g_seed{0};
-
-// Keras' default layer name: "MaxPooling2D" -> "max_pooling2d".
-std::string snake_case(const std::string& name) {
-  std::string out;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    const bool upper = std::isupper(c) != 0;
-    const bool after_lower = i > 0 && std::islower(static_cast<unsigned char>(name[i - 1])) != 0;
-    const bool starts_word = i > 0 && upper && i + 1 < name.size() &&
-                             std::islower(static_cast<unsigned char>(name[i + 1])) != 0 && name[i - 1] != '_';
-    if (upper && (after_lower || starts_word)) out += '_';
-    out += static_cast<char>(std::tolower(c));
-  }
-  return out;
-}
 
 // [H, W] (Keras' (28, 28) of grey images) is [H, W, 1].
 Shape image_shape(Shape shape) {
@@ -66,16 +58,45 @@ data::ImageSet with_labels(const Images& x, const Labels& y, const char* what) {
 
 }  // namespace
 
-struct Sequential::State {
+namespace detail {
+std::string snake_case(const std::string& name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    const bool upper = std::isupper(c) != 0;
+    const bool after_lower = i > 0 && std::islower(static_cast<unsigned char>(name[i - 1])) != 0;
+    const bool starts_word = i > 0 && upper && i + 1 < name.size() &&
+                             std::islower(static_cast<unsigned char>(name[i + 1])) != 0 && name[i - 1] != '_';
+    if (upper && (after_lower || starts_word)) out += '_';
+    out += static_cast<char>(std::tolower(c));
+  }
+  return out;
+}
+}  // namespace detail
+
+struct Model::State {
   std::string name;
-  std::vector<Layer> layers;
+  std::vector<Layer> layers;  // a Sequential's
+  std::string model_json;     // a functional or loaded model's Keras JSON (else made from `layers`)
   Shape input_shape;
   axon::Strategy* strategy = nullptr;  // the scope's when the model was made
   Device* device = nullptr;            // the device scope's then
   std::unique_ptr<nn::Model> model;
   bool compiled = false;
+  std::shared_ptr<const nn::LearningRateSchedule> schedule;  // compile()'s, if any
+  float learning_rate = 0;                                   // compile()'s first rate
+
+  State() {
+    api_detail::runtime();
+    strategy = distribute::StrategyScope::current();
+    device = DeviceScope::current();
+  }
+
+  // Names the model in the reader's messages.
+  std::string source() const { return (model_json.empty() ? "keras::Sequential " : "keras::Model ") + name; }
 
   std::string keras_json() const {
+    if (!model_json.empty()) return model_json;
     json list = json::array();
     list.push_back({{"class_name", "InputLayer"},
                     {"config", {{"name", "input_layer"},
@@ -85,7 +106,7 @@ struct Sequential::State {
     for (const Layer& l : layers) {
       json config = json::parse(l.config_json);
       if (!config.contains("name")) {
-        const std::string base = snake_case(l.class_name);
+        const std::string base = detail::snake_case(l.class_name);
         const int n = counts[base]++;
         config["name"] = n == 0 ? base : base + "_" + std::to_string(n);
       }
@@ -98,8 +119,8 @@ struct Sequential::State {
   void build() {
     if (model) return;
     if (input_shape.empty()) throw UsageError("the model " + name + " has no input shape: give the first layer one");
-    if (layers.empty()) throw UsageError("the model " + name + " has no layers");
-    nn::KerasModel k = nn::model_from_keras_json(keras_json(), "keras::Sequential " + name);
+    if (layers.empty() && model_json.empty()) throw UsageError("the model " + name + " has no layers");
+    nn::KerasModel k = nn::model_from_keras_json(keras_json(), source());
     const uint64_t seed = g_seed.load();
     if (strategy != nullptr)
       k.model->build(input_shape, *strategy, seed);
@@ -115,17 +136,153 @@ struct Sequential::State {
   }
 };
 
-Sequential::Sequential(std::vector<Layer> layers, const std::string& name) : s_(std::make_unique<State>()) {
-  api_detail::runtime();
+// ---------------------------------------------------------------- Model
+
+Model::Model(std::unique_ptr<State> state) : s_(std::move(state)) {}
+
+Model::Model(const KerasTensor& inputs, const KerasTensor& outputs, const std::string& name)
+    : s_(std::make_unique<State>()) {
   s_->name = name;
-  s_->strategy = distribute::StrategyScope::current();
-  s_->device = DeviceScope::current();
-  for (Layer& l : layers) add(std::move(l));
+  s_->model_json = detail::functional_json(inputs, outputs, name);
+  s_->input_shape = inputs.shape();
+  nn::model_from_keras_json(s_->model_json, s_->source());  // a graph axon cannot train fails here, as in Keras
 }
 
-Sequential::~Sequential() = default;
-Sequential::Sequential(Sequential&&) noexcept = default;
-Sequential& Sequential::operator=(Sequential&&) noexcept = default;
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+void Model::compile(const optimizers::Optimizer& optimizer, const nn::LossOptions& loss,
+                    const std::vector<metrics::Metric>& metrics) {
+  std::vector<nn::MetricOptions> compiled;
+  for (const metrics::Metric& m : metrics)
+    if (m.options) compiled.push_back(*m.options);
+  try {
+    nn::check_metrics(compiled);
+  } catch (const UsageError& e) {
+    throw UsageError("compile: " + std::string(e.what()));
+  }
+  nn::Model& model = s_->built(nullptr);
+  model.compile(optimizer.options, loss, compiled);
+  s_->schedule = optimizer.schedule;
+  s_->learning_rate = model.optimizer().learning_rate();
+  s_->compiled = true;
+}
+
+History Model::fit(const Images& x, const Labels& y, const FitOptions& options) {
+  if (s_->input_shape.empty() && x.size() > 0) s_->input_shape = Shape(x.shape().begin() + 1, x.shape().end());
+  nn::Model& model = s_->built("fit");
+  const data::ImageSet train = with_labels(x, y, "fit");
+  std::optional<data::ImageSet> validation;
+  if (options.validation_data) validation = with_labels(options.validation_data->x, options.validation_data->y,
+                                                        "fit: validation_data");
+  std::vector<std::unique_ptr<nn::Callback>> owned;
+  nn::FitOptions o;
+  o.epochs = options.epochs;
+  o.batch_size = options.batch_size;
+  o.shuffle = options.shuffle;
+  o.seed = options.seed;
+  o.steps_per_epoch = options.steps_per_epoch;
+  o.validation_data = validation ? &*validation : nullptr;
+  o.learning_rate_schedule = s_->schedule.get();
+  const bool chief = model.strategy().is_chief();
+  // Redrawn in place on a terminal, as axon-train does; mpirun's forwarded
+  // output gets one line per epoch.
+  const bool interactive = ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
+  if (options.verbose != 0 && chief) owned.push_back(std::make_unique<train::ProgressBar>(stdout, interactive));
+  for (const callbacks::Callback& c : options.callbacks) owned.push_back(c.make(model, options.batch_size));
+  // BackupAndRestore goes last: its backups keep what the others decided at
+  // an epoch's end (their states ride in them).
+  detail::BackupAndRestoreCallback* backup = nullptr;
+  std::vector<train::CheckpointedState*> states;
+  for (auto& c : owned) {
+    if (auto* b = dynamic_cast<detail::BackupAndRestoreCallback*>(c.get())) {
+      if (backup != nullptr) throw UsageError("fit: more than one BackupAndRestore");
+      backup = b;
+      continue;
+    }
+    if (s_->schedule && dynamic_cast<train::ReduceLROnPlateauCallback*>(c.get()) != nullptr)
+      throw UsageError("fit: ReduceLROnPlateau cannot set the learning rate of an optimizer a schedule drives");
+    if (auto* state = dynamic_cast<train::CheckpointedState*>(c.get())) states.push_back(state);
+    o.callbacks.push_back(c.get());
+  }
+  if (backup != nullptr) {
+    const int64_t all_steps = (train.count + options.batch_size - 1) / std::max<int64_t>(options.batch_size, 1);
+    const train::RunIdentity run{options.seed, options.batch_size, train.count,
+                                 options.steps_per_epoch > 0 ? std::min(options.steps_per_epoch, all_steps) : all_steps,
+                                 s_->learning_rate, {}};
+    const train::TrainingPosition at = backup->restore(run, states, s_->strategy);
+    o.initial_epoch = at.epochs_done;
+    o.initial_step = at.step_in_epoch;
+    o.callbacks.push_back(backup);
+  }
+  History h;
+  h.logs = model.fit(train, o);
+  if (backup != nullptr && !h.logs.stopped) backup->finish();
+  for (const nn::EpochLogs& e : h.logs.epochs) {
+    h.history["loss"].push_back(e.loss);
+    h.history["accuracy"].push_back(e.accuracy);
+    for (const auto& [name, value] : e.metrics) h.history[name].push_back(value);
+    h.history["seconds"].push_back(e.seconds);
+    if (e.has_validation) {
+      h.history["val_loss"].push_back(e.val_loss);
+      h.history["val_accuracy"].push_back(e.val_accuracy);
+      for (const auto& [name, value] : e.val_metrics) h.history["val_" + name].push_back(value);
+    }
+  }
+  return h;
+}
+
+Evaluation Model::evaluate(const Images& x, const Labels& y, int64_t batch_size) {
+  nn::Model& model = s_->built("evaluate");
+  const data::ImageSet set = with_labels(x, y, "evaluate");
+  const nn::MetricValues m = model.evaluate(set, batch_size);
+  return {m.loss, m.accuracy, m.metrics};
+}
+
+Tensor Model::predict(const Images& x, int64_t batch_size) {
+  nn::Model& model = s_->built(nullptr);
+  const std::vector<float> logits = model.predict(x.set(), batch_size);
+  const int64_t classes = x.size() > 0 ? static_cast<int64_t>(logits.size()) / x.size() : 0;
+  return Tensor::from_vector<float>(model.device(), AXON_FLOAT32, {x.size(), classes}, logits);
+}
+
+std::string Model::summary() {
+  const std::string text = s_->built(nullptr).summary();
+  std::fputs(text.c_str(), stdout);
+  if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+  return text;
+}
+
+void Model::save_weights(const std::filesystem::path& file) { train::save_weights(s_->built(nullptr), file); }
+void Model::load_weights(const std::filesystem::path& file) { train::load_weights(s_->built(nullptr), file); }
+
+void Model::save(const std::filesystem::path& file) {
+  if (!train::is_keras_file(file))
+    throw UsageError("save: " + file.string() + " is not a .keras file (save_weights writes the other formats)");
+  // axon's .keras writer keeps the optimizer's variables beside the weights.
+  nn::Model& model = s_->built("save");
+  train::WeightsMetadata m;
+  m["model"] = nn::keras_json(model, model.input_shape());
+  m["compile_config"] = nn::write_compile_config(model, s_->schedule.get());
+  train::save_weights(model, file, m);
+}
+
+std::string Model::to_json() {
+  nn::Model& model = s_->built(nullptr);
+  return nn::keras_json(model, s_->input_shape);
+}
+
+int64_t Model::count_params() { return s_->built(nullptr).parameter_count(); }
+
+nn::Model& Model::model() { return s_->built(nullptr); }
+
+// ---------------------------------------------------------------- Sequential
+
+Sequential::Sequential(std::vector<Layer> layers, const std::string& name) : Model(std::make_unique<State>()) {
+  s_->name = name;
+  for (Layer& l : layers) add(std::move(l));
+}
 
 void Sequential::add(Layer layer) {
   if (s_->model) throw UsageError("add: the model " + s_->name + " is already built");
@@ -141,84 +298,40 @@ void Sequential::add(Layer layer) {
   // that needs the model (compile, summary, fit).
 }
 
-void Sequential::compile(const nn::OptimizerOptions& optimizer, const nn::LossOptions& loss,
-                         const std::vector<std::string>& metrics) {
-  for (const std::string& m : metrics)
-    if (m != "accuracy" && m != "acc" && m != "sparse_categorical_accuracy")
-      throw UsageError("compile: metric \"" + m + "\" is not supported; axon computes \"accuracy\"");
-  nn::Model& model = s_->built(nullptr);
-  model.compile(optimizer, loss);
-  s_->compiled = true;
-}
+// ---------------------------------------------------------------- load_model
 
-History Sequential::fit(const Images& x, const Labels& y, const FitOptions& options) {
-  if (s_->input_shape.empty() && x.size() > 0) s_->input_shape = Shape(x.shape().begin() + 1, x.shape().end());
-  nn::Model& model = s_->built("fit");
-  const data::ImageSet train = with_labels(x, y, "fit");
-  std::optional<data::ImageSet> validation;
-  if (options.validation_data) validation = with_labels(options.validation_data->x, options.validation_data->y,
-                                                        "fit: validation_data");
-  std::vector<std::unique_ptr<nn::Callback>> owned;
-  nn::FitOptions o;
-  o.epochs = options.epochs;
-  o.batch_size = options.batch_size;
-  o.shuffle = options.shuffle;
-  o.seed = options.seed;
-  o.steps_per_epoch = options.steps_per_epoch;
-  o.validation_data = validation ? &*validation : nullptr;
-  const bool chief = model.strategy().is_chief();
-  // Redrawn in place on a terminal, as axon-train does; mpirun's forwarded
-  // output gets one line per epoch.
-  const bool interactive = ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
-  if (options.verbose != 0 && chief) owned.push_back(std::make_unique<train::ProgressBar>(stdout, interactive));
-  for (const callbacks::Callback& c : options.callbacks) owned.push_back(c.make(model, options.batch_size));
-  for (auto& c : owned) o.callbacks.push_back(c.get());
-  History h;
-  h.logs = model.fit(train, o);
-  for (const nn::EpochLogs& e : h.logs.epochs) {
-    h.history["loss"].push_back(e.loss);
-    h.history["accuracy"].push_back(e.accuracy);
-    h.history["seconds"].push_back(e.seconds);
-    if (e.has_validation) {
-      h.history["val_loss"].push_back(e.val_loss);
-      h.history["val_accuracy"].push_back(e.val_accuracy);
-    }
+namespace models {
+
+Model load_model(const std::filesystem::path& file) {
+  if (!train::is_keras_file(file))
+    throw UsageError("load_model: " + file.string() + " is not a .keras file (load_weights reads weights files)");
+  const std::string name = file.string();
+  const std::string config = train::read_keras_config(file);
+  const nn::KerasCompileConfig compiled = nn::read_compile_config(config, name);
+  auto state = std::make_unique<Model::State>();
+  nn::KerasModel k = nn::model_from_keras_json(config, name);  // every error before any work
+  state->model_json = config;
+  state->name = k.model->name();
+  state->input_shape = k.input_shape;
+  nn::Model& model = state->built(nullptr);
+  const std::string bytes = io::read_regular_file(
+      file, train::max_weights_file_bytes(train::WeightLayout::packed(k.weights), file), "load_model");
+  train::set_weights(model, bytes, file);
+  if (compiled.optimizer) {
+    model.compile(*compiled.optimizer, compiled.loss.value_or(nn::LossOptions{}), compiled.metrics);
+    if (!compiled.schedule_json.empty())
+      state->schedule = nn::schedule_from_keras(compiled.schedule_json, name + ": compile_config");
+    state->learning_rate = model.optimizer().learning_rate();
+    state->compiled = true;
+    // The optimizer goes on from its saved state, as in Keras (none saved:
+    // it starts afresh, as Keras does).
+    const std::span<const uint8_t> view(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    train::set_keras_optimizer_state(model, train::read_keras_archive(view, name, bytes.size()), name);
   }
-  return h;
+  return Model(std::move(state));
 }
 
-Evaluation Sequential::evaluate(const Images& x, const Labels& y, int64_t batch_size) {
-  nn::Model& model = s_->built("evaluate");
-  const data::ImageSet set = with_labels(x, y, "evaluate");
-  const nn::MetricValues m = model.evaluate(set, batch_size);
-  return {m.loss, m.accuracy};
-}
-
-Tensor Sequential::predict(const Images& x, int64_t batch_size) {
-  nn::Model& model = s_->built(nullptr);
-  const std::vector<float> logits = model.predict(x.set(), batch_size);
-  const int64_t classes = x.size() > 0 ? static_cast<int64_t>(logits.size()) / x.size() : 0;
-  return Tensor::from_vector<float>(model.device(), AXON_FLOAT32, {x.size(), classes}, logits);
-}
-
-std::string Sequential::summary() {
-  const std::string text = s_->built(nullptr).summary();
-  std::fputs(text.c_str(), stdout);
-  if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
-  return text;
-}
-
-void Sequential::save_weights(const std::filesystem::path& file) { train::save_weights(s_->built(nullptr), file); }
-void Sequential::load_weights(const std::filesystem::path& file) { train::load_weights(s_->built(nullptr), file); }
-
-std::string Sequential::to_json() {
-  nn::Model& model = s_->built(nullptr);
-  return nn::keras_json(model, s_->input_shape);
-}
-
-int64_t Sequential::count_params() { return s_->built(nullptr).parameter_count(); }
-
-nn::Model& Sequential::model() { return s_->built(nullptr); }
+}  // namespace models
 
 namespace utils {
 void set_random_seed(uint64_t seed) { g_seed.store(seed); }

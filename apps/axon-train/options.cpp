@@ -1,6 +1,5 @@
 #include "options.hpp"
 
-#include "compile_config.hpp"
 #include "keras_flags.hpp"
 
 #include "optimizer_flags.hpp"
@@ -11,6 +10,7 @@
 #include <axon/io/read_file.hpp>
 #include <axon/limits.hpp>
 #include <axon/log.hpp>
+#include <axon/nn/keras_compile_config.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/parse.hpp>
 #include <axon/train/atomic_file.hpp>
@@ -297,8 +297,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (o.batch_size > limits::kMaxBatchSize)
     throw UsageError("--batch-size " + std::to_string(o.batch_size) + " is above the limit of " +
                      std::to_string(limits::kMaxBatchSize));
-  KerasCompileConfig compiled;
-  if (o.model_file && train::is_keras_file(*o.model_file)) compiled = read_compile_config(o.model_json, *o.model_file);
+  nn::KerasCompileConfig compiled;
+  if (o.model_file && train::is_keras_file(*o.model_file))
+    compiled = nn::read_compile_config(o.model_json, *o.model_file);
   o.optimizer = parse_optimizer_options(vm, compiled.optimizer);
   if (vm.count("loss")) o.loss = loss_from_flag(vm["loss"].as<std::string>());
   else if (compiled.loss) o.loss = *compiled.loss;

@@ -9,6 +9,7 @@
 #include <axon/io/read_file.hpp>
 #include <axon/limits.hpp>
 #include <axon/log.hpp>
+#include <axon/nn/keras_compile_config.hpp>
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/layers.hpp>
 #include <axon/nn/lr_schedule.hpp>
@@ -131,38 +132,13 @@ void set_initial_weights(nn::Model& model, Strategy& strategy, const Options& op
   }
 }
 
-// The compile_config's metrics: accuracy and the compiled ones.
-nlohmann::json keras_metrics(nn::Model& model) {
-  nlohmann::json list = nlohmann::json::array({"accuracy"});
-  for (const nn::MetricOptions& m : model.replica(0).train_metrics().compiled())
-    list.push_back(nlohmann::json::parse(nn::metric_keras_json(m)));
-  return list;
-}
-
-// Keras' compile_config of the training: what Keras' load_model compiles a
-// saved .keras model with.
-std::string compile_config(nn::Model& model, const nn::LearningRateSchedule* schedule) {
-  using json = nlohmann::json;
-  // The loss as Keras is given it: from_logits=False for a model ending in
-  // softmax or sigmoid whose logits a cross-entropy reads.
-  return json{{"optimizer", json::parse(model.replica(0).optimizer().keras_config(schedule))},
-              {"loss", json::parse(model.loss().keras_json())},
-              {"loss_weights", nullptr},
-              {"metrics", keras_metrics(model)},
-              {"weighted_metrics", nullptr},
-              {"run_eagerly", false},
-              {"steps_per_execution", 1},
-              {"jit_compile", false}}
-      .dump();
-}
-
 // What a weights file keeps besides the weights (a safetensors file's
 // metadata; a .keras file's config.json takes the model and compile_config).
 train::WeightsMetadata weights_metadata(nn::Model& model, const Options& opts, const data::Dataset& ds,
                                         const nn::History& history, const nn::LearningRateSchedule* schedule) {
   train::WeightsMetadata m;
   m["model"] = nn::keras_json(model, model.input_shape());
-  m["compile_config"] = compile_config(model, schedule);
+  m["compile_config"] = nn::write_compile_config(model, schedule);
   m["optimizer"] = nn::optimizer_keras_class(model.optimizer().kind());
   if (model.optimizer().describe() != "--optimizer adam") m["optimizer_flags"] = model.optimizer().describe();
   // A model ending in softmax outputs probabilities to Keras (from_logits=False);

@@ -111,8 +111,13 @@ TEST_CASE("bad models and bad use throw one clear message", "[api][keras][errors
   keras::Sequential unknown({layers::from_config("LSTM", R"({"units": 4})", {28, 28, 1})});
   CHECK_THROWS_WITH(unknown.count_params(), Catch::Contains("LSTM") && Catch::Contains("supported: InputLayer"));
   keras::Sequential model = guide_cnn();
-  CHECK_THROWS_WITH(model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true), {"mse"}),
-                    "compile: metric \"mse\" is not supported; axon computes \"accuracy\"");
+  CHECK_THROWS_WITH(model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true), {"f1_score"}),
+                    "compile: unknown metric \"f1_score\"; axon has accuracy, mse, mae, top_k_categorical_accuracy, "
+                    "sparse_top_k_categorical_accuracy");
+  CHECK_THROWS_WITH(keras::metrics::TopKCategoricalAccuracy(0), "top_k_categorical_accuracy: k must be at least 1, got 0");
+  CHECK_THROWS_WITH(model.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(true),
+                                  {"mse", keras::metrics::MeanSquaredError("mse")}),
+                    "compile: the metric mse is compiled twice");
   const keras::Images x = keras::Images::from_uint8({2, 28, 28, 1}, std::vector<uint8_t>(2 * 784));
   CHECK_THROWS_WITH(model.fit(x, {0, 1}), "fit: call compile() first");
   CHECK_THROWS_WITH(model.compile(keras::optimizers::Adam(), keras::losses::BinaryCrossentropy(/*from_logits=*/true)),
@@ -257,6 +262,45 @@ TEST_CASE("a model built under MirroredStrategy.scope() trains on every replica"
   // The global batch must split evenly over the replicas, as axon-train says.
   CHECK_THROWS_AS(model.fit(train.x.slice(0, 64), keras::slice(train.y, 0, 64), {.batch_size = 63, .verbose = 0}),
                   UsageError);
+}
+
+TEST_CASE("compile's metrics: in the history and evaluate, as Keras computes them", "[api][keras]") {
+  if (!have_data()) {
+    WARN("no " << data::kDefaultDataDir << ": skipped");
+    return;
+  }
+  test::start_runtime();
+  auto [train, test] = keras::datasets::fashion_mnist::load_data();
+  const keras::Images x = train.x.slice(0, 512), vx = test.x.slice(0, 200);
+  const keras::Labels y = keras::slice(train.y, 0, 512), vy = keras::slice(test.y, 0, 200);
+  keras::Sequential model({layers::Flatten({28, 28, 1}), layers::Dense(10)});
+  model.compile(keras::optimizers::SGD(0.1), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true),
+                {"accuracy", "mse", keras::metrics::SparseTopKCategoricalAccuracy(3, "top3")});
+  const keras::History h =
+      model.fit(x, y, {.epochs = 2, .batch_size = 64, .validation_data = keras::datasets::Split{vx, vy}, .verbose = 0});
+  for (const char* key : {"mse", "top3", "val_mse", "val_top3"}) CHECK(h.history.at(key).size() == 2);
+  const keras::Evaluation e = model.evaluate(vx, vy, 64);
+  REQUIRE(e.metrics.size() == 2);
+  CHECK(e.metrics[0].first == "mse");
+  CHECK(e.metrics[1].first == "top3");
+  CHECK(e.metrics[1].second == Approx(h.history.at("val_top3")[1]).margin(1e-9));
+  // Against the host: mse on the logits against one-hot labels, top-3 by
+  // counting the logits above the label's (in double).
+  const std::vector<float> logits = model.predict(vx, 64).to_vector<float>();
+  double mse = 0, top3 = 0;
+  for (size_t i = 0; i < vy.size(); ++i) {
+    const float* row = logits.data() + 10 * i;
+    int above = 0;
+    for (int j = 0; j < 10; ++j) {
+      const double d = row[j] - (j == vy[i] ? 1.0 : 0.0);
+      mse += d * d / 10;
+      above += row[j] > row[vy[i]];
+    }
+    top3 += above < 3;
+  }
+  CHECK(e.metrics[0].second == Approx(mse / 200).epsilon(1e-5));
+  CHECK(e.metrics[1].second == top3 / 200);
+  CHECK(e.metrics[1].second >= e.accuracy);
 }
 
 TEST_CASE("Keras' other losses train through compile: label-smoothed categorical, Huber", "[api][keras]") {

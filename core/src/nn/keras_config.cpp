@@ -35,7 +35,7 @@ void KerasConfigWriter::initializer(const char* key, const char* class_name) {
 KerasLayerConfig::KerasLayerConfig(const std::string& source, size_t index, const json& layer)
     : source_(source), index_(index), layer_(&layer) {
   auto fail_at = [&](const std::string& why) {
-    throw UsageError(source_ + ": layers[" + std::to_string(index_) + "] " + why);
+    throw UsageError(source_ + ": " + where() + why);
   };
   if (!layer.is_object()) fail_at("is not an object");
   const auto cls = layer.find("class_name");
@@ -51,14 +51,18 @@ KerasLayerConfig::KerasLayerConfig(const std::string& source, size_t index, cons
   }
 }
 
+std::string KerasLayerConfig::where() const {
+  return index_ == kNoIndex ? std::string() : "layers[" + std::to_string(index_) + "] ";
+}
+
 bool KerasLayerConfig::has(const char* key) const {
   const auto it = config_->find(key);
   return it != config_->end() && !it->is_null();
 }
 
 void KerasLayerConfig::fail(const std::string& why) const {
-  throw KerasLayerError(source_ + ": layers[" + std::to_string(index_) + "] (" + parse::printable(class_name_) + " '" +
-                   parse::printable(name_) + "'): " + why);
+  throw KerasLayerError(source_ + ": " + where() + "(" + parse::printable(class_name_) + " '" +
+                        parse::printable(name_) + "'): " + why);
 }
 
 int64_t KerasLayerConfig::integer(const json& v, const char* key, int64_t lo, int64_t hi) const {

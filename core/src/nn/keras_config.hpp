@@ -37,6 +37,9 @@ class KerasLayerError : public UsageError {
 
 class KerasLayerConfig {
  public:
+  // A layer outside a model's list (the functional API's call on tensors):
+  // messages name it without an index.
+  static constexpr size_t kNoIndex = static_cast<size_t>(-1);
   KerasLayerConfig(const std::string& source, size_t index, const json& layer);
 
   const std::string& class_name() const { return class_name_; }
@@ -73,6 +76,8 @@ class KerasLayerConfig {
   axon_padding padding() const;
 
  private:
+  std::string where() const;  // "layers[3] ", or nothing for kNoIndex
+
   std::string source_;
   size_t index_;
   std::string class_name_, name_;

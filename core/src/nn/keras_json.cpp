@@ -353,6 +353,23 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
   return out;
 }
 
+Shape keras_layer_output_shape(const std::string& layer_json, const std::vector<Shape>& inputs,
+                               const std::string& source) {
+  const json layer = json::parse(layer_json, nullptr, false);
+  if (layer.is_discarded()) throw UsageError(source + ": the layer is not valid JSON: " + layer_json);
+  const KerasLayerConfig l(source, KerasLayerConfig::kNoIndex, layer);
+  if (l.class_name() == "InputLayer") l.fail("an input is made by Input(), not called on tensors");
+  const std::unique_ptr<Layer> made = make_layer(l);
+  if (const std::string why = made->input_count_error(static_cast<int>(inputs.size())); !why.empty()) l.fail(why);
+  try {
+    return made->output_shape(inputs);
+  } catch (const KerasLayerError&) {
+    throw;
+  } catch (const UsageError& e) {
+    l.fail(e.what());
+  }
+}
+
 namespace {
 
 json layer_entry(const Layer& l) {

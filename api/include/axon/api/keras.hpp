@@ -9,6 +9,7 @@
 #include <axon/data/mnist.hpp>
 #include <axon/nn/callback.hpp>
 #include <axon/nn/loss.hpp>
+#include <axon/nn/lr_schedule.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/nn/optimizer.hpp>
 #include <axon/tensor.hpp>
@@ -27,6 +28,30 @@
 
 namespace axon::keras {
 
+namespace detail {
+struct Node;  // one call of a layer in a functional graph (keras_functional.cpp)
+}
+
+// Keras' KerasTensor: the symbolic output of Input() or of a layer called on
+// KerasTensors, holding the graph that makes it. Its shape is known at once
+// (per sample, Keras' shape without the batch's None): a layer that does not
+// fit its inputs throws when it is called.
+class KerasTensor {
+ public:
+  explicit KerasTensor(std::shared_ptr<const detail::Node> node);
+  const Shape& shape() const;
+  // The layer that makes it ("conv2d_1", "input_layer").
+  const std::string& name() const;
+  const std::shared_ptr<const detail::Node>& node() const { return node_; }
+
+ private:
+  std::shared_ptr<const detail::Node> node_;
+};
+
+// keras.Input: a model's input of images [H, W, C] ([H, W]: one channel).
+// `name`: "input_layer", "input_layer_1", ... when empty.
+KerasTensor Input(const Shape& shape, const std::string& name = {});
+
 // A layer as Keras serialises it: class name and config (a JSON object;
 // "name" is filled in by the model when absent, Keras style: "conv2d_1").
 // input_shape [H, W, C], when given, makes the model's input.
@@ -34,7 +59,22 @@ struct Layer {
   std::string class_name;
   std::string config_json = "{}";
   Shape input_shape;
+
+  // The functional API: the layer called on a tensor (merge layers: on a
+  // list of them), a new layer of the graph each call (axon shares no
+  // weights between calls). A layer without a name takes Keras' next one
+  // ("dense", "dense_1", ...: numbered for the process, as Keras does until
+  // backend::clear_session()). UsageError naming the layer when it does not
+  // fit its inputs (shapes, number of inputs, settings).
+  KerasTensor operator()(const KerasTensor& input) const;
+  KerasTensor operator()(const std::vector<KerasTensor>& inputs) const;
 };
+
+namespace backend {
+// Restarts Keras' default layer names ("dense", "dense_1", ...) of the
+// functional API.
+void clear_session();
+}  // namespace backend
 
 namespace layers {
 using Size2 = std::pair<int, int>;
@@ -54,19 +94,72 @@ Layer BatchNormalization();
 Layer ReLU();
 Layer GlobalAveragePooling2D();
 Layer Rescaling(double scale, double offset = 0.0, const Shape& input_shape = {});
+// Merge layers, called on a list of tensors: Add()({x, y}). Add, Multiply,
+// Average and Maximum take 2 or more inputs of one shape, Subtract two;
+// Concatenate joins along `axis` (-1: channels), the other sizes equal.
+Layer Add();
+Layer Subtract();
+Layer Multiply();
+Layer Average();
+Layer Maximum();
+Layer Concatenate(int axis = -1);
 // Any layer class axon reads, from its Keras config (JSON text), e.g.
 // from_config("RandomFlip", R"({"mode": "horizontal"})").
 Layer from_config(const std::string& class_name, const std::string& config_json, const Shape& input_shape = {});
 }  // namespace layers
 
 namespace optimizers {
-// The optimizers of axon::nn::OptimizerOptions with Keras' defaults.
-nn::OptimizerOptions Adam(double learning_rate = 0.001);
-nn::OptimizerOptions SGD(double learning_rate = 0.01, double momentum = 0.0, bool nesterov = false);
-nn::OptimizerOptions RMSprop(double learning_rate = 0.001);
-nn::OptimizerOptions AdamW(double learning_rate = 0.001, double weight_decay = 0.004);
-nn::OptimizerOptions Adagrad(double learning_rate = 0.001);
-nn::OptimizerOptions Nadam(double learning_rate = 0.001);
+namespace schedules {
+// keras.optimizers.schedules: a learning rate that follows the optimizer's
+// step count (its iterations, 0 for the first update), given to an
+// optimizer in place of a number. The settings are Keras' (nn/lr_schedule.hpp),
+// checked when made (UsageError naming the schedule and the setting):
+//   schedules::CosineDecay({.initial_learning_rate = 0.1, .decay_steps = 1000})
+class LearningRateSchedule {
+ public:
+  explicit LearningRateSchedule(std::shared_ptr<const nn::LearningRateSchedule> schedule);
+  // The rate of update number `step` (0-based), as Keras' schedule(step).
+  double operator()(int64_t step) const;
+  const std::shared_ptr<const nn::LearningRateSchedule>& get() const { return schedule_; }
+
+ private:
+  std::shared_ptr<const nn::LearningRateSchedule> schedule_;
+};
+LearningRateSchedule ExponentialDecay(const nn::ExponentialDecay& settings);
+LearningRateSchedule PiecewiseConstantDecay(const nn::PiecewiseConstantDecay& settings);
+LearningRateSchedule PolynomialDecay(const nn::PolynomialDecay& settings);
+LearningRateSchedule InverseTimeDecay(const nn::InverseTimeDecay& settings);
+LearningRateSchedule CosineDecay(const nn::CosineDecay& settings);
+LearningRateSchedule CosineDecayRestarts(const nn::CosineDecayRestarts& settings);
+}  // namespace schedules
+
+// An optimizer's learning rate: a number, or a schedule.
+struct LearningRate {
+  // Implicit on purpose: a number or a schedule is the argument, as in Keras.
+  LearningRate(double rate) : value(rate) {}                                                  // NOLINT
+  LearningRate(const schedules::LearningRateSchedule& s) : value(s(0)), schedule(s.get()) {}  // NOLINT
+  double value;
+  std::shared_ptr<const nn::LearningRateSchedule> schedule;  // none: the rate stays
+};
+
+// An optimizer as compile() takes it: axon::nn::OptimizerOptions (which
+// convert to it) and the schedule that drives its learning rate, if any.
+struct Optimizer {
+  Optimizer(const nn::OptimizerOptions& o) : options(o) {}  // NOLINT: implicit, as compile() took them before
+  Optimizer(const nn::OptimizerOptions& o, const LearningRate& learning_rate);
+  nn::OptimizerOptions options;
+  std::shared_ptr<const nn::LearningRateSchedule> schedule;
+};
+
+// The optimizers of axon::nn::OptimizerOptions with Keras' defaults; the
+// learning rate a number or a schedule:
+//   optimizers::SGD(schedules::CosineDecay({.initial_learning_rate = 0.1, .decay_steps = 1000}), 0.9)
+Optimizer Adam(const LearningRate& learning_rate = 0.001);
+Optimizer SGD(const LearningRate& learning_rate = 0.01, double momentum = 0.0, bool nesterov = false);
+Optimizer RMSprop(const LearningRate& learning_rate = 0.001);
+Optimizer AdamW(const LearningRate& learning_rate = 0.001, double weight_decay = 0.004);
+Optimizer Adagrad(const LearningRate& learning_rate = 0.001);
+Optimizer Nadam(const LearningRate& learning_rate = 0.001);
 }  // namespace optimizers
 
 namespace losses {
@@ -81,6 +174,24 @@ nn::LossOptions MeanSquaredError();
 nn::LossOptions MeanAbsoluteError();
 nn::LossOptions Huber(double delta = 1.0);
 }  // namespace losses
+
+namespace metrics {
+// A metric as compile() takes it: Keras' name ("accuracy", "mse", "mae",
+// "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", and
+// their aliases; logged under the name given) or one of the objects below.
+// Accuracy is always reported; its names select it.
+struct Metric {
+  Metric(const char* name) : Metric(std::string(name)) {}  // NOLINT: implicit, as compile() takes names
+  Metric(const std::string& name);                           // NOLINT: implicit
+  Metric(const nn::MetricOptions& o) : options(o) {}         // NOLINT: implicit
+  std::optional<nn::MetricOptions> options;                  // empty: accuracy
+};
+// keras.metrics classes, with Keras' defaults (k = 5; the name is the log key).
+Metric MeanSquaredError(const std::string& name = "mean_squared_error");
+Metric MeanAbsoluteError(const std::string& name = "mean_absolute_error");
+Metric TopKCategoricalAccuracy(int k = 5, const std::string& name = "top_k_categorical_accuracy");
+Metric SparseTopKCategoricalAccuracy(int k = 5, const std::string& name = "sparse_top_k_categorical_accuracy");
+}  // namespace metrics
 
 // Images as Keras holds them, [N, H, W] or [N, H, W, C]: uint8 (0..255,
 // divided by 255 on the device as axon does for every uint8 image) or
@@ -151,6 +262,14 @@ Callback ModelCheckpoint(const std::filesystem::path& file, const std::string& m
                          bool save_best_only = false);
 // Your own nn::Callback, which must outlive fit.
 Callback Custom(nn::Callback& callback);
+// Keras' BackupAndRestore: fit writes the whole training state (weights,
+// optimizer, the epoch's position, history, the other callbacks' states)
+// into `backup_dir` at every epoch's end (and every `save_freq` steps, 0:
+// epochs only), as axon-train --checkpoint-dir does; a fit that finds a
+// backup there goes on from it, bit for bit as if never stopped; a fit that
+// ends (not one that throws) removes the folder. The data, batch size, seed
+// and learning rate must be the run's: another run's backup is a UsageError.
+Callback BackupAndRestore(const std::filesystem::path& backup_dir, int64_t save_freq = 0);
 }  // namespace callbacks
 
 struct FitOptions {
@@ -164,8 +283,9 @@ struct FitOptions {
   uint64_t seed = 0;            // the shuffle order
 };
 
-// history.history["loss"], ["accuracy"], ["val_loss"], ["val_accuracy"],
-// ["seconds"]: one value per epoch.
+// history.history["loss"], ["accuracy"], each compiled metric's name,
+// ["val_loss"], ["val_accuracy"], ["val_" + name], ["seconds"]: one value per
+// epoch.
 struct History {
   std::map<std::string, std::vector<double>> history;
   nn::History logs;  // everything fit measured (per-epoch times, replicas, ...)
@@ -173,25 +293,37 @@ struct History {
 
 struct Evaluation {
   double loss = 0, accuracy = 0;
+  nn::NamedValues metrics;  // the compiled metrics besides accuracy, by name, in compile's order
 };
 
-// keras.Sequential. Its weights are created when it is first used (compile,
-// summary, fit, ...), from the first layer's input_shape (or fit's images),
-// on the distribution strategy (axon::distribute) or device scope that was
-// current when the model was constructed; a bad layer config is reported
-// then, naming the layer. The strategy must outlive the model.
-class Sequential {
- public:
-  explicit Sequential(std::vector<Layer> layers = {}, const std::string& name = "sequential");
-  ~Sequential();
-  Sequential(Sequential&&) noexcept;
-  Sequential& operator=(Sequential&&) noexcept;
+class Model;
+namespace models {
+Model load_model(const std::filesystem::path& file);
+}
 
-  void add(Layer layer);
-  // metrics: {"accuracy"} (the one metric axon computes; it is always on).
-  void compile(const nn::OptimizerOptions& optimizer = optimizers::Adam(),
+// keras.Model: what Sequential and a functional Model share. Its weights are
+// created when it is first used (compile, summary, fit, ...) on the
+// distribution strategy (axon::distribute) or device scope that was current
+// when the model was constructed; the strategy must outlive the model. Every
+// model is a Keras model JSON read by axon's Keras reader, one path for all.
+class Model {
+ public:
+  // The functional API, keras.Model(inputs, outputs): the layers between
+  // them, as Keras' functional JSON. UsageError when `outputs` is not
+  // computed from `inputs` alone (naming the layer that reads another input)
+  // or the graph is not one axon trains (naming the layer).
+  Model(const KerasTensor& inputs, const KerasTensor& outputs, const std::string& name = "functional");
+  ~Model();
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+
+  // metrics: names or metrics:: objects besides "accuracy" (always on);
+  // UsageError for a metric axon lacks, naming those it has.
+  // The optimizer's schedule, if any, sets the learning rate before every
+  // update from the optimizer's step count.
+  void compile(const optimizers::Optimizer& optimizer = optimizers::Adam(),
                const nn::LossOptions& loss = losses::SparseCategoricalCrossentropy(/*from_logits=*/true),
-               const std::vector<std::string>& metrics = {"accuracy"});
+               const std::vector<metrics::Metric>& metrics = {"accuracy"});
   History fit(const Images& x, const Labels& y, const FitOptions& options = {});
   Evaluation evaluate(const Images& x, const Labels& y, int64_t batch_size = 32);
   // Logits [N, classes] on the model's device.
@@ -200,17 +332,45 @@ class Sequential {
   std::string summary();
   void save_weights(const std::filesystem::path& file);
   void load_weights(const std::filesystem::path& file);
-  // The model as Keras' model.to_json() writes it.
+  // model.save("m.keras"): Keras 3's .keras file, as axon-train --save
+  // writes it: the model, its compile_config (optimizer, schedule, loss) and
+  // the weights with the optimizer's state; Keras' load_model opens it.
+  // UsageError for another extension or an uncompiled model.
+  void save(const std::filesystem::path& file);
+  // The model as Keras' model.to_json() writes it (a Sequential when every
+  // layer reads the one before it, else a Functional).
   std::string to_json();
   int64_t count_params();
 
   // The core model (built), for what this layer does not wrap.
   nn::Model& model();
 
- private:
   struct State;
+
+ protected:
+  explicit Model(std::unique_ptr<State> state);
+  friend Model models::load_model(const std::filesystem::path& file);
   std::unique_ptr<State> s_;
 };
+
+// keras.Sequential: the layers in a row, the first one's input_shape (or
+// fit's images) the model's input. A bad layer config is reported when the
+// model is first used, naming the layer.
+class Sequential : public Model {
+ public:
+  explicit Sequential(std::vector<Layer> layers = {}, const std::string& name = "sequential");
+  void add(Layer layer);
+};
+
+namespace models {
+// keras.models.load_model("m.keras"): the model of a .keras file (Keras'
+// own or model.save()'s), built on the current strategy or device scope,
+// with its weights and, when the file was saved compiled, compiled as it was
+// (optimizer, learning rate or schedule, loss) with the optimizer's saved
+// state, as axon-train --model m.keras takes it. UsageError naming the file
+// and what axon cannot follow.
+Model load_model(const std::filesystem::path& file);
+}  // namespace models
 
 namespace utils {
 // The seed of every model's initial weights built after it (Keras'

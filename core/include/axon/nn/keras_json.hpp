@@ -33,6 +33,13 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
 // Sequential when every layer reads the one before it, else a Functional.
 std::string keras_json(Model& model, const Shape& input_shape);
 
+// The functional API's shape inference: the per-sample output shape of one
+// layer (Keras' {"class_name", "config"}, JSON text) called on inputs of
+// these shapes, the layer made and checked as the reader makes a model's.
+// UsageError naming `source` and the layer (class and name) otherwise.
+Shape keras_layer_output_shape(const std::string& layer_json, const std::vector<Shape>& inputs,
+                               const std::string& source);
+
 // The layers the reader knows, a Markdown table (docs/training.md shows it).
 std::string supported_layers_table();
 

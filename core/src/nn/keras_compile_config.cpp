@@ -1,7 +1,8 @@
-#include "compile_config.hpp"
+#include <axon/nn/keras_compile_config.hpp>
 
 #include <axon/error.hpp>
 #include <axon/nn/lr_schedule.hpp>
+#include <axon/nn/model.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +11,7 @@
 #include <climits>
 #include <cmath>
 
-namespace axon::train_app {
+namespace axon::nn {
 namespace {
 
 using json = nlohmann::json;
@@ -181,4 +182,19 @@ KerasCompileConfig read_compile_config(const std::string& config_json, const std
   return out;
 }
 
-}  // namespace axon::train_app
+std::string write_compile_config(Model& model, const LearningRateSchedule* schedule) {
+  json metrics = json::array({"accuracy"});
+  for (const MetricOptions& m : model.replica(0).train_metrics().compiled())
+    metrics.push_back(json::parse(metric_keras_json(m)));
+  return json{{"optimizer", json::parse(model.replica(0).optimizer().keras_config(schedule))},
+              {"loss", json::parse(model.loss().keras_json())},
+              {"loss_weights", nullptr},
+              {"metrics", metrics},
+              {"weighted_metrics", nullptr},
+              {"run_eagerly", false},
+              {"steps_per_execution", 1},
+              {"jit_compile", false}}
+      .dump();
+}
+
+}  // namespace axon::nn

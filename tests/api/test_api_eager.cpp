@@ -2,47 +2,24 @@
 // TensorFlow's, device scopes, and the errors of bad use. Each TEST_CASE runs
 // in its own process (the runtime starts once per process).
 #include "api_fixture.hpp"
+#include "stateless_goldens.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 using namespace axon;
 
 namespace {
 
-struct GoldenCase {
-  Shape shape;
-  std::array<int64_t, 2> seed{};
-  std::vector<uint32_t> bits;
-};
+using GoldenCase = test::StatelessGolden;
 
-// tests/api/goldens/stateless_normal.txt or stateless_uniform.txt
-// (tools/tf-goldens/stateless_normal.py).
+// tests/api/goldens/stateless_normal.txt or stateless_uniform.txt, every case read.
 std::vector<GoldenCase> read_goldens(const std::string& file = "stateless_normal.txt") {
-  std::ifstream in(AXON_API_GOLDENS "/" + file);
-  REQUIRE(in.good());
-  std::vector<GoldenCase> cases;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    if (line.rfind("case ", 0) == 0) {
-      std::string tag, dims, seed_tag, seeds;
-      words >> tag >> dims >> seed_tag >> seeds;
-      GoldenCase c;
-      std::istringstream d(dims);
-      for (std::string x; std::getline(d, x, ',');) c.shape.push_back(std::stoll(x));
-      const size_t comma = seeds.find(',');
-      c.seed = {std::stoll(seeds.substr(0, comma)), std::stoll(seeds.substr(comma + 1))};
-      cases.push_back(c);
-      continue;
-    }
-    for (std::string hex; words >> hex;) cases.back().bits.push_back(static_cast<uint32_t>(std::stoul(hex, nullptr, 16)));
-  }
+  std::vector<GoldenCase> cases = test::read_stateless_goldens(AXON_API_GOLDENS "/" + file);
+  REQUIRE(!cases.empty());
   return cases;
 }
 

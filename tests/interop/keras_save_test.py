@@ -27,7 +27,7 @@ import tempfile
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability"))
-from app_util import DEFAULT_DATA, check, run  # noqa: E402
+from app_util import DEFAULT_DATA, check, run, with_compile_config  # noqa: E402
 
 case, TRAIN = sys.argv[1], sys.argv[2]
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
@@ -129,13 +129,8 @@ def round_trip(tmp):
     check(r.code == 2 and r.err.count("\n") == 1 and "optimizer/vars/3" in r.err and "[2,2]" in r.err,
           "a slot of another shape: exit 2, one line naming it", r)
     # The compiled metrics besides accuracy are computed, logged under their names and saved again.
-    config = json.loads(members["config.json"])
-    config["compile_config"]["metrics"] = ["accuracy", "mae", {"class_name": "TopKCategoricalAccuracy",
-                                                               "config": {"name": "top3", "k": 3}}]
-    metrics = os.path.join(tmp, "metrics.keras")
-    with zipfile.ZipFile(path) as z, zipfile.ZipFile(metrics, "w") as out:
-        for n in z.namelist():
-            out.writestr(n, json.dumps(config) if n == "config.json" else z.read(n))
+    metrics = with_compile_config(path, os.path.join(tmp, "metrics.keras"), metrics=[
+        "accuracy", "mae", {"class_name": "TopKCategoricalAccuracy", "config": {"name": "top3", "k": 3}}])
     r = run([TRAIN, "--data", DEFAULT_DATA, "--model", metrics, "--epochs", "0", "--test-limit", "64", "--save",
              again], cwd=tmp)
     check(r.code == 0 and re.search(r"accuracy: [0-9.]+ - mae: [0-9.]+ - top3: [0-9.]+$", r.out, re.M),
@@ -145,10 +140,7 @@ def round_trip(tmp):
         "module": "keras.metrics", "class_name": "TopKCategoricalAccuracy",
         "config": {"name": "top3", "dtype": "float32", "k": 3}, "registered_name": None}],
           "and saved again as Keras serialises them", saved["compile_config"]["metrics"])
-    config["compile_config"]["metrics"] = ["accuracy", "f1_score"]
-    with zipfile.ZipFile(path) as z, zipfile.ZipFile(metrics, "w") as out:
-        for n in z.namelist():
-            out.writestr(n, json.dumps(config) if n == "config.json" else z.read(n))
+    with_compile_config(path, metrics, metrics=["accuracy", "f1_score"])
     r = run([TRAIN, "--data", DEFAULT_DATA, "--model", metrics, "--epochs", "0", "--test-limit", "64"], cwd=tmp)
     check(r.code == 2 and r.err.count("\n") == 1 and "the metric f1_score is not one axon has (accuracy, mse" in r.err,
           "a metric axon lacks: exit 2, one line naming it and those axon has", r)

@@ -8,47 +8,22 @@
 // TensorFlow's answers over no element (TensorFlow 2.21: sum 0, mean NaN,
 // max -inf) and Max's NaN.
 #include "kernel_test_util.hpp"
+#include "stateless_goldens.hpp"
 
 #include <axon/philox.hpp>
 
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string_view>
 
 using namespace axon::test;
 
 namespace {
 
-struct Golden {
-  std::vector<int64_t> shape;
-  int64_t seed[2] = {};
-  std::vector<uint32_t> bits;
-};
-
-// "case <dims> seed <s0>,<s1>" then the values' float32 bits in hex.
-std::vector<Golden> read_goldens(const std::string& file) {
-  std::ifstream in(std::string(AXON_API_GOLDENS) + "/" + file);
-  REQUIRE(in.good());
-  std::vector<Golden> cases;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    if (line.rfind("case ", 0) == 0) {
-      std::string tag, dims, seed_tag, seeds;
-      words >> tag >> dims >> seed_tag >> seeds;
-      Golden g;
-      std::istringstream d(dims);
-      for (std::string x; std::getline(d, x, ',');) g.shape.push_back(std::stoll(x));
-      const size_t comma = seeds.find(',');
-      g.seed[0] = std::stoll(seeds.substr(0, comma));
-      g.seed[1] = std::stoll(seeds.substr(comma + 1));
-      cases.push_back(g);
-      continue;
-    }
-    for (std::string hex; words >> hex;) cases.back().bits.push_back(static_cast<uint32_t>(std::stoul(hex, nullptr, 16)));
-  }
+// tests/api/goldens/<file>, every case read.
+std::vector<StatelessGolden> read_goldens(const std::string& file) {
+  std::vector<StatelessGolden> cases = read_stateless_goldens(std::string(AXON_API_GOLDENS) + "/" + file);
+  REQUIRE(!cases.empty());
   return cases;
 }
 
@@ -180,9 +155,9 @@ double check_reductions(TestDevice& dev, const ReduceSpec& s, const std::vector<
 
 TEST_CASE("StatelessRandomNormalV2 and StatelessRandomUniformV2 equal TensorFlow's bit for bit", "[random][ref][cpu]") {
   for (const auto& [op, file] : kRandomOps) {
-    const std::vector<Golden> goldens = read_goldens(file);
+    const std::vector<StatelessGolden> goldens = read_goldens(file);
     REQUIRE(goldens.size() == 3);
-    for (const Golden& g : goldens) {
+    for (const StatelessGolden& g : goldens) {
       INFO(op << " " << shape_str(g.shape) << " seed " << g.seed[0] << "," << g.seed[1]);
       REQUIRE(g.bits.size() == numel(g.shape));
       // With a scale and offset: TensorFlow's rnd * scale + offset, each rounded to float.

@@ -2,12 +2,14 @@
 (exit code, output, its own peak memory through wait4), checks that print
 what failed, data folders written as IDX files."""
 import gzip
+import json
 import os
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
+import zipfile
 
 DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
 
@@ -101,3 +103,16 @@ def listing(folder):
         for name in dirs + files:
             out.add(os.path.relpath(os.path.join(root, name), folder))
     return out
+
+
+def with_compile_config(src, path, **changes):
+    """A copy of the .keras file `src` at `path` with keys of its config.json's compile_config replaced."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(path, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                config["compile_config"].update(changes)
+                data = json.dumps(config).encode()
+            zout.writestr(item, data)
+    return path

@@ -12,10 +12,9 @@ import os
 import struct
 import sys
 import tempfile
-import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability"))
-from app_util import DEFAULT_DATA, SANITIZED, check, one_line, run  # noqa: E402
+from app_util import DEFAULT_DATA, SANITIZED, check, one_line, run, with_compile_config  # noqa: E402
 
 case, TRAIN = sys.argv[1], sys.argv[2]
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
@@ -117,17 +116,7 @@ def checkpoints(tmp):
 
 def keras_file(tmp, loss, name="m.keras"):
     """keras_small.keras with its compile_config's loss replaced."""
-    src = os.path.join(DATA_DIR, "keras_small.keras")
-    path = os.path.join(tmp, name)
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(path, "w") as zout:
-        for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename == "config.json":
-                config = json.loads(data)
-                config["compile_config"]["loss"] = loss
-                data = json.dumps(config).encode()
-            zout.writestr(item, data)
-    return path
+    return with_compile_config(os.path.join(DATA_DIR, "keras_small.keras"), os.path.join(tmp, name), loss=loss)
 
 
 def compile_config(tmp):

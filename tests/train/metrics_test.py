@@ -10,10 +10,9 @@ import os
 import re
 import sys
 import tempfile
-import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability"))
-from app_util import DEFAULT_DATA, check, one_line, run  # noqa: E402
+from app_util import DEFAULT_DATA, check, one_line, run, with_compile_config  # noqa: E402
 
 case, TRAIN = sys.argv[1], sys.argv[2]
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
@@ -47,16 +46,7 @@ def keras_figures(tmp):
 
 def with_metrics(tmp, metrics, name="m.keras"):
     """keras_small.keras with its compile_config's metrics replaced."""
-    path = os.path.join(tmp, name)
-    with zipfile.ZipFile(KERAS_FILE) as zin, zipfile.ZipFile(path, "w") as zout:
-        for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename == "config.json":
-                config = json.loads(data)
-                config["compile_config"]["metrics"] = metrics
-                data = json.dumps(config).encode()
-            zout.writestr(item, data)
-    return path
+    return with_compile_config(KERAS_FILE, os.path.join(tmp, name), metrics=metrics)
 
 
 def compile_config(tmp):

@@ -7,12 +7,14 @@
 //                                                          slot (Keras' variable names: m and v
 //                                                          for Adam and Nadam, momentum, velocity,
 //                                                          average_gradient, velocity_hat, accumulator)
-//             "metrics/train_sums"                         the running loss sum and correct
-//                                                          count of the epoch in progress
+//             "metrics/train_sums"                         the running loss sum, correct count
+//                                                          and compiled metrics' sums of the
+//                                                          epoch in progress
 //   metadata  format, format_version, epochs_done, step_in_epoch, global_step,
 //             seed, batch_size, train_samples, steps_per_epoch, learning_rate,
 //             optimizer (its axon-train flags; absent: Adam with Keras' defaults),
 //             loss (its axon-train flag; absent: sparse categorical cross-entropy),
+//             metrics (the compiled ones as Keras serialises them; absent: none),
 //             metric_samples, data_order, replicas, history (the finished
 //             epochs' logs as JSON), model (its Keras JSON), axon_crc32 (over
 //             all of it)

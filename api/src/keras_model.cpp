@@ -331,6 +331,15 @@ Model load_model(const std::filesystem::path& file) {
   return Model(std::move(state));
 }
 
+Model model_from_json(const std::string& json) {
+  auto state = std::make_unique<Model::State>();
+  nn::KerasModel k = nn::model_from_keras_json(json, "model_from_json");  // every error before any work
+  state->model_json = json;
+  state->name = k.model->name();
+  state->input_shape = k.input_shape;
+  return Model(std::move(state));
+}
+
 }  // namespace models
 
 namespace utils {

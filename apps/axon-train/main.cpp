@@ -8,6 +8,7 @@
 #include "run.hpp"
 #include "stop_signals.hpp"
 
+#include <axon/api/distribute.hpp>
 #include <axon/cli.hpp>
 #include <axon/data/dataset.hpp>
 #include <axon/nn/keras_json.hpp>
@@ -30,13 +31,29 @@ namespace {
 // multi-worker job. run_main keeps the pointer, so the text is set in place.
 char g_program[64] = "axon-train";
 
-// The strategy --strategy names, over the devices it uses.
-std::unique_ptr<Strategy> make_strategy(const Runtime& rt, const train_app::Options& opts, Workers* workers) {
+// The strategy --strategy names, over the devices it uses: mirrored is the
+// API's distribute::MirroredStrategy. The API has no strategy over one chosen
+// device (a program uses a device scope), and a worker of a multi-worker job
+// joined it before its data loaded (to know its rank and stay quiet), which
+// the API's MultiWorkerMirroredStrategy does itself: those two are the
+// core's strategies.
+struct TrainingStrategy {
+  std::unique_ptr<distribute::MirroredStrategy> mirrored;
+  std::unique_ptr<Strategy> core;
+  Strategy& get() { return mirrored ? mirrored->strategy() : *core; }
+};
+
+TrainingStrategy make_strategy(const Runtime& rt, const train_app::Options& opts, Workers* workers) {
+  TrainingStrategy s;
   if (opts.strategy != "default") {
     const std::vector<Device*> devices = mirrored_devices(rt);
+    // Opened here first, so that a plugin failing to start is reported naming it.
     train_app::start_devices(rt, devices);
-    if (opts.strategy == "mirrored") return make_mirrored_strategy(devices);
-    return make_multi_worker_strategy(devices, *workers, opts.collective_timeout_s);
+    if (opts.strategy == "mirrored")
+      s.mirrored = std::make_unique<distribute::MirroredStrategy>();
+    else
+      s.core = make_multi_worker_strategy(devices, *workers, opts.collective_timeout_s);
+    return s;
   }
   const train_app::DeviceChoice choice = train_app::choose_device(rt, opts.device);
   if (!opts.quiet) {
@@ -44,7 +61,8 @@ std::unique_ptr<Strategy> make_strategy(const Runtime& rt, const train_app::Opti
                 choice.device->props().name, choice.reason.c_str());
     std::fflush(stdout);
   }
-  return make_one_device_strategy(*choice.device);
+  s.core = make_one_device_strategy(*choice.device);
+  return s;
 }
 
 }  // namespace
@@ -125,8 +143,8 @@ int main(int argc, char** argv) {
         std::printf("multi-worker: not started by mpirun (no OMPI_COMM_WORLD_SIZE or PMIX_RANK in the "
                     "environment), so this process is the only worker; start several with "
                     "mpirun -np N axon-train --strategy multi-worker\n");
-      std::unique_ptr<Strategy> strategy = make_strategy(rt, opts, workers.get());
-      train_app::train_on(*strategy, opts, ds, chief,
+      TrainingStrategy strategy = make_strategy(rt, opts, workers.get());
+      train_app::train_on(strategy.get(), opts, ds, chief,
                           chief && opts.tensorboard ? std::filesystem::path(*opts.tensorboard) : std::filesystem::path());
     } catch (const train_app::Stopped& stopped) {
       // Not an error: one line saying where to resume from, exit 128 + signal.

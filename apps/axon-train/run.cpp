@@ -1,9 +1,21 @@
+// One training run of axon-train, a user of the C++ API (<axon/axon.hpp>):
+// the model comes from its Keras JSON through keras::models::model_from_json,
+// built on the run's strategy (distribute::StrategyScope) from
+// keras::utils::set_random_seed's seed and compiled through keras::Model
+// (optimizer, schedule, loss, metrics). The core is called for what the API
+// does not and should not cover: fit over axon-train's own data pipeline
+// (keras::Model::fit takes arrays in memory) with its progress, CSV,
+// TensorBoard and Keras callbacks from the flags, --initial-weights,
+// --dry-run's placement plan, checkpoint files and --resume, --profile,
+// the weights files' metadata and the report.
 #include "run.hpp"
 
 #include "placement_report.hpp"
 
 #include "stop_signals.hpp"
 
+#include <axon/api/distribute.hpp>
+#include <axon/api/keras.hpp>
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
 #include <axon/io/read_file.hpp>
@@ -188,6 +200,21 @@ bool check_loss_fits(const Options& opts, int64_t units, const data::Dataset& ds
 
 }  // namespace
 
+namespace {
+
+// The built-in CNN's classes: the guide's 10 for numbered labels (more if
+// they need them); an image folder's own.
+int cnn_classes(const data::Dataset& ds) {
+  return ds.class_names.empty() ? std::max(10, ds.classes_needed()) : ds.classes_needed();
+}
+
+}  // namespace
+
+std::string model_json_for(const Options& opts, const data::Dataset& ds) {
+  if (opts.model_file) return opts.model_json;
+  return nn::keras_json(*nn::make_cnn(cnn_classes(ds)), input_shape_of(ds));
+}
+
 nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
   const Shape images = input_shape_of(ds);
   if (!opts.model_file) {
@@ -196,9 +223,8 @@ nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
       throw UsageError("the built-in CNN takes images of at most " + std::to_string(limits::kMaxImageSide) + "x" +
                        std::to_string(limits::kMaxImageSide) + " pixels; the data's are " + shape_string(images) +
                        ": pass a --model made for them");
-    // The guide's 10 classes for numbered labels (more if they need them); an image folder's own.
-    const int classes = ds.class_names.empty() ? std::max(10, ds.classes_needed()) : ds.classes_needed();
-    nn::KerasModel k = nn::model_from_keras_json(nn::keras_json(*nn::make_cnn(classes), images), "the built-in CNN");
+    const int classes = cnn_classes(ds);
+    nn::KerasModel k = nn::model_from_keras_json(model_json_for(opts, ds), "the built-in CNN");
     k.model = nn::make_cnn(classes);
     check_loss_fits(opts, classes, ds, "the built-in CNN");
     return k;
@@ -279,10 +305,24 @@ std::string read_initial_weights(const Options& opts, const data::Dataset& ds) {
 RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset& ds, bool write_files,
                    const std::filesystem::path& tensorboard_dir) {
   strategy.check_global_batch(opts.batch_size);
-  std::unique_ptr<nn::Model> model = model_for(opts, ds).model;
-  model->build(input_shape_of(ds), strategy, opts.seed);
-  model->compile(opts.optimizer, opts.loss, opts.metrics);
-  if (opts.initial_weights) set_initial_weights(*model, strategy, opts);
+  // Keras' schedule (its state rides in checkpoints).
+  std::shared_ptr<const nn::LearningRateSchedule> schedule;
+  if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
+  if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
+
+  // The model as a program of the API makes it: from its Keras JSON, its
+  // weights from the seed on the strategy, compiled.
+  keras::Model keras_model = [&] {
+    const distribute::StrategyScope scope(strategy);
+    keras::utils::set_random_seed(opts.seed);
+    return keras::models::model_from_json(model_json_for(opts, ds));
+  }();
+  keras::optimizers::Optimizer optimizer(opts.optimizer);
+  optimizer.schedule = schedule;
+  const std::vector<keras::metrics::Metric> compiled_metrics(opts.metrics.begin(), opts.metrics.end());
+  keras_model.compile(optimizer, opts.loss, compiled_metrics);
+  nn::Model& model = keras_model.model();
+  if (opts.initial_weights) set_initial_weights(model, strategy, opts);
 
   // --dry-run and --strict-placement: one step placed, not run, so every
   // missing kernel is known at once, before any training.
@@ -293,8 +333,8 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     batch.format = ds.train->layout().format;
     batch.images.assign(static_cast<size_t>(batch.size * ds.train->layout().bytes()), 0);
     batch.labels.assign(static_cast<size_t>(batch.size), 0);
-    const PlacementPlan plan = model->plan_train_step(batch);
-    const std::string device = model->device().name();
+    const PlacementPlan plan = model.plan_train_step(batch);
+    const std::string device = model.device().name();
     if (opts.dry_run) {
       print_placement_plan(stdout, plan, device);
       std::fflush(stdout);
@@ -306,20 +346,15 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
 
   if (!opts.quiet) {
     std::printf("%s\n", strategy.describe(opts.batch_size).c_str());
-    if (opts.verbose) std::fputs(model->summary().c_str(), stdout);
+    if (opts.verbose) std::fputs(model.summary().c_str(), stdout);
     std::fflush(stdout);
   }
-
-  // Keras' schedule (its state rides in checkpoints).
-  std::unique_ptr<nn::LearningRateSchedule> schedule;
-  if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
-  if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
 
   RunResult r;
   r.device = replicas_label(strategy);
   if (opts.epochs == 0) {
     // Evaluation only, as Keras' model.evaluate on the validation data.
-    const nn::MetricValues v = model->evaluate(*ds.validation, opts.batch_size);
+    const nn::MetricValues v = model.evaluate(*ds.validation, opts.batch_size);
     if (!opts.quiet) {
       std::string metrics;
       for (const auto& [name, value] : v.metrics) metrics += train::metric(name, value);
@@ -327,9 +362,9 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
                   parse::printable_path(*opts.initial_weights).c_str(), static_cast<long long>(ds.validation->size()),
                   ds.kind == "IDX" ? "test" : "validation", v.loss, v.accuracy, metrics.c_str());
     }
-    train::synchronize_replicas(*model);
+    train::synchronize_replicas(model);
     if (write_files && opts.save) {
-      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history, schedule.get()));
+      train::save_weights(model, *opts.save, weights_metadata(model, opts, ds, r.history, schedule.get()));
       if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());
     }
     std::fflush(stdout);
@@ -340,7 +375,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   const train::RunIdentity run{opts.seed, opts.batch_size, ds.train->size(), steps, opts.learning_rate,
                                ds.class_names.empty() ? std::string() : data::class_names_json(ds.class_names)};
   // Keras' callbacks; their state rides in checkpoints.
-  const KerasCallbacks keras = keras_callbacks(*model, opts, ds, write_files, schedule.get());
+  const KerasCallbacks keras = keras_callbacks(model, opts, ds, write_files, schedule.get());
   const std::vector<train::CheckpointedState*>& states = keras.states;
 
   train::TrainingPosition resumed;
@@ -348,7 +383,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   if (opts.checkpoint_dir) {
     ckpt_dir = std::make_unique<train::CheckpointDir>(*opts.checkpoint_dir);
     if (opts.resume) {
-      resumed = resume(*model, run, *ckpt_dir, strategy, opts, states);
+      resumed = resume(model, run, *ckpt_dir, strategy, opts, states);
     } else if (write_files) {
       // Starting afresh would rotate the older run's checkpoints away.
       const std::vector<std::filesystem::path> old = ckpt_dir->list();
@@ -372,7 +407,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   train::ProgressBar progress(stdout, opts.redraw_progress);
   // First: a step whose loss is not finite reaches no other callback (no
   // checkpoint, CSV row or event of it), and every epoch ends synchronised.
-  train::TerminateOnNaN terminate_on_nan(*model);
+  train::TerminateOnNaN terminate_on_nan(model);
   fit.callbacks.push_back(&terminate_on_nan);
   ReplicaTimesReport times(stdout);
   std::unique_ptr<train::MetricsCsvLogger> csv;
@@ -392,7 +427,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   // Before the checkpoints, which keep what these decided at an epoch's end.
   fit.callbacks.insert(fit.callbacks.end(), keras.callbacks.begin(), keras.callbacks.end());
   if (write_files && ckpt_dir) {
-    checkpoints = std::make_unique<train::CheckpointCallback>(*model, run, *ckpt_dir, opts.checkpoint_every,
+    checkpoints = std::make_unique<train::CheckpointCallback>(model, run, *ckpt_dir, opts.checkpoint_every,
                                                               opts.keep_checkpoints, resumed, states);
     fit.callbacks.push_back(checkpoints.get());
   }
@@ -402,7 +437,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     set_op_profiling(true);
   }
   try {
-    r.history = model->fit(*ds.train, fit);
+    r.history = model.fit(*ds.train, fit);
   } catch (const train::TrainingDiverged& e) {
     if (progress_on_terminal) std::fputc('\n', stdout);  // end the progress bar's line
     std::fflush(stdout);
@@ -420,9 +455,9 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     if (progress_on_terminal) std::fputc('\n', stdout);  // end the progress bar's line
     std::fflush(stdout);
     // A failure of the work queued before the stop is the run's outcome, not the signal.
-    train::synchronize_replicas(*model);
+    train::synchronize_replicas(model);
     const train::TrainingPosition at{r.history.stopped_epoch - 1, r.history.stopped_step,
-                                     model->optimizer().iterations(), {}};
+                                     model.optimizer().iterations(), {}};
     std::string where = "stopped by " + std::string(signal_name(sig)) + " at " + position(at, opts.epochs, steps);
     if (checkpoints && at.global_step > 0) {
       const std::filesystem::path file = checkpoints->write_stopped(r.history.stopped_epoch, r.history.stopped_step);
@@ -436,15 +471,15 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   }
 
   // Also when fit trained nothing (a run resumed at its last epoch's end).
-  train::synchronize_replicas(*model);
+  train::synchronize_replicas(model);
   if (write_files && opts.save) {
     try {
-      train::save_weights(*model, *opts.save, weights_metadata(*model, opts, ds, r.history, schedule.get()));
+      train::save_weights(model, *opts.save, weights_metadata(model, opts, ds, r.history, schedule.get()));
     } catch (const train::NonFiniteWeights& e) {
       // The last step's gradients can be NaN with its loss finite.
       throw train::TrainingDiverged("weights are not finite after training (" + e.detail + "): " +
                                         not_saved(opts, write_files, checkpoints.get()),
-                                    model->optimizer().iterations());
+                                    model.optimizer().iterations());
     }
     if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());
   }
@@ -461,7 +496,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   // While the model still holds its buffers.
   if (opts.verbose) {
     for (Device* d : strategy.replica_devices()) print_memory(stdout, *d);
-    print_activation_memory(stdout, *model);
+    print_activation_memory(stdout, model);
   }
   std::fflush(stdout);
   return r;

@@ -24,6 +24,10 @@ struct Stopped {
 // The per-sample shape of the data's images: [rows, cols, channels].
 Shape input_shape_of(const data::Dataset& ds);
 
+// The Keras JSON of the model --model describes, else of the built-in CNN
+// (as many classes as the data needs, at least 10) for the data's images.
+std::string model_json_for(const Options& opts, const data::Dataset& ds);
+
 // The model --model describes, else the built-in CNN (with as many classes as
 // the data needs, at least 10), for the data's images: unbuilt, with its
 // weights' names and shapes. UsageError when its input is not the data's

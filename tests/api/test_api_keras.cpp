@@ -180,6 +180,26 @@ TEST_CASE("fit, evaluate, predict and weights files on Fashion-MNIST", "[api][ke
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("models::model_from_json makes the model to_json describes, its weights from the seed", "[api][keras]") {
+  test::start_runtime();
+  std::vector<uint8_t> pixels(4 * 64);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 53 % 256);
+  const keras::Images x = keras::Images::from_uint8({4, 8, 8, 1}, pixels);
+  keras::utils::set_random_seed(11);
+  keras::Sequential model({layers::Conv2D(4, {3, 3}, "relu", {8, 8, 1}), layers::Flatten(), layers::Dense(3)});
+  const std::vector<float> logits = model.predict(x).to_vector<float>();
+  keras::utils::set_random_seed(11);
+  keras::Model same = keras::models::model_from_json(model.to_json());
+  CHECK(same.to_json() == model.to_json());
+  CHECK(same.count_params() == model.count_params());
+  CHECK(same.predict(x).to_vector<float>() == logits);
+  keras::utils::set_random_seed(12);
+  CHECK(keras::models::model_from_json(model.to_json()).predict(x).to_vector<float>() != logits);
+  // Uncompiled, as Keras' model_from_json returns it.
+  CHECK_THROWS_WITH(same.fit(x, {0, 1, 2, 0}), Catch::Contains("call compile() first"));
+  CHECK_THROWS_AS(keras::models::model_from_json("{\"class_name\": \"Sequential\"}"), UsageError);
+}
+
 TEST_CASE("save_weights and load_weights through a .keras file", "[api][keras]") {
   test::start_runtime();
   keras::utils::set_random_seed(5);

@@ -299,6 +299,7 @@ struct Evaluation {
 class Model;
 namespace models {
 Model load_model(const std::filesystem::path& file);
+Model model_from_json(const std::string& json);
 }
 
 // keras.Model: what Sequential and a functional Model share. Its weights are
@@ -350,6 +351,7 @@ class Model {
  protected:
   explicit Model(std::unique_ptr<State> state);
   friend Model models::load_model(const std::filesystem::path& file);
+  friend Model models::model_from_json(const std::string& json);
   std::unique_ptr<State> s_;
 };
 
@@ -370,6 +372,12 @@ namespace models {
 // state, as axon-train --model m.keras takes it. UsageError naming the file
 // and what axon cannot follow.
 Model load_model(const std::filesystem::path& file);
+// keras.models.model_from_json(model.to_json()): the model a Keras model
+// JSON describes (a Sequential or a Functional, with its input shape), not
+// yet compiled, its weights made when it is first used on the current
+// strategy or device scope from set_random_seed's seed. UsageError naming
+// what axon cannot follow.
+Model model_from_json(const std::string& json);
 }  // namespace models
 
 namespace utils {

@@ -8,6 +8,8 @@
 #include "device.hpp"
 #include "kernels.hpp"
 
+#include <axon/reduce_runs.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -20,45 +22,6 @@ constexpr int64_t kSerialElements = 1 << 15;
 
 enum class Reduction { sum, mean, max };
 
-// Runs of merged axes: sizes and strides in x, kept and reduced apart, outer first.
-struct Runs {
-  int kept = 0, reduced = 0;
-  int64_t kept_size[AXON_MAX_RANK], kept_stride[AXON_MAX_RANK];
-  int64_t reduced_size[AXON_MAX_RANK], reduced_stride[AXON_MAX_RANK];
-  int64_t outputs = 1, inner = 1;
-};
-
-Runs merge_axes(const TensorRef& x, const axon_reduce_attrs& a) {
-  const int rank = x.rank();
-  bool reduced[AXON_MAX_RANK] = {};
-  for (int i = 0; i < a.num_axes; ++i) reduced[a.axes[i] < 0 ? a.axes[i] + rank : a.axes[i]] = true;
-  Runs r;
-  int64_t stride = 1;
-  bool last_reduced = false, have_last = false;
-  for (int d = rank - 1; d >= 0; --d) {  // innermost first; reversed below
-    const int64_t n = x.dim(d);
-    if (n == 1) continue;
-    int& count = reduced[d] ? r.reduced : r.kept;
-    int64_t* size = reduced[d] ? r.reduced_size : r.kept_size;
-    int64_t* strides = reduced[d] ? r.reduced_stride : r.kept_stride;
-    if (have_last && last_reduced == reduced[d]) {
-      size[count - 1] *= n;  // contiguous with the run inside it
-    } else {
-      size[count] = n;
-      strides[count++] = stride;
-    }
-    stride *= n;
-    last_reduced = reduced[d];
-    have_last = true;
-  }
-  std::reverse(r.kept_size, r.kept_size + r.kept);
-  std::reverse(r.kept_stride, r.kept_stride + r.kept);
-  std::reverse(r.reduced_size, r.reduced_size + r.reduced);
-  std::reverse(r.reduced_stride, r.reduced_stride + r.reduced);
-  for (int i = 0; i < r.kept; ++i) r.outputs *= r.kept_size[i];
-  for (int i = 0; i < r.reduced; ++i) r.inner *= r.reduced_size[i];
-  return r;
-}
 
 template <Reduction R>
 struct Fold {
@@ -73,7 +36,7 @@ struct Fold {
 
 // Folds x's elements [b, e) of one output's inner order; base: the output's offset in x.
 template <Reduction R>
-double fold_range(const Runs& r, const float* x, int64_t base, int64_t b, int64_t e) {
+double fold_range(const ReduceRuns& r, const float* x, int64_t base, int64_t b, int64_t e) {
   Fold<R> f;
   if (r.reduced == 0) {  // nothing reduced: one element
     f.add(x[base]);
@@ -103,7 +66,7 @@ double fold_range(const Runs& r, const float* x, int64_t base, int64_t b, int64_
   return f.value;
 }
 
-int64_t output_base(const Runs& r, int64_t o) {
+int64_t output_base(const ReduceRuns& r, int64_t o) {
   int64_t base = 0;
   for (int g = r.kept - 1; g >= 0; --g) {
     base += (o % r.kept_size[g]) * r.kept_stride[g];
@@ -126,7 +89,7 @@ void reduce(CpuDevice& d, const KernelCall& c) {
     std::fill(yp, yp + outputs, finish<R>(Fold<R>{}.value, 0));
     return;
   }
-  const Runs r = merge_axes(x, c.attrs<axon_reduce_attrs>());
+  const ReduceRuns r = reduce_runs(x.rank(), x.c().dims, c.attrs<axon_reduce_attrs>());
   const float* xp = x.data<float>();
   const bool parallel = x.numel() >= kSerialElements;
   const int64_t per_output = chunk_count(r.inner, kChunkElements);

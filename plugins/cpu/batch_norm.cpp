@@ -3,11 +3,12 @@
 // _FusedBatchNormGradEx, the same with relu (applied as y is written; dy
 // masked by relu's output as it is read). Memory-bound: the forward reads x
 // twice (the statistics, then y) and writes y once; the gradient reads dy and
-// x twice and writes dx once. Per-channel sums are taken in double, channels
-// in the vector lanes and rows in order, in chunks of rows fixed by the
-// channel count (BiasAddGrad's), added in chunk order: the results do not
-// depend on the thread count, and since this file is compiled without FMA
-// contraction (CMakeLists.txt) nor on the instruction set either.
+// x twice and writes dx once. Per-channel sums are taken in double over
+// blocks of rows summed in float, channels in the vector lanes and rows in
+// order, in chunks of rows fixed by the channel count (BiasAddGrad's), added
+// in chunk order: the results do not depend on the thread count, and since
+// this file is compiled without FMA contraction (CMakeLists.txt) nor on the
+// instruction set either.
 #include "device.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
@@ -22,44 +23,70 @@ namespace {
 
 constexpr int64_t kSerialElements = 1 << 15;
 
-// Per-channel double sums over rows [r0, r1) of a [rows, ch] pair (a, b):
+// Rows summed in float before a double accumulator takes their sums: the
+// conversions to double, not the memory, bounded the statistics' pass when
+// every element was converted (18 GB/s against Relu's 84). A block's float
+// sums of shifted values (the shift near the mean, below) round by a few u of
+// the block's magnitudes, far within the double-summed tolerance
+// (axon/tolerance_batch_norm.hpp with t = 1).
+constexpr int64_t kFloatBlockRows = 4;
+// The forward's shift: the mean of this many first rows.
+constexpr int64_t kShiftRows = 8;
+
+// Per-channel sums over rows [r0, r1) of a [rows, ch] pair (a, b):
 // s1[c] = sum(a - a_shift[c]), s2[c] = sum((a - a_shift[c]) * (b - b_shift[c])).
-// The forward passes (x, x) with both shifts the first row (the variance of
-// shifted data: no cancellation when the mean is far from 0), the gradient
-// (dy, x) with the shifts 0 and the mean. With a mask (the gradient of batch
-// normalization with relu: relu's output y), a is 0 where the mask is not
-// positive, exactly as ReluGrad would have written it.
+// The forward passes (x, x) with both shifts near the channel's mean (the
+// variance of shifted data: no cancellation when the mean is far from 0),
+// the gradient (dy, x) with the shifts 0 and the mean. With a mask (the
+// gradient of batch normalization with relu: relu's output y), a is 0 where
+// the mask is not positive, exactly as ReluGrad would have written it. Each
+// lane does the same float operations in the same order on every
+// instruction set, the scalar remainder too (blocks start at r0, which the
+// caller's chunks fix by the shape).
 template <int W, bool Masked>
 __attribute__((always_inline)) inline void channel_sums_rows(const float* a, const float* b, const float* mask,
-                                                              int64_t r0, int64_t r1, int64_t ch, const double* a_shift,
-                                                              const double* b_shift, double* s1, double* s2) {
+                                                              int64_t r0, int64_t r1, int64_t ch, const float* a_shift,
+                                                              const float* b_shift, double* s1, double* s2) {
   using F = typename simd::Vec<W>::f;
   using Half = typename simd::Vec<W / 2>::f;
   using D = typename simd::DoubleVec<W / 2>::d;
-  auto halves = [](F v, D& lo, D& hi) {
+  auto add_halves = [](F v, D& lo, D& hi) {
     Half l, h;
     std::memcpy(&l, &v, sizeof l);
     std::memcpy(&h, reinterpret_cast<const char*>(&v) + sizeof l, sizeof h);
-    lo = __builtin_convertvector(l, D);
-    hi = __builtin_convertvector(h, D);
+    lo += __builtin_convertvector(l, D);
+    hi += __builtin_convertvector(h, D);
   };
   int64_t c0 = 0;
   for (; c0 + W <= ch; c0 += W) {
-    D as_lo, as_hi, bs_lo, bs_hi;
-    std::memcpy(&as_lo, a_shift + c0, sizeof as_lo);
-    std::memcpy(&as_hi, a_shift + c0 + W / 2, sizeof as_hi);
-    std::memcpy(&bs_lo, b_shift + c0, sizeof bs_lo);
-    std::memcpy(&bs_hi, b_shift + c0 + W / 2, sizeof bs_hi);
+    const F as = simd::load<F>(a_shift + c0), bs = simd::load<F>(b_shift + c0);
+    auto row = [&](int64_t i, F& f1, F& f2) {
+      F av = simd::load<F>(a + i * ch + c0);
+      if constexpr (Masked) av = simd::load<F>(mask + i * ch + c0) > F{} ? av : F{};
+      const F da = av - as, db = simd::load<F>(b + i * ch + c0) - bs;
+      f1 += da;
+      f2 += da * db;
+    };
     D t1_lo{}, t1_hi{}, t2_lo{}, t2_hi{};
-    for (int64_t r = r0; r < r1; ++r) {
-      F av = simd::load<F>(a + r * ch + c0);
-      if constexpr (Masked) av = simd::load<F>(mask + r * ch + c0) > F{} ? av : F{};
-      D a_lo, a_hi, b_lo, b_hi;
-      halves(av, a_lo, a_hi);
-      halves(simd::load<F>(b + r * ch + c0), b_lo, b_hi);
-      a_lo -= as_lo, a_hi -= as_hi, b_lo -= bs_lo, b_hi -= bs_hi;
-      t1_lo += a_lo, t1_hi += a_hi;
-      t2_lo += a_lo * b_lo, t2_hi += a_hi * b_hi;
+    int64_t r = r0;
+    // Two blocks at once (independent float chains), taken in block order.
+    for (; r + 2 * kFloatBlockRows <= r1; r += 2 * kFloatBlockRows) {
+      F f1{}, f2{}, g1{}, g2{};
+      for (int64_t i = r; i < r + kFloatBlockRows; ++i) {
+        row(i, f1, f2);
+        row(i + kFloatBlockRows, g1, g2);
+      }
+      add_halves(f1, t1_lo, t1_hi);
+      add_halves(f2, t2_lo, t2_hi);
+      add_halves(g1, t1_lo, t1_hi);
+      add_halves(g2, t2_lo, t2_hi);
+    }
+    for (; r < r1; r += kFloatBlockRows) {
+      const int64_t end = std::min(r + kFloatBlockRows, r1);
+      F f1{}, f2{};
+      for (int64_t i = r; i < end; ++i) row(i, f1, f2);
+      add_halves(f1, t1_lo, t1_hi);
+      add_halves(f2, t2_lo, t2_hi);
     }
     std::memcpy(s1 + c0, &t1_lo, sizeof t1_lo);
     std::memcpy(s1 + c0 + W / 2, &t1_hi, sizeof t1_hi);
@@ -68,12 +95,18 @@ __attribute__((always_inline)) inline void channel_sums_rows(const float* a, con
   }
   for (; c0 < ch; ++c0) {
     double t1 = 0.0, t2 = 0.0;
-    for (int64_t r = r0; r < r1; ++r) {
-      float av = a[r * ch + c0];
-      if constexpr (Masked) av = mask[r * ch + c0] > 0.0f ? av : 0.0f;
-      const double da = av - a_shift[c0], db = b[r * ch + c0] - b_shift[c0];
-      t1 += da;
-      t2 += da * db;
+    for (int64_t r = r0; r < r1; r += kFloatBlockRows) {
+      const int64_t end = std::min(r + kFloatBlockRows, r1);
+      float f1 = 0.0f, f2 = 0.0f;
+      for (int64_t i = r; i < end; ++i) {
+        float av = a[i * ch + c0];
+        if constexpr (Masked) av = mask[i * ch + c0] > 0.0f ? av : 0.0f;
+        const float da = av - a_shift[c0], db = b[i * ch + c0] - b_shift[c0];
+        f1 += da;
+        f2 += da * db;
+      }
+      t1 += f1;
+      t2 += f2;
     }
     s1[c0] = t1;
     s2[c0] = t2;
@@ -81,15 +114,15 @@ __attribute__((always_inline)) inline void channel_sums_rows(const float* a, con
 }
 template <int W>
 __attribute__((always_inline)) inline void channel_sums_body(const float* a, const float* b, const float* mask,
-                                                              int64_t r0, int64_t r1, int64_t ch, const double* a_shift,
-                                                              const double* b_shift, double* s1, double* s2) {
+                                                              int64_t r0, int64_t r1, int64_t ch, const float* a_shift,
+                                                              const float* b_shift, double* s1, double* s2) {
   if (mask != nullptr) return channel_sums_rows<W, true>(a, b, mask, r0, r1, ch, a_shift, b_shift, s1, s2);
   channel_sums_rows<W, false>(a, b, nullptr, r0, r1, ch, a_shift, b_shift, s1, s2);
 }
 
 AXON_CPU_DISPATCH(channel_sums,
                   (const float* a, const float* b, const float* mask, int64_t r0, int64_t r1, int64_t ch,
-                   const double* a_shift, const double* b_shift, double* s1, double* s2),
+                   const float* a_shift, const float* b_shift, double* s1, double* s2),
                   (a, b, mask, r0, r1, ch, a_shift, b_shift, s1, s2))
 
 // out = ((x - m) * k + o) or, with dy, (k * ((dy - o) - (x - m) * q)), per
@@ -151,7 +184,7 @@ AXON_CPU_DISPATCH(affine_rows,
 // The per-channel totals of channel_sums over all rows: chunk partials in
 // scratch, added in chunk order. t1, t2: [ch] doubles.
 void total_sums(CpuDevice& d, const float* a, const float* b, const float* mask, int64_t rows, int64_t ch,
-                const double* a_shift, const double* b_shift, double* t1, double* t2) {
+                const float* a_shift, const float* b_shift, double* t1, double* t2) {
   const int64_t per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, per_chunk);
   double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * 2 * ch));
   d.pool().for_ranges(rows, per_chunk, rows * ch >= kSerialElements, [&](int, int64_t r0, int64_t r1) {
@@ -200,10 +233,18 @@ void batch_norm(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& 
   const float* offset = c.input(2).data<float>();
   const float* old_mean = c.input(3).data<float>();
   const float* old_var = c.input(4).data<float>();
-  const ChannelScratch s(d, ch, 4, 2);
-  double *mean = s.dbl(0), *var = s.dbl(1), *shift = s.dbl(2), *sq = s.dbl(3);
+  const ChannelScratch s(d, ch, 3, 3);
+  double *mean = s.dbl(0), *var = s.dbl(1), *sq = s.dbl(2);
   if (a.is_training && rows > 0) {
-    for (int64_t k = 0; k < ch; ++k) shift[k] = xp[k];
+    // The shift: the mean of the first rows, so that the shifted values the
+    // float blocks sum are about the channel's spread, not its mean.
+    float* shift = s.flt(2);
+    const int64_t first = std::min<int64_t>(rows, kShiftRows);
+    for (int64_t k = 0; k < ch; ++k) {
+      double t = 0.0;
+      for (int64_t r = 0; r < first; ++r) t += xp[r * ch + k];
+      shift[k] = static_cast<float>(t / double(first));
+    }
     total_sums(d, xp, xp, nullptr, rows, ch, shift, shift, mean, sq);
     for (int64_t k = 0; k < ch; ++k) {
       const double m = mean[k] / double(rows);  // the mean of x - shift
@@ -258,10 +299,11 @@ void batch_norm_grad(CpuDevice& d, const KernelCall& c, const axon_batch_norm_at
   const float* scale = c.input(2).data<float>();
   const float* mean = c.input(3).data<float>();
   const float* var = c.input(4).data<float>();
-  const ChannelScratch s(d, ch, 4, 4);
-  double *zero = s.dbl(0), *mean_d = s.dbl(1), *sum_dy = s.dbl(2), *sum_dy_xc = s.dbl(3);
-  for (int64_t k = 0; k < ch; ++k) zero[k] = 0.0, mean_d[k] = mean[k], sum_dy[k] = 0.0, sum_dy_xc[k] = 0.0;
-  if (rows > 0) total_sums(d, g, xp, mask, rows, ch, zero, mean_d, sum_dy, sum_dy_xc);  // no rows: zero sums
+  const ChannelScratch s(d, ch, 2, 5);
+  double *sum_dy = s.dbl(0), *sum_dy_xc = s.dbl(1);
+  float* zero = s.flt(4);
+  for (int64_t k = 0; k < ch; ++k) zero[k] = 0.0f, sum_dy[k] = 0.0, sum_dy_xc[k] = 0.0;
+  if (rows > 0) total_sums(d, g, xp, mask, rows, ch, zero, mean, sum_dy, sum_dy_xc);  // no rows: zero sums
   float* dscale = c.output(1).data<float>();
   float* doffset = c.output(2).data<float>();
   float *m = s.flt(0), *k = s.flt(1), *o = s.flt(2), *q = s.flt(3);

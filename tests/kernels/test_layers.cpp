@@ -11,7 +11,7 @@
 // Tolerances: sums (pooling, depthwise convolution) with compare_sum,
 // 16 u S + u |want| (S the op on |inputs|, by the reference); batch
 // normalization with the same rule on the magnitudes B of
-// axon/tolerance_batch_norm.hpp, with t = 1 (both sum in double). AvgPool is the reference's double sums
+// axon/tolerance_batch_norm.hpp, with t = 1 (statistics summed in double). AvgPool is the reference's double sums
 // exactly, so it is compared bit for bit.
 #include "kernel_test_util.hpp"
 
@@ -96,6 +96,7 @@ struct BnCase {
   int training;
   float factor;
   bool constant_channel;
+  float low = -1.0f, high = 3.0f;  // x's values
   int outputs() const { return training ? 5 : 1; }
 };
 
@@ -108,6 +109,7 @@ const std::vector<BnCase>& bn_cases() {
       {{3, 5, 7, 33}, 1, 0.3f, true},  // odd channels (vector remainders), a constant one
       {{1, 5}, 1, 1.0f, false},  // one value per channel
       {{5, 9, 3}, 0, 1.0f, false},
+      {{64, 14, 14, 32}, 1, 1.0f, false, 100.0f, 104.0f},  // a mean far from 0 against a spread of about 1
   };
   return cases;
 }
@@ -122,7 +124,7 @@ struct BnInputs {
 
 BnInputs bn_inputs(std::mt19937& rng, const BnCase& c) {
   const int64_t ch = c.x.back();
-  BnInputs in{{c.x, random_floats(rng, numel(c.x), -1.0f, 3.0f)}, {{ch}, random_floats(rng, ch, 0.5f, 1.5f)},
+  BnInputs in{{c.x, random_floats(rng, numel(c.x), c.low, c.high)}, {{ch}, random_floats(rng, ch, 0.5f, 1.5f)},
               {{ch}, random_floats(rng, ch, -0.5f, 0.5f)},     {{ch}, random_floats(rng, ch, -0.2f, 0.2f)},
               {{ch}, random_floats(rng, ch, 0.5f, 2.0f)}};
   if (c.constant_channel)
@@ -139,7 +141,7 @@ axon::tol::BatchNormInputs magnitude_inputs(const HostTensor& x, const HostTenso
   in.scale = scale.values.data(), in.offset = offset ? offset->values.data() : nullptr;
   in.mean = mean.values.data(), in.variance = var.values.data();
   in.epsilon = a.epsilon, in.exponential_avg_factor = a.exponential_avg_factor, in.training = a.is_training != 0;
-  in.float32_statistics = false;  // the CPU plugin and the reference both sum in double
+  in.float32_statistics = false;  // the reference sums in double, the CPU float blocks of 4 rows in double
   return in;
 }
 

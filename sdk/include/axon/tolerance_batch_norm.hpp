@@ -41,7 +41,8 @@ struct BatchNormInputs {
   bool training;
   // The statistics of the result judged are float32 sums (TensorFlow's,
   // cuDNN's): t = sqrt(n). False where both sides sum in double (axon's CPU
-  // plugin against the reference): t = 1.
+  // plugin, float blocks of 4 rows added in double, against the reference):
+  // t = 1.
   bool float32_statistics = true;
 };
 

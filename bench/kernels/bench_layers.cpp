@@ -80,6 +80,8 @@ void register_layers() {
     add("_FusedBatchNormGradEx/training/" + s, "_FusedBatchNormGradEx", {x, x, {c}, {c}, {c}, x}, {x, {c}, {c}},
         &train_relu, 4 * xb, 0);
     add("Relu/" + s, "Relu", {x}, {x}, nullptr, 2 * xb, 0);
+    // A residual block's gradient: the two branches' gradients of one tensor summed.
+    add("AddN/2/" + s, "AddN", {x, x}, {x}, nullptr, 3 * xb, 0);
     add("ReluGrad/" + s, "ReluGrad", {x, x}, {x}, nullptr, 3 * xb, 0);
     const std::vector<int64_t> w{3, 3, c, 1};
     const double flops = 2.0 * numel(x) * 9;

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace axon::cpu {
 namespace {
@@ -208,26 +209,36 @@ void scale(CpuDevice& d, const KernelCall& c) {
   });
 }
 
-// Sums in float, inputs in order (the rounding of adding them one by one).
-// Works in blocks through a small buffer so the output may alias any input.
+// Sums in float, inputs in order (the rounding of adding them one by one),
+// a vector of every input loaded before its sum is stored: the output may be
+// the very buffer of any input.
+template <int W>
+__attribute__((always_inline)) inline void add_n_range_body(const float* const* xs, int inputs, float* y, int64_t b,
+                                                             int64_t e) {
+  using F = typename simd::Vec<W>::f;
+  int64_t i = b;
+  for (; i + W <= e; i += W) {
+    F v = simd::load<F>(xs[0] + i);
+    for (int k = 1; k < inputs; ++k) v += simd::load<F>(xs[k] + i);
+    simd::store<F>(y + i, v);
+  }
+  for (; i < e; ++i) {
+    float v = xs[0][i];
+    for (int k = 1; k < inputs; ++k) v += xs[k][i];
+    y[i] = v;
+  }
+}
+
+AXON_CPU_DISPATCH(add_n_range, (const float* const* xs, int inputs, float* y, int64_t b, int64_t e),
+                  (xs, inputs, y, b, e))
+
 void add_n(CpuDevice& d, const KernelCall& c) {
   TensorRef y = c.output(0);
-  float* yp = y.data<float>();
   const int inputs = c.num_inputs();
-  elementwise(d, y.numel(), [&](int64_t b, int64_t e) {
-    constexpr int64_t kBlock = 512;
-    float acc[kBlock];
-    for (int64_t i0 = b; i0 < e; i0 += kBlock) {
-      const int64_t len = std::min(kBlock, e - i0);
-      const float* x0 = c.input(0).data<float>() + i0;
-      for (int64_t i = 0; i < len; ++i) acc[i] = x0[i];
-      for (int k = 1; k < inputs; ++k) {
-        const float* xk = c.input(k).data<float>() + i0;
-        for (int64_t i = 0; i < len; ++i) acc[i] += xk[i];
-      }
-      std::memcpy(yp + i0, acc, sizeof(float) * static_cast<size_t>(len));
-    }
-  });
+  std::vector<const float*> xs(static_cast<size_t>(inputs));
+  for (int k = 0; k < inputs; ++k) xs[static_cast<size_t>(k)] = c.input(k).data<float>();
+  float* yp = y.data<float>();
+  elementwise(d, y.numel(), [&](int64_t b, int64_t e) { add_n_range(xs.data(), inputs, yp, b, e); });
 }
 
 void fill(CpuDevice& d, const KernelCall& c) {

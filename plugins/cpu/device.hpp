@@ -44,7 +44,8 @@ class CpuDevice final : public axon::sdk::Device {
   axon_memory_info memory_info() override;
 
   ThreadPool& pool() { return pool_; }
-  std::mutex& kernel_mutex() { return kernel_mu_; }
+  // Held while a kernel runs (sdk::validated_kernel): one kernel at a time.
+  std::unique_lock<std::mutex> kernel_scope() { return std::unique_lock<std::mutex>(kernel_mu_); }
   int threads() const { return pool_.size(); }
   // Per-thread scratch (thread t of the pool uses slot t only).
   float* scratch(int t, size_t floats) { return scratch_[static_cast<size_t>(t)].get(floats); }
@@ -64,7 +65,7 @@ class CpuDevice final : public axon::sdk::Device {
   ThreadPool pool_;
   std::vector<Scratch> scratch_, tiles_;
   Scratch partials_, taps_, intermediate_;
-  std::mutex kernel_mu_;  // one kernel at a time (see cpu_kernel in kernels.hpp)
+  std::mutex kernel_mu_;  // one kernel at a time (kernel_scope)
   std::mutex mu_;         // allocation bookkeeping
   std::unordered_map<void*, size_t> sizes_;
   uint64_t in_use_ = 0, peak_ = 0, total_ = 0;

@@ -21,27 +21,15 @@ namespace axon::cpu {
 using sdk::KernelCall;
 using sdk::TensorRef;
 
-// The C entry of op Op's kernel F. The call is checked against the op table
-// first (op_validate.hpp: counts, dtypes, shapes, attributes; a message only
-// on failure), so F checks only this plugin's limits and the data. A CPU
-// device's "stream" is the calling thread; calls on one device are
-// serialised (they share its scratch and threads), calls on different
-// devices run concurrently.
-template <OpId Op, void (*F)(CpuDevice&, const KernelCall&)>
-axon_status cpu_kernel(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
-  return sdk::guarded(err, [&] {
-    std::string why;
-    if (!validate_call(op_schema(Op), *call, &why)) sdk::fail(AXON_INVALID_ARGUMENT, why);
-    auto& d = *static_cast<CpuDevice*>(device_ctx);
-    std::lock_guard<std::mutex> lock(d.kernel_mutex());
-    F(d, KernelCall(*call));
-  });
-}
-
-// Registers F as op Op's kernel for each dtype the op table keys it by.
+// Registers F as op Op's kernel for each dtype the op table keys it by,
+// behind the op table's validator (sdk::validated_kernel: counts, dtypes,
+// shapes, attributes), so F checks only this plugin's limits and the data. A
+// CPU device's "stream" is the calling thread; calls on one device are
+// serialised (CpuDevice::kernel_scope: they share its scratch and threads),
+// calls on different devices run concurrently.
 template <OpId Op, void (*F)(CpuDevice&, const KernelCall&)>
 void add(sdk::KernelTable& t) {
-  t.add(Op, &cpu_kernel<Op, F>);
+  sdk::add_validated<Op, CpuDevice, F>(t);
 }
 
 const sdk::KernelTable& kernel_table();

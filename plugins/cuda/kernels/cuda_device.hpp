@@ -52,6 +52,12 @@ class CudaDevice final : public sdk::Device {
   axon_memory_info memory_info() override;
 
   void activate() const { CUDA_CHECK(cudaSetDevice(ordinal_)); }
+  // Before each kernel (sdk::validated_kernel): this device made current.
+  struct Current {};
+  Current kernel_scope() const {
+    activate();
+    return {};
+  }
   // Collectives queued on the stream, watched by every wait for it.
   void add_pending(PendingCollective c);
   // Waits until the stream's work is done (synchronize, device-to-host
@@ -108,25 +114,13 @@ class CudaDevice final : public sdk::Device {
   uint64_t pending_count_ = 0;
 };
 
-// Turns `void F(CudaDevice&, const sdk::KernelCall&)`, op Op's kernel, into
-// an axon_kernel_fn. The call is checked against the op table first
-// (op_validate.hpp: counts, dtypes, shapes, attributes), so F checks only what
-// cuDNN and cuBLAS cannot take; then the device is made current.
-template <OpId Op, void (*F)(CudaDevice&, const sdk::KernelCall&)>
-axon_status cuda_kernel(void* ctx, const axon_kernel_call* call, axon_error* err) {
-  return sdk::guarded(err, [&] {
-    std::string why;
-    if (!validate_call(op_schema(Op), *call, &why)) sdk::fail(AXON_INVALID_ARGUMENT, why);
-    auto& d = static_cast<CudaDevice&>(*static_cast<sdk::Device*>(ctx));
-    d.activate();
-    F(d, sdk::KernelCall(*call));
-  });
-}
-
-// Registers F as op Op's kernel for each dtype the op table keys it by.
+// Registers F as op Op's kernel for each dtype the op table keys it by,
+// behind the op table's validator (sdk::validated_kernel: counts, dtypes,
+// shapes, attributes), so F checks only what cuDNN and cuBLAS cannot take;
+// the device is made current first (CudaDevice::kernel_scope).
 template <OpId Op, void (*F)(CudaDevice&, const sdk::KernelCall&)>
 void add(sdk::KernelTable& t) {
-  t.add(Op, &cuda_kernel<Op, F>);
+  sdk::add_validated<Op, CudaDevice, F>(t);
 }
 
 // The device behind a device_ctx handed out by open_device.

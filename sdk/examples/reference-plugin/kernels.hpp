@@ -14,18 +14,8 @@ const axon::sdk::KernelTable& kernel_table();
 // counts, dtypes, ranks, shapes and attributes are checked before it runs, so
 // a kernel checks only what lies in the data (labels, argmax taps).
 template <axon::OpId Op, void (*F)(axon::sdk::Device&, const axon::sdk::KernelCall&)>
-axon_status validated(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
-  return axon::sdk::guarded(err, [&] {
-    std::string why;
-    if (!axon::validate_call(axon::op_schema(Op), *call, &why)) axon::sdk::fail(AXON_INVALID_ARGUMENT, why);
-    F(*static_cast<axon::sdk::Device*>(device_ctx), axon::sdk::KernelCall(*call));
-  });
-}
-
-// Op's kernel F for each dtype the op table keys it by.
-template <axon::OpId Op, void (*F)(axon::sdk::Device&, const axon::sdk::KernelCall&)>
 void add(axon::sdk::KernelTable& t) {
-  t.add(Op, &validated<Op, F>);
+  axon::sdk::add_validated<Op, axon::sdk::Device, F>(t);
 }
 
 // The elementwise ops of ABI 1.4 and the shape ops (kernels_elementwise.cpp).

@@ -18,6 +18,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -232,7 +233,41 @@ class KernelTable {
 // Turns `void F(DeviceT&, const KernelCall&)` into an axon_kernel_fn.
 template <class DeviceT, void (*F)(DeviceT&, const KernelCall&)>
 axon_status kernel(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
-  return guarded(err, [&] { F(*static_cast<DeviceT*>(device_ctx), KernelCall(*call)); });
+  return guarded(err, [&] { F(static_cast<DeviceT&>(*static_cast<Device*>(device_ctx)), KernelCall(*call)); });
+}
+
+namespace detail {
+template <class D, class = void>
+struct has_kernel_scope : std::false_type {};
+template <class D>
+struct has_kernel_scope<D, std::void_t<decltype(std::declval<D&>().kernel_scope())>> : std::true_type {};
+}  // namespace detail
+
+// Turns op Op's kernel `void F(DeviceT&, const KernelCall&)` into an
+// axon_kernel_fn that checks the call against the op table first
+// (op_validate.hpp: counts, dtypes, ranks, shapes, attributes; a message only
+// on failure), so F checks only its device's limits and the data. Where
+// DeviceT has a member kernel_scope(), its result is held while F runs: a
+// lock serialising the device's kernels, the device made current.
+template <OpId Op, class DeviceT, void (*F)(DeviceT&, const KernelCall&)>
+axon_status validated_kernel(void* device_ctx, const axon_kernel_call* call, axon_error* err) {
+  return guarded(err, [&] {
+    std::string why;
+    if (!validate_call(op_schema(Op), *call, &why)) fail(AXON_INVALID_ARGUMENT, why);
+    auto& d = static_cast<DeviceT&>(*static_cast<Device*>(device_ctx));
+    if constexpr (detail::has_kernel_scope<DeviceT>::value) {
+      [[maybe_unused]] const auto scope = d.kernel_scope();
+      F(d, KernelCall(*call));
+    } else {
+      F(d, KernelCall(*call));
+    }
+  });
+}
+
+// Registers F, validated, as op Op's kernel for each dtype the op table keys it by.
+template <OpId Op, class DeviceT, void (*F)(DeviceT&, const KernelCall&)>
+void add_validated(KernelTable& t) {
+  t.add(Op, &validated_kernel<Op, DeviceT, F>);
 }
 
 // ------------------------------------------------------------------ plugins

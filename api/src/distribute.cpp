@@ -41,24 +41,30 @@ StrategyScope MirroredStrategy::scope() { return StrategyScope(*strategy_); }
 
 axon::Strategy& MirroredStrategy::strategy() { return *strategy_; }
 
-MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(double collective_timeout_s) {
-  Runtime& rt = api_detail::runtime();
-  workers_ = Workers::join();
-  std::vector<Device*> replicas = mirrored_devices(rt);
-  for (Device* d : replicas) d->api();
-  strategy_ = make_multi_worker_strategy(replicas, *workers_, collective_timeout_s);
+MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(double collective_timeout_s)
+    : collective_timeout_s_(collective_timeout_s), workers_(Workers::join()) {
+  cluster_resolver_.task_id = workers_->rank();
+}
+
+axon::Strategy& MultiWorkerMirroredStrategy::built() const {
+  if (!strategy_) {
+    std::vector<Device*> replicas = mirrored_devices(api_detail::runtime());
+    for (Device* d : replicas) d->api();
+    strategy_ = make_multi_worker_strategy(replicas, *workers_, collective_timeout_s_);
+  }
+  return *strategy_;
 }
 
 // The strategy goes before the workers it uses (MPI is finalised last).
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() { strategy_.reset(); }
 
-int MultiWorkerMirroredStrategy::num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
-int MultiWorkerMirroredStrategy::num_workers() const { return strategy_->num_workers(); }
-int MultiWorkerMirroredStrategy::worker_rank() const { return strategy_->worker_rank(); }
-bool MultiWorkerMirroredStrategy::is_chief() const { return strategy_->is_chief(); }
-std::vector<std::string> MultiWorkerMirroredStrategy::devices() const { return names(*strategy_); }
-StrategyScope MultiWorkerMirroredStrategy::scope() { return StrategyScope(*strategy_); }
-axon::Strategy& MultiWorkerMirroredStrategy::strategy() { return *strategy_; }
+int MultiWorkerMirroredStrategy::num_replicas_in_sync() const { return built().num_replicas_in_sync(); }
+int MultiWorkerMirroredStrategy::num_workers() const { return workers_->size(); }
+int MultiWorkerMirroredStrategy::worker_rank() const { return workers_->rank(); }
+bool MultiWorkerMirroredStrategy::is_chief() const { return workers_->rank() == 0; }
+std::vector<std::string> MultiWorkerMirroredStrategy::devices() const { return names(built()); }
+StrategyScope MultiWorkerMirroredStrategy::scope() { return StrategyScope(built()); }
+axon::Strategy& MultiWorkerMirroredStrategy::strategy() { return built(); }
 
 StrategyScope::StrategyScope(axon::Strategy& strategy) : previous_(t_strategy) { t_strategy = &strategy; }
 StrategyScope::~StrategyScope() { t_strategy = previous_; }

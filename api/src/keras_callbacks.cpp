@@ -1,4 +1,6 @@
 // keras::callbacks: each makes the core's callback for the model fit trains.
+#include "keras_detail.hpp"
+
 #include <axon/api/keras.hpp>
 #include <axon/train/best_model.hpp>
 #include <axon/train/early_stopping.hpp>
@@ -9,26 +11,6 @@
 #include <axon/train/weights.hpp>
 
 namespace axon::keras::callbacks {
-namespace {
-
-// A user's callback, passed on to fit by reference.
-class Forward : public nn::Callback {
- public:
-  explicit Forward(nn::Callback& to) : to_(to) {}
-  void on_epoch_begin(int epoch, int epochs, int64_t steps) override { to_.on_epoch_begin(epoch, epochs, steps); }
-  void on_batch_end(int64_t step, const std::function<nn::MetricValues()>& read) override {
-    to_.on_batch_end(step, read);
-  }
-  void on_epoch_end(const nn::EpochLogs& logs) override { to_.on_epoch_end(logs); }
-  bool stop_training() const override { return to_.stop_training(); }
-  void on_train_end(const nn::History& history) override { to_.on_train_end(history); }
-
- private:
-  nn::Callback& to_;
-};
-
-}  // namespace
-
 Callback CSVLogger(const std::filesystem::path& file) {
   return {[file](nn::Model&, int64_t) { return std::make_unique<train::MetricsCsvLogger>(file); }};
 }
@@ -43,13 +25,19 @@ Callback TerminateOnNaN() {
   return {[](nn::Model& model, int64_t) { return std::make_unique<train::TerminateOnNaN>(model); }};
 }
 
-Callback EarlyStopping(const EarlyStoppingOptions& options) {
-  return {[options](nn::Model& model, int64_t) { return std::make_unique<train::EarlyStoppingCallback>(model, options); }};
+Callback EarlyStopping(const EarlyStoppingOptions& options, int verbose) {
+  return {[options, verbose](nn::Model& model, int64_t) {
+    auto c = std::make_unique<train::EarlyStoppingCallback>(model, options);
+    c->set_verbose(verbose != 0 && model.strategy().is_chief());
+    return c;
+  }};
 }
 
-Callback ReduceLROnPlateau(const ReduceLROnPlateauOptions& options) {
-  return {[options](nn::Model& model, int64_t) {
-    return std::make_unique<train::ReduceLROnPlateauCallback>(model, options);
+Callback ReduceLROnPlateau(const ReduceLROnPlateauOptions& options, int verbose) {
+  return {[options, verbose](nn::Model& model, int64_t) {
+    auto c = std::make_unique<train::ReduceLROnPlateauCallback>(model, options);
+    c->set_verbose(verbose != 0 && model.strategy().is_chief());
+    return c;
   }};
 }
 
@@ -62,8 +50,10 @@ Callback ModelCheckpoint(const std::filesystem::path& file, const std::string& m
   }};
 }
 
+Callback ProgbarLogger() { return {nullptr, /*progress_bar=*/true}; }
+
 Callback Custom(nn::Callback& callback) {
-  return {[&callback](nn::Model&, int64_t) { return std::make_unique<Forward>(callback); }};
+  return {[&callback](nn::Model&, int64_t) { return std::make_unique<detail::Forward>(callback); }};
 }
 
 }  // namespace axon::keras::callbacks

@@ -35,6 +35,23 @@ std::string functional_json(const KerasTensor& inputs, const KerasTensor& output
 // "max_pooling2d").
 std::string snake_case(const std::string& class_name);
 
+// A Custom callback, passed on to fit by reference.
+class Forward : public nn::Callback {
+ public:
+  explicit Forward(nn::Callback& to) : to_(to) {}
+  nn::Callback& target() const { return to_; }
+  void on_epoch_begin(int epoch, int epochs, int64_t steps) override { to_.on_epoch_begin(epoch, epochs, steps); }
+  void on_batch_end(int64_t step, const std::function<nn::MetricValues()>& read) override {
+    to_.on_batch_end(step, read);
+  }
+  void on_epoch_end(const nn::EpochLogs& logs) override { to_.on_epoch_end(logs); }
+  bool stop_training() const override { return to_.stop_training(); }
+  void on_train_end(const nn::History& history) override { to_.on_train_end(history); }
+
+ private:
+  nn::Callback& to_;
+};
+
 // BackupAndRestore's callback: CheckpointCallback's files in its folder.
 class BackupAndRestoreCallback : public nn::Callback {
  public:

@@ -16,6 +16,7 @@
 #include <axon/nn/keras_json.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/train/keras_file.hpp>
+#include <axon/train/metrics_csv.hpp>
 #include <axon/train/progress.hpp>
 #include <axon/train/reduce_lr_on_plateau.hpp>
 #include <axon/train/weights.hpp>
@@ -23,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -171,11 +173,22 @@ void Model::compile(const optimizers::Optimizer& optimizer, const nn::LossOption
 
 History Model::fit(const Images& x, const Labels& y, const FitOptions& options) {
   if (s_->input_shape.empty() && x.size() > 0) s_->input_shape = Shape(x.shape().begin() + 1, x.shape().end());
-  nn::Model& model = s_->built("fit");
+  s_->built("fit");
   const data::ImageSet train = with_labels(x, y, "fit");
-  std::optional<data::ImageSet> validation;
-  if (options.validation_data) validation = with_labels(options.validation_data->x, options.validation_data->y,
-                                                        "fit: validation_data");
+  return fit(train, options);
+}
+
+History Model::fit(const data::SampleSource& x, const FitOptions& options) {
+  if (s_->input_shape.empty() && x.size() > 0) s_->input_shape = x.layout().shape();
+  nn::Model& model = s_->built("fit");
+  std::optional<data::ImageSet> validation_arrays;
+  const data::SampleSource* validation = nullptr;
+  if (options.validation_data) {
+    if (options.validation_data->arrays)
+      validation_arrays = with_labels(options.validation_data->arrays->x, options.validation_data->arrays->y,
+                                      "fit: validation_data");
+    validation = validation_arrays ? &*validation_arrays : options.validation_data->source;
+  }
   std::vector<std::unique_ptr<nn::Callback>> owned;
   nn::FitOptions o;
   o.epochs = options.epochs;
@@ -183,18 +196,33 @@ History Model::fit(const Images& x, const Labels& y, const FitOptions& options) 
   o.shuffle = options.shuffle;
   o.seed = options.seed;
   o.steps_per_epoch = options.steps_per_epoch;
-  o.validation_data = validation ? &*validation : nullptr;
+  o.validation_data = validation;
   o.learning_rate_schedule = s_->schedule.get();
+  o.initial_epoch = options.initial_epoch;
+  o.prefetch = options.prefetch;
+  o.stop_requested = options.stop_requested;
   const bool chief = model.strategy().is_chief();
-  // Redrawn in place on a terminal, as axon-train does; mpirun's forwarded
-  // output gets one line per epoch.
-  const bool interactive = ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
-  if (options.verbose != 0 && chief) owned.push_back(std::make_unique<train::ProgressBar>(stdout, interactive));
-  for (const callbacks::Callback& c : options.callbacks) owned.push_back(c.make(model, options.batch_size));
+  // verbose 1 redraws in place on a terminal, as axon-train does; mpirun's
+  // forwarded output and files get one line per epoch.
+  auto add_progress = [&] {
+    if (options.verbose != 0 && chief)
+      owned.push_back(std::make_unique<train::ProgressBar>(stdout, options.verbose == 1 && train::redraw_progress()));
+  };
+  const bool progress_placed = std::any_of(options.callbacks.begin(), options.callbacks.end(),
+                                           [](const callbacks::Callback& c) { return c.progress_bar; });
+  if (!progress_placed) add_progress();
+  for (const callbacks::Callback& c : options.callbacks) {
+    if (c.progress_bar)
+      add_progress();
+    else
+      owned.push_back(c.make(model, options.batch_size));
+  }
   // BackupAndRestore goes last: its backups keep what the others decided at
   // an epoch's end (their states ride in them).
   detail::BackupAndRestoreCallback* backup = nullptr;
+  callbacks::StateRestorer* restorer = nullptr;
   std::vector<train::CheckpointedState*> states;
+  std::vector<train::MetricsCsvLogger*> csv_loggers;
   for (auto& c : owned) {
     if (auto* b = dynamic_cast<detail::BackupAndRestoreCallback*>(c.get())) {
       if (backup != nullptr) throw UsageError("fit: more than one BackupAndRestore");
@@ -203,21 +231,38 @@ History Model::fit(const Images& x, const Labels& y, const FitOptions& options) 
     }
     if (s_->schedule && dynamic_cast<train::ReduceLROnPlateauCallback*>(c.get()) != nullptr)
       throw UsageError("fit: ReduceLROnPlateau cannot set the learning rate of an optimizer a schedule drives");
-    if (auto* state = dynamic_cast<train::CheckpointedState*>(c.get())) states.push_back(state);
+    // A Custom callback is looked at through its forwarder.
+    nn::Callback* own = c.get();
+    if (auto* f = dynamic_cast<detail::Forward*>(own)) own = &f->target();
+    if (auto* r = dynamic_cast<callbacks::StateRestorer*>(own)) {
+      if (restorer != nullptr) throw UsageError("fit: more than one callback restores the training state");
+      restorer = r;
+    } else if (auto* state = dynamic_cast<train::CheckpointedState*>(own)) {
+      states.push_back(state);
+    }
+    if (auto* csv = dynamic_cast<train::MetricsCsvLogger*>(own)) csv_loggers.push_back(csv);
     o.callbacks.push_back(c.get());
   }
+  if (backup != nullptr && restorer != nullptr)
+    throw UsageError("fit: BackupAndRestore and a callback that restores the training state cannot be used together");
+  std::optional<train::TrainingPosition> at;
+  if (restorer != nullptr) at = restorer->restore(states);
   if (backup != nullptr) {
-    const int64_t all_steps = (train.count + options.batch_size - 1) / std::max<int64_t>(options.batch_size, 1);
-    const train::RunIdentity run{options.seed, options.batch_size, train.count,
+    const int64_t all_steps = (x.size() + options.batch_size - 1) / std::max<int64_t>(options.batch_size, 1);
+    const train::RunIdentity run{options.seed, options.batch_size, x.size(),
                                  options.steps_per_epoch > 0 ? std::min(options.steps_per_epoch, all_steps) : all_steps,
                                  s_->learning_rate, {}};
-    const train::TrainingPosition at = backup->restore(run, states, s_->strategy);
-    o.initial_epoch = at.epochs_done;
-    o.initial_step = at.step_in_epoch;
+    at = backup->restore(run, states, s_->strategy);
     o.callbacks.push_back(backup);
   }
+  if (at) {
+    o.initial_epoch = at->epochs_done;
+    o.initial_step = at->step_in_epoch;
+    for (train::MetricsCsvLogger* csv : csv_loggers) csv->resume(at->history);
+  }
   History h;
-  h.logs = model.fit(train, o);
+  h.logs = model.fit(x, o);
+  if (h.logs.stopped && restorer != nullptr) restorer->on_stopped(h.logs);
   if (backup != nullptr && !h.logs.stopped) backup->finish();
   for (const nn::EpochLogs& e : h.logs.epochs) {
     h.history["loss"].push_back(e.loss);

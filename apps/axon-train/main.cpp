@@ -31,28 +31,35 @@ namespace {
 // multi-worker job. run_main keeps the pointer, so the text is set in place.
 char g_program[64] = "axon-train";
 
-// The strategy --strategy names, over the devices it uses: mirrored is the
-// API's distribute::MirroredStrategy. The API has no strategy over one chosen
-// device (a program uses a device scope), and a worker of a multi-worker job
-// joined it before its data loaded (to know its rank and stay quiet), which
-// the API's MultiWorkerMirroredStrategy does itself: those two are the
-// core's strategies.
+// The strategy --strategy names, over the devices it uses: mirrored and
+// multi-worker are the API's distribute::MirroredStrategy and
+// distribute::MultiWorkerMirroredStrategy (made first thing in main, as a
+// TensorFlow program does, to know its rank before the data loads). The
+// default, one chosen device, is still the core's one-device strategy, not
+// an axon::device scope: train_on works on a Strategy before the model exists
+// (the global batch check, the strategy line, --initial-weights' broadcast),
+// and the device flags go to Runtime::init as a Config (apps/common, shared by
+// every app) rather than through axon::config.
 struct TrainingStrategy {
   std::unique_ptr<distribute::MirroredStrategy> mirrored;
+  distribute::MultiWorkerMirroredStrategy* multi_worker = nullptr;
   std::unique_ptr<Strategy> core;
-  Strategy& get() { return mirrored ? mirrored->strategy() : *core; }
+  Strategy& get() {
+    if (mirrored) return mirrored->strategy();
+    return multi_worker != nullptr ? multi_worker->strategy() : *core;
+  }
 };
 
-TrainingStrategy make_strategy(const Runtime& rt, const train_app::Options& opts, Workers* workers) {
+TrainingStrategy make_strategy(const Runtime& rt, const train_app::Options& opts,
+                               distribute::MultiWorkerMirroredStrategy* multi_worker) {
   TrainingStrategy s;
   if (opts.strategy != "default") {
-    const std::vector<Device*> devices = mirrored_devices(rt);
     // Opened here first, so that a plugin failing to start is reported naming it.
-    train_app::start_devices(rt, devices);
+    train_app::start_devices(rt, mirrored_devices(rt));
     if (opts.strategy == "mirrored")
       s.mirrored = std::make_unique<distribute::MirroredStrategy>();
     else
-      s.core = make_multi_worker_strategy(devices, *workers, opts.collective_timeout_s);
+      s.multi_worker = multi_worker;
     return s;
   }
   const train_app::DeviceChoice choice = train_app::choose_device(rt, opts.device);
@@ -70,7 +77,7 @@ TrainingStrategy make_strategy(const Runtime& rt, const train_app::Options& opts
 int main(int argc, char** argv) {
   // First: a SIGINT or SIGTERM from here on stops at the next step boundary.
   train_app::install_stop_handlers();
-  std::unique_ptr<Workers> workers;
+  std::unique_ptr<distribute::MultiWorkerMirroredStrategy> multi_worker;
   bool stopped_by_signal = false, quiet_exit = false;
   const int code = cli::run_main(g_program, [&] {
     std::optional<train_app::Options> parsed = train_app::parse_options(argc, argv);
@@ -81,21 +88,22 @@ int main(int argc, char** argv) {
       return 0;
     }
 
-    // A worker joins its job first: only rank 0 prints progress and writes
-    // files; the others print errors alone, prefixed with their rank.
+    // A worker joins its job first (the API's strategy, made first thing as
+    // in TensorFlow): only rank 0 prints progress and writes files; the
+    // others print errors alone, prefixed with their rank.
     if (opts.strategy == "multi-worker") {
       // mpirun's rank is known before MPI is: even a failure to join is prefixed.
       if (const char* rank = std::getenv("OMPI_COMM_WORLD_RANK"))
         std::snprintf(g_program, sizeof g_program, "axon-train (rank %s)", rank);
-      workers = Workers::join();
-      if (workers->rank() != 0) {
-        std::snprintf(g_program, sizeof g_program, "axon-train (rank %d)", workers->rank());
+      multi_worker = std::make_unique<distribute::MultiWorkerMirroredStrategy>(opts.collective_timeout_s);
+      if (const int rank = multi_worker->cluster_resolver().task_id; rank != 0) {
+        std::snprintf(g_program, sizeof g_program, "axon-train (rank %d)", rank);
         opts.quiet = true;
         opts.verbose = false;
         opts.config.log_level = "error";
       }
     }
-    const bool chief = workers == nullptr || workers->rank() == 0;
+    const bool chief = multi_worker == nullptr || multi_worker->is_chief();
     if (chief) train_app::check_outputs(opts);
 
     // Data first: a missing or corrupt data set is reported before any plugin loads.
@@ -139,11 +147,11 @@ int main(int argc, char** argv) {
     try {
       if (!opts.compare.empty()) return train_app::run_compare(rt, opts, ds);
 
-      if (workers != nullptr && !workers->launched() && !opts.quiet)
+      if (multi_worker != nullptr && !multi_worker->workers().launched() && !opts.quiet)
         std::printf("multi-worker: not started by mpirun (no OMPI_COMM_WORLD_SIZE or PMIX_RANK in the "
                     "environment), so this process is the only worker; start several with "
                     "mpirun -np N axon-train --strategy multi-worker\n");
-      TrainingStrategy strategy = make_strategy(rt, opts, workers.get());
+      TrainingStrategy strategy = make_strategy(rt, opts, multi_worker.get());
       train_app::train_on(strategy.get(), opts, ds, chief,
                           chief && opts.tensorboard ? std::filesystem::path(*opts.tensorboard) : std::filesystem::path());
     } catch (const train_app::Stopped& stopped) {
@@ -166,7 +174,7 @@ int main(int argc, char** argv) {
   // otherwise wait for this one in their next collective.
   // A stop is agreed by every worker (and the chief may still be writing
   // its checkpoint): no abort then.
-  if (code != 0 && !stopped_by_signal && !quiet_exit && workers != nullptr && workers->launched())
-    workers->abort(code);
+  if (code != 0 && !stopped_by_signal && !quiet_exit && multi_worker != nullptr && multi_worker->workers().launched())
+    multi_worker->workers().abort(code);
   return code;
 }

@@ -16,6 +16,7 @@
 #include <axon/train/atomic_file.hpp>
 #include <axon/train/checkpoint.hpp>
 #include <axon/train/keras_file.hpp>
+#include <axon/train/progress.hpp>
 #include <axon/workers.hpp>
 
 #include <boost/program_options.hpp>
@@ -92,12 +93,6 @@ double collective_timeout(const po::variables_map& vm) {
 }
 
 }  // namespace
-
-bool redraw_progress() {
-  if (const char* v = std::getenv("AXON_PROGRESS_BAR"); v != nullptr && *v != '\0')
-    return parse::boolean("AXON_PROGRESS_BAR", v);
-  return ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
-}
 
 // --lr-schedule and the callbacks, each checked now (a bad setting exits 2
 // before any work).
@@ -370,7 +365,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.dry_run = vm["dry-run"].as<bool>();
   o.summary = vm["summary"].as<bool>();
   o.layer_table = vm["layer-table"].as<bool>();
-  o.redraw_progress = redraw_progress();
+  o.redraw_progress = train::redraw_progress();
   o.quiet = vm["quiet"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
   if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose contradict each other");

@@ -56,16 +56,9 @@ struct Options {
   bool dry_run = false;  // --dry-run: print one step's placement, train nothing
   bool summary = false;          // --summary: print the model's summary, train nothing
   bool layer_table = false;      // --layer-table: print the supported Keras layers
-  bool redraw_progress = false;  // the bar redrawn in place, not a line per epoch (redraw_progress())
+  bool redraw_progress = false;  // the bar redrawn in place, not a line per epoch (train::redraw_progress())
   Config config;
 };
-
-// Whether the progress bar is redrawn in place rather than printed once per
-// epoch: AXON_PROGRESS_BAR=1 or 0 says so (UsageError for another value);
-// unset, only when stdout is a terminal and no MPI launcher started this
-// process (mpirun gives its ranks a terminal even when its own output goes
-// to a file).
-bool redraw_progress();
 
 // Parses argv. Returns nullopt after printing --help. Throws UsageError for
 // bad flags or values (cli::parse_command_line's, and its own).

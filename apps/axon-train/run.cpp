@@ -1,15 +1,21 @@
 // One training run of axon-train, a user of the C++ API (<axon/axon.hpp>):
 // the model comes from its Keras JSON through keras::models::model_from_json,
 // built on the run's strategy (distribute::StrategyScope) from
-// keras::utils::set_random_seed's seed and compiled through keras::Model
-// (optimizer, schedule, loss, metrics). The core is called for what the API
-// does not and should not cover: fit over axon-train's own data pipeline
-// (keras::Model::fit takes arrays in memory) with its progress, CSV,
-// TensorBoard and Keras callbacks from the flags, --initial-weights,
-// --dry-run's placement plan, checkpoint files and --resume, --profile,
-// the weights files' metadata and the report.
+// keras::utils::set_random_seed's seed, compiled through keras::Model
+// (optimizer, schedule, loss, metrics) and trained by keras::Model::fit over
+// the data set (a data::SampleSource) with the API's callbacks for the flags
+// (TerminateOnNaN first, the progress bar, TensorBoard, CSVLogger,
+// EarlyStopping, ReduceLROnPlateau). axon-train's own go in with
+// callbacks::Custom: the replica times report, ModelCheckpoint's files (they
+// carry the run's metadata, as --save's do) and, last, the checkpoints of
+// --checkpoint-dir with --resume (checkpoints.cpp, a StateRestorer). The
+// core is called for what the API does not and should not cover:
+// --initial-weights, --dry-run's placement plan, --epochs 0's evaluation
+// over the data set (keras::Model::evaluate takes arrays), --profile, the
+// weights files' metadata and the report.
 #include "run.hpp"
 
+#include "checkpoints.hpp"
 #include "placement_report.hpp"
 
 #include "stop_signals.hpp"
@@ -33,11 +39,7 @@
 #include <axon/train/best_model.hpp>
 #include <axon/train/checkpoint.hpp>
 #include <axon/train/keras_file.hpp>
-#include <axon/train/early_stopping.hpp>
-#include <axon/train/reduce_lr_on_plateau.hpp>
-#include <axon/train/metrics_csv.hpp>
 #include <axon/train/progress.hpp>
-#include <axon/train/tensorboard.hpp>
 #include <axon/train/terminate_on_nan.hpp>
 #include <axon/train/weights.hpp>
 
@@ -48,72 +50,6 @@
 
 namespace axon::train_app {
 namespace {
-
-std::string position(const train::TrainingPosition& at, int epochs, int64_t steps) {
-  if (at.step_in_epoch == 0)
-    return "the end of epoch " + std::to_string(at.epochs_done) + "/" + std::to_string(epochs) + " (global step " +
-           std::to_string(at.global_step) + ")";
-  return "epoch " + std::to_string(at.epochs_done + 1) + "/" + std::to_string(epochs) + ", step " +
-         std::to_string(at.step_in_epoch) + "/" + std::to_string(steps) + " (global step " +
-         std::to_string(at.global_step) + ")";
-}
-
-// --resume: the chief restores the newest checkpoint that reads back whole
-// (saying which damaged ones it passed over) and hands its bytes to the
-// other workers, which restore the same. No checkpoint at all: a fresh start.
-train::TrainingPosition resume(nn::Model& model, const train::RunIdentity& run, const train::CheckpointDir& dir,
-                               Strategy& strategy, const Options& opts,
-                               const std::vector<train::CheckpointedState*>& states) {
-  std::string bytes;
-  train::TrainingPosition at;
-  if (strategy.is_chief()) {
-    const std::vector<std::filesystem::path> files = dir.list();
-    std::vector<std::string> problems;
-    std::vector<std::filesystem::path> damaged;
-    for (const std::filesystem::path& file : files) {
-      // Unreadable (a folder, oversized, ...) or damaged: the next older one.
-      // A sound checkpoint of another run (UsageError) ends the run.
-      std::string b;
-      try {
-        b = io::read_regular_file(file, train::CheckpointDir::max_file_bytes(model), "checkpoint");
-        at = train::restore_checkpoint(model, run, b, file, states);
-      } catch (const train::CorruptCheckpoint& e) {
-        problems.push_back(e.what());
-        damaged.push_back(file);
-        continue;
-      } catch (const UsageError& e) {
-        if (!b.empty()) throw;
-        problems.push_back(e.what());
-        damaged.push_back(file);
-        continue;
-      }
-      bytes = std::move(b);
-      // The damaged ones (all newer) are kept for a look, out of the way of
-      // the checkpoints this run will write under the same names.
-      for (size_t i = 0; i < problems.size(); ++i) {
-        const std::filesystem::path aside = damaged[i].string() + ".damaged";
-        std::error_code ec;
-        std::filesystem::rename(damaged[i], aside, ec);
-        log::warning("checkpoint", problems[i] + "; used an older checkpoint" +
-                                       (ec ? std::string() : " (the damaged one is now " + aside.string() + ")"));
-      }
-      if (!opts.quiet)
-        std::printf("Resuming from %s: %s\n", parse::printable_path(file).c_str(),
-                    position(at, opts.epochs, run.steps_per_epoch).c_str());
-      break;
-    }
-    if (bytes.empty() && !problems.empty())
-      throw UsageError("no usable checkpoint in " + dir.path().string() + ": " + problems.front() +
-                       (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " older ones unusable)"
-                                            : std::string()));
-    if (files.empty() && !opts.quiet)
-      std::printf("No checkpoint in %s yet: training from the start\n", parse::printable_path(dir.path()).c_str());
-  }
-  strategy.broadcast_bytes(bytes, "the checkpoint resumed from");
-  if (!strategy.is_chief() && !bytes.empty()) at = train::restore_checkpoint(model, run, bytes, dir.path(), states);
-  std::fflush(stdout);
-  return at;
-}
 
 // After training diverged: what was kept of it.
 std::string not_saved(const Options& opts, bool write_files, const train::CheckpointCallback* checkpoints) {
@@ -248,13 +184,13 @@ nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
 
 namespace {
 
-// Keras' callbacks the flags ask for, in the order fit calls them.
+// Keras' callbacks the flags ask for, in the order fit calls them: the API's
+// EarlyStopping and ReduceLROnPlateau; ModelCheckpoint is axon-train's own
+// (its files carry the run's metadata, as --save's do, and only the chief
+// writes them).
 struct KerasCallbacks {
-  std::unique_ptr<train::EarlyStoppingCallback> early_stopping;
-  std::unique_ptr<train::ReduceLROnPlateauCallback> reduce_lr;
   std::unique_ptr<train::BestModelCallback> model_checkpoint;
-  std::vector<nn::Callback*> callbacks;
-  std::vector<train::CheckpointedState*> states;  // the same, for checkpoints
+  std::vector<keras::callbacks::Callback> callbacks;
 };
 
 KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data::Dataset& ds, bool write_files,
@@ -265,19 +201,9 @@ KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data
     if (monitor != nullptr && monitor->starts_with("val_") && !ds.validation)
       throw UsageError("a callback monitors " + *monitor + ", but this data has no validation set");
   KerasCallbacks k;
-  auto add = [&](auto& callback) {
-    callback->set_verbose(!opts.quiet);
-    k.callbacks.push_back(callback.get());
-    k.states.push_back(callback.get());
-  };
-  if (opts.early_stopping) {
-    k.early_stopping = std::make_unique<train::EarlyStoppingCallback>(model, *opts.early_stopping);
-    add(k.early_stopping);
-  }
-  if (opts.reduce_lr) {
-    k.reduce_lr = std::make_unique<train::ReduceLROnPlateauCallback>(model, *opts.reduce_lr);
-    add(k.reduce_lr);
-  }
+  const int verbose = opts.quiet ? 0 : 1;
+  if (opts.early_stopping) k.callbacks.push_back(keras::callbacks::EarlyStopping(*opts.early_stopping, verbose));
+  if (opts.reduce_lr) k.callbacks.push_back(keras::callbacks::ReduceLROnPlateau(*opts.reduce_lr, verbose));
   if (opts.model_checkpoint) {
     const ModelCheckpointOptions& mc = *opts.model_checkpoint;
     // Written by the chief alone; files written mid-run name no final accuracy.
@@ -287,7 +213,8 @@ KerasCallbacks keras_callbacks(nn::Model& model, const Options& opts, const data
           if (write_files) train::save_weights(model, file, weights_metadata(model, opts, ds, nn::History{}, schedule));
         },
         mc.save_best_only);
-    add(k.model_checkpoint);
+    k.model_checkpoint->set_verbose(!opts.quiet);
+    k.callbacks.push_back(keras::callbacks::Custom(*k.model_checkpoint));
   }
   return k;
 }
@@ -374,74 +301,52 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   const int64_t steps = (ds.train->size() + opts.batch_size - 1) / opts.batch_size;
   const train::RunIdentity run{opts.seed, opts.batch_size, ds.train->size(), steps, opts.learning_rate,
                                ds.class_names.empty() ? std::string() : data::class_names_json(ds.class_names)};
-  // Keras' callbacks; their state rides in checkpoints.
-  const KerasCallbacks keras = keras_callbacks(model, opts, ds, write_files, schedule.get());
-  const std::vector<train::CheckpointedState*>& states = keras.states;
-
-  train::TrainingPosition resumed;
-  std::unique_ptr<train::CheckpointDir> ckpt_dir;
-  if (opts.checkpoint_dir) {
-    ckpt_dir = std::make_unique<train::CheckpointDir>(*opts.checkpoint_dir);
-    if (opts.resume) {
-      resumed = resume(model, run, *ckpt_dir, strategy, opts, states);
-    } else if (write_files) {
-      // Starting afresh would rotate the older run's checkpoints away.
-      const std::vector<std::filesystem::path> old = ckpt_dir->list();
-      if (!old.empty())
-        throw UsageError("--checkpoint-dir " + *opts.checkpoint_dir + " already holds checkpoints (newest: " +
-                         old.front().string() + "); pass --resume to continue from it, or choose another folder");
-    }
+  if (opts.checkpoint_dir && !opts.resume && write_files) {
+    // Starting afresh would rotate the older run's checkpoints away.
+    const std::vector<std::filesystem::path> old = train::CheckpointDir(*opts.checkpoint_dir).list();
+    if (!old.empty())
+      throw UsageError("--checkpoint-dir " + *opts.checkpoint_dir + " already holds checkpoints (newest: " +
+                       old.front().string() + "); pass --resume to continue from it, or choose another folder");
   }
 
-  nn::FitOptions fit;
+  keras::FitOptions fit;
   fit.epochs = opts.epochs;
   fit.batch_size = opts.batch_size;
   fit.seed = opts.seed;
-  fit.validation_data = ds.validation.get();
+  if (ds.validation) fit.validation_data = *ds.validation;
   fit.prefetch = opts.prefetch;
-  fit.initial_epoch = resumed.epochs_done;
-  fit.initial_step = resumed.step_in_epoch;
   fit.stop_requested = [] { return stop_signal() != 0; };
-  fit.learning_rate_schedule = schedule.get();
+  fit.verbose = opts.quiet ? 0 : 1;  // redrawn as opts.redraw_progress says
   const bool progress_on_terminal = opts.redraw_progress && !opts.quiet;
-  train::ProgressBar progress(stdout, opts.redraw_progress);
   // First: a step whose loss is not finite reaches no other callback (no
   // checkpoint, CSV row or event of it), and every epoch ends synchronised.
-  train::TerminateOnNaN terminate_on_nan(model);
-  fit.callbacks.push_back(&terminate_on_nan);
+  fit.callbacks.push_back(keras::callbacks::TerminateOnNaN());
+  fit.callbacks.push_back(keras::callbacks::ProgbarLogger());
+  if (!tensorboard_dir.empty())
+    fit.callbacks.push_back(keras::callbacks::TensorBoard(tensorboard_dir, opts.tensorboard_every));
   ReplicaTimesReport times(stdout);
-  std::unique_ptr<train::MetricsCsvLogger> csv;
-  std::unique_ptr<train::CheckpointCallback> checkpoints;
-  std::unique_ptr<train::TensorBoardCallback> tensorboard;
-  if (!opts.quiet) fit.callbacks.push_back(&progress);
-  if (!tensorboard_dir.empty()) {
-    tensorboard = std::make_unique<train::TensorBoardCallback>(tensorboard_dir, opts.tensorboard_every, opts.batch_size);
-    fit.callbacks.push_back(tensorboard.get());
-  }
-  if (opts.verbose) fit.callbacks.push_back(&times);
-  if (write_files && opts.metrics_csv) {
-    csv = std::make_unique<train::MetricsCsvLogger>(*opts.metrics_csv);
-    csv->resume(resumed.history);
-    fit.callbacks.push_back(csv.get());
-  }
+  if (opts.verbose) fit.callbacks.push_back(keras::callbacks::Custom(times));
+  if (write_files && opts.metrics_csv) fit.callbacks.push_back(keras::callbacks::CSVLogger(*opts.metrics_csv));
   // Before the checkpoints, which keep what these decided at an epoch's end.
+  const KerasCallbacks keras = keras_callbacks(model, opts, ds, write_files, schedule.get());
   fit.callbacks.insert(fit.callbacks.end(), keras.callbacks.begin(), keras.callbacks.end());
-  if (write_files && ckpt_dir) {
-    checkpoints = std::make_unique<train::CheckpointCallback>(model, run, *ckpt_dir, opts.checkpoint_every,
-                                                              opts.keep_checkpoints, resumed, states);
-    fit.callbacks.push_back(checkpoints.get());
+  std::unique_ptr<RunCheckpoints> checkpoints;
+  if (opts.checkpoint_dir) {
+    checkpoints = std::make_unique<RunCheckpoints>(model, run, *opts.checkpoint_dir, strategy, opts, write_files);
+    fit.callbacks.push_back(keras::callbacks::Custom(*checkpoints));
   }
+  const auto writer = [&] { return checkpoints ? checkpoints->writer() : nullptr; };
 
   if (opts.profile) {
     reset_op_times();
     set_op_profiling(true);
   }
   try {
-    r.history = model.fit(*ds.train, fit);
+    r.history = keras_model.fit(*ds.train, fit).logs;
   } catch (const train::TrainingDiverged& e) {
     if (progress_on_terminal) std::fputc('\n', stdout);  // end the progress bar's line
     std::fflush(stdout);
-    throw train::TrainingDiverged(std::string(e.what()) + ": stopping; " + not_saved(opts, write_files, checkpoints.get()),
+    throw train::TrainingDiverged(std::string(e.what()) + ": stopping; " + not_saved(opts, write_files, writer()),
                                   e.global_step);
   } catch (...) {
     if (progress_on_terminal) std::fputc('\n', stdout);
@@ -459,9 +364,9 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     const train::TrainingPosition at{r.history.stopped_epoch - 1, r.history.stopped_step,
                                      model.optimizer().iterations(), {}};
     std::string where = "stopped by " + std::string(signal_name(sig)) + " at " + position(at, opts.epochs, steps);
-    if (checkpoints && at.global_step > 0) {
-      const std::filesystem::path file = checkpoints->write_stopped(r.history.stopped_epoch, r.history.stopped_step);
-      where += "; checkpoint " + file.string() + ": continue with --resume --checkpoint-dir " + *opts.checkpoint_dir;
+    if (checkpoints && !checkpoints->stopped_file().empty()) {
+      where += "; checkpoint " + checkpoints->stopped_file().string() + ": continue with --resume --checkpoint-dir " +
+               *opts.checkpoint_dir;
     } else if (opts.checkpoint_dir) {
       where += "; nothing trained since the last checkpoint, so nothing was written";
     } else {
@@ -478,7 +383,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     } catch (const train::NonFiniteWeights& e) {
       // The last step's gradients can be NaN with its loss finite.
       throw train::TrainingDiverged("weights are not finite after training (" + e.detail + "): " +
-                                        not_saved(opts, write_files, checkpoints.get()),
+                                        not_saved(opts, write_files, writer()),
                                     model.optimizer().iterations());
     }
     if (!opts.quiet) std::printf("Saved weights to %s\n", parse::printable_path(*opts.save).c_str());

@@ -6,12 +6,14 @@ metrics CSV but for the time columns.
 
   app_equals_api_test.py CASE AXON_TRAIN CNN_THROUGH_API
 
-CASE: default (the default device) or mirrored (two logical CPU devices).
-Exit 0 pass, 1 fail.
+CASE: default (the default device), mirrored (two logical CPU devices) or
+multi-worker (two workers started by mpirun, one thread each).
+Exit 0 pass, 1 fail, 77 skipped (multi-worker without mpirun).
 """
 import csv
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,15 +42,27 @@ def main():
     env = {k: v for k, v in os.environ.items() if not k.startswith("AXON_")}
     app_flags = ["--threads", "2", "--quiet"]
     api_env = dict(env, AXON_NUM_THREADS="2")
+    app_cmd, api_cmd = [app], [api]
     if case == "mirrored":
         app_flags += ["--strategy", "mirrored", "--cpu-devices", "2"]
         api_env.update(AXON_CPU_DEVICE_COUNT="2")
+    elif case == "multi-worker":
+        if shutil.which("mpirun") is None:
+            print("SKIP: no mpirun")
+            sys.exit(77)
+        if os.geteuid() == 0:  # Open MPI refuses root unless told; CI and containers run as root
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        # --oversubscribe: two ranks on however many cores; one thread each.
+        mpirun = ["mpirun", "-np", "2", "--oversubscribe"]
+        app_cmd, api_cmd = mpirun + [app], mpirun + ["-x", "AXON_NUM_THREADS", api]
+        app_flags = ["--threads", "1", "--quiet", "--strategy", "multi-worker"]
+        api_env = dict(env, AXON_NUM_THREADS="1")
     elif case != "default":
         sys.exit("unknown case " + case)
     with tempfile.TemporaryDirectory() as tmp:
         files = {who: (os.path.join(tmp, who + ".weights"), os.path.join(tmp, who + ".csv")) for who in ("app", "api")}
-        run([app] + RUN + app_flags + ["--save", files["app"][0], "--metrics-csv", files["app"][1]], env)
-        run([api] + RUN + (["--strategy", "mirrored"] if case == "mirrored" else []) +
+        run(app_cmd + RUN + app_flags + ["--save", files["app"][0], "--metrics-csv", files["app"][1]], env)
+        run(api_cmd + RUN + (["--strategy", case] if case != "default" else []) +
             ["--save", files["api"][0], "--metrics-csv", files["api"][1]], api_env)
         app_weights, api_weights = (open(files[w][0], "rb").read() for w in ("app", "api"))
         if len(app_weights) < 100000:

@@ -1,9 +1,12 @@
 // The run axon-train makes of its built-in CNN (same data, seed, batch,
 // optimizer, loss), written with the C++ API alone: app_equals_api_test.py
 // compares the weights it saves and its CSV with axon-train's, byte for byte.
+// The data set goes to fit as it loaded (a data::SampleSource), as a Keras
+// program passes a tf.data.Dataset.
 //   cnn_through_api --data DIR --train-limit N --test-limit N --epochs E --batch-size B --seed S
-//                   [--strategy default|mirrored] --save FILE --metrics-csv FILE
+//                   [--strategy default|mirrored|multi-worker] --save FILE --metrics-csv FILE
 // The devices (threads, logical CPU devices) come from the AXON_* variables.
+// multi-worker: started by mpirun; the chief (rank 0) alone writes the files.
 #include <axon/axon.hpp>
 
 #include <cstdio>
@@ -12,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace keras = axon::keras;
 using namespace axon::keras::layers;
@@ -35,18 +39,30 @@ int main(int argc, char** argv) {
       else if (flag == "--metrics-csv") csv = value;
       else throw axon::UsageError("unknown option " + flag);
     }
-    if (strategy != "default" && strategy != "mirrored") throw axon::UsageError("unknown strategy " + strategy);
+    if (strategy != "default" && strategy != "mirrored" && strategy != "multi-worker")
+      throw axon::UsageError("unknown strategy " + strategy);
     if (save.empty() || csv.empty()) throw axon::UsageError("--save and --metrics-csv are needed");
 
+    // As in TensorFlow, the multi-worker strategy first: it joins the job.
+    std::unique_ptr<axon::distribute::MultiWorkerMirroredStrategy> multi_worker;
+    if (strategy == "multi-worker") multi_worker = std::make_unique<axon::distribute::MultiWorkerMirroredStrategy>();
+    const bool chief = multi_worker == nullptr || multi_worker->is_chief();
+
+    // The data sets as they load, passed to fit whole.
     auto [train, test] = keras::datasets::fashion_mnist::load_data(data);
-    if (train_limit > 0) train = {train.x.slice(0, train_limit), keras::slice(train.y, 0, train_limit)};
-    if (test_limit > 0) test = {test.x.slice(0, test_limit), keras::slice(test.y, 0, test_limit)};
+    axon::data::ImageSet train_set = train.x.set(), test_set = test.x.set();
+    for (size_t i = 0; i < train.y.size(); ++i) train_set.labels[i] = static_cast<uint8_t>(train.y[i]);
+    for (size_t i = 0; i < test.y.size(); ++i) test_set.labels[i] = static_cast<uint8_t>(test.y[i]);
+    if (train_limit > 0) train_set.truncate(train_limit);
+    if (test_limit > 0) test_set.truncate(test_limit);
 
     std::unique_ptr<axon::distribute::MirroredStrategy> mirrored;
     std::optional<axon::distribute::StrategyScope> scope;
     if (strategy == "mirrored") {
       mirrored = std::make_unique<axon::distribute::MirroredStrategy>();
       scope.emplace(mirrored->strategy());
+    } else if (multi_worker) {
+      scope.emplace(multi_worker->strategy());
     }
     keras::utils::set_random_seed(seed);
     keras::Sequential model({
@@ -62,14 +78,15 @@ int main(int argc, char** argv) {
     // axon-train's defaults: Adam at 0.001, logits into sparse categorical cross-entropy.
     model.compile(keras::optimizers::Adam(0.001), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true),
                   {"accuracy"});
-    model.fit(train.x, train.y,
-              {.epochs = epochs,
-               .batch_size = batch_size,
-               .validation_data = test,
-               .verbose = 0,
-               .callbacks = {keras::callbacks::CSVLogger(csv)},
-               .seed = seed});
-    model.save_weights(save);
+    std::vector<keras::callbacks::Callback> callbacks;
+    if (chief) callbacks.push_back(keras::callbacks::CSVLogger(csv));
+    model.fit(train_set, {.epochs = epochs,
+                          .batch_size = batch_size,
+                          .validation_data = test_set,
+                          .verbose = 0,
+                          .callbacks = callbacks,
+                          .seed = seed});
+    if (chief) model.save_weights(save);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cnn_through_api: %s\n", e.what());

@@ -344,3 +344,90 @@ TEST_CASE("Keras' other losses train through compile: label-smoothed categorical
     CHECK(losses[2] < losses[0]);
   }
 }
+
+namespace {
+
+// A StateRestorer that puts back a made-up position and notes what fit gave it.
+class PositionRestorer : public keras::callbacks::StateRestorer {
+ public:
+  explicit PositionRestorer(train::TrainingPosition at) : at_(std::move(at)) {}
+  train::TrainingPosition restore(const std::vector<train::CheckpointedState*>& states) override {
+    states_seen = static_cast<int>(states.size());
+    return at_;
+  }
+  void on_stopped(const nn::History& history) override { stopped_at_step = history.stopped_step; }
+  int states_seen = -1;
+  int64_t stopped_at_step = -1;
+
+ private:
+  train::TrainingPosition at_;
+};
+
+data::ImageSet with_labels(const keras::Images& x, const keras::Labels& y) {
+  data::ImageSet set = x.set();
+  for (size_t i = 0; i < y.size(); ++i) set.labels[i] = static_cast<uint8_t>(y[i]);
+  return set;
+}
+
+}  // namespace
+
+TEST_CASE("fit over a data set equals fit over arrays and starts where initial_epoch or a StateRestorer says", "[api][keras]") {
+  if (!have_data()) {
+    WARN("no " << data::kDefaultDataDir << ": skipped");
+    return;
+  }
+  test::start_runtime();
+  auto [train, test] = keras::datasets::fashion_mnist::load_data();
+  const keras::Images x = train.x.slice(0, 512), vx = test.x.slice(0, 128);
+  const keras::Labels y = keras::slice(train.y, 0, 512), vy = keras::slice(test.y, 0, 128);
+  const data::ImageSet train_set = with_labels(x, y), test_set = with_labels(vx, vy);
+  auto small_model = [] {
+    keras::utils::set_random_seed(5);
+    keras::Sequential m({layers::Flatten({28, 28, 1}), layers::Dense(10)});
+    m.compile(keras::optimizers::Adam(), keras::losses::SparseCategoricalCrossentropy(/*from_logits=*/true));
+    return m;
+  };
+
+  // The same data as arrays and as a data set: the same epochs, bit for bit.
+  keras::Sequential arrays = small_model(), dataset = small_model();
+  const keras::History ha = arrays.fit(
+      x, y, {.epochs = 2, .batch_size = 64, .validation_data = keras::datasets::Split{vx, vy}, .verbose = 0, .seed = 1});
+  const keras::History hd =
+      dataset.fit(train_set, {.epochs = 2, .batch_size = 64, .validation_data = test_set, .verbose = 0, .seed = 1});
+  CHECK(hd.history.at("loss") == ha.history.at("loss"));
+  CHECK(hd.history.at("val_loss") == ha.history.at("val_loss"));
+  CHECK(dataset.predict(vx, 64).to_vector<float>() == arrays.predict(vx, 64).to_vector<float>());
+
+  // initial_epoch 1 of 2: only the second epoch is trained.
+  keras::Sequential later = small_model();
+  const keras::History h1 = later.fit(train_set, {.epochs = 2, .batch_size = 64, .verbose = 0, .initial_epoch = 1});
+  REQUIRE(h1.logs.epochs.size() == 1);
+  CHECK(h1.logs.epochs[0].epoch == 2);
+
+  // A StateRestorer gets the other callbacks' states and sets where fit starts:
+  // epoch 2, step 3 of 8, so that epoch trains its last 5 steps.
+  keras::Sequential resumed = small_model();
+  PositionRestorer restorer(train::TrainingPosition{1, 3, 11, {}});
+  const keras::History h2 = resumed.fit(
+      train_set, {.epochs = 2, .batch_size = 64, .verbose = 0,
+                  .callbacks = {keras::callbacks::EarlyStopping({.monitor = "loss", .patience = 5}),
+                                keras::callbacks::Custom(restorer)}});
+  CHECK(restorer.states_seen == 1);
+  REQUIRE(h2.logs.epochs.size() == 1);
+  CHECK(h2.logs.epochs[0].epoch == 2);
+  CHECK(resumed.model().optimizer().iterations() == 5);
+  CHECK(restorer.stopped_at_step == -1);
+
+  // stop_requested before the fourth step: fit returns at once, and the
+  // restorer hears of it while the states still exist.
+  keras::Sequential stopped = small_model();
+  PositionRestorer fresh(train::TrainingPosition{});
+  int polls = 0;
+  const keras::History h3 = stopped.fit(train_set, {.epochs = 2, .batch_size = 64, .verbose = 0,
+                                                    .callbacks = {keras::callbacks::Custom(fresh)},
+                                                    .stop_requested = [&polls] { return ++polls > 3; }});
+  CHECK(h3.logs.stopped);
+  CHECK(h3.logs.stopped_step == 3);
+  CHECK(fresh.stopped_at_step == 3);
+  CHECK(stopped.model().optimizer().iterations() == 3);
+}

@@ -1,6 +1,11 @@
 #include <axon/train/progress.hpp>
 
+#include <axon/parse.hpp>
+#include <axon/workers.hpp>
+
 #include <cmath>
+#include <cstdlib>
+#include <unistd.h>
 
 namespace axon::train {
 namespace {
@@ -105,6 +110,12 @@ void ProgressBar::draw(const std::string& line) {
   last_width_ = line.size();
   std::fputs(s.c_str(), out_);
   std::fflush(out_);
+}
+
+bool redraw_progress() {
+  if (const char* v = std::getenv("AXON_PROGRESS_BAR"); v != nullptr && *v != '\0')
+    return parse::boolean("AXON_PROGRESS_BAR", v);
+  return ::isatty(::fileno(stdout)) != 0 && !started_by_mpi_launcher();
 }
 
 }  // namespace axon::train

@@ -36,13 +36,23 @@ class MirroredStrategy {
   std::unique_ptr<axon::Strategy> strategy_;
 };
 
+// TensorFlow's cluster_resolver: this worker's place in the job.
+struct ClusterResolver {
+  std::string task_type = "worker";
+  int task_id = 0;  // the rank: 0 is the chief
+};
+
 // One worker of a job mpirun started (`mpirun -np 2 ./app`), each mirroring
 // over its own devices as MirroredStrategy does; gradients are summed over
 // every replica of every worker (axon-train --strategy multi-worker). Every
 // worker runs the same program on the same data: fit splits each global
 // batch over all replicas, and only the chief (rank 0) prints. Started
 // without mpirun it is a job of one worker. Collectives that do not finish
-// within collective_timeout_s (0: never) throw RuntimeError.
+// within collective_timeout_s (0: never) throw RuntimeError naming the rank.
+// Made first thing, as in TensorFlow: the constructor joins the job (the rank
+// is known at once, before any data or device); the devices are initialised
+// when first needed (num_replicas_in_sync, devices, scope, strategy), so
+// axon::config settings made after the constructor still apply.
 class MultiWorkerMirroredStrategy {
  public:
   explicit MultiWorkerMirroredStrategy(double collective_timeout_s = 0);
@@ -53,13 +63,21 @@ class MultiWorkerMirroredStrategy {
   int num_workers() const;
   int worker_rank() const;
   bool is_chief() const;
+  const ClusterResolver& cluster_resolver() const { return cluster_resolver_; }
   std::vector<std::string> devices() const;  // this worker's replica devices
   [[nodiscard]] StrategyScope scope();
   axon::Strategy& strategy();
+  // The job's processes, for what this layer does not wrap (launched(),
+  // abort() after a failure so that no worker waits for this one).
+  axon::Workers& workers() { return *workers_; }
 
  private:
+  axon::Strategy& built() const;
+
+  double collective_timeout_s_;
   std::unique_ptr<axon::Workers> workers_;
-  std::unique_ptr<axon::Strategy> strategy_;
+  ClusterResolver cluster_resolver_;
+  mutable std::unique_ptr<axon::Strategy> strategy_;
 };
 
 class StrategyScope {

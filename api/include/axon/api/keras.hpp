@@ -7,12 +7,14 @@
 #pragma once
 
 #include <axon/data/mnist.hpp>
+#include <axon/data/sample_source.hpp>
 #include <axon/nn/callback.hpp>
 #include <axon/nn/loss.hpp>
 #include <axon/nn/lr_schedule.hpp>
 #include <axon/nn/model.hpp>
 #include <axon/nn/optimizer.hpp>
 #include <axon/tensor.hpp>
+#include <axon/train/checkpoint.hpp>
 #include <axon/train/early_stopping.hpp>
 #include <axon/train/reduce_lr_on_plateau.hpp>
 
@@ -243,6 +245,7 @@ namespace callbacks {
 // callbacks need the model they watch).
 struct Callback {
   std::function<std::unique_ptr<nn::Callback>(nn::Model&, int64_t batch_size)> make;
+  bool progress_bar = false;  // ProgbarLogger's place: fit makes it from FitOptions::verbose
 };
 // Keras' CSVLogger (columns as axon-train --metrics-csv writes them).
 Callback CSVLogger(const std::filesystem::path& file);
@@ -251,17 +254,35 @@ Callback CSVLogger(const std::filesystem::path& file);
 Callback TensorBoard(const std::filesystem::path& log_dir, int64_t update_freq = 0);
 Callback TerminateOnNaN();
 // Keras' EarlyStopping and ReduceLROnPlateau, with Keras' arguments and
-// defaults ({.monitor = "val_loss", .patience = 2, ...}).
+// defaults ({.monitor = "val_loss", .patience = 2, ...}). verbose 1: the
+// chief says when it stops or lowers the rate; 0: silent.
 using EarlyStoppingOptions = train::EarlyStoppingOptions;
-Callback EarlyStopping(const EarlyStoppingOptions& options = {});
+Callback EarlyStopping(const EarlyStoppingOptions& options = {}, int verbose = 1);
 using ReduceLROnPlateauOptions = train::ReduceLROnPlateauOptions;
-Callback ReduceLROnPlateau(const ReduceLROnPlateauOptions& options = {});
+Callback ReduceLROnPlateau(const ReduceLROnPlateauOptions& options = {}, int verbose = 1);
 // Saves the weights (.safetensors, .keras, or axon's format) after every
 // epoch, or when `monitor` improved with save_best_only.
 Callback ModelCheckpoint(const std::filesystem::path& file, const std::string& monitor = "val_loss",
                          bool save_best_only = false);
+// Keras' ProgbarLogger: the progress output fit prints (FitOptions::verbose
+// chooses its form) at this place in the list; without one it comes first.
+Callback ProgbarLogger();
 // Your own nn::Callback, which must outlive fit.
 Callback Custom(nn::Callback& callback);
+// Your own callback that puts a saved training state back when fit starts,
+// as BackupAndRestore does, passed with Custom (axon-train's --checkpoint-dir
+// --resume is one). fit calls restore() on every worker with the states of
+// the callbacks that keep one (EarlyStopping, ReduceLROnPlateau, a
+// best-model checkpoint), in the list's order, after making them and before
+// training, and goes on from the position it returns: that epoch and step,
+// the finished epochs' rows written first by a CSVLogger.
+class StateRestorer : public nn::Callback {
+ public:
+  virtual train::TrainingPosition restore(const std::vector<train::CheckpointedState*>& states) = 0;
+  // When fit stopped on FitOptions::stop_requested, before it returns: the
+  // states handed to restore() are still there to be saved.
+  virtual void on_stopped(const nn::History& /*history*/) {}
+};
 // Keras' BackupAndRestore: fit writes the whole training state (weights,
 // optimizer, the epoch's position, history, the other callbacks' states)
 // into `backup_dir` at every epoch's end (and every `save_freq` steps, 0:
@@ -272,15 +293,38 @@ Callback Custom(nn::Callback& callback);
 Callback BackupAndRestore(const std::filesystem::path& backup_dir, int64_t save_freq = 0);
 }  // namespace callbacks
 
+// fit's validation_data: arrays in memory, or a data set (any
+// data::SampleSource: an image folder, IDX files, ...), which must outlive fit.
+struct ValidationData {
+  ValidationData(datasets::Split arrays) : arrays(std::move(arrays)) {}        // NOLINT: implicit, as in Keras
+  ValidationData(const data::SampleSource& source) : source(&source) {}       // NOLINT: implicit
+  std::optional<datasets::Split> arrays;
+  const data::SampleSource* source = nullptr;
+};
+
 struct FitOptions {
   int epochs = 1;
   int64_t batch_size = 32;
-  std::optional<datasets::Split> validation_data;
+  std::optional<ValidationData> validation_data;
   bool shuffle = true;
-  int verbose = 1;  // 1: Keras' progress bar (one line per epoch off a terminal); 0: silent
+  // 1: Keras' progress bar, redrawn in place on a terminal (as
+  // AXON_PROGRESS_BAR says, docs/training.md), else one line per epoch;
+  // 2: one line per epoch; 0: silent. Printed by the chief alone.
+  int verbose = 1;
   std::vector<callbacks::Callback> callbacks;
   int64_t steps_per_epoch = 0;  // 0: the whole training set
   uint64_t seed = 0;            // the shuffle order
+  // Keras' initial_epoch: the epochs already done (their shuffle orders
+  // skipped); fit trains epochs initial_epoch + 1 .. epochs.
+  int initial_epoch = 0;
+  // Batches prepared on a background thread while a step runs (tf.data's
+  // prefetch); false: each when it is needed.
+  bool prefetch = true;
+  // Polled before every step (a signal handler's flag, say): when it returns
+  // true, fit returns at once with History::logs.stopped. Under
+  // MultiWorkerMirroredStrategy every worker passes one; they agree every
+  // nn::kStopPollSteps steps.
+  std::function<bool()> stop_requested;
 };
 
 // history.history["loss"], ["accuracy"], each compiled metric's name,
@@ -325,6 +369,11 @@ class Model {
   void compile(const optimizers::Optimizer& optimizer = optimizers::Adam(),
                const nn::LossOptions& loss = losses::SparseCategoricalCrossentropy(/*from_logits=*/true),
                const std::vector<metrics::Metric>& metrics = {"accuracy"});
+  // model.fit(dataset, validation_data=...): `x` holds the images and their
+  // labels (any data::SampleSource: an image folder, IDX files, NumPy arrays
+  // as axon's loaders read them).
+  History fit(const data::SampleSource& x, const FitOptions& options = {});
+  // model.fit(x, y, ...): the same over arrays in memory.
   History fit(const Images& x, const Labels& y, const FitOptions& options = {});
   Evaluation evaluate(const Images& x, const Labels& y, int64_t batch_size = 32);
   // Logits [N, classes] on the model's device.

@@ -23,6 +23,12 @@ std::string metric(const std::string& name, double value);
 // The epoch's final line.
 std::string epoch_line(const nn::EpochLogs& logs);
 
+// Whether the bar is redrawn in place: as AXON_PROGRESS_BAR says (a
+// boolean; UsageError otherwise), else when stdout is a terminal and no MPI
+// launcher started the process (mpirun hands its ranks a terminal even when
+// its own output goes to a file).
+bool redraw_progress();
+
 class ProgressBar : public nn::Callback {
  public:
   ProgressBar(std::FILE* out, bool interactive, double interval_seconds = 0.1);

@@ -278,11 +278,14 @@ History Model::fit(const data::SampleSource& x, const FitOptions& options) {
   return h;
 }
 
-Evaluation Model::evaluate(const Images& x, const Labels& y, int64_t batch_size) {
-  nn::Model& model = s_->built("evaluate");
-  const data::ImageSet set = with_labels(x, y, "evaluate");
-  const nn::MetricValues m = model.evaluate(set, batch_size);
+Evaluation Model::evaluate(const data::SampleSource& x, int64_t batch_size) {
+  const nn::MetricValues m = s_->built("evaluate").evaluate(x, batch_size);
   return {m.loss, m.accuracy, m.metrics};
+}
+
+Evaluation Model::evaluate(const Images& x, const Labels& y, int64_t batch_size) {
+  s_->built("evaluate");
+  return evaluate(with_labels(x, y, "evaluate"), batch_size);
 }
 
 Tensor Model::predict(const Images& x, int64_t batch_size) {

@@ -54,11 +54,10 @@ int run_compare(const Runtime& rt, const Options& opts, const data::Dataset& ds)
   for (Device* d : devices) {
     if (!opts.quiet) std::printf("\n== %s (%s) ==\n", d->name().c_str(), d->props().name);
     std::fflush(stdout);
-    std::unique_ptr<Strategy> one = make_one_device_strategy(*d);
     // TensorBoard: one run per device, DIR/CPU_0, DIR/GPU_0.
     std::filesystem::path tensorboard;
     if (opts.tensorboard) tensorboard = std::filesystem::path(*opts.tensorboard) / tensorboard_run_name(*d);
-    runs.push_back(train_on(*one, opts, ds, false, tensorboard));
+    runs.push_back(train_on({.device = d}, opts, ds, false, tensorboard));
   }
   print_compare_table(stdout, runs);
   if (opts.verbose) print_peak_rss(stdout);

@@ -31,22 +31,20 @@ namespace {
 // multi-worker job. run_main keeps the pointer, so the text is set in place.
 char g_program[64] = "axon-train";
 
-// The strategy --strategy names, over the devices it uses: mirrored and
-// multi-worker are the API's distribute::MirroredStrategy and
-// distribute::MultiWorkerMirroredStrategy (made first thing in main, as a
-// TensorFlow program does, to know its rank before the data loads). The
-// default, one chosen device, is still the core's one-device strategy, not
-// an axon::device scope: train_on works on a Strategy before the model exists
-// (the global batch check, the strategy line, --initial-weights' broadcast),
-// and the device flags go to Runtime::init as a Config (apps/common, shared by
-// every app) rather than through axon::config.
+// Where --strategy trains: mirrored and multi-worker are the API's
+// distribute::MirroredStrategy and distribute::MultiWorkerMirroredStrategy
+// (the latter made first thing in main, as a TensorFlow program does, to
+// know its rank before the data loads); the default is one chosen device,
+// whose axon::device scope the model is built in. The device flags reach
+// Runtime::init as a Config (apps/common, shared by every app).
 struct TrainingStrategy {
   std::unique_ptr<distribute::MirroredStrategy> mirrored;
   distribute::MultiWorkerMirroredStrategy* multi_worker = nullptr;
-  std::unique_ptr<Strategy> core;
-  Strategy& get() {
-    if (mirrored) return mirrored->strategy();
-    return multi_worker != nullptr ? multi_worker->strategy() : *core;
+  Device* device = nullptr;
+  train_app::Placement placement() {
+    if (mirrored) return {.strategy = &mirrored->strategy()};
+    if (multi_worker != nullptr) return {.strategy = &multi_worker->strategy()};
+    return {.device = device};
   }
 };
 
@@ -68,7 +66,7 @@ TrainingStrategy make_strategy(const Runtime& rt, const train_app::Options& opts
                 choice.device->props().name, choice.reason.c_str());
     std::fflush(stdout);
   }
-  s.core = make_one_device_strategy(*choice.device);
+  s.device = choice.device;
   return s;
 }
 
@@ -152,7 +150,7 @@ int main(int argc, char** argv) {
                     "environment), so this process is the only worker; start several with "
                     "mpirun -np N axon-train --strategy multi-worker\n");
       TrainingStrategy strategy = make_strategy(rt, opts, multi_worker.get());
-      train_app::train_on(strategy.get(), opts, ds, chief,
+      train_app::train_on(strategy.placement(), opts, ds, chief,
                           chief && opts.tensorboard ? std::filesystem::path(*opts.tensorboard) : std::filesystem::path());
     } catch (const train_app::Stopped& stopped) {
       // Not an error: one line saying where to resume from, exit 128 + signal.

@@ -1,6 +1,7 @@
 // One training run of axon-train, a user of the C++ API (<axon/axon.hpp>):
 // the model comes from its Keras JSON through keras::models::model_from_json,
-// built on the run's strategy (distribute::StrategyScope) from
+// built on the run's strategy (distribute::StrategyScope) or in its device's
+// scope (axon::device, the default strategy) from
 // keras::utils::set_random_seed's seed, compiled through keras::Model
 // (optimizer, schedule, loss, metrics) and trained by keras::Model::fit over
 // the data set (a data::SampleSource) with the API's callbacks for the flags
@@ -10,9 +11,8 @@
 // carry the run's metadata, as --save's do) and, last, the checkpoints of
 // --checkpoint-dir with --resume (checkpoints.cpp, a StateRestorer). The
 // core is called for what the API does not and should not cover:
-// --initial-weights, --dry-run's placement plan, --epochs 0's evaluation
-// over the data set (keras::Model::evaluate takes arrays), --profile, the
-// weights files' metadata and the report.
+// --initial-weights, --dry-run's placement plan, --profile, the weights
+// files' metadata and the report.
 #include "run.hpp"
 
 #include "checkpoints.hpp"
@@ -21,6 +21,7 @@
 #include "stop_signals.hpp"
 
 #include <axon/api/distribute.hpp>
+#include <axon/api/eager.hpp>
 #include <axon/api/keras.hpp>
 #include <axon/dispatch.hpp>
 #include <axon/error.hpp>
@@ -229,19 +230,24 @@ std::string read_initial_weights(const Options& opts, const data::Dataset& ds) {
   return bytes;
 }
 
-RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset& ds, bool write_files,
+RunResult train_on(const Placement& where, const Options& opts, const data::Dataset& ds, bool write_files,
                    const std::filesystem::path& tensorboard_dir) {
-  strategy.check_global_batch(opts.batch_size);
+  // One device takes any batch (options checked it is positive).
+  if (where.strategy != nullptr) where.strategy->check_global_batch(opts.batch_size);
   // Keras' schedule (its state rides in checkpoints).
   std::shared_ptr<const nn::LearningRateSchedule> schedule;
   if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);
   if (!opts.keras_schedule_json.empty()) schedule = nn::schedule_from_keras(opts.keras_schedule_json, *opts.model_file);
 
   // The model as a program of the API makes it: from its Keras JSON, its
-  // weights from the seed on the strategy, compiled.
+  // weights from the seed on the strategy or in the device's scope, compiled.
   keras::Model keras_model = [&] {
-    const distribute::StrategyScope scope(strategy);
     keras::utils::set_random_seed(opts.seed);
+    if (where.strategy != nullptr) {
+      const distribute::StrategyScope scope(*where.strategy);
+      return keras::models::model_from_json(model_json_for(opts, ds));
+    }
+    const DeviceContext scope = axon::device(where.device->name());
     return keras::models::model_from_json(model_json_for(opts, ds));
   }();
   keras::optimizers::Optimizer optimizer(opts.optimizer);
@@ -249,6 +255,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   const std::vector<keras::metrics::Metric> compiled_metrics(opts.metrics.begin(), opts.metrics.end());
   keras_model.compile(optimizer, opts.loss, compiled_metrics);
   nn::Model& model = keras_model.model();
+  Strategy& strategy = model.strategy();
   if (opts.initial_weights) set_initial_weights(model, strategy, opts);
 
   // --dry-run and --strict-placement: one step placed, not run, so every
@@ -281,7 +288,7 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
   r.device = replicas_label(strategy);
   if (opts.epochs == 0) {
     // Evaluation only, as Keras' model.evaluate on the validation data.
-    const nn::MetricValues v = model.evaluate(*ds.validation, opts.batch_size);
+    const keras::Evaluation v = keras_model.evaluate(*ds.validation, opts.batch_size);
     if (!opts.quiet) {
       std::string metrics;
       for (const auto& [name, value] : v.metrics) metrics += train::metric(name, value);
@@ -363,16 +370,16 @@ RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset&
     train::synchronize_replicas(model);
     const train::TrainingPosition at{r.history.stopped_epoch - 1, r.history.stopped_step,
                                      model.optimizer().iterations(), {}};
-    std::string where = "stopped by " + std::string(signal_name(sig)) + " at " + position(at, opts.epochs, steps);
+    std::string stopped_at = "stopped by " + std::string(signal_name(sig)) + " at " + position(at, opts.epochs, steps);
     if (checkpoints && !checkpoints->stopped_file().empty()) {
-      where += "; checkpoint " + checkpoints->stopped_file().string() + ": continue with --resume --checkpoint-dir " +
+      stopped_at += "; checkpoint " + checkpoints->stopped_file().string() + ": continue with --resume --checkpoint-dir " +
                *opts.checkpoint_dir;
     } else if (opts.checkpoint_dir) {
-      where += "; nothing trained since the last checkpoint, so nothing was written";
+      stopped_at += "; nothing trained since the last checkpoint, so nothing was written";
     } else {
-      where += "; without --checkpoint-dir nothing was saved to resume from";
+      stopped_at += "; without --checkpoint-dir nothing was saved to resume from";
     }
-    throw Stopped{128 + sig, where};
+    throw Stopped{128 + sig, stopped_at};
   }
 
   // Also when fit trained nothing (a run resumed at its last epoch's end).

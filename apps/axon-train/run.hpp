@@ -38,11 +38,19 @@ nn::KerasModel model_for(const Options& opts, const data::Dataset& ds);
 // (names, shapes, dtype; the file's structure) before any work is done.
 std::string read_initial_weights(const Options& opts, const data::Dataset& ds);
 
-// Builds the model from opts.seed under `strategy` (or resumes it from
+// Where a run trains: a distribution strategy (mirrored, multi-worker), else
+// one device, as TensorFlow's default strategy does (the model is built in
+// an axon::device scope and trains on that device alone).
+struct Placement {
+  Strategy* strategy = nullptr;
+  Device* device = nullptr;
+};
+
+// Builds the model from opts.seed where `where` says (or resumes it from
 // --checkpoint-dir), trains it with the progress output (unless quiet),
 // writes --metrics-csv, checkpoints and --save when `write_files`, and
 // TensorBoard events into `tensorboard_dir` when it is not empty.
-RunResult train_on(Strategy& strategy, const Options& opts, const data::Dataset& ds, bool write_files,
+RunResult train_on(const Placement& where, const Options& opts, const data::Dataset& ds, bool write_files,
                    const std::filesystem::path& tensorboard_dir = {});
 
 }  // namespace axon::train_app

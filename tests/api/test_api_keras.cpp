@@ -371,7 +371,7 @@ data::ImageSet with_labels(const keras::Images& x, const keras::Labels& y) {
 
 }  // namespace
 
-TEST_CASE("fit over a data set equals fit over arrays and starts where initial_epoch or a StateRestorer says", "[api][keras]") {
+TEST_CASE("fit and evaluate over a data set equal them over arrays, and fit starts where initial_epoch or a StateRestorer says", "[api][keras]") {
   if (!have_data()) {
     WARN("no " << data::kDefaultDataDir << ": skipped");
     return;
@@ -397,6 +397,11 @@ TEST_CASE("fit over a data set equals fit over arrays and starts where initial_e
   CHECK(hd.history.at("loss") == ha.history.at("loss"));
   CHECK(hd.history.at("val_loss") == ha.history.at("val_loss"));
   CHECK(dataset.predict(vx, 64).to_vector<float>() == arrays.predict(vx, 64).to_vector<float>());
+  // evaluate over the data set: what the last epoch's validation measured, as over arrays.
+  const keras::Evaluation ed = dataset.evaluate(test_set, 64), ea = arrays.evaluate(vx, vy, 64);
+  CHECK(ed.loss == ea.loss);
+  CHECK(ed.accuracy == ea.accuracy);
+  CHECK(std::fabs(ed.loss - hd.history.at("val_loss").back()) <= 1e-6 * std::fabs(ed.loss));
 
   // initial_epoch 1 of 2: only the second epoch is trained.
   keras::Sequential later = small_model();

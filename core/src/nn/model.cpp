@@ -145,6 +145,8 @@ const Strategy& Model::strategy() const {
   return *strategy_;
 }
 
+Strategy& Model::strategy() { return const_cast<Strategy&>(std::as_const(*this).strategy()); }
+
 DeviceMetrics& Model::metrics() {
   if (!built()) throw RuntimeError("the model " + name_ + " is not built");
   return replicas_[0]->train_metrics();

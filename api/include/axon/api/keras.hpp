@@ -375,6 +375,9 @@ class Model {
   History fit(const data::SampleSource& x, const FitOptions& options = {});
   // model.fit(x, y, ...): the same over arrays in memory.
   History fit(const Images& x, const Labels& y, const FitOptions& options = {});
+  // model.evaluate(dataset): loss and metrics over a data set's images and labels.
+  Evaluation evaluate(const data::SampleSource& x, int64_t batch_size = 32);
+  // model.evaluate(x, y): the same over arrays in memory.
   Evaluation evaluate(const Images& x, const Labels& y, int64_t batch_size = 32);
   // Logits [N, classes] on the model's device.
   Tensor predict(const Images& x, int64_t batch_size = 32);

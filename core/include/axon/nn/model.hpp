@@ -122,6 +122,7 @@ class Model {
   Replica& replica(int r);
   Device& device() const;  // replica 0's
   const Strategy& strategy() const;
+  Strategy& strategy();
   const Shape& input_shape() const { return input_shape_; }
   // The training loss and accuracy totals, over every replica.
   DeviceMetrics& metrics();

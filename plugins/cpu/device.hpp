@@ -5,12 +5,12 @@
 
 #include "thread_pool.hpp"
 
+#include <axon/host_memory_device.hpp>
 #include <axon/plugin.hpp>
 
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 namespace axon::cpu {
@@ -29,19 +29,15 @@ class Scratch {
   size_t cap_ = 0;
 };
 
-class CpuDevice final : public axon::sdk::Device {
+// Host memory (sdk::HostMemoryDevice), the machine's RAM as its total; a
+// pool of threads and scratch for the kernels.
+class CpuDevice final : public axon::sdk::HostMemoryDevice {
  public:
   // memory_total: the machine's RAM, reported in memory_info (0 if unknown).
   CpuDevice(int logical_index, int threads, uint64_t memory_total);
 
-  void* allocate(size_t bytes) override;
-  void deallocate(void* p) noexcept override;
-  void copy_host_to_device(void* dst, const void* src, size_t bytes) override;
-  void copy_device_to_host(void* dst, const void* src, size_t bytes) override;
-  void copy_device_to_device(void* dst, const void* src, size_t bytes) override;
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override;
   const char* const* list_ops() override;
-  axon_memory_info memory_info() override;
 
   ThreadPool& pool() { return pool_; }
   // Held while a kernel runs (sdk::validated_kernel): one kernel at a time.
@@ -61,14 +57,10 @@ class CpuDevice final : public axon::sdk::Device {
   float* intermediate(size_t floats) { return intermediate_.get(floats); }
 
  private:
-  int index_;
   ThreadPool pool_;
   std::vector<Scratch> scratch_, tiles_;
   Scratch partials_, taps_, intermediate_;
   std::mutex kernel_mu_;  // one kernel at a time (kernel_scope)
-  std::mutex mu_;         // allocation bookkeeping
-  std::unordered_map<void*, size_t> sizes_;
-  uint64_t in_use_ = 0, peak_ = 0, total_ = 0;
 };
 
 }  // namespace axon::cpu

@@ -3,91 +3,27 @@
 // device through axon's soft placement.
 #include "kernels.hpp"
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
+#include <axon/host_memory_device.hpp>
+
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
 namespace toy {
 
 using namespace axon::sdk;
 
-class ToyDevice final : public Device {
+// TOY's memory is the host's, so its device is the SDK's HostMemoryDevice
+// (aligned blocks, counted, the limit of --gpu-memory-limit enforced; copies
+// done when they return) plus this plugin's kernels. A device with memory
+// of its own implements allocate, deallocate, the copies and memory_info
+// itself (docs/plugin-guide.md, "Memory").
+class ToyDevice final : public HostMemoryDevice {
  public:
-  // Host memory is shared with the rest of the machine, so reserving it up
-  // front would only take it from others: reserve and growth both allocate on
-  // demand. A limit (--gpu-memory-limit) is enforced.
   explicit ToyDevice(const axon_device_config& config)
-      : index_(config.logical_index),
-        limit_(config.memory_mode == AXON_MEMORY_LIMIT ? config.memory_limit_bytes : 0) {}
-
-  // Called from any host thread: the mutex guards the counts.
-  void* allocate(size_t bytes) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (limit_ != 0 && bytes > limit_ - in_use_)
-      fail(AXON_OUT_OF_MEMORY, format("/device:TOY:%d: out of memory: requested %zu bytes, limit %llu bytes, "
-                                      "in use %llu bytes", index_, bytes, static_cast<unsigned long long>(limit_),
-                                      static_cast<unsigned long long>(in_use_)));
-    // aligned_alloc wants a multiple of the alignment, and never 0 bytes.
-    const size_t rounded = bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
-    std::unique_ptr<void, decltype(&std::free)> block(std::aligned_alloc(kAlign, rounded), &std::free);
-    if (block == nullptr)
-      fail(AXON_OUT_OF_MEMORY, format("/device:TOY:%d: out of memory: requested %zu bytes, the host has none left "
-                                      "(in use %llu bytes)", index_, bytes, static_cast<unsigned long long>(in_use_)));
-    sizes_.emplace(block.get(), bytes);
-    in_use_ += bytes;
-    peak_ = std::max(peak_, in_use_);
-    return block.release();
-  }
-
-  // The host frees a buffer once the last kernel that uses it has been
-  // enqueued. Kernels here are done when they return, so the memory can go
-  // back at once; a device with a queue would free it when that work is done.
-  void deallocate(void* p) noexcept override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sizes_.find(p);
-    if (it == sizes_.end()) return;
-    in_use_ -= it->second;
-    sizes_.erase(it);
-    std::free(p);
-  }
-
-  // Nothing is queued, so each copy is done when it returns and has no
-  // earlier error to report; synchronize() keeps the SDK's empty default.
-  void copy_host_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
-  void copy_device_to_host(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
-  void copy_device_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
+      : HostMemoryDevice(format("/device:TOY:%d", config.logical_index),
+                         config.memory_mode == AXON_MEMORY_LIMIT ? config.memory_limit_bytes : 0) {}
 
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override { return kernel_table().find(op, dtype); }
   const char* const* list_ops() override { return kernel_table().list(); }
-
-  axon_memory_info memory_info() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    axon_memory_info m{};
-    m.struct_size = sizeof m;
-    m.in_use = in_use_;
-    m.peak_in_use = peak_;
-    m.reserved = in_use_;  // no cache: every freed byte goes back to the host
-    m.limit = limit_;
-    return m;
-  }
-
- private:
-  static constexpr size_t kAlign = 64;  // a cache line; enough for any SIMD load
-
-  static void copy(void* dst, const void* src, size_t n) {
-    if (n == 0) return;
-    require(dst != nullptr && src != nullptr, "TOY: copy with a null pointer");
-    std::memmove(dst, src, n);
-  }
-
-  const int index_;
-  const uint64_t limit_;  // 0: none
-  std::mutex mu_;
-  std::unordered_map<void*, size_t> sizes_;
-  uint64_t in_use_ = 0, peak_ = 0;
 };
 
 class ToyPlugin final : public Plugin {

@@ -4,9 +4,9 @@
 // FAKE_* macros below turn it into the faulty plugins the loader must skip
 // (wrong ABI major, a required function missing, init failing) or into one
 // built against an older, smaller plugin table.
+#include <axon/host_memory_device.hpp>
 #include <axon/plugin.hpp>
 
-#include <cstdlib>
 #include <cstring>
 
 #ifndef FAKE_NAME
@@ -28,16 +28,8 @@ using namespace axon::sdk;
 
 void relu(struct FakeDevice&, const KernelCall& call);
 
-struct FakeDevice final : Device {
-  void* allocate(size_t bytes) override {
-    void* p = std::malloc(bytes ? bytes : 1);
-    if (p == nullptr) fail(AXON_OUT_OF_MEMORY, format("fake: cannot allocate %zu bytes", bytes));
-    return p;
-  }
-  void deallocate(void* p) noexcept override { std::free(p); }
-  void copy_host_to_device(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
-  void copy_device_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
-  void copy_device_to_device(void* dst, const void* src, size_t n) override { std::memmove(dst, src, n); }
+struct FakeDevice final : HostMemoryDevice {
+  FakeDevice() : HostMemoryDevice("/device:" FAKE_TYPE ":0") {}
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override { return table().find(op, dtype); }
   const char* const* list_ops() override { return table().list(); }
 

@@ -1,0 +1,97 @@
+// A device whose memory is the host's, written once for every such plugin
+// (a CPU backend, the reference and minimal plugins, test plugins): blocks
+// aligned to AXON_ALLOCATION_ALIGNMENT, counted (in use, peak: the bytes
+// asked for, not the rounding) and held to an optional limit
+// (AXON_MEMORY_LIMIT, --gpu-memory-limit), each freed at once (reserved =
+// in use); copies are memmove, done when they return, so synchronize() has
+// nothing to wait for. Reserving host memory up front would only take it
+// from the rest of the machine: reserve and growth both allocate on demand.
+// A plugin derives from it and adds its kernels (get_kernel, list_ops).
+#pragma once
+
+#include <axon/plugin.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace axon::sdk {
+
+class HostMemoryDevice : public Device {
+ public:
+  // name: the device as messages name it ("/device:TOY:0"); limit: the most
+  // bytes in use at once (0: none); total: the capacity memory_info reports
+  // (0: unknown).
+  explicit HostMemoryDevice(std::string name, uint64_t limit = 0, uint64_t total = 0)
+      : name_(std::move(name)), limit_(limit), total_(total) {}
+
+  // Called from any host thread: the mutex guards the counts.
+  void* allocate(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (limit_ != 0 && bytes > limit_ - std::min(limit_, in_use_))
+      fail(AXON_OUT_OF_MEMORY, format("%s: out of memory: requested %zu bytes, limit %llu bytes, in use %llu bytes",
+                                      name_.c_str(), bytes, static_cast<unsigned long long>(limit_),
+                                      static_cast<unsigned long long>(in_use_)));
+    // aligned_alloc wants a multiple of the alignment, and never 0 bytes.
+    const size_t rounded = bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
+    void* p = rounded < bytes ? nullptr : std::aligned_alloc(kAlign, rounded);
+    if (p == nullptr)
+      fail(AXON_OUT_OF_MEMORY, format("%s: out of memory: requested %zu bytes, the host has none left (in use %llu "
+                                      "bytes)", name_.c_str(), bytes, static_cast<unsigned long long>(in_use_)));
+    sizes_.emplace(p, bytes);
+    in_use_ += bytes;
+    peak_ = std::max(peak_, in_use_);
+    return p;
+  }
+
+  // The host frees a buffer once the last kernel that uses it was called;
+  // kernels on host memory are done when they return, so it goes back at once.
+  void deallocate(void* p) noexcept override {
+    if (p == nullptr) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sizes_.find(p);
+    if (it == sizes_.end()) return;  // not ours: never free what we did not hand out
+    in_use_ -= it->second;
+    sizes_.erase(it);
+    std::free(p);
+  }
+
+  void copy_host_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
+  void copy_device_to_host(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
+  void copy_device_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
+
+  axon_memory_info memory_info() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    axon_memory_info m{};
+    m.struct_size = sizeof m;
+    m.in_use = in_use_;
+    m.peak_in_use = peak_;
+    m.reserved = in_use_;  // no cache: every freed byte goes back to the host
+    m.limit = limit_;
+    m.total = total_;
+    return m;
+  }
+
+  const std::string& name() const { return name_; }
+
+ private:
+  static constexpr size_t kAlign = AXON_ALLOCATION_ALIGNMENT;  // a cache line: any SIMD load
+
+  void copy(void* dst, const void* src, size_t n) const {
+    if (n == 0) return;
+    require(dst != nullptr && src != nullptr, name_ + ": copy with a null pointer");
+    std::memmove(dst, src, n);
+  }
+
+  const std::string name_;
+  const uint64_t limit_, total_;
+  std::mutex mu_;
+  std::unordered_map<void*, size_t> sizes_;
+  uint64_t in_use_ = 0, peak_ = 0;
+};
+
+}  // namespace axon::sdk

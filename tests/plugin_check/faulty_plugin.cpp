@@ -12,54 +12,22 @@
 // the deferred errors included.
 #include "kernels.hpp"
 
+#include <axon/host_memory_device.hpp>
 #include <axon/op_validate.hpp>
 #include <axon/plugin.hpp>
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 namespace chk {
 
 using namespace axon::sdk;
 
-class ChkDevice final : public Device {
+class ChkDevice final : public HostMemoryDevice {
  public:
   explicit ChkDevice(const axon_device_config& config)
-      : limit_(config.memory_mode == AXON_MEMORY_LIMIT ? config.memory_limit_bytes : 0) {}
-
-  void* allocate(size_t bytes) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (limit_ != 0 && bytes > limit_ - std::min(limit_, in_use_))
-      fail(AXON_OUT_OF_MEMORY, format("/device:CHK:0: out of memory: requested %zu bytes, limit %llu bytes, in use "
-                                      "%llu bytes", bytes, static_cast<unsigned long long>(limit_),
-                                      static_cast<unsigned long long>(in_use_)));
-    const size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
-    void* p = rounded < bytes ? nullptr : std::aligned_alloc(64, rounded);
-    if (p == nullptr)
-      fail(AXON_OUT_OF_MEMORY, format("/device:CHK:0: out of memory: requested %zu bytes", bytes));
-    sizes_[p] = bytes;
-    in_use_ += bytes;
-    peak_ = std::max(peak_, in_use_);
-    return p;
-  }
-  void deallocate(void* p) noexcept override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sizes_.find(p);
-    if (it == sizes_.end()) return;
-#ifndef CHK_FAULT_LEAKINFO
-    in_use_ -= it->second;
-#endif
-    sizes_.erase(it);
-    std::free(p);
-  }
-  void copy_host_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
-  void copy_device_to_host(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
-  void copy_device_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
+      : HostMemoryDevice("/device:CHK:0", config.memory_mode == AXON_MEMORY_LIMIT ? config.memory_limit_bytes : 0) {}
 
   // Reports (and clears) the error a deferred validation left.
   void synchronize() override {
@@ -80,28 +48,17 @@ class ChkDevice final : public Device {
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override;
   const char* const* list_ops() override { return ref::kernel_table().list(); }
 
+#ifdef CHK_FAULT_LEAKINFO
+  // in_use never goes down: the most ever in use.
   axon_memory_info memory_info() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    axon_memory_info m{};
-    m.struct_size = sizeof m;
-    m.in_use = in_use_;
-    m.peak_in_use = peak_;
-    m.reserved = in_use_;
-    m.limit = limit_;
+    axon_memory_info m = HostMemoryDevice::memory_info();
+    m.in_use = m.reserved = m.peak_in_use;
     return m;
   }
+#endif
 
  private:
-  static void copy(void* dst, const void* src, size_t n) {
-    if (n == 0) return;
-    require(dst != nullptr && src != nullptr, "CHK: copy with a null pointer");
-    std::memmove(dst, src, n);
-  }
-
-  const uint64_t limit_;
-  std::mutex mu_;
-  std::unordered_map<void*, size_t> sizes_;
-  uint64_t in_use_ = 0, peak_ = 0;
+  std::mutex mu_;  // guards pending_
   std::string pending_;
 };
 

@@ -44,7 +44,7 @@ namespace {
 void check_alignment(const axon_device_api& api, Report& report) {
   const std::string name = "allocator: " + std::to_string(kAlignment) + "-byte alignment";
   const size_t sizes[] = {1, 3, 64, 100, 1000, 4096, 65537, size_t{1} << 20};
-  DeviceBuffers mem(api);
+  DeviceMemory mem(api);
   try {
     for (size_t n : sizes) {
       const auto at = reinterpret_cast<uintptr_t>(mem.allocate(n));
@@ -81,7 +81,7 @@ void check_accounting(const axon_device_api& api, Report& report) {
     const axon_memory_info before = info_of(api);
     axon_memory_info during{};
     {
-      DeviceBuffers mem(api);
+      DeviceMemory mem(api);
       mem.allocate(1000);
       mem.allocate(3 * 4096 + 5);
       during = info_of(api);
@@ -119,7 +119,7 @@ void check_copies(const axon_device_api& api, Report& report) {
   std::vector<unsigned char> data(n), back(n);
   std::mt19937 rng(7);
   for (unsigned char& b : data) b = static_cast<unsigned char>(rng());
-  DeviceBuffers mem(api);
+  DeviceMemory mem(api);
   unsigned char* a = nullptr;
   unsigned char* b = nullptr;
   auto differs = [&](const unsigned char* want, size_t len) -> std::string {

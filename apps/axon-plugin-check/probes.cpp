@@ -76,7 +76,7 @@ Outcome allocate_zero(const axon_device_api& api) {
 Outcome memory_limit(const axon_device_api& api) {
   const size_t limit = static_cast<size_t>(kProbeLimitMb) << 20, part = limit / 4 * 3;
   const std::string lim = std::to_string(kProbeLimitMb) + " MiB";
-  DeviceBuffers mem(api);
+  DeviceMemory mem(api);
   try {
     mem.allocate(part);
   } catch (const CallFailed& e) {
@@ -118,7 +118,7 @@ Outcome absurd_allocation(const axon_device_api& api) {
 // ------------------------------------------------------------------ bad input
 
 Outcome bad_input(const axon_device_api& api, axon_kernel_fn fn, const Case& base, BadKind kind) {
-  DeviceBuffers mem(api);
+  DeviceMemory mem(api);
   // 8 bytes per element: room for any dtype a mistake may claim.
   auto room = [&](int64_t numel) { return numel > 0 ? mem.allocate(static_cast<size_t>(numel) * 8) : nullptr; };
   std::vector<void*> in, out;

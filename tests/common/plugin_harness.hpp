@@ -3,6 +3,7 @@
 // run the same op on two plugins (e.g. cpu vs reference) and compare.
 #pragma once
 
+#include <axon/client.hpp>
 #include <axon/plugin_abi.h>
 
 #include <dlfcn.h>
@@ -41,9 +42,9 @@ inline const axon_host_api& harness_host() {
   return host;
 }
 
-inline void check(axon_status s, const axon_error& err, const std::string& what) {
-  if (s != AXON_OK) throw std::runtime_error(what + ": " + err.message);
-}
+// A failed call throws client::CallFailed (a std::runtime_error) naming it,
+// with the status and the plugin's message.
+using client::check;
 
 // A plugin loaded from a file (never unloaded, like the runtime does).
 struct LoadedPlugin {
@@ -142,16 +143,7 @@ inline void run_op(TestDevice& dev, const char* op, std::vector<const DeviceTens
   axon_dtype dt = !ins.empty() ? ins[0].dtype : outs.at(0).dtype;
   axon_kernel_fn fn = dev.api.get_kernel(dev.api.device_ctx, op, dt);
   if (fn == nullptr) throw std::runtime_error(std::string("no kernel for ") + op);
-  axon_kernel_call call{};
-  call.struct_size = sizeof call;
-  call.op = op;
-  call.num_inputs = static_cast<int32_t>(ins.size());
-  call.inputs = ins.data();
-  call.num_outputs = static_cast<int32_t>(outs.size());
-  call.outputs = outs.data();
-  call.attrs = attrs;
-  axon_error err{};
-  check(fn(dev.api.device_ctx, &call, &err), err, op);
+  client::call_kernel(dev.api, fn, op, ins, outs, attrs, op);
 }
 
 }  // namespace axon::test

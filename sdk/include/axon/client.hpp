@@ -1,0 +1,103 @@
+// The calling side of plugin_abi.h, header-only, the mirror of plugin.hpp:
+// for programs that drive a plugin's C tables themselves (axon's kernel
+// tests and benchmarks, axon-plugin-check, a plugin author's own harness).
+// A status becomes an exception naming the call, device memory is freed on
+// every path, and a kernel call is built from tensors. axon's runtime has
+// its own path (core/); this is for tools.
+#pragma once
+
+#include <axon/plugin_abi.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace axon::client {
+
+// "AXON_OUT_OF_MEMORY: <the plugin's message>" ("no message" when empty).
+inline std::string status_text(axon_status s, const axon_error& err) {
+  const size_t n = strnlen(err.message, sizeof err.message);
+  return std::string(axon_status_name(s)) + ": " + (n ? std::string(err.message, n) : std::string("no message"));
+}
+
+// A call of a plugin's table that failed: what() names the call and carries
+// the status and the plugin's message.
+class CallFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An axon_error for one call.
+inline axon_error new_error() {
+  axon_error err{};
+  err.struct_size = sizeof err;
+  return err;
+}
+
+// Throws CallFailed("<what> returned <status_text>") unless s is AXON_OK.
+inline void check(axon_status s, const axon_error& err, const std::string& what) {
+  if (s != AXON_OK) throw CallFailed(what + " returned " + status_text(s, err));
+}
+
+inline void synchronize(const axon_device_api& api) {
+  axon_error err = new_error();
+  check(api.synchronize(api.device_ctx, &err), err, "synchronize");
+}
+
+// Buffers of one device, all freed when this goes (or by free_all).
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(const axon_device_api& api) : api_(api) {}
+  ~DeviceMemory() { free_all(); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+
+  // nullptr for 0 bytes, as the host never asks for them.
+  void* allocate(size_t bytes) {
+    if (bytes == 0) return nullptr;
+    void* p = nullptr;
+    axon_error err = new_error();
+    check(api_.allocate(api_.device_ctx, bytes, &p, &err), err, "allocate(" + std::to_string(bytes) + ")");
+    if (p == nullptr) throw CallFailed("allocate(" + std::to_string(bytes) + ") returned AXON_OK and a NULL pointer");
+    held_.push_back(p);
+    return p;
+  }
+  void upload(void* dst, const void* src, size_t bytes) {
+    if (bytes == 0) return;
+    axon_error err = new_error();
+    check(api_.copy_host_to_device(api_.device_ctx, dst, src, bytes, &err), err, "copy_host_to_device");
+  }
+  void download(void* dst, const void* src, size_t bytes) const {
+    if (bytes == 0) return;
+    axon_error err = new_error();
+    check(api_.copy_device_to_host(api_.device_ctx, dst, src, bytes, &err), err, "copy_device_to_host");
+  }
+  void free_all() {
+    for (void* p : held_) api_.deallocate(api_.device_ctx, p);
+    held_.clear();
+  }
+
+ private:
+  const axon_device_api& api_;
+  std::vector<void*> held_;
+};
+
+// Calls kernel `fn` of op `op` on the device with these tensors and
+// attributes; throws CallFailed("<what> returned ...") when it fails.
+inline void call_kernel(const axon_device_api& api, axon_kernel_fn fn, const char* op,
+                        const std::vector<axon_tensor>& inputs, std::vector<axon_tensor>& outputs,
+                        const void* attrs, const std::string& what) {
+  axon_kernel_call call{};
+  call.struct_size = sizeof call;
+  call.op = op;
+  call.num_inputs = static_cast<int32_t>(inputs.size());
+  call.inputs = inputs.data();
+  call.num_outputs = static_cast<int32_t>(outputs.size());
+  call.outputs = outputs.data();
+  call.attrs = attrs;
+  axon_error err = new_error();
+  check(fn(api.device_ctx, &call, &err), err, what);
+}
+
+}  // namespace axon::client

@@ -92,16 +92,7 @@ struct Bench {
     axon_dtype dt = in.empty() ? out[0].dtype : in[0].dtype;
     axon_kernel_fn fn = api.get_kernel(api.device_ctx, op, dt);
     if (!fn) throw std::runtime_error(std::string("no kernel for ") + op);
-    axon_kernel_call c{};
-    c.struct_size = sizeof c;
-    c.op = op;
-    c.num_inputs = static_cast<int32_t>(in.size());
-    c.inputs = in.data();
-    c.num_outputs = static_cast<int32_t>(out.size());
-    c.outputs = out.data();
-    c.attrs = attrs;
-    axon_error err{};
-    check(fn(api.device_ctx, &c, &err), err, op);
+    axon::client::call_kernel(api, fn, op, in, out, attrs, op);
   }
 
   void sync() {

@@ -241,14 +241,14 @@ RunResult train_on(const Placement& where, const Options& opts, const data::Data
 
   // The model as a program of the API makes it: from its Keras JSON, its
   // weights from the seed on the strategy or in the device's scope, compiled.
-  keras::Model keras_model = [&] {
+  keras::Model keras_model = [&, json = model_json_for(opts, ds)] {
     keras::utils::set_random_seed(opts.seed);
     if (where.strategy != nullptr) {
       const distribute::StrategyScope scope(*where.strategy);
-      return keras::models::model_from_json(model_json_for(opts, ds));
+      return keras::models::model_from_json(json);
     }
     const DeviceContext scope = axon::device(where.device->name());
-    return keras::models::model_from_json(model_json_for(opts, ds));
+    return keras::models::model_from_json(json);
   }();
   keras::optimizers::Optimizer optimizer(opts.optimizer);
   optimizer.schedule = schedule;
@@ -372,8 +372,8 @@ RunResult train_on(const Placement& where, const Options& opts, const data::Data
                                      model.optimizer().iterations(), {}};
     std::string stopped_at = "stopped by " + std::string(signal_name(sig)) + " at " + position(at, opts.epochs, steps);
     if (checkpoints && !checkpoints->stopped_file().empty()) {
-      stopped_at += "; checkpoint " + checkpoints->stopped_file().string() + ": continue with --resume --checkpoint-dir " +
-               *opts.checkpoint_dir;
+      stopped_at += "; checkpoint " + checkpoints->stopped_file().string() +
+                    ": continue with --resume --checkpoint-dir " + *opts.checkpoint_dir;
     } else if (opts.checkpoint_dir) {
       stopped_at += "; nothing trained since the last checkpoint, so nothing was written";
     } else {

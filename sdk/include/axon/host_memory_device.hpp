@@ -76,8 +76,6 @@ class HostMemoryDevice : public Device {
     return m;
   }
 
-  const std::string& name() const { return name_; }
-
  private:
   static constexpr size_t kAlign = AXON_ALLOCATION_ALIGNMENT;  // a cache line: any SIMD load
 

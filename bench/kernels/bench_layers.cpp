@@ -132,12 +132,41 @@ void register_resnet_convolutions() {
   }
 }
 
+// The Inception-style cell of tests/data/keras_inception.json at batch 64:
+// its max poolings (3x3 stride 1 SAME on the branch, 2x2 stride 2 after the
+// concatenation, GB/s of x and y) and its convolutions of few channels.
+void register_inception() {
+  static const axon_pool_attrs pool3{sizeof(axon_pool_attrs), 3, 3, 1, 1, AXON_PADDING_SAME};
+  static const axon_pool_attrs pool2{sizeof(axon_pool_attrs), 2, 2, 2, 2, AXON_PADDING_VALID};
+  const std::vector<int64_t> branch{64, 26, 26, 16}, joined{64, 26, 26, 24}, pooled{64, 13, 13, 24};
+  const double branch_bytes = 8.0 * numel(branch), joined_bytes = 4.0 * (numel(joined) + numel(pooled));
+  add("MaxPool/3x3s1/26x26x16", "MaxPool", {branch}, {branch}, &pool3, branch_bytes, 0);
+  add("MaxPoolGrad/3x3s1/26x26x16", "MaxPoolGrad", {branch, branch, branch}, {branch}, &pool3, 1.5 * branch_bytes, 0);
+  add("MaxPool/2x2s2/26x26x24", "MaxPool", {joined}, {pooled}, &pool2, joined_bytes, 0);
+  add("MaxPoolGrad/2x2s2/26x26x24", "MaxPoolGrad", {joined, pooled, pooled}, {joined}, &pool2,
+      joined_bytes + 4.0 * numel(pooled), 0);
+  struct Conv {
+    int64_t c, k, filters;
+  };
+  static const axon_conv2d_attrs same{sizeof(axon_conv2d_attrs), 1, 1, 1, 1, AXON_PADDING_SAME};
+  for (const Conv& c : {Conv{16, 1, 8}, Conv{16, 1, 4}, Conv{8, 3, 8}, Conv{4, 5, 4}}) {
+    const std::vector<int64_t> x{64, 26, 26, c.c}, y{64, 26, 26, c.filters}, w{c.k, c.k, c.c, c.filters};
+    const double flops = 2.0 * numel(y) * c.k * c.k * c.c;
+    const std::string s = "26x26x" + std::to_string(c.c) + "/" + std::to_string(c.k) + "x" + std::to_string(c.k) +
+                          "s1/" + std::to_string(c.filters);
+    add("Conv2D/" + s, "Conv2D", {x, w}, {y}, &same, 0, flops);
+    add("Conv2DBackpropFilter/" + s, "Conv2DBackpropFilter", {x, y}, {w}, &same, 0, flops);
+    add("Conv2DBackpropInput/" + s, "Conv2DBackpropInput", {y, w}, {x}, &same, 0, flops);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   register_layers();
   register_resnet_convolutions();
+  register_inception();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

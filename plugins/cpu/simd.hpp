@@ -34,7 +34,9 @@ __attribute__((always_inline)) inline void store(float* p, V v) {
 // All lanes = *p. AVX/AVX-512: one vbroadcastss from memory, written as asm
 // because GCC's spellings of a splat compile to an add (V{} + x must keep
 // -0.0 + 0.0 = +0.0) or to lane-by-lane inserts, and the intrinsics cannot be
-// inlined into these target-neutral templates. Baseline SSE has no broadcast.
+// inlined into these target-neutral templates. Four lanes (baseline SSE, and
+// the half vectors of narrow outputs under AVX2) are a braced splat, which
+// GCC compiles to the instruction set's own broadcast.
 template <class V>
 __attribute__((always_inline)) inline V broadcast(const float* p) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -48,6 +50,10 @@ __attribute__((always_inline)) inline V broadcast(const float* p) {
     return v;
   }
 #endif
+  if constexpr (sizeof(V) == 16) {  // a braced splat: one vbroadcastss under AVX, movss+shufps under SSE
+    const float x = *p;
+    return V{x, x, x, x};
+  }
   return V{} + *p;
 }
 

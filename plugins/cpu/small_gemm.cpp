@@ -126,7 +126,9 @@ __attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t 
 
 // Rows [p0, p0 + P) of out, columns [c0, c0 + NV*W): sums over all rows of a
 // and b, P*NV independent accumulators; each b vector is loaded once for P rows.
-template <int W, int NV, int P, class A>
+// Contiguous: columns [p0, p0 + P) of a lie in one run, so a row's P values
+// are read through one pointer (one load per FMA, not an offset and a value).
+template <int W, int NV, int P, class A, bool Contiguous>
 __attribute__((always_inline)) inline void tn_block(const A& a, int64_t rows, const float* b, int64_t n, float* out,
                                                     int64_t p0, int64_t c0, bool accumulate) {
   using F = typename simd::Vec<W>::f;
@@ -137,8 +139,9 @@ __attribute__((always_inline)) inline void tn_block(const A& a, int64_t rows, co
   for (int64_t r = 0; r < rows; ++r) {
     F bv[NV];
     for (int j = 0; j < NV; ++j) bv[j] = simd::load<F>(b + r * n + c0 + j * W);
+    [[maybe_unused]] const float* q = Contiguous ? a.at(r, p0) : nullptr;
     for (int i = 0; i < P; ++i) {
-      const F s = simd::broadcast<F>(a.at(r, p0 + i));
+      const F s = simd::broadcast<F>(Contiguous ? q + i : a.at(r, p0 + i));
       for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
     }
   }
@@ -147,25 +150,42 @@ __attribute__((always_inline)) inline void tn_block(const A& a, int64_t rows, co
 }
 
 // tn_block with P = rest (1 <= rest < sizeof...(Ps)), chosen at run time.
-template <int W, int NV, class A, int... Ps>
+template <int W, int NV, class A, bool Contiguous, int... Ps>
 __attribute__((always_inline)) inline void tn_rest(const A& a, int64_t rows, const float* b, int64_t n, float* out,
                                                    int64_t p0, int64_t c0, bool accumulate, int rest,
                                                    std::integer_sequence<int, Ps...>) {
-  ((Ps > 0 && Ps == rest ? (tn_block<W, NV, (Ps > 0 ? Ps : 1), A>(a, rows, b, n, out, p0, c0, accumulate), 0) : 0),
+  ((Ps > 0 && Ps == rest
+        ? (tn_block<W, NV, (Ps > 0 ? Ps : 1), A, Contiguous>(a, rows, b, n, out, p0, c0, accumulate), 0)
+        : 0),
    ...);
 }
 
+// Rows [s, e) of out in blocks of P, the rest in one block of exactly e - p
+// rows: every block is a pass over all rows of a and b, and for small K (9
+// for a 3x3 filter on a grey image) those rows are megabytes, so a second
+// pass costs more than the FMAs.
+template <int W, int NV, int P, class A, bool Contiguous>
+__attribute__((always_inline)) inline void tn_span(const A& a, int64_t rows, int64_t s, int64_t e, const float* b,
+                                                   int64_t n, float* out, int64_t c0, bool accumulate) {
+  int64_t p = s;
+  for (; p + P <= e; p += P) tn_block<W, NV, P, A, Contiguous>(a, rows, b, n, out, p, c0, accumulate);
+  if (p < e)
+    tn_rest<W, NV, A, Contiguous>(a, rows, b, n, out, p, c0, accumulate, static_cast<int>(e - p),
+                                  std::make_integer_sequence<int, P>{});
+}
+
+// Runs of at least P values (a dense row, a filter row's KW*C floats) are
+// cut into blocks run by run, each read through a pointer per row; shorter
+// runs in blocks across them, value by value. Each out value is the same sum
+// over the rows in order either way.
 template <int W, int NV, class A>
 __attribute__((always_inline)) inline void tn_columns(const A& a, int64_t rows, int64_t k, const float* b, int64_t n,
                                                       float* out, int64_t c0, bool accumulate) {
   constexpr int P = std::min(12, simd::kAccumulators<W> / NV);
-  int64_t p = 0;
-  for (; p + P <= k; p += P) tn_block<W, NV, P, A>(a, rows, b, n, out, p, c0, accumulate);
-  // The rest in one block of exactly k - p rows of out: every block is a pass
-  // over all rows of a and b, and for small K (9 for a 3x3 filter on a grey
-  // image) those rows are megabytes, so a second pass costs more than the FMAs.
-  if (p < k)
-    tn_rest<W, NV, A>(a, rows, b, n, out, p, c0, accumulate, static_cast<int>(k - p), std::make_integer_sequence<int, P>{});
+  const int64_t run = a.run();
+  if (run < P) return tn_span<W, NV, P, A, false>(a, rows, 0, k, b, n, out, c0, accumulate);
+  for (int64_t s = 0; s < k; s += run)
+    tn_span<W, NV, P, A, true>(a, rows, s, std::min(k, s + run), b, n, out, c0, accumulate);
 }
 
 template <int W, class A>

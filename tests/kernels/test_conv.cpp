@@ -117,6 +117,20 @@ TEST_CASE("CPU convolutions match the reference at the ResNet's shapes", "[conv]
   check_case({3, 14, 14, 32, 1, 1, 64, 2, 2, 1, 1, AXON_PADDING_VALID}, rng);
 }
 
+TEST_CASE("CPU convolutions match the reference at the Inception cell's shapes", "[conv][cpu]") {
+  // tests/data/keras_inception.json's branch convolutions, batch reduced: few
+  // channels either side, whose input gradient at stride 1 is the forward
+  // convolution of dy with the turned filter (SAME, and VALID's full
+  // padding), and 1x1 with few filters (the register-blocked product).
+  std::mt19937 rng(77);
+  check_case({2, 26, 26, 8, 3, 3, 8, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 26, 26, 4, 5, 5, 4, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 12, 13, 4, 5, 4, 6, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({1, 11, 9, 3, 3, 3, 20, 1, 1, 2, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 26, 26, 16, 1, 1, 8, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({2, 26, 26, 16, 1, 1, 4, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+}
+
 TEST_CASE("CPU Winograd convolutions match the reference", "[conv][cpu][winograd]") {
   // 3x3 stride-1 convolutions with at least 16 input and output channels and
   // a 7x7 output run as Winograd F(2x2, 3x3) (plugins/cpu/winograd.cpp):

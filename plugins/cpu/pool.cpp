@@ -6,6 +6,7 @@
 #include "simd.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 namespace axon::cpu {
 namespace {
@@ -24,31 +25,54 @@ Window window(const PoolGeometry& p, int64_t oh, int64_t ow) {
   return {std::max<int64_t>(h, 0), std::min(h + p.kh, p.h), std::max<int64_t>(w, 0), std::min(w + p.kw, p.w)};
 }
 
+// Output rows [r0, r1) (row = n * p.oh + oh) of MaxPool: W channels at a
+// time in registers across the window's taps; from the first tap, a value is
+// kept only when strictly larger (the first maximum wins, NaN in the first
+// tap stays, as in the reference).
+template <int W>
+__attribute__((always_inline)) inline void max_pool_rows_body(const PoolGeometry& p, const float* x, float* y,
+                                                               int64_t r0, int64_t r1) {
+  using F = typename simd::Vec<W>::f;
+  const int64_t ch = p.c, vec_end = ch / W * W;
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t n = row / p.oh, oh = row % p.oh;
+    const float* image = x + n * p.h * p.w * ch;
+    for (int64_t ow = 0; ow < p.ow; ++ow) {
+      const Window win = window(p, oh, ow);
+      const float* first = image + (win.h0 * p.w + win.w0) * ch;
+      float* out = y + (row * p.ow + ow) * ch;
+      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+        F best = simd::load<F>(first + c0);
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+            const F v = simd::load<F>(image + (ih * p.w + iw) * ch + c0);
+            best = v > best ? v : best;
+          }
+        simd::store<F>(out + c0, best);
+      }
+      for (int64_t c = vec_end; c < ch; ++c) {
+        float best = first[c];
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+            const float v = image[(ih * p.w + iw) * ch + c];
+            best = v > best ? v : best;
+          }
+        out[c] = best;
+      }
+    }
+  }
+}
+
+AXON_CPU_DISPATCH(max_pool_rows, (const PoolGeometry& p, const float* x, float* y, int64_t r0, int64_t r1),
+                  (p, x, y, r0, r1))
+
 void max_pool(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
   const PoolGeometry p = pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
-  const float* xp = x.data<float>();
-  float* yp = y.data<float>();
-  const int64_t ch = p.c;
   // Chunks of whole output rows (n, oh).
-  const int64_t rows = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, p.ow * ch));
+  const int64_t rows = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, p.ow * p.c));
   d.pool().for_ranges(p.n * p.oh, rows, y.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
-    for (int64_t row = b; row < e; ++row) {
-      const int64_t n = row / p.oh, oh = row % p.oh;
-      const float* image = xp + n * p.h * p.w * ch;
-      for (int64_t ow = 0; ow < p.ow; ++ow) {
-        const Window win = window(p, oh, ow);
-        float* out = yp + (row * p.ow + ow) * ch;
-        // Start from the first tap, then keep a value only when strictly larger
-        // (the first maximum wins, as in the reference).
-        std::memcpy(out, image + (win.h0 * p.w + win.w0) * ch, sizeof(float) * static_cast<size_t>(ch));
-        for (int64_t ih = win.h0; ih < win.h1; ++ih)
-          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-            const float* in = image + (ih * p.w + iw) * ch;
-            for (int64_t i = 0; i < ch; ++i) out[i] = in[i] > out[i] ? in[i] : out[i];
-          }
-      }
-    }
+    max_pool_rows(p, x.data<float>(), y.data<float>(), b, e);
   });
 }
 
@@ -104,6 +128,80 @@ AXON_CPU_DISPATCH(max_pool_grad_image,
                   (const PoolGeometry& p, const float* image, const float* dy, float* grad, bool tiles),
                   (p, image, dy, grad, tiles))
 
+// One image of MaxPoolGrad for 3x3 windows at stride 1 (overlapping: each
+// pixel is in up to nine windows), channels [c0, c0 + lanes of V); dx starts
+// cleared. Along an output row the windows slide one column at a time, so
+// the gradients for the 3x3 pixels under the current window stay in
+// registers and a column of three is added into dx when the window leaves
+// it: three read-modify-writes per window instead of nine. Each dx element
+// gets, per output row, the sum of its windows' gradients in window order
+// added to it, rows in order. V is a vector of W floats (I its int32 lanes)
+// or one float (I int32_t) for the last ch % W channels, in the same order:
+// the same bits on every instruction set and thread count.
+template <class V, class I>
+__attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeometry& p, const float* image,
+                                                                    const float* dy, float* grad, int64_t c0) {
+  auto load = [](const float* q) {
+    if constexpr (std::is_same_v<V, float>)
+      return *q;
+    else
+      return simd::load<V>(q);
+  };
+  auto store = [](float* q, V v) {
+    if constexpr (std::is_same_v<V, float>)
+      *q = v;
+    else
+      simd::store<V>(q, v);
+  };
+  const int64_t ch = p.c;
+  auto at = [&](int64_t ih, int64_t iw) { return (ih * p.w + iw) * ch + c0; };
+  for (int64_t oh = 0; oh < p.oh; ++oh) {
+    const int64_t top = oh - p.pad_h;
+    bool row_in[3];
+    for (int i = 0; i < 3; ++i) row_in[i] = top + i >= 0 && top + i < p.h;
+    V acc[3][3] = {};
+    // The column iw leaves the windows: its three sums go into dx.
+    auto flush = [&](int64_t iw, int j) {
+      if (iw < 0 || iw >= p.w) return;
+      for (int i = 0; i < 3; ++i)
+        if (row_in[i]) store(grad + at(top + i, iw), load(grad + at(top + i, iw)) + acc[i][j]);
+    };
+    for (int64_t ow = 0; ow < p.ow; ++ow) {
+      const int64_t left = ow - p.pad_w;
+      const Window win = window(p, oh, ow);
+      V best = load(image + at(win.h0, win.w0));
+      I won = I{} + int32_t((win.h0 - top) * 3 + (win.w0 - left));
+      for (int64_t ih = win.h0; ih < win.h1; ++ih)
+        for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+          const V v = load(image + at(ih, iw));
+          const auto more = v > best;
+          best = more ? v : best;
+          won = more ? I{} + int32_t((ih - top) * 3 + (iw - left)) : won;
+        }
+      const V g = load(dy + (oh * p.ow + ow) * ch + c0);
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) acc[i][j] += won == i * 3 + j ? g : V{};
+      flush(left, 0);
+      for (int i = 0; i < 3; ++i) acc[i][0] = acc[i][1], acc[i][1] = acc[i][2], acc[i][2] = V{};
+    }
+    const int64_t after = p.ow - p.pad_w;  // the first column no window of this row has left
+    flush(after, 0);
+    flush(after + 1, 1);
+  }
+}
+
+template <int W>
+__attribute__((always_inline)) inline void max_pool_grad_3x3_image_body(const PoolGeometry& p, const float* image,
+                                                                         const float* dy, float* grad) {
+  const int64_t vec_end = p.c / W * W;
+  for (int64_t c0 = 0; c0 < vec_end; c0 += W)
+    max_pool_grad_3x3_lanes<typename simd::Vec<W>::f, typename simd::Vec<W>::i>(p, image, dy, grad, c0);
+  for (int64_t c = vec_end; c < p.c; ++c) max_pool_grad_3x3_lanes<float, int32_t>(p, image, dy, grad, c);
+}
+
+AXON_CPU_DISPATCH(max_pool_grad_3x3_image, (const PoolGeometry& p, const float* image, const float* dy, float* grad),
+                  (p, image, dy, grad))
+
 // Each window's gradient goes to its first maximum. Windows may overlap, so
 // threads own whole images and scatter into them alone.
 void max_pool_grad(CpuDevice& d, const KernelCall& c) {
@@ -120,11 +218,18 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
   // first and windows add into it.
   const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0 && p.oh * p.kh == p.h &&
                      p.ow * p.kw == p.w;
+  const bool sliding_3x3 = p.kh == 3 && p.kw == 3 && p.sh == 1 && p.sw == 1;
   const int64_t images = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, image_size));
   d.pool().for_ranges(p.n, images, dx.numel() >= kSerialElements, [&](int, int64_t n0, int64_t n1) {
     if (!tiles) std::memset(dxp + n0 * image_size, 0, sizeof(float) * static_cast<size_t>((n1 - n0) * image_size));
-    for (int64_t n = n0; n < n1; ++n) max_pool_grad_image(p, xp + n * image_size, dyp + n * p.oh * p.ow * ch,
-                                                          dxp + n * image_size, tiles);
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* image = xp + n * image_size;
+      const float* g = dyp + n * p.oh * p.ow * ch;
+      if (sliding_3x3)
+        max_pool_grad_3x3_image(p, image, g, dxp + n * image_size);
+      else
+        max_pool_grad_image(p, image, g, dxp + n * image_size, tiles);
+    }
   });
 }
 

@@ -63,6 +63,37 @@ TEST_CASE("MaxPool and MaxPoolGrad match the reference", "[pool][cpu]") {
   }
 }
 
+TEST_CASE("3x3 stride-1 max pooling matches the reference", "[pool][cpu]") {
+  // The Inception branch's pooling: windows overlapping in both directions
+  // (the CPU's sliding gradient), SAME and VALID, images down to 1 pixel,
+  // channels in whole vectors, vectors and a tail, and a tail alone; coarse
+  // values make ties inside windows.
+  std::mt19937 rng(31);
+  const std::vector<std::array<int64_t, 4>> shapes{{2, 9, 11, 16}, {1, 7, 6, 19}, {3, 5, 8, 3}, {1, 1, 1, 24},
+                                                   {2, 2, 3, 32}, {1, 26, 26, 16}};
+  for (const auto& [n, h, w, c] : shapes)
+    for (axon_padding pad : {AXON_PADDING_SAME, AXON_PADDING_VALID})
+      for (bool coarse : {false, true}) {
+        if (pad == AXON_PADDING_VALID && (h < 3 || w < 3)) continue;
+        const int64_t oh = pad == AXON_PADDING_SAME ? h : h - 2, ow = pad == AXON_PADDING_SAME ? w : w - 2;
+        INFO("x [" << n << "," << h << "," << w << "," << c << "] " << (pad ? "SAME" : "VALID")
+                   << (coarse ? ", coarse values" : ""));
+        axon_pool_attrs a{sizeof(axon_pool_attrs), 3, 3, 1, 1, pad};
+        std::vector<int64_t> xd{n, h, w, c}, yd{n, oh, ow, c};
+        HostTensor x{xd, random_floats(rng, numel(xd))};
+        if (coarse)
+          for (auto& v : x.values) v = std::round(v * 2.0f);
+        auto y = run_host(ref(), "MaxPool", {x}, {yd}, &a)[0];
+        CHECK(compare_exact(run_host(cpu(), "MaxPool", {x}, {yd}, &a)[0], y).ok);
+        HostTensor yt{yd, y}, dy{yd, random_floats(rng, numel(yd))};
+        auto want = run_host(ref(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
+        auto bound = run_host(ref(), "MaxPoolGrad", {x, yt, HostTensor{yd, abs_of(dy.values)}}, {xd}, &a)[0];
+        auto r = compare_sum(run_host(cpu(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0], want, bound);
+        INFO(r.report);
+        CHECK(r.ok);
+      }
+}
+
 TEST_CASE("MatMul matches the reference with every transpose", "[matmul][cpu]") {
   std::mt19937 rng(21);
   const std::vector<std::array<int64_t, 3>> sizes{{1, 1, 1}, {64, 576, 64}, {64, 64, 10}, {3, 600, 5}, {17, 33, 9}, {1, 5, 1}, {129, 7, 65}};

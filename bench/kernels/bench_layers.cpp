@@ -145,6 +145,11 @@ void register_inception() {
   add("MaxPool/2x2s2/26x26x24", "MaxPool", {joined}, {pooled}, &pool2, joined_bytes, 0);
   add("MaxPoolGrad/2x2s2/26x26x24", "MaxPoolGrad", {joined, pooled, pooled}, {joined}, &pool2,
       joined_bytes + 4.0 * numel(pooled), 0);
+  for (int64_t c : {4, 8, 16}) {  // a branch's relu and bias gradients
+    const std::vector<int64_t> x{64, 26, 26, c};
+    add("_FusedReluGradBiasAddGrad/26x26x" + std::to_string(c), "_FusedReluGradBiasAddGrad", {x, x}, {x, {c}}, nullptr,
+        12.0 * numel(x), 0);
+  }
   struct Conv {
     int64_t c, k, filters;
   };

@@ -137,27 +137,37 @@ void bias_add_grad(CpuDevice& d, const KernelCall& c) {
   }
 }
 
-// Rows [r0, r1) of dx = ReluGrad(dy, y), with their per-channel sums (in
-// double, rows in order: the same sums BiasAddGrad makes) written to a[ch].
-// One vector of channels at a time down the rows, the selects as vector
-// blends (a scalar loop here turns the select into a mispredicted branch).
+// Rows [r0, r1) of dx = ReluGrad(dy, y) for channels [c0, c0 + L), with
+// their per-channel sums (in double, rows in order: the same sums
+// BiasAddGrad makes) written to a[c0 ...]. The selects as vector blends (a
+// scalar loop here turns the select into a mispredicted branch).
+template <int L>
+__attribute__((always_inline)) inline void relu_grad_sums_lanes(const float* g, const float* y, float* out, int64_t r0,
+                                                                 int64_t r1, int64_t ch, int64_t c0, double* a) {
+  using F = typename simd::Vec<L>::f;
+  simd::DoubleSum<L> s;  // two native-width halves: one 2L-wide double vector went through the stack
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t i = r * ch + c0;
+    const F gv = simd::load<F>(g + i), yv = simd::load<F>(y + i);
+    const F v = yv > F{} ? gv : F{};
+    simd::store<F>(out + i, v);
+    s.add(v);
+  }
+  s.store(a + c0);
+}
+
+// One vector of channels at a time down the rows; few channels (an Inception
+// branch's 4 or 8) in half and quarter vectors, since each channel's double
+// sum is a chain as long as the rows: one chain per lane, not per channel.
 template <int W>
 __attribute__((always_inline)) inline void relu_grad_sums_body(const float* g, const float* y, float* out, int64_t r0,
                                                                 int64_t r1, int64_t ch, double* a) {
-  using F = typename simd::Vec<W>::f;
-  typedef double D __attribute__((vector_size(8 * W)));
   int64_t c0 = 0;
-  for (; c0 + W <= ch; c0 += W) {
-    D s{};
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t i = r * ch + c0;
-      const F gv = simd::load<F>(g + i), yv = simd::load<F>(y + i);
-      const F v = yv > F{} ? gv : F{};
-      simd::store<F>(out + i, v);
-      s += __builtin_convertvector(v, D);
-    }
-    std::memcpy(a + c0, &s, sizeof s);
-  }
+  for (; c0 + W <= ch; c0 += W) relu_grad_sums_lanes<W>(g, y, out, r0, r1, ch, c0, a);
+  if constexpr (W >= 8)
+    if (c0 + W / 2 <= ch) relu_grad_sums_lanes<W / 2>(g, y, out, r0, r1, ch, c0, a), c0 += W / 2;
+  if constexpr (W >= 16)
+    if (c0 + W / 4 <= ch) relu_grad_sums_lanes<W / 4>(g, y, out, r0, r1, ch, c0, a), c0 += W / 4;
   for (; c0 < ch; ++c0) {
     double s1 = 0.0;
     for (int64_t r = r0; r < r1; ++r) {

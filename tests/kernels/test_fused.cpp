@@ -151,10 +151,12 @@ TEST_CASE("_FusedMatMul: CPU matches the reference and its own separate ops", "[
 
 TEST_CASE("_FusedReluGradBiasAddGrad equals ReluGrad then BiasAddGrad", "[fused][cpu]") {
   std::mt19937 rng(31);
-  // Rank 2 and 4, channels below, at and above the 8-wide blocks, one row,
-  // and the CNN's conv1 gradient at batch 64 (several chunks, threads).
-  const std::vector<std::vector<int64_t>> shapes{{1, 1},         {3, 7},          {5, 8},          {9, 17},
-                                                 {2, 5, 3, 13}, {1, 11, 11, 64}, {64, 26, 26, 32}, {64, 64}};
+  // Rank 2 and 4, channels below, at and above the 8-wide blocks (and the
+  // half vectors of 4 and 12), one row, the CNN's conv1 gradient at batch 64
+  // (several chunks, threads) and an Inception branch's 4 channels.
+  const std::vector<std::vector<int64_t>> shapes{{1, 1},          {3, 7},           {5, 8},   {9, 17},
+                                                 {2, 5, 3, 13},   {1, 11, 11, 64},  {64, 26, 26, 32},
+                                                 {64, 64},        {2, 9, 9, 12},    {64, 26, 26, 4}};
   for (const auto& d : shapes) {
     INFO("dy " << shape_str(d));
     const int64_t ch = d.back();

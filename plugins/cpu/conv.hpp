@@ -42,6 +42,13 @@ bool conv_rows_independent(const ConvGeometry& g, const ConvTaps& taps);
 // Conv2D / _FusedConv2D on raw buffers, in conv.cpp's own tiles.
 void conv2d_into(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep);
 
+// Stride-1 convolutions into at most 4 channels, output pixels in the
+// vector lanes (conv_planar.cpp), bit-identical to conv_rows' gathered
+// kernels; conv2d_into takes this path where planar_conv_applies.
+bool planar_conv_applies(const ConvGeometry& g);
+void planar_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep,
+                   bool parallel);
+
 // Conv2DBackpropFilter and Conv2DBackpropInput on raw buffers (shapes checked
 // by the caller). Both use the device's partials() scratch.
 void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dfilter);

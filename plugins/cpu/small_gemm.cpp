@@ -9,13 +9,14 @@ namespace axon::cpu {
 namespace {
 
 // The left matrix a[rows, k], dense or gathered from an image. Its rows come
-// in taps() runs of run() contiguous floats (dense: one run of k; gathered:
-// the C channels of each filter tap), so nn_rows keeps one pointer per row
-// and steps through a run with one shared index: no address arithmetic per
-// row and value (measured: a 3x3 convolution of 16 channels into 16, 1.6 ->
-// 1.3 ms at batch 64 on one thread). Short runs (a grey image's one channel
-// per tap) go value by value through the tap offsets instead (at()), as the
-// transposed product (tn) does: there the pointer per row was no faster.
+// in taps() runs of run() contiguous floats (dense: one run of k; gathered: a
+// filter row's KW*C floats, or a tap's C where columns are dilated), so
+// nn_rows keeps one pointer per row and steps through a run with one shared
+// index: no address arithmetic per row and value (measured: a 3x3
+// convolution of 16 channels into 16, 1.6 -> 1.3 ms at batch 64 on one
+// thread). Short runs (a 3x3 filter over a grey image: 3 floats) go value by
+// value through the tap offsets instead (at()); the transposed product (tn)
+// reads a block of P values of one run through one pointer per row too.
 struct Dense {
   const float* a;
   int64_t k;

@@ -36,7 +36,8 @@ void small_k_gemm_tn(const float* a, int64_t rows, int64_t k, const float* b, in
 
 // The same with a's rows gathered straight from an image (a convolution
 // without an im2col copy): a[r, p] = x[base[r] + off[p]], where off holds
-// k / run runs of `run` consecutive offsets (a filter tap's C channels).
+// k / run runs of `run` consecutive offsets (a filter row's KW*C floats, or
+// a tap's C channels where the columns are dilated).
 struct Gather {
   const float* x;
   const int64_t* base;

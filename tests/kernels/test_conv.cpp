@@ -1,7 +1,7 @@
 // Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter of the CPU plugin
 // against the reference plugin on random shapes: batch 1, odd sizes, VALID
-// and SAME, strides 1..3, dilation 2, few and many channels (a tap's
-// channels are read as one run from 8 on), and the CNN's and the small
+// and SAME, strides 1..3, dilation 2, few and many channels (a filter
+// row's floats are read as one run from 8 on), and the CNN's and the small
 // ResNet's own shapes.
 //
 // Tolerance (compare_sum): each output is a float32 sum of products;

@@ -399,8 +399,9 @@ ConvGeometry turned(const ConvGeometry& g) {
 
 // Where the turned forward convolution replaces im2col's product and col2im's
 // scatter: filters of few channels either side at stride 1 (an Inception
-// cell's 3x3 over 8 and 5x5 over 4 channels: 1.5 -> 0.5 and 2.7 -> 0.6 ms at
-// batch 64), with AVX2 or better for the gathered kernels.
+// cell's 3x3 of 8 into 8 and 5x5 of 4 into 4 channels: 1.5-1.6 -> 0.6-0.9
+// and 2.2-2.4 -> 0.6-0.9 ms at batch 64 on AVX2), with AVX2 or better for
+// the gathered kernels.
 bool backprop_input_turned(const ConvGeometry& g) {
   return g.sh == 1 && g.sw == 1 && !pointwise(g) && (g.c < 16 || g.oc < 16) && simd::isa() != simd::Isa::base &&
          g.k() <= kMaxGatherK && g.kh * g.kw * g.oc <= kMaxGatherK;

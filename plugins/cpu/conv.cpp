@@ -407,6 +407,15 @@ bool backprop_input_turned(const ConvGeometry& g) {
          g.k() <= kMaxGatherK && g.kh * g.kw * g.oc <= kMaxGatherK;
 }
 
+// W^T [oc, k] of the filter W [k, oc], in the device's partials scratch: the
+// input gradient's product dy * W^T in the register-blocked kernel.
+const float* transposed(CpuDevice& d, const float* w, int64_t k, int64_t oc) {
+  float* t = d.partials(static_cast<size_t>(k * oc));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t o = 0; o < oc; ++o) t[o * k + p] = w[p * oc + o];
+  return t;
+}
+
 }  // namespace
 
 void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dyp, const float* w, float* out) {
@@ -430,13 +439,7 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
   if (pointwise(g)) {  // dx rows are exactly dy rows times W^T
     // Few filters (a short inner dimension): the register-blocked kernel
     // against W^T, as the forward takes a short K, instead of sgemm's packing.
-    const float* wt = nullptr;
-    if (oc > 0 && oc < kSmallK && simd::isa() != simd::Isa::base) {
-      float* t = d.partials(static_cast<size_t>(k * oc));
-      for (int64_t p = 0; p < k; ++p)
-        for (int64_t o = 0; o < oc; ++o) t[o * k + p] = w[p * oc + o];
-      wt = t;
-    }
+    const float* wt = oc > 0 && oc < kSmallK && simd::isa() != simd::Isa::base ? transposed(d, w, k, oc) : nullptr;
     d.pool().for_ranges(m, tile, parallel, [&](int, int64_t b, int64_t e) {
       if (oc == 0) return zero(out + b * k, (e - b) * k);
       if (wt != nullptr) return small_k_gemm(dyp + b * oc, e - b, oc, wt, k, out + b * k);
@@ -450,13 +453,8 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
   const int64_t images = std::max<int64_t>(1, tile / std::max<int64_t>(per_image, 1));
   // With AVX2/AVX-512 the product runs in the register-blocked kernel against
   // W^T (transposed once here), which beats sgemm's packing at these sizes.
-  const float* wt = nullptr;
-  if (simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK) {
-    float* t = d.partials(static_cast<size_t>(k * oc));
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t o = 0; o < oc; ++o) t[o * k + p] = w[p * oc + o];
-    wt = t;
-  }
+  const float* wt =
+      simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK ? transposed(d, w, k, oc) : nullptr;
   d.pool().for_tapered_ranges(g.n, images, parallel, [&](int t, int64_t, int64_t n0, int64_t n1) {
     zero(out + n0 * image_size, (n1 - n0) * image_size);
     if (oc == 0 || per_image == 0) return;

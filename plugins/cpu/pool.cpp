@@ -25,6 +25,18 @@ Window window(const PoolGeometry& p, int64_t oh, int64_t ow) {
   return {std::max<int64_t>(h, 0), std::min(h + p.kh, p.h), std::max<int64_t>(w, 0), std::min(w + p.kw, p.w)};
 }
 
+// f(image, window, at) for each output pixel of rows [r0, r1) (row = n *
+// p.oh + oh): image is the pixel's image in x, at its offset in y.
+template <class F>
+__attribute__((always_inline)) inline void for_each_window(const PoolGeometry& p, const float* x, int64_t r0,
+                                                           int64_t r1, F&& f) {
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t n = row / p.oh, oh = row % p.oh;
+    const float* image = x + n * p.h * p.w * p.c;
+    for (int64_t ow = 0; ow < p.ow; ++ow) f(image, window(p, oh, ow), (row * p.ow + ow) * p.c);
+  }
+}
+
 // Output rows [r0, r1) (row = n * p.oh + oh) of MaxPool: W channels at a
 // time in registers across the window's taps; from the first tap, a value is
 // kept only when strictly larger (the first maximum wins, NaN in the first
@@ -34,33 +46,28 @@ __attribute__((always_inline)) inline void max_pool_rows_body(const PoolGeometry
                                                                int64_t r0, int64_t r1) {
   using F = typename simd::Vec<W>::f;
   const int64_t ch = p.c, vec_end = ch / W * W;
-  for (int64_t row = r0; row < r1; ++row) {
-    const int64_t n = row / p.oh, oh = row % p.oh;
-    const float* image = x + n * p.h * p.w * ch;
-    for (int64_t ow = 0; ow < p.ow; ++ow) {
-      const Window win = window(p, oh, ow);
-      const float* first = image + (win.h0 * p.w + win.w0) * ch;
-      float* out = y + (row * p.ow + ow) * ch;
-      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
-        F best = simd::load<F>(first + c0);
-        for (int64_t ih = win.h0; ih < win.h1; ++ih)
-          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-            const F v = simd::load<F>(image + (ih * p.w + iw) * ch + c0);
-            best = v > best ? v : best;
-          }
-        simd::store<F>(out + c0, best);
-      }
-      for (int64_t c = vec_end; c < ch; ++c) {
-        float best = first[c];
-        for (int64_t ih = win.h0; ih < win.h1; ++ih)
-          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-            const float v = image[(ih * p.w + iw) * ch + c];
-            best = v > best ? v : best;
-          }
-        out[c] = best;
-      }
+  for_each_window(p, x, r0, r1, [&](const float* image, const Window& win, int64_t at) __attribute__((always_inline)) {
+    const float* first = image + (win.h0 * p.w + win.w0) * ch;
+    float* out = y + at;
+    for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+      F best = simd::load<F>(first + c0);
+      for (int64_t ih = win.h0; ih < win.h1; ++ih)
+        for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+          const F v = simd::load<F>(image + (ih * p.w + iw) * ch + c0);
+          best = v > best ? v : best;
+        }
+      simd::store<F>(out + c0, best);
     }
-  }
+    for (int64_t c = vec_end; c < ch; ++c) {
+      float best = first[c];
+      for (int64_t ih = win.h0; ih < win.h1; ++ih)
+        for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+          const float v = image[(ih * p.w + iw) * ch + c];
+          best = v > best ? v : best;
+        }
+      out[c] = best;
+    }
+  });
 }
 
 AXON_CPU_DISPATCH(max_pool_rows, (const PoolGeometry& p, const float* x, float* y, int64_t r0, int64_t r1),
@@ -255,27 +262,22 @@ __attribute__((always_inline)) inline void avg_pool_rows_body(const PoolGeometry
                                                                int64_t r0, int64_t r1) {
   using F = typename simd::Vec<W>::f;
   const int64_t ch = p.c, vec_end = ch / W * W;
-  for (int64_t row = r0; row < r1; ++row) {
-    const int64_t n = row / p.oh, oh = row % p.oh;
-    const float* image = x + n * p.h * p.w * ch;
-    for (int64_t ow = 0; ow < p.ow; ++ow) {
-      const Window win = window(p, oh, ow);
-      const double taps = double((win.h1 - win.h0) * (win.w1 - win.w0));
-      float* out = y + (row * p.ow + ow) * ch;
-      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
-        simd::DoubleSum<W> s;
-        for (int64_t ih = win.h0; ih < win.h1; ++ih)
-          for (int64_t iw = win.w0; iw < win.w1; ++iw) s.add(simd::load<F>(image + (ih * p.w + iw) * ch + c0));
-        store_quotient<W>(out + c0, s, taps);
-      }
-      for (int64_t c = vec_end; c < ch; ++c) {
-        double s = 0.0;
-        for (int64_t ih = win.h0; ih < win.h1; ++ih)
-          for (int64_t iw = win.w0; iw < win.w1; ++iw) s += image[(ih * p.w + iw) * ch + c];
-        out[c] = static_cast<float>(s / taps);
-      }
+  for_each_window(p, x, r0, r1, [&](const float* image, const Window& win, int64_t at) __attribute__((always_inline)) {
+    const double taps = double((win.h1 - win.h0) * (win.w1 - win.w0));
+    float* out = y + at;
+    for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
+      simd::DoubleSum<W> s;
+      for (int64_t ih = win.h0; ih < win.h1; ++ih)
+        for (int64_t iw = win.w0; iw < win.w1; ++iw) s.add(simd::load<F>(image + (ih * p.w + iw) * ch + c0));
+      store_quotient<W>(out + c0, s, taps);
     }
-  }
+    for (int64_t c = vec_end; c < ch; ++c) {
+      double s = 0.0;
+      for (int64_t ih = win.h0; ih < win.h1; ++ih)
+        for (int64_t iw = win.w0; iw < win.w1; ++iw) s += image[(ih * p.w + iw) * ch + c];
+      out[c] = static_cast<float>(s / taps);
+    }
+  });
 }
 
 AXON_CPU_DISPATCH(avg_pool_rows, (const PoolGeometry& p, const float* x, float* y, int64_t r0, int64_t r1),

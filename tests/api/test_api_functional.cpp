@@ -17,18 +17,11 @@
 #include <stdexcept>
 
 using namespace axon;
+using axon::test::temp_dir;
 namespace layers = axon::keras::layers;
 namespace schedules = axon::keras::optimizers::schedules;
 
 namespace {
-
-std::filesystem::path temp_dir(const char* name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / (std::string("axon-api-") + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // n grey 8x8 images (48 by default) whose class (0, 1, 2) is the brightest third of the image.
 struct Synthetic {

@@ -14,6 +14,7 @@
 #include <fstream>
 
 using namespace axon;
+using axon::test::temp_dir;
 namespace layers = axon::keras::layers;
 
 namespace {
@@ -26,13 +27,6 @@ keras::Sequential guide_cnn() {
 }
 
 bool have_data() { return std::filesystem::exists(data::kDefaultDataDir); }
-
-std::filesystem::path temp_dir(const char* name) {
-  const auto dir = std::filesystem::temp_directory_path() / (std::string("axon-api-") + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // A NumPy .npy of uint8 values (format 1.0: magic, header length, a header
 // padded with spaces to a multiple of 64 bytes, then the data).

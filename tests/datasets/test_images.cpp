@@ -48,7 +48,7 @@ std::vector<std::string> golden_lines(const std::string& kind) {
   return out;
 }
 
-std::string refusal(const std::vector<uint8_t>& bytes, int channels = 3, const std::string& name = "x.png") {
+std::string image_refusal(const std::vector<uint8_t>& bytes, int channels = 3, const std::string& name = "x.png") {
   try {
     data::decode_image(bytes, channels, name);
   } catch (const UsageError& e) {
@@ -126,11 +126,11 @@ TEST_CASE("image decoders: truncated, corrupt and oversized images are refused",
     INFO(file);
     const std::vector<uint8_t> whole = file_bytes(kDir + "/images/" + file);
     const std::vector<uint8_t> cut(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(whole.size() * 2 / 3));
-    CHECK_THAT(refusal(cut, 3, file), Catch::StartsWith(std::string(file) + ": ") &&
-                                          (Catch::Contains("truncated") || Catch::Contains("corrupt")));
+    CHECK_THAT(image_refusal(cut, 3, file), Catch::StartsWith(std::string(file) + ": ") &&
+                                                (Catch::Contains("truncated") || Catch::Contains("corrupt")));
     std::vector<uint8_t> flipped = whole;
     for (size_t i = whole.size() / 2; i < whole.size() / 2 + 16 && i < whole.size(); ++i) flipped[i] ^= 0x5A;
-    const std::string r = refusal(flipped, 3, file);
+    const std::string r = image_refusal(flipped, 3, file);
     // A flipped byte in pixel data may still decode (BMP, JPEG entropy data); never anything else than a refusal.
     CHECK((r == "(accepted)" || r.rfind(std::string(file) + ": ", 0) == 0));
   }
@@ -144,14 +144,14 @@ TEST_CASE("image decoders: truncated, corrupt and oversized images are refused",
   }
   const uLong crc = crc32(0, png.data() + 12, 17);  // the IHDR chunk's type and data
   for (int i = 0; i < 4; ++i) png[static_cast<size_t>(29 + i)] = static_cast<uint8_t>(crc >> (24 - 8 * i));
-  CHECK_THAT(refusal(png), Catch::Contains("x.png: PNG header claims 60000 x 60000 pixels") &&
-                               Catch::Contains(std::to_string(limits::kMaxImagePixels)));
+  CHECK_THAT(image_refusal(png), Catch::Contains("x.png: PNG header claims 60000 x 60000 pixels") &&
+                                     Catch::Contains(std::to_string(limits::kMaxImagePixels)));
   data::ImageHeader h;
   CHECK_THROWS_WITH(data::read_image_header(png, "big.png", h), Catch::Contains("60000 x 60000"));
-  CHECK_THAT(refusal({}), Catch::Contains("empty file"));
-  CHECK_THAT(refusal({'G', 'I', 'F'}), Catch::Contains("not a PNG, JPEG, BMP or GIF"));
-  CHECK_THAT(refusal({'B', 'M', 1, 2}), Catch::Contains("truncated BMP"));
-  CHECK_THAT(refusal(file_bytes(kDir + "/images/rgb.png"), 2), Catch::Contains("1, 3 or 4 channels"));
+  CHECK_THAT(image_refusal({}), Catch::Contains("empty file"));
+  CHECK_THAT(image_refusal({'G', 'I', 'F'}), Catch::Contains("not a PNG, JPEG, BMP or GIF"));
+  CHECK_THAT(image_refusal({'B', 'M', 1, 2}), Catch::Contains("truncated BMP"));
+  CHECK_THAT(image_refusal(file_bytes(kDir + "/images/rgb.png"), 2), Catch::Contains("1, 3 or 4 channels"));
 }
 
 TEST_CASE("image headers: format, size and gray from the first bytes", "[images]") {

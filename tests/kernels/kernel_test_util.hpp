@@ -48,6 +48,16 @@ inline size_t numel(const std::vector<int64_t>& dims) {
   return n;
 }
 
+// The fused ops' activation codes.
+constexpr int kNone = AXON_ACTIVATION_NONE, kRelu = AXON_ACTIVATION_RELU;
+
+// A convolution's or pooling's output size by TensorFlow's formulas,
+// computed here independently of the plugins.
+inline int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, axon_padding pad) {
+  const int64_t eff = (k - 1) * dilation + 1;
+  return pad == AXON_PADDING_SAME ? (in + stride - 1) / stride : (in - eff + stride) / stride;
+}
+
 inline std::string shape_str(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) (s += (i ? "," : "")) += std::to_string(dims[i]);

@@ -9,7 +9,8 @@ using namespace axon::test;
 
 namespace {
 
-const std::vector<std::vector<int64_t>> kShapes = {{}, {1}, {7}, {3, 5, 7}, {0, 4}, {64, 26, 26, 32}, {3, 33333}};
+const std::vector<std::vector<int64_t>> kArithmeticShapes = {{}, {1}, {7}, {3, 5, 7}, {0, 4},
+                                                             {64, 26, 26, 32}, {3, 33333}};
 
 // Whole numbers in [-3, 3] every other element (ties between a and b), the rest uniform.
 std::vector<float> tie_prone(std::mt19937& rng, size_t n) {
@@ -26,7 +27,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST_CASE("Sub, Mul, Maximum and MaximumGrad equal the reference", "[arithmetic][cpu]") {
   std::mt19937 rng(1430);
-  for (const auto& d : kShapes) {
+  for (const auto& d : kArithmeticShapes) {
     INFO("shape " << shape_str(d));
     std::vector<float> av = tie_prone(rng, numel(d)), bv = tie_prone(rng, numel(d));
     if (av.size() > 8) {  // NaN on either side, signed zeros
@@ -66,7 +67,7 @@ TEST_CASE("MovingAverage equals Keras' v * momentum + x * (1 - momentum) in floa
   std::mt19937 rng(1431);
   for (const float momentum : {0.99f, 0.9f, 0.0f, 1.0f}) {
     const float weight = static_cast<float>(1.0 - double(momentum));
-    for (const auto& d : kShapes) {
+    for (const auto& d : kArithmeticShapes) {
       INFO("momentum " << momentum << " shape " << shape_str(d));
       const std::vector<float> v0 = random_floats(rng, numel(d), -5.0f, 5.0f);
       const std::vector<float> x = random_floats(rng, numel(d), -5.0f, 5.0f);

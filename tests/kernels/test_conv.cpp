@@ -27,12 +27,6 @@ std::string describe(const ConvCase& k) {
   return s.str();
 }
 
-// Output size by TensorFlow's formulas, computed here independently of both plugins.
-int64_t out_size(int64_t in, int64_t k, int stride, int dilation, axon_padding pad) {
-  int64_t eff = (k - 1) * dilation + 1;
-  return pad == AXON_PADDING_SAME ? (in + stride - 1) / stride : (in - eff + stride) / stride;
-}
-
 void check_case(const ConvCase& k, std::mt19937& rng) {
   INFO(describe(k));
   const int64_t oh = out_size(k.h, k.kh, k.sh, k.dh, k.pad), ow = out_size(k.w, k.kw, k.sw, k.dw, k.pad);

@@ -18,13 +18,6 @@ using namespace axon::test;
 
 namespace {
 
-constexpr int kNone = AXON_ACTIVATION_NONE, kRelu = AXON_ACTIVATION_RELU;
-
-int64_t out_size(int64_t in, int64_t k, int stride, int dilation, axon_padding pad) {
-  int64_t eff = (k - 1) * dilation + 1;
-  return pad == AXON_PADDING_SAME ? (in + stride - 1) / stride : (in - eff + stride) / stride;
-}
-
 std::vector<float> relu_of(std::vector<float> v) {
   for (auto& x : v) x = x > 0.0f ? x : 0.0f;
   return v;
@@ -47,14 +40,14 @@ std::vector<float> matmul_unfused(TestDevice& dev, const HostTensor& a, const Ho
   return z;
 }
 
-struct ConvCase {
+struct FusedConvCase {
   int64_t n, h, w, c, kh, kw, oc;
   int s;
   axon_padding pad;
   int act;
 };
 
-void check_conv(const ConvCase& k, std::mt19937& rng) {
+void check_conv(const FusedConvCase& k, std::mt19937& rng) {
   INFO("x [" << k.n << "," << k.h << "," << k.w << "," << k.c << "] filter " << k.kh << "x" << k.kw << "x" << k.oc
              << " stride " << k.s << (k.pad == AXON_PADDING_SAME ? " SAME" : " VALID") << " activation " << k.act);
   const int64_t oh = out_size(k.h, k.kh, k.s, 1, k.pad), ow = out_size(k.w, k.kw, k.s, 1, k.pad);
@@ -97,7 +90,7 @@ TEST_CASE("_FusedConv2D: CPU matches the reference on random shapes", "[fused][c
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   int checked = 0;
   while (checked < 40) {
-    ConvCase k{};
+    FusedConvCase k{};
     k.n = pick(1, 3), k.h = pick(1, 12), k.w = pick(1, 12), k.c = pick(1, 40);
     k.kh = pick(1, 4), k.kw = pick(1, 4), k.oc = pick(1, 70);
     k.s = pick(1, 2);

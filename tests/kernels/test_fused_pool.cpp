@@ -19,7 +19,6 @@ using namespace axon::test;
 
 namespace {
 
-constexpr int kNone = AXON_ACTIVATION_NONE, kRelu = AXON_ACTIVATION_RELU;
 constexpr uint8_t kArgmaxNone = AXON_ARGMAX_NONE;
 using Dims = std::vector<int64_t>;
 

@@ -31,11 +31,6 @@ namespace {
 
 constexpr axon_padding kSame = AXON_PADDING_SAME, kValid = AXON_PADDING_VALID;
 
-int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, axon_padding p) {
-  const int64_t eff = (k - 1) * d + 1;
-  return p == kSame ? (in + s - 1) / s : (in - eff) / s + 1;
-}
-
 std::vector<float> abs_values(const std::vector<float>& v) { return abs_of(v); }
 
 double dot(const std::vector<float>& a, const std::vector<float>& b) {

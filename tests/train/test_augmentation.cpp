@@ -72,12 +72,6 @@ ImageAugmentation& first_layer(KerasModel& k, Device& d, uint64_t seed = 1) {
   return *layer;
 }
 
-Device& cpu() {
-  Device* d = test::test_runtime().find_device("cpu:0");
-  REQUIRE(d != nullptr);
-  return *d;
-}
-
 // A replica's view of a step, for a layer used on its own.
 struct FixedStep : StepContext {
   int64_t step = 0, first = 0;
@@ -96,7 +90,7 @@ const char* const kFlipRotate = R"({"module": "keras", "class_name": "Sequential
 }  // namespace
 
 TEST_CASE("augmentation layers: Keras 3's images for the same draws, within 1e-5", "[augmentation]") {
-  Device& d = cpu();
+  Device& d = test::test_cpu();
   DeviceScope scope(d);
   const std::vector<GoldenCase> cases = golden_cases();
   REQUIRE(cases.size() >= 30);
@@ -128,7 +122,7 @@ TEST_CASE("augmentation layers: Keras 3's images for the same draws, within 1e-5
 }
 
 TEST_CASE("augmentation draws: keyed by step and sample, whatever replica computes them", "[augmentation]") {
-  Device& d = cpu();
+  Device& d = test::test_cpu();
   DeviceScope scope(d);
   KerasModel k = model_from_keras_json(kFlipRotate, "m.json");
   ImageAugmentation& layer = first_layer(k, d);
@@ -164,7 +158,7 @@ TEST_CASE("augmentation draws: keyed by step and sample, whatever replica comput
 }
 
 TEST_CASE("augmentation layers: a Keras seed fixes the draws, else the run's seed does", "[augmentation]") {
-  Device& d = cpu();
+  Device& d = test::test_cpu();
   DeviceScope scope(d);
   auto draw_of = [&](const std::string& json, uint64_t run_seed) {
     KerasModel k = model_from_keras_json(json, "m.json");
@@ -183,7 +177,7 @@ TEST_CASE("augmentation layers: a Keras seed fixes the draws, else the run's see
 }
 
 TEST_CASE("augmentations before a Rescaling: the model gets the raw pixels, as Keras' fit would", "[augmentation]") {
-  Device& d = cpu();
+  Device& d = test::test_cpu();
   DeviceScope scope(d);
   // sum of the pixels / 255 with ones as the Dense kernel: 255 x larger if axon
   // had divided by 255 first.
@@ -213,7 +207,7 @@ TEST_CASE("augmentations before a Rescaling: the model gets the raw pixels, as K
 }
 
 TEST_CASE("augmentation layers: refused after a layer with weights, and bad configs, with one line each", "[augmentation]") {
-  Device& d = cpu();
+  Device& d = test::test_cpu();
   DeviceScope scope(d);
   auto model = [](const std::string& layers) {
     return R"({"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [
@@ -252,7 +246,7 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
 }
 
 TEST_CASE("augmentation layers: written back as Keras JSON that reads into the same layers", "[augmentation]") {
-  Device& d = cpu();
+  Device& d = test::test_cpu();
   DeviceScope scope(d);
   for (const GoldenCase& g : golden_cases()) {
     INFO(g.name);

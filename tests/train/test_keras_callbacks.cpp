@@ -22,16 +22,16 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Golden {
+struct CallbackGolden {
   std::string cls;
   json config, outcome;
   std::vector<EpochValues> history;
 };
 
-std::vector<Golden> goldens() {
+std::vector<CallbackGolden> callback_goldens() {
   std::ifstream in(std::string(AXON_TRAIN_TEST_DIR) + "/callback_goldens.txt");
   REQUIRE(in);
-  std::vector<Golden> out;
+  std::vector<CallbackGolden> out;
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -43,7 +43,7 @@ std::vector<Golden> goldens() {
       at = tab + 1;
     }
     REQUIRE(f.size() == 4);
-    Golden g{f[0], json::parse(f[1]), json::parse(f[3]), {}};
+    CallbackGolden g{f[0], json::parse(f[1]), json::parse(f[3]), {}};
     for (const json& epoch : json::parse(f[2])) g.history.push_back(epoch.get<EpochValues>());
     out.push_back(std::move(g));
   }
@@ -90,7 +90,7 @@ BestModelOptions best_options(const json& c) {
 // Runs the callback over the history; `checkpoint_at`: after that epoch its
 // state goes through state()/restore_state() into a fresh callback, as a
 // resumed run's does.
-json outcome(const Golden& g, int checkpoint_at) {
+json outcome(const CallbackGolden& g, int checkpoint_at) {
   if (g.cls == "EarlyStopping") {
     auto cb = std::make_unique<EarlyStopping>(early_options(g.config));
     int kept = -1, stopped = -1;
@@ -140,9 +140,9 @@ json outcome(const Golden& g, int checkpoint_at) {
 }  // namespace
 
 TEST_CASE("EarlyStopping, ReduceLROnPlateau, ModelCheckpoint: Keras' decisions on recorded histories", "[callbacks]") {
-  const std::vector<Golden> cases = goldens();
+  const std::vector<CallbackGolden> cases = callback_goldens();
   REQUIRE(cases.size() >= 60);
-  for (const Golden& g : cases) {
+  for (const CallbackGolden& g : cases) {
     INFO(g.cls << " " << g.config.dump() << " on " << g.history.size() << " epochs");
     const json want = g.outcome;
     if (g.cls == "ReduceLROnPlateau") {

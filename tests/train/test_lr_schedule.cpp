@@ -20,20 +20,20 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Golden {
+struct ScheduleGolden {
   std::string schedule;  // Keras' serialised JSON
   std::vector<std::pair<int64_t, float>> rates;
 };
 
-std::vector<Golden> goldens() {
+std::vector<ScheduleGolden> schedule_goldens() {
   std::ifstream in(std::string(AXON_TRAIN_TEST_DIR) + "/schedule_goldens.txt");
   REQUIRE(in);
-  std::vector<Golden> out;
+  std::vector<ScheduleGolden> out;
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream s(line);
-    Golden g;
+    ScheduleGolden g;
     s >> g.schedule;
     std::string pair;
     while (s >> pair) {
@@ -59,10 +59,10 @@ int64_t ulps(float a, float b) {
 }  // namespace
 
 TEST_CASE("learning-rate schedules: Keras 3's rates within 8 ulp", "[schedules]") {
-  const std::vector<Golden> cases = goldens();
+  const std::vector<ScheduleGolden> cases = schedule_goldens();
   REQUIRE(cases.size() >= 16);
   int64_t worst = 0;
-  for (const Golden& g : cases) {
+  for (const ScheduleGolden& g : cases) {
     INFO(g.schedule);
     const auto s = schedule_from_keras(g.schedule, "golden");
     const auto again = schedule_from_keras(

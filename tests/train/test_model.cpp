@@ -20,15 +20,9 @@ using axon::test::batch_of;
 
 namespace {
 
-Device& cpu() {
-  Device* d = test::test_runtime().find_device("cpu:0");
-  REQUIRE(d != nullptr);
-  return *d;
-}
-
 std::unique_ptr<Sequential> cnn(uint64_t seed) {
   auto m = make_cnn(10);
-  m->build({28, 28, 1}, cpu(), seed);
+  m->build({28, 28, 1}, test::test_cpu(), seed);
   m->compile();
   return m;
 }
@@ -119,7 +113,7 @@ TEST_CASE("model: set_learning_rate takes effect at the next step", "[model][opt
   const data::HostBatch b = batch_of(set, 0, 8);
   auto model = [&](float lr) {
     auto m = make_cnn(10);
-    m->build({28, 28, 1}, cpu(), 7);
+    m->build({28, 28, 1}, test::test_cpu(), 7);
     OptimizerOptions o;
     o.kind = OptimizerKind::sgd;
     o.learning_rate = lr;
@@ -227,14 +221,14 @@ TEST_CASE("model: weights save and load round trip; bad files are rejected", "[m
   auto other = std::make_unique<Sequential>();
   other->add<Flatten>();
   other->add<Dense>(10);
-  other->build({28, 28, 1}, cpu(), 1);
+  other->build({28, 28, 1}, test::test_cpu(), 1);
   CHECK_THROWS_WITH(train::load_weights(*other, file), Catch::Contains("holds 10 tensors, the model has 2"));
   CHECK_THROWS_AS(train::save_weights(*a, dir.path / "no-such-folder" / "w.axw"), UsageError);
 }
 
 TEST_CASE("model: no device allocation after the first step of a batch size", "[model][memory]") {
   auto m = cnn(40);
-  Device& d = cpu();
+  Device& d = test::test_cpu();
   const data::ImageSet set = test::synthetic_set(96, 7);
   m->train_step(batch_of(set, 0, 32));
   m->train_step(batch_of(set, 32, 16));  // a second size: its own buffers, once

@@ -114,4 +114,11 @@ inline Runtime& test_runtime() {
   return Runtime::get();
 }
 
+// Its first CPU device.
+inline Device& test_cpu() {
+  Device* d = test_runtime().find_device("cpu:0");
+  REQUIRE(d != nullptr);
+  return *d;
+}
+
 }  // namespace axon::test

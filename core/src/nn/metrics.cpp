@@ -12,9 +12,9 @@
 namespace axon::nn {
 namespace {
 
-constexpr MetricKind kKinds[] = {MetricKind::mean_squared_error, MetricKind::mean_absolute_error,
-                                 MetricKind::top_k_categorical_accuracy,
-                                 MetricKind::sparse_top_k_categorical_accuracy};
+constexpr MetricKind kMetricKinds[] = {MetricKind::mean_squared_error, MetricKind::mean_absolute_error,
+                                       MetricKind::top_k_categorical_accuracy,
+                                       MetricKind::sparse_top_k_categorical_accuracy};
 constexpr int kDefaultK = 5;  // Keras' top-k default
 
 bool is_top_k(MetricKind k) {
@@ -45,7 +45,7 @@ const char* metric_keras_class(MetricKind k) {
 
 std::optional<MetricOptions> metric_from_name(const std::string& name) {
   std::optional<MetricKind> kind;
-  for (MetricKind k : kKinds)
+  for (MetricKind k : kMetricKinds)
     if (name == metric_name(k)) kind = k;
   // Keras' aliases (keras.metrics.get).
   if (name == "mse" || name == "MSE") kind = MetricKind::mean_squared_error;
@@ -55,7 +55,7 @@ std::optional<MetricOptions> metric_from_name(const std::string& name) {
 }
 
 std::optional<MetricKind> metric_from_keras_class(const std::string& class_name) {
-  for (MetricKind k : kKinds)
+  for (MetricKind k : kMetricKinds)
     if (class_name == metric_keras_class(k)) return k;
   return std::nullopt;
 }

@@ -30,11 +30,12 @@ void AveragePooling2D::backward(const Tensor& dy, std::span<const bool> need_dx,
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> average_pooling2d_from_keras(const KerasLayerConfig& l) {
   const KerasPoolWindow w = pool_window_from_keras(l);
   return std::make_unique<AveragePooling2D>(w.pool_size, w.strides, w.padding, l.name());
 }
-const LayerEntry kEntry{"AveragePooling2D", from_keras, "pool_size, strides, padding (valid, same)"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kAveragePooling2dEntry{"AveragePooling2D", average_pooling2d_from_keras,
+                                        "pool_size, strides, padding (valid, same)"};
+const LayerRegistration kAveragePooling2dRegistered(kAveragePooling2dEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -211,7 +211,7 @@ int64_t BatchNormalization::forward_flops() const { return 4 * numel(input_shape
 int64_t BatchNormalization::backward_flops(bool) const { return 8 * numel(input_shape()); }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> batch_normalization_from_keras(const KerasLayerConfig& l) {
   // One axis, the last (checked against the input's rank with the shapes).
   int64_t axis = -1;
   if (l.has("axis")) {
@@ -231,8 +231,9 @@ std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
   return std::make_unique<BatchNormalization>(momentum, epsilon, l.boolean("center", true), l.boolean("scale", true),
                                               l.name(), static_cast<int>(axis), l.boolean("synchronized", false));
 }
-const LayerEntry kEntry{"BatchNormalization", from_keras,
-                        "momentum, epsilon, center, scale, synchronized (axis -1; Keras' initializers)"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kBatchNormalizationEntry{
+    "BatchNormalization", batch_normalization_from_keras,
+    "momentum, epsilon, center, scale, synchronized (axis -1; Keras' initializers)"};
+const LayerRegistration kBatchNormalizationRegistered(kBatchNormalizationEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -56,12 +56,12 @@ void Concatenate::backward(const Tensor& dy, std::span<const bool> need_dx, std:
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> concatenate_from_keras(const KerasLayerConfig& l) {
   const int64_t axis = l.integer("axis", -8, 8, -1);
   if (axis == 0) l.fail("axis is 0, the batch; axon joins along another axis");
   return std::make_unique<Concatenate>(static_cast<int>(axis), l.name());
 }
-const LayerEntry kEntry{"Concatenate", from_keras, "axis (not the batch's)"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kConcatenateEntry{"Concatenate", concatenate_from_keras, "axis (not the batch's)"};
+const LayerRegistration kConcatenateRegistered(kConcatenateEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -135,10 +135,11 @@ std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
                                   Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)));
 }
 
-const LayerEntry kEntry{"Conv2D", conv2d_from_keras,
-                        "filters, kernel_size, strides, padding (valid, same), dilation_rate, activation, use_bias; "
-                        "groups 1, kernel GlorotUniform, bias Zeros"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kConv2dEntry{
+    "Conv2D", conv2d_from_keras,
+    "filters, kernel_size, strides, padding (valid, same), dilation_rate, activation, use_bias; "
+    "groups 1, kernel GlorotUniform, bias Zeros"};
+const LayerRegistration kConv2dRegistered(kConv2dEntry);
 
 }  // namespace
 }  // namespace axon::nn

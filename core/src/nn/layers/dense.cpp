@@ -102,7 +102,7 @@ int64_t Dense::backward_flops(bool need_dx) const { return forward_flops() * (ne
 
 namespace {
 
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> dense_from_keras(const KerasLayerConfig& l) {
   const int64_t units = l.integer("units", 1, 65536, 0);
   if (units == 0) l.fail("has no units");
   l.check_initializer("kernel_initializer", "GlorotUniform");
@@ -111,9 +111,9 @@ std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
   return std::make_unique<Dense>(static_cast<int>(units), l.activation(), l.name(), l.boolean("use_bias", true));
 }
 
-const LayerEntry kEntry{"Dense", from_keras,
-                        "units, activation, use_bias (over the last dimension); kernel GlorotUniform, bias Zeros"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kDenseEntry{"Dense", dense_from_keras,
+                             "units, activation, use_bias (over the last dimension); kernel GlorotUniform, bias Zeros"};
+const LayerRegistration kDenseRegistered(kDenseEntry);
 
 }  // namespace
 }  // namespace axon::nn

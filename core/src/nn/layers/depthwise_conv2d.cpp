@@ -103,7 +103,7 @@ int64_t DepthwiseConv2D::forward_flops() const {
 int64_t DepthwiseConv2D::backward_flops(bool need_dx) const { return forward_flops() * (need_dx ? 2 : 1); }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> depthwise_conv2d_from_keras(const KerasLayerConfig& l) {
   const auto kernel = l.pair("kernel_size", 1, limits::kMaxImageSide, {0, 0});
   if (kernel.first == 0) l.fail("has no kernel_size");
   const auto strides = l.pair("strides", 1, limits::kMaxImageSide, {1, 1});
@@ -121,9 +121,10 @@ std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
       Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)), l.activation(),
       l.boolean("use_bias", true), l.name());
 }
-const LayerEntry kEntry{"DepthwiseConv2D", from_keras,
-                        "kernel_size, strides, padding (valid, same), depth_multiplier, dilation_rate, activation, "
-                        "use_bias; kernel GlorotUniform, bias Zeros"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kDepthwiseConv2dEntry{
+    "DepthwiseConv2D", depthwise_conv2d_from_keras,
+    "kernel_size, strides, padding (valid, same), depth_multiplier, dilation_rate, activation, "
+    "use_bias; kernel GlorotUniform, bias Zeros"};
+const LayerRegistration kDepthwiseConv2dRegistered(kDepthwiseConv2dEntry);
 }  // namespace
 }  // namespace axon::nn

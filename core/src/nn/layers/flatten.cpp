@@ -19,8 +19,8 @@ void Flatten::backward(const Tensor& dy, std::span<const bool> need_dx, std::spa
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) { return std::make_unique<Flatten>(l.name()); }
-const LayerEntry kEntry{"Flatten", from_keras, "(no arguments)"};
-const LayerRegistration kRegistered(kEntry);
+std::unique_ptr<Layer> flatten_from_keras(const KerasLayerConfig& l) { return std::make_unique<Flatten>(l.name()); }
+const LayerEntry kFlattenEntry{"Flatten", flatten_from_keras, "(no arguments)"};
+const LayerRegistration kFlattenRegistered(kFlattenEntry);
 }  // namespace
 }  // namespace axon::nn

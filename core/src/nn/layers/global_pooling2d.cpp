@@ -54,12 +54,12 @@ void GlobalPooling2D::backward(const Tensor& dy, std::span<const bool> need_dx, 
 
 namespace {
 template <bool Max>
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> global_pooling2d_from_keras(const KerasLayerConfig& l) {
   return std::make_unique<GlobalPooling2D>(Max, l.boolean("keepdims", false), l.name());
 }
-const LayerEntry kAverage{"GlobalAveragePooling2D", from_keras<false>, "keepdims"};
-const LayerEntry kMax{"GlobalMaxPooling2D", from_keras<true>, "keepdims"};
-const LayerRegistration kRegisteredAverage(kAverage);
-const LayerRegistration kRegisteredMax(kMax);
+const LayerEntry kGlobalAverageEntry{"GlobalAveragePooling2D", global_pooling2d_from_keras<false>, "keepdims"};
+const LayerEntry kGlobalMaxEntry{"GlobalMaxPooling2D", global_pooling2d_from_keras<true>, "keepdims"};
+const LayerRegistration kRegisteredAverage(kGlobalAverageEntry);
+const LayerRegistration kRegisteredMax(kGlobalMaxEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -36,13 +36,14 @@ void MaxPooling2D::backward(const Tensor& dy, std::span<const bool> need_dx, std
 
 namespace {
 
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> max_pooling2d_from_keras(const KerasLayerConfig& l) {
   const KerasPoolWindow w = pool_window_from_keras(l);
   return std::make_unique<MaxPooling2D>(w.pool_size, w.strides, w.padding, l.name());
 }
 
-const LayerEntry kEntry{"MaxPooling2D", from_keras, "pool_size, strides, padding (valid, same)"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kMaxPooling2dEntry{"MaxPooling2D", max_pooling2d_from_keras,
+                                    "pool_size, strides, padding (valid, same)"};
+const LayerRegistration kMaxPooling2dRegistered(kMaxPooling2dEntry);
 
 }  // namespace
 }  // namespace axon::nn

@@ -124,18 +124,18 @@ void Merge::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<
 namespace {
 
 template <Merge::Kind K>
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> merge_from_keras(const KerasLayerConfig& l) {
   return std::make_unique<Merge>(K, l.name());
 }
 
-const LayerEntry kAdd{"Add", from_keras<Merge::Kind::add>, "(inputs of one shape)"};
-const LayerEntry kSubtract{"Subtract", from_keras<Merge::Kind::subtract>, "(two inputs of one shape)"};
-const LayerEntry kMultiply{"Multiply", from_keras<Merge::Kind::multiply>, "(inputs of one shape)"};
-const LayerEntry kAverage{"Average", from_keras<Merge::Kind::average>, "(inputs of one shape)"};
-const LayerEntry kMaximum{"Maximum", from_keras<Merge::Kind::maximum>, "(inputs of one shape)"};
-const LayerRegistration kRegistered[] = {LayerRegistration(kAdd), LayerRegistration(kSubtract),
-                                         LayerRegistration(kMultiply), LayerRegistration(kAverage),
-                                         LayerRegistration(kMaximum)};
+const LayerEntry kAdd{"Add", merge_from_keras<Merge::Kind::add>, "(inputs of one shape)"};
+const LayerEntry kSubtract{"Subtract", merge_from_keras<Merge::Kind::subtract>, "(two inputs of one shape)"};
+const LayerEntry kMultiply{"Multiply", merge_from_keras<Merge::Kind::multiply>, "(inputs of one shape)"};
+const LayerEntry kAverage{"Average", merge_from_keras<Merge::Kind::average>, "(inputs of one shape)"};
+const LayerEntry kMaximum{"Maximum", merge_from_keras<Merge::Kind::maximum>, "(inputs of one shape)"};
+const LayerRegistration kMergeRegistered[] = {LayerRegistration(kAdd), LayerRegistration(kSubtract),
+                                              LayerRegistration(kMultiply), LayerRegistration(kAverage),
+                                              LayerRegistration(kMaximum)};
 
 }  // namespace
 }  // namespace axon::nn

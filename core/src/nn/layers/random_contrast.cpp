@@ -31,7 +31,7 @@ void RandomContrast::transform(const float* in, const Draw& d, float* out) const
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> random_contrast_from_keras(const KerasLayerConfig& l) {
   float lo = 0, hi = 255;
   if (l.has("value_range")) {
     const json& v = l.at("value_range");
@@ -42,8 +42,9 @@ std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
   }
   return std::make_unique<RandomContrast>(factor_range(l, "factor", 0, 1), lo, hi, l.name(), keras_seed(l));
 }
-const LayerEntry kEntry{"RandomContrast", from_keras,
-                        "factor (a number f: the range [0, f], as Keras 3), value_range, seed; training only"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kRandomContrastEntry{
+    "RandomContrast", random_contrast_from_keras,
+    "factor (a number f: the range [0, f], as Keras 3), value_range, seed; training only"};
+const LayerRegistration kRandomContrastRegistered(kRandomContrastEntry);
 }  // namespace
 }  // namespace axon::nn

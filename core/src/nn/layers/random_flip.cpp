@@ -31,14 +31,14 @@ void RandomFlip::transform(const float* in, const Draw& d, float* out) const {
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> random_flip_from_keras(const KerasLayerConfig& l) {
   const std::string mode = l.string("mode", "horizontal_and_vertical");
   if (mode != "horizontal" && mode != "vertical" && mode != "horizontal_and_vertical")
     l.fail("mode is \"" + mode + "\"; Keras takes horizontal, vertical or horizontal_and_vertical");
   return std::make_unique<RandomFlip>(mode, l.name(), keras_seed(l));
 }
-const LayerEntry kEntry{"RandomFlip", from_keras,
-                        "mode (both ways on one draw, as Keras 3), seed; training only"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kRandomFlipEntry{"RandomFlip", random_flip_from_keras,
+                                  "mode (both ways on one draw, as Keras 3), seed; training only"};
+const LayerRegistration kRandomFlipRegistered(kRandomFlipEntry);
 }  // namespace
 }  // namespace axon::nn

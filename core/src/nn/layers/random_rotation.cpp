@@ -36,12 +36,13 @@ data::ProjectiveTransform RandomRotation::matrix(const Draw& d) const {
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> random_rotation_from_keras(const KerasLayerConfig& l) {
   return std::make_unique<RandomRotation>(factor_range(l, "factor", -1, 1), transform_fill(l), l.name(),
                                           keras_seed(l));
 }
-const LayerEntry kEntry{"RandomRotation", from_keras,
-                        "factor (of 360 degrees), fill_mode, interpolation, fill_value, seed; training only"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kRandomRotationEntry{
+    "RandomRotation", random_rotation_from_keras,
+    "factor (of 360 degrees), fill_mode, interpolation, fill_value, seed; training only"};
+const LayerRegistration kRandomRotationRegistered(kRandomRotationEntry);
 }  // namespace
 }  // namespace axon::nn

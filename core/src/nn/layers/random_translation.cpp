@@ -33,13 +33,14 @@ data::ProjectiveTransform RandomTranslation::matrix(const Draw& d) const {
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> random_translation_from_keras(const KerasLayerConfig& l) {
   return std::make_unique<RandomTranslation>(factor_range(l, "height_factor", -1, 1),
                                              factor_range(l, "width_factor", -1, 1), transform_fill(l), l.name(),
                                              keras_seed(l));
 }
-const LayerEntry kEntry{"RandomTranslation", from_keras,
-                        "height_factor, width_factor, fill_mode, interpolation, fill_value, seed; training only"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kRandomTranslationEntry{
+    "RandomTranslation", random_translation_from_keras,
+    "height_factor, width_factor, fill_mode, interpolation, fill_value, seed; training only"};
+const LayerRegistration kRandomTranslationRegistered(kRandomTranslationEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -40,15 +40,16 @@ data::ProjectiveTransform RandomZoom::matrix(const Draw& d) const {
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> random_zoom_from_keras(const KerasLayerConfig& l) {
   std::optional<FactorRange> width;
   if (l.has("width_factor")) width = factor_range(l, "width_factor", -1, 1);
   return std::make_unique<RandomZoom>(factor_range(l, "height_factor", -1, 1), width, transform_fill(l), l.name(),
                                       keras_seed(l));
 }
-const LayerEntry kEntry{"RandomZoom", from_keras,
-                        "height_factor, width_factor (null: the height's zoom), fill_mode, interpolation, fill_value, "
-                        "seed; training only"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kRandomZoomEntry{
+    "RandomZoom", random_zoom_from_keras,
+    "height_factor, width_factor (null: the height's zoom), fill_mode, interpolation, fill_value, "
+    "seed; training only"};
+const LayerRegistration kRandomZoomRegistered(kRandomZoomEntry);
 }  // namespace
 }  // namespace axon::nn

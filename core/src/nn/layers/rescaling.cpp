@@ -41,12 +41,12 @@ void Rescaling::backward(const Tensor& dy, std::span<const bool> need_dx, std::s
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> rescaling_from_keras(const KerasLayerConfig& l) {
   for (const char* k : {"scale", "offset"})
     if (l.has(k) && !l.at(k).is_number()) l.fail(std::string(k) + " is " + json_text(l.at(k)) + "; axon takes one number");
   return std::make_unique<Rescaling>(l.float_number("scale", 1.0), l.float_number("offset", 0.0), l.name());
 }
-const LayerEntry kEntry{"Rescaling", from_keras, "scale, offset (numbers)"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kRescalingEntry{"Rescaling", rescaling_from_keras, "scale, offset (numbers)"};
+const LayerRegistration kRescalingRegistered(kRescalingEntry);
 }  // namespace
 }  // namespace axon::nn

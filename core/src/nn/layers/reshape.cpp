@@ -52,7 +52,7 @@ void Reshape::backward(const Tensor& dy, std::span<const bool> need_dx, std::spa
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> reshape_from_keras(const KerasLayerConfig& l) {
   if (!l.has("target_shape") || !l.at("target_shape").is_array() || l.at("target_shape").empty() ||
       l.at("target_shape").size() > 6)
     l.fail("target_shape must be a list of 1 to 6 sizes");
@@ -60,7 +60,7 @@ std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
   for (const json& d : l.at("target_shape")) s.push_back(l.integer(d, "target_shape", -1, limits::kMaxLayerOutputsPerSample));
   return std::make_unique<Reshape>(std::move(s), l.name());
 }
-const LayerEntry kEntry{"Reshape", from_keras, "target_shape (one size may be -1)"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kReshapeEntry{"Reshape", reshape_from_keras, "target_shape (one size may be -1)"};
+const LayerRegistration kReshapeRegistered(kReshapeEntry);
 }  // namespace
 }  // namespace axon::nn

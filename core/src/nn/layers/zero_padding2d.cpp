@@ -42,7 +42,7 @@ void ZeroPadding2D::backward(const Tensor& dy, std::span<const bool> need_dx, st
 }
 
 namespace {
-std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
+std::unique_ptr<Layer> zero_padding2d_from_keras(const KerasLayerConfig& l) {
   // An int, a pair (symmetric height, width) or ((top, bottom), (left, right)).
   int64_t t = 1, b = 1, le = 1, r = 1;
   if (l.has("padding")) {
@@ -60,7 +60,8 @@ std::unique_ptr<Layer> from_keras(const KerasLayerConfig& l) {
   return std::make_unique<ZeroPadding2D>(static_cast<int>(t), static_cast<int>(b), static_cast<int>(le),
                                          static_cast<int>(r), l.name());
 }
-const LayerEntry kEntry{"ZeroPadding2D", from_keras, "padding: n, (h, w) or ((top, bottom), (left, right))"};
-const LayerRegistration kRegistered(kEntry);
+const LayerEntry kZeroPadding2dEntry{"ZeroPadding2D", zero_padding2d_from_keras,
+                                     "padding: n, (h, w) or ((top, bottom), (left, right))"};
+const LayerRegistration kZeroPadding2dRegistered(kZeroPadding2dEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -269,8 +269,8 @@ elif case == "progress_terminal":
     import pty
     import select
     # An epoch long enough for the bar to be redrawn (every 0.1 s): 200 steps,
-    # 50 under the sanitizers (each 20 times slower; eight runs).
-    samples = 1600 if os.environ.get("AXON_TEST_SANITIZED") else 6400
+    # 20 under the sanitizers (each 20 times slower, about 0.2 s; eight runs).
+    samples = 640 if os.environ.get("AXON_TEST_SANITIZED") else 6400
     steps = samples // 32
     data_dir = write_dataset(os.path.join(tmp, "data"), samples, 64)
     cmd = [TRAIN, "--data", data_dir, "--epochs", "1", "--threads", "2", "--batch-size", "32"]

@@ -87,16 +87,20 @@ def png_accuracy(tmp):
 
 def jpeg_resize(tmp):
     x, y, xt, yt = fashion()
+    # Under the sanitizers (each step 20 times slower) a tenth of the images
+    # run the same decoding and resizing; whether they learn is the suite's to say.
+    n = 300 if arrays_test.app_util.SANITIZED else 3000
     train, val = os.path.join(tmp, "train"), os.path.join(tmp, "val")
-    write_folder(train, x[:3000], y[:3000], "jpg", "RGB", (36, 36))
+    write_folder(train, x[:n], y[:n], "jpg", "RGB", (36, 36))
     write_folder(val, xt[:500], yt[:500], "jpg", "RGB", (36, 36))
     base = [TRAIN, "--data", train, "--validation-data", val, "--threads", "2"]
     r = run(base + ["--epochs", "2", "--image-size", "28,28", "--color-mode", "grayscale", "--metrics-csv", "m.csv"],
             cwd=tmp)
-    check(r.code == 0 and "3000 training images, 500 validation images from %s, of 28x28x1" % val in r.out,
+    check(r.code == 0 and "%d training images, 500 validation images from %s, of 28x28x1" % (n, val) in r.out,
           "RGB JPEGs of 36x36 train as 28x28 gray after --image-size 28,28 --color-mode grayscale", r)
-    acc = final_val_accuracy(os.path.join(tmp, "m.csv"))
-    check(acc > 0.70, "they learn: validation accuracy %.4f after 2 epochs of 3,000 images" % acc)
+    if not arrays_test.app_util.SANITIZED:
+        acc = final_val_accuracy(os.path.join(tmp, "m.csv"))
+        check(acc > 0.70, "they learn: validation accuracy %.4f after 2 epochs of 3,000 images" % acc)
     r = run(base + ["--image-size", "32,32", "--epochs", "1", "-q"], cwd=tmp)
     check(r.code == 0, "and as 32x32 RGB (the first image's colour mode) with the built-in CNN", r)
 

@@ -4,6 +4,7 @@
 // where the plugin offers a cross-process communicator, else MPI on the host
 // in rank order), then copied to the other local replicas. Fixed orders
 // throughout, so reruns give the same bits.
+#include "collective_messages.hpp"
 #include "plugin_collectives.hpp"
 
 #include <axon/error.hpp>
@@ -11,7 +12,6 @@
 #include <axon/workers.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -42,12 +42,6 @@ WorkerInfo parse(const std::string& s) {
 bool has_communicator(const axon_collective_api* c) {
   return c != nullptr && c->comm_get_id != nullptr && c->comm_create != nullptr && c->comm_all_reduce != nullptr &&
          c->comm_destroy != nullptr;
-}
-
-std::string seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", s);
-  return text;
 }
 
 class MultiWorkerStrategy final : public Strategy {
@@ -117,8 +111,7 @@ class MultiWorkerStrategy final : public Strategy {
         std::string where = "rank " + std::to_string(worker_rank()) + ": all-reduce of " + what + " (" +
                             distribute::byte_count(first.bytes()) + ") at step " + std::to_string(step);
         if (s == AXON_DEADLINE_EXCEEDED)
-          throw RuntimeError(where + " did not complete within " + seconds(timeout_s_) +
-                             " s (--collective-timeout): another worker died or stalled (" + err.message + ")");
+          throw RuntimeError(distribute::timed_out(where, timeout_s_) + " (" + err.message + ")");
         throw RuntimeError(where + " failed: " + err.message);
       }
     } else if (num_workers() > 1) {

@@ -1,18 +1,10 @@
 #include "plugin_collectives.hpp"
 
+#include "collective_messages.hpp"
+
 #include <axon/error.hpp>
 
 namespace axon::distribute {
-
-std::string byte_count(size_t bytes) {
-  const std::string digits = std::to_string(bytes);
-  std::string s;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-    s += digits[i];
-  }
-  return s + " bytes";
-}
 
 void check_one_plugin(const std::vector<Device*>& devices, const std::string& strategy) {
   for (Device* d : devices) {

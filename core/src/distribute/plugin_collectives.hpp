@@ -20,7 +20,4 @@ void check_one_plugin(const std::vector<Device*>& devices, const std::string& st
 void plugin_all_reduce(const std::vector<Device*>& devices, const std::vector<Tensor*>& buffers,
                        const std::string& what, int64_t step);
 
-// "2,976 bytes"
-std::string byte_count(size_t bytes);
-
 }  // namespace axon::distribute

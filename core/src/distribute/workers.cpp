@@ -1,5 +1,7 @@
 // Workers: joins an mpirun job through libaxon-mpi.so (dlopen'ed here and
 // nowhere else) and turns its status codes into axon's errors.
+#include "collective_messages.hpp"
+
 #include <axon/error.hpp>
 #include <axon/workers.hpp>
 #include <axon_mpi.h>
@@ -8,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -46,21 +47,6 @@ const axon_mpi_api* load_bridge() {
   return api;  // never unloaded: MPI does not survive dlclose
 }
 
-std::string with_commas(uint64_t v) {
-  std::string digits = std::to_string(v), s;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-    s += digits[i];
-  }
-  return s;
-}
-
-std::string seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", s);
-  return text;
-}
-
 }  // namespace
 
 // mpirun (Open MPI's, and PMIx-based launchers) sets these in every rank.
@@ -91,11 +77,10 @@ Workers::~Workers() {
 
 void Workers::fail(int status, const std::string& what, int64_t step, size_t bytes, double timeout_s,
                    const std::string& detail) const {
-  std::string where = "rank " + std::to_string(rank_) + ": " + what + " (" + with_commas(bytes) + " bytes)";
+  std::string where = "rank " + std::to_string(rank_) + ": " + what + " (" + distribute::byte_count(bytes) + ")";
   if (step >= 0) where += " at step " + std::to_string(step);
   if (status == AXON_MPI_TIMEOUT)
-    throw RuntimeError(where + " did not complete within " + seconds(timeout_s) +
-                       " s (--collective-timeout): another worker died or stalled");
+    throw RuntimeError(distribute::timed_out(where, timeout_s));
   throw RuntimeError(where + " failed: " + detail);
 }
 

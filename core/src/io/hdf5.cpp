@@ -3,6 +3,8 @@
 // symbol tables, local heaps, version-1 B-trees of type 0, and the
 // dataspace, datatype, layout and link messages). Every read goes through
 // Cursor, which checks it against the file's bytes.
+#include "hdf5_format.hpp"
+
 #include <axon/error.hpp>
 #include <axon/io/hdf5.hpp>
 
@@ -13,7 +15,6 @@
 namespace axon::io {
 namespace {
 
-constexpr uint64_t kUndefined = ~uint64_t{0};
 // Message types (HDF5 spec IV.A.2).
 constexpr uint16_t kNil = 0x0000, kDataspace = 0x0001, kLinkInfo = 0x0002, kDatatype = 0x0003, kLink = 0x0006,
                    kExternalFiles = 0x0007, kLayout = 0x0008, kFilters = 0x000B, kContinuation = 0x0010,
@@ -66,7 +67,7 @@ class Reader {
 
   // n bytes from `at` (an address relative to the base), checked.
   Cursor at(uint64_t address, uint64_t n, const char* what) const {
-    if (address == kUndefined || address > bytes_.size() - base_)
+    if (address == kHdf5UndefinedAddress || address > bytes_.size() - base_)
       fail(std::string(what) + " has an address outside the file", address);
     const uint64_t begin = base_ + address;
     if (n > bytes_.size() - begin) fail(std::string(what) + " runs past the end of the file", begin);
@@ -74,7 +75,7 @@ class Reader {
   }
   // From `address` to the end of the file.
   Cursor from(uint64_t address, const char* what) const {
-    if (address == kUndefined || address > bytes_.size() - base_)
+    if (address == kHdf5UndefinedAddress || address > bytes_.size() - base_)
       fail(std::string(what) + " has an address outside the file", address);
     return Cursor{this, base_ + address, bytes_.size()};
   }
@@ -251,7 +252,7 @@ class Reader {
     Hdf5Dataset d;
     d.path = path;
     bool space = false, type = false, layout = false;
-    uint64_t stored_at = kUndefined, stored_bytes = 0;
+    uint64_t stored_at = kHdf5UndefinedAddress, stored_bytes = 0;
     for (const Message& m : ms) {
       Cursor c = data(m);
       if (m.type == kDataspace) {
@@ -301,7 +302,7 @@ class Reader {
         } else if (cls == 1) {
           const uint64_t address = c.u64("a layout");
           stored_bytes = c.u64("a layout");
-          if (address == kUndefined && stored_bytes == 0) {
+          if (address == kHdf5UndefinedAddress && stored_bytes == 0) {
             stored_at = 0;  // never written: no data, no bytes to read
           } else {
             stored_at = at(address, stored_bytes, path.c_str()).at;
@@ -352,7 +353,7 @@ class Reader {
         c.skip(1, "a link info message");
         const uint8_t flags = c.u8("a link info message");
         if (flags & 1) c.skip(8, "a link info message");
-        if (c.u64("a link info message") != kUndefined) unsupported(path + " keeps its links in a fractal heap");
+        if (c.u64("a link info message") != kHdf5UndefinedAddress) unsupported(path + " keeps its links in a fractal heap");
         group = true;
       } else if (m.type != kNil && m.type != kDataspace && m.type != kDatatype && m.type != kLayout &&
                  (m.flags & kMustUnderstand) && m.type > 0x17) {

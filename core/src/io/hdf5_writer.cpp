@@ -4,6 +4,8 @@
 // group's children, then its local heap of names, its symbol-table nodes,
 // its B-tree and its object header; the superblock at byte 0 is filled in
 // last, when the root group and the file's end are known.
+#include "hdf5_format.hpp"
+
 #include <axon/error.hpp>
 #include <axon/io/hdf5_writer.hpp>
 
@@ -21,7 +23,6 @@ struct Hdf5Writer::Node {
 
 namespace {
 
-constexpr uint64_t kUndefined = ~uint64_t{0};
 constexpr uint64_t kSuperblockBytes = 96;
 constexpr uint64_t kLeafK = 4;  // a symbol-table node holds 2K = 8 entries
 // The end of a local heap's free list: HDF5's H5HL_FREE_NULL.
@@ -56,9 +57,9 @@ class Encoder {
     put(sb, internal_k_, 2);
     put(sb, 0, 4);  // consistency flags
     put(sb, 0, 8);  // base address
-    put(sb, kUndefined, 8);  // free-space information
+    put(sb, kHdf5UndefinedAddress, 8);  // free-space information
     put(sb, out_.size(), 8);  // end of file
-    put(sb, kUndefined, 8);  // driver information
+    put(sb, kHdf5UndefinedAddress, 8);  // driver information
     // The root group's symbol-table entry, its B-tree and heap cached (type 1).
     put(sb, 0, 8);
     put(sb, r.header, 8);
@@ -94,7 +95,7 @@ class Encoder {
   }
 
   uint64_t dataset(const Hdf5Writer::Node& n) {
-    const uint64_t data = n.raw.empty() ? kUndefined : out_.size();
+    const uint64_t data = n.raw.empty() ? kHdf5UndefinedAddress : out_.size();
     out_ += n.raw;
     std::string space;  // version 1; the maximum dimensions equal the dimensions
     put(space, 1, 1);
@@ -174,8 +175,8 @@ class Encoder {
     put(out_, 0, 1);  // group nodes
     put(out_, 0, 1);  // level 0
     put(out_, nodes.size(), 2);
-    put(out_, kUndefined, 8);
-    put(out_, kUndefined, 8);
+    put(out_, kHdf5UndefinedAddress, 8);
+    put(out_, kHdf5UndefinedAddress, 8);
     put(out_, 0, 8);  // key 0: the empty name
     for (size_t i = 0; i < 2 * internal_k_; ++i) {
       const bool used = i < nodes.size();

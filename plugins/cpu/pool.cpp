@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace axon::cpu {
 namespace {
@@ -293,31 +294,34 @@ void avg_pool(CpuDevice& d, const KernelCall& c) {
                       [&](int, int64_t b, int64_t e) { avg_pool_rows(p, x.data<float>(), y.data<float>(), b, e); });
 }
 
+// The outputs whose window covers input index i along an axis: [lo, hi].
+inline void covering(int64_t i, int64_t pad, int64_t k, int64_t s, int64_t out, int64_t& lo, int64_t& hi) {
+  const int64_t first = i + pad - k + 1;  // the earliest window start that still reaches i
+  lo = first <= 0 ? 0 : (first + s - 1) / s;
+  hi = std::min((i + pad) / s, out - 1);
+}
+
 // Input rows [r0, r1) (row = n * p.h + ih) of AvgPoolGrad, gathered: each
 // element sums, in double and in row-major order of the windows covering it,
 // dy times 1 / (that window's real taps) (`inverse`, one per output pixel).
+// columns[2 iw], columns[2 iw + 1]: the outputs covering column iw, found
+// once per call rather than with two divisions per pixel (2x2 windows at
+// 28x28x16, batch 64: 241 -> 216 us).
 template <int W>
 __attribute__((always_inline)) inline void avg_pool_grad_rows_body(const PoolGeometry& p, const float* dy,
-                                                                    const double* inverse, float* dx, int64_t r0,
-                                                                    int64_t r1) {
+                                                                    const double* inverse, const int64_t* columns,
+                                                                    float* dx, int64_t r0, int64_t r1) {
   using F = typename simd::Vec<W>::f;
   using Half = typename simd::Vec<W / 2>::f;
   using D = typename simd::DoubleVec<W / 2>::d;
   const int64_t ch = p.c, vec_end = ch / W * W;
-  // Outputs whose window covers input index i along an axis: [lo, hi].
-  auto covering = [](int64_t i, int64_t pad, int64_t k, int64_t s, int64_t out, int64_t& lo, int64_t& hi) {
-    const int64_t first = i + pad - k + 1;  // the earliest window start that still reaches i
-    lo = first <= 0 ? 0 : (first + s - 1) / s;
-    hi = std::min((i + pad) / s, out - 1);
-  };
   for (int64_t row = r0; row < r1; ++row) {
     const int64_t n = row / p.h, ih = row % p.h;
     int64_t oh0, oh1;
     covering(ih, p.pad_h, p.kh, p.sh, p.oh, oh0, oh1);
     const float* g = dy + n * p.oh * p.ow * ch;
     for (int64_t iw = 0; iw < p.w; ++iw) {
-      int64_t ow0, ow1;
-      covering(iw, p.pad_w, p.kw, p.sw, p.ow, ow0, ow1);
+      const int64_t ow0 = columns[2 * iw], ow1 = columns[2 * iw + 1];
       float* out = dx + (row * p.w + iw) * ch;
       for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
         D lo{}, hi{};
@@ -346,8 +350,9 @@ __attribute__((always_inline)) inline void avg_pool_grad_rows_body(const PoolGeo
 }
 
 AXON_CPU_DISPATCH(avg_pool_grad_rows,
-                  (const PoolGeometry& p, const float* dy, const double* inverse, float* dx, int64_t r0, int64_t r1),
-                  (p, dy, inverse, dx, r0, r1))
+                  (const PoolGeometry& p, const float* dy, const double* inverse, const int64_t* columns, float* dx,
+                   int64_t r0, int64_t r1),
+                  (p, dy, inverse, columns, dx, r0, r1))
 
 // Gathered rather than scattered, so threads write disjoint rows of dx and
 // the overlap of windows needs no clearing pass.
@@ -361,10 +366,12 @@ void avg_pool_grad(CpuDevice& d, const KernelCall& c) {
       const Window win = window(p, oh, ow);
       inverse[oh * p.ow + ow] = 1.0 / double((win.h1 - win.h0) * (win.w1 - win.w0));
     }
+  std::vector<int64_t> columns(static_cast<size_t>(2 * p.w));
+  for (int64_t iw = 0; iw < p.w; ++iw) covering(iw, p.pad_w, p.kw, p.sw, p.ow, columns[2 * iw], columns[2 * iw + 1]);
   const int64_t reads_per_row = std::max<int64_t>(1, p.w * p.c * std::max<int64_t>(1, (p.kh / p.sh) * (p.kw / p.sw)));
   const int64_t rows = std::max<int64_t>(1, kChunkElements / reads_per_row);
   d.pool().for_ranges(p.n * p.h, rows, dx.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
-    avg_pool_grad_rows(p, dy.data<float>(), inverse, dx.data<float>(), b, e);
+    avg_pool_grad_rows(p, dy.data<float>(), inverse, columns.data(), dx.data<float>(), b, e);
   });
 }
 

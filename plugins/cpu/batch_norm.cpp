@@ -33,20 +33,10 @@ constexpr int64_t kFloatBlockRows = 4;
 // The forward's shift: the mean of this many first rows.
 constexpr int64_t kShiftRows = 8;
 
-// Per-channel sums over rows [r0, r1) of a [rows, ch] pair (a, b):
-// s1[c] = sum(a - a_shift[c]), s2[c] = sum((a - a_shift[c]) * (b - b_shift[c])).
-// The forward passes (x, x) with both shifts near the channel's mean (the
-// variance of shifted data: no cancellation when the mean is far from 0),
-// the gradient (dy, x) with the shifts 0 and the mean. With a mask (the
-// gradient of batch normalization with relu: relu's output y), a is 0 where
-// the mask is not positive, exactly as ReluGrad would have written it. Each
-// lane does the same float operations in the same order on every
-// instruction set, the scalar remainder too (blocks start at r0, which the
-// caller's chunks fix by the shape).
-// Channels [c0, c0 + NV W) of channel_sums_rows: NV = 2 reads a row's whole
-// cache line (AVX2) in one pass over the rows instead of two. Same: b is a
-// and b_shift a_shift (the forward's variance), so b - b_shift is a - a_shift
-// already (one load and one subtraction fewer, the same bits).
+// Channels [c0, c0 + NV W) of channel_sums_rows (below): NV = 2 reads a
+// row's whole cache line (AVX2) in one pass over the rows instead of two.
+// Same: b is a and b_shift a_shift (the forward's variance), so b - b_shift
+// is a - a_shift already (one load and one subtraction fewer, the same bits).
 template <int W, int NV, bool Masked, bool Same>
 __attribute__((always_inline)) inline void channel_sums_block(const float* a, const float* b, const float* mask,
                                                                int64_t r0, int64_t r1, int64_t ch, int64_t c0,
@@ -110,6 +100,16 @@ __attribute__((always_inline)) inline void channel_sums_block(const float* a, co
   }
 }
 
+// Per-channel sums over rows [r0, r1) of a [rows, ch] pair (a, b):
+// s1[c] = sum(a - a_shift[c]), s2[c] = sum((a - a_shift[c]) * (b - b_shift[c])).
+// The forward passes (x, x) with both shifts near the channel's mean (the
+// variance of shifted data: no cancellation when the mean is far from 0),
+// the gradient (dy, x) with the shifts 0 and the mean. With a mask (the
+// gradient of batch normalization with relu: relu's output y), a is 0 where
+// the mask is not positive, exactly as ReluGrad would have written it. Each
+// lane does the same float operations in the same order on every
+// instruction set, the scalar remainder too (blocks start at r0, which the
+// caller's chunks fix by the shape).
 template <int W, bool Masked, bool Same>
 __attribute__((always_inline)) inline void channel_sums_rows(const float* a, const float* b, const float* mask,
                                                               int64_t r0, int64_t r1, int64_t ch, const float* a_shift,
@@ -197,9 +197,10 @@ __attribute__((always_inline)) inline void affine_rows_of(const float* x, const 
     }
   }
 }
+
 // The same where a row is exactly NV vectors: the per-channel constants are
 // loaded once, not once a row (reloading them kept the load ports busier
-// than the data: 28x28x16 inference at batch 64, AVX2, 115 -> 73 us).
+// than the data: 28x28x16 inference at batch 64, AVX2, 112 -> 47 us).
 template <int W, int NV, bool Relu, bool Masked>
 __attribute__((always_inline)) inline void affine_rows_fixed(const float* x, const float* dy, const Affine& f,
                                                               int64_t r0, int64_t r1, float* out) {

@@ -79,8 +79,7 @@ void Workers::fail(int status, const std::string& what, int64_t step, size_t byt
                    const std::string& detail) const {
   std::string where = "rank " + std::to_string(rank_) + ": " + what + " (" + distribute::byte_count(bytes) + ")";
   if (step >= 0) where += " at step " + std::to_string(step);
-  if (status == AXON_MPI_TIMEOUT)
-    throw RuntimeError(distribute::timed_out(where, timeout_s));
+  if (status == AXON_MPI_TIMEOUT) throw RuntimeError(distribute::timed_out(where, timeout_s));
   throw RuntimeError(where + " failed: " + detail);
 }
 

@@ -353,7 +353,8 @@ class Reader {
         c.skip(1, "a link info message");
         const uint8_t flags = c.u8("a link info message");
         if (flags & 1) c.skip(8, "a link info message");
-        if (c.u64("a link info message") != kHdf5UndefinedAddress) unsupported(path + " keeps its links in a fractal heap");
+        if (c.u64("a link info message") != kHdf5UndefinedAddress)
+          unsupported(path + " keeps its links in a fractal heap");
         group = true;
       } else if (m.type != kNil && m.type != kDataspace && m.type != kDatatype && m.type != kLayout &&
                  (m.flags & kMustUnderstand) && m.type > 0x17) {

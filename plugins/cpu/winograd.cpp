@@ -165,21 +165,40 @@ struct Patch {
   }
 };
 
-// dst[q * step + ci] = (L d L^T)[q] of an S x S patch, channels [0, c):
-// src(i, j) is pixel (i, j)'s address (nullptr: zero, only if Edge).
+// Pixel (i, j) of a patch inside the tensor at at + i * row + j * c.
+struct Dense {
+  const float* at;
+  int64_t row;
+};
+
+// dst[q * step + ci] = (L d L^T)[q] of an S x S patch, channels [0, c): Edge
+// (the tensor's border): src(i, j) is pixel (i, j)'s address (nullptr:
+// zero); else src is a Dense patch, read through running pointers, as dst is
+// written: 16 addresses per tile kept apart spilled AVX2's registers (28x28x16
+// -> 16 at batch 64: 3-7% faster). A zero-padded copy of an edge patch, to
+// take this loop too, cost more than testing its loads.
 template <int W, int R, int S, bool Edge, class L, class Src>
 __attribute__((always_inline)) inline void transform_patch(L l, Src src, int64_t c, float* dst, int64_t step) {
   for_channel_blocks<W>(c, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
     using T = decltype(tag);
     T d[S][S], o[R][R];
-    for (int i = 0; i < S; ++i)
-      for (int j = 0; j < S; ++j) {
-        const float* a = src(i, j);
-        d[i][j] = Edge ? load_or_zero<T>(a == nullptr ? nullptr : a + c0) : load<T>(a + c0);
+    if constexpr (Edge) {
+      for (int i = 0; i < S; ++i)
+        for (int j = 0; j < S; ++j) {
+          const float* a = src(i, j);
+          d[i][j] = load_or_zero<T>(a == nullptr ? nullptr : a + c0);
+        }
+    } else {  // src.at + i * src.row + j * c, walked with one pointer
+      const float* row = src.at + c0;
+      for (int i = 0; i < S; ++i, row += src.row) {
+        const float* a = row;
+        for (int j = 0; j < S; ++j, a += c) d[i][j] = load<T>(a);
       }
+    }
     sandwich<R, S>(l, d, o);
+    float* out = dst + c0;
     for (int i = 0; i < R; ++i)
-      for (int j = 0; j < R; ++j) put(dst + (i * R + j) * step + c0, o[i][j]);
+      for (int j = 0; j < R; ++j, out += step) put(out, o[i][j]);
   });
 }
 
@@ -196,7 +215,7 @@ __attribute__((always_inline)) inline void input_transform_tiles(const Plan& p, 
     float* dst = v + (t - t0) * p.c;
     if (Patch<A>::inside(p.h, p.w, y0, x0)) {
       const float* base = x + ((tw.n * p.h + y0) * p.w + x0) * p.c;
-      transform_patch<W, A, A, false>(l, [&](int i, int j) { return base + i * row + j * p.c; }, p.c, dst, step);
+      transform_patch<W, A, A, false>(l, Dense{base, row}, p.c, dst, step);
     } else {
       const Patch<A> patch(x, p.h, p.w, p.c, tw.n, y0, x0);
       transform_patch<W, A, A, true>(l, [&](int i, int j) { return patch.at[i][j]; }, p.c, dst, step);
@@ -217,7 +236,7 @@ __attribute__((always_inline)) inline void gradient_transform_tiles(const Plan& 
     float* dst = z + (t - t0) * p.oc;
     if (Patch<M>::inside(p.oh, p.ow, tw.y, tw.x)) {
       const float* base = dy + ((tw.n * p.oh + tw.y) * p.ow + tw.x) * p.oc;
-      transform_patch<W, A, M, false>(l, [&](int i, int j) { return base + i * row + j * p.oc; }, p.oc, dst, step);
+      transform_patch<W, A, M, false>(l, Dense{base, row}, p.oc, dst, step);
     } else {
       const Patch<M> patch(dy, p.oh, p.ow, p.oc, tw.n, tw.y, tw.x);
       transform_patch<W, A, M, true>(l, [&](int i, int j) { return patch.at[i][j]; }, p.oc, dst, step);
@@ -234,8 +253,9 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
   for_channel_blocks<W>(p.oc, [&](auto tag, int64_t o0) __attribute__((always_inline)) {
     using T = decltype(tag);
     T in[A][A], o[M][M];
+    const float* from = src + o0;
     for (int i = 0; i < A; ++i)
-      for (int j = 0; j < A; ++j) in[i][j] = load<T>(src + (i * A + j) * step + o0);
+      for (int j = 0; j < A; ++j, from += step) in[i][j] = load<T>(from);
     sandwich<M, A>(l, in, o);
     const T bias = ep.bias != nullptr ? load_or_zero<T>(ep.bias + o0) : T{};
     for (int64_t i = 0; i < (Full ? M : ny); ++i)

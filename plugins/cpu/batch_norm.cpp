@@ -164,6 +164,19 @@ struct Affine {
   const float* mask = nullptr;  // gradient: relu's output, dy masked where it is not positive
 };
 
+// One element or vector of each form (T a float or a vector of floats): the
+// forward's y, with relu if asked, and the gradient's dx from dy already masked.
+template <bool Relu, class T>
+__attribute__((always_inline)) inline T affine_forward(T x, T m, T k, T o) {
+  const T v = (x - m) * k + o;
+  if constexpr (Relu) return v > T{} ? v : T{};  // NaN -> 0, as Relu
+  return v;
+}
+template <class T>
+__attribute__((always_inline)) inline T affine_gradient(T x, T g, T m, T k, T o, T q) {
+  return k * ((g - o) - (x - m) * q);
+}
+
 template <int W, bool Relu, bool Masked>
 __attribute__((always_inline)) inline void affine_rows_of(const float* x, const float* dy, const Affine& f, int64_t r0,
                                                            int64_t r1, int64_t ch, float* out) {
@@ -172,27 +185,23 @@ __attribute__((always_inline)) inline void affine_rows_of(const float* x, const 
     const int64_t base = r * ch;
     int64_t c0 = 0;
     for (; c0 + W <= ch; c0 += W) {
-      const F xc = simd::load<F>(x + base + c0) - simd::load<F>(f.m + c0);
-      F v;
+      const F xv = simd::load<F>(x + base + c0), m = simd::load<F>(f.m + c0), k = simd::load<F>(f.k + c0),
+              o = simd::load<F>(f.o + c0);
       if (f.q == nullptr) {
-        v = xc * simd::load<F>(f.k + c0) + simd::load<F>(f.o + c0);
-        if constexpr (Relu) v = v > F{} ? v : F{};
+        simd::store<F>(out + base + c0, affine_forward<Relu>(xv, m, k, o));
       } else {
         F g = simd::load<F>(dy + base + c0);
         if constexpr (Masked) g = simd::load<F>(f.mask + base + c0) > F{} ? g : F{};
-        v = simd::load<F>(f.k + c0) * ((g - simd::load<F>(f.o + c0)) - xc * simd::load<F>(f.q + c0));
+        simd::store<F>(out + base + c0, affine_gradient(xv, g, m, k, o, simd::load<F>(f.q + c0)));
       }
-      simd::store<F>(out + base + c0, v);
     }
     for (; c0 < ch; ++c0) {
-      const float xc = x[base + c0] - f.m[c0];
       if (f.q == nullptr) {
-        const float v = xc * f.k[c0] + f.o[c0];
-        out[base + c0] = Relu ? (v > 0.0f ? v : 0.0f) : v;
+        out[base + c0] = affine_forward<Relu>(x[base + c0], f.m[c0], f.k[c0], f.o[c0]);
       } else {
         float g = dy[base + c0];
         if constexpr (Masked) g = f.mask[base + c0] > 0.0f ? g : 0.0f;
-        out[base + c0] = f.k[c0] * ((g - f.o[c0]) - xc * f.q[c0]);
+        out[base + c0] = affine_gradient(x[base + c0], g, f.m[c0], f.k[c0], f.o[c0], f.q[c0]);
       }
     }
   }
@@ -215,19 +224,16 @@ __attribute__((always_inline)) inline void affine_rows_fixed(const float* x, con
   }
   if (f.q == nullptr) {
     for (int64_t r = r0; r < r1; ++r)
-      for (int j = 0; j < NV; ++j) {
-        F v = (simd::load<F>(x + r * ch + j * W) - m[j]) * k[j] + o[j];
-        if constexpr (Relu) v = v > F{} ? v : F{};
-        simd::store<F>(out + r * ch + j * W, v);
-      }
+      for (int j = 0; j < NV; ++j)
+        simd::store<F>(out + r * ch + j * W, affine_forward<Relu>(simd::load<F>(x + r * ch + j * W), m[j], k[j], o[j]));
     return;
   }
   for (int64_t r = r0; r < r1; ++r)
     for (int j = 0; j < NV; ++j) {
-      const F xc = simd::load<F>(x + r * ch + j * W) - m[j];
       F g = simd::load<F>(dy + r * ch + j * W);
       if constexpr (Masked) g = simd::load<F>(f.mask + r * ch + j * W) > F{} ? g : F{};
-      simd::store<F>(out + r * ch + j * W, k[j] * ((g - o[j]) - xc * q[j]));
+      const F xv = simd::load<F>(x + r * ch + j * W);
+      simd::store<F>(out + r * ch + j * W, affine_gradient(xv, g, m[j], k[j], o[j], q[j]));
     }
 }
 

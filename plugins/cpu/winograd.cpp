@@ -257,7 +257,7 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
     for (int i = 0; i < A; ++i)
       for (int j = 0; j < A; ++j, from += step) in[i][j] = load<T>(from);
     sandwich<M, A>(l, in, o);
-    const T bias = ep.bias != nullptr ? load_or_zero<T>(ep.bias + o0) : T{};
+    const T bias = ep.bias != nullptr ? load<T>(ep.bias + o0) : T{};
     for (int64_t i = 0; i < (Full ? M : ny); ++i)
       for (int64_t j = 0; j < (Full ? M : nx); ++j) {
         T r = o[i][j];

@@ -11,14 +11,21 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
 
 std::string g_library_version, g_processor_name;
 std::vector<float> g_chunks;  // the all-reduce's received chunks, kept between calls
+// AXON_TEST_SLOW_LINK_MS_PER_MIB: a test knob that makes every all-reduce
+// last at least this many milliseconds per MiB summed, asleep (a slow
+// network, which costs time but no CPU), to measure how much of it the
+// overlap with backward hides. 0: off.
+double g_slow_link_ms_per_mib = 0;
 
 int fail(char* err, size_t size, int code, const std::string& message) {
   if (size > 0) std::snprintf(err, size, "%s", message.c_str());
@@ -33,10 +40,14 @@ std::string mpi_message(int code) {
 }
 
 // Tests `request` until it completes or the deadline passes. Yields between
-// tests: ranks that share cores (mpirun --oversubscribe) need them.
+// tests, and after kSpin sleeps between them: ranks that share cores
+// (mpirun --oversubscribe) need the cores, and so does backward while this
+// thread sums buckets beside it.
 int wait(MPI_Request* request, double timeout_s, const char* what, char* err, size_t err_size) {
   using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::duration<double>(timeout_s);
+  constexpr auto kSpin = std::chrono::microseconds(200), kNap = std::chrono::microseconds(50);
+  const auto start = clock::now();
+  const auto deadline = start + std::chrono::duration<double>(timeout_s);
   for (;;) {
     int done = 0;
     const int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
@@ -44,7 +55,11 @@ int wait(MPI_Request* request, double timeout_s, const char* what, char* err, si
     if (done) return AXON_MPI_OK;
     if (timeout_s > 0 && clock::now() > deadline)
       return fail(err, err_size, AXON_MPI_TIMEOUT, std::string(what) + " did not complete in time");
-    sched_yield();
+    if (clock::now() - start < kSpin) {
+      sched_yield();
+    } else {
+      std::this_thread::sleep_for(kNap);
+    }
   }
 }
 
@@ -67,6 +82,14 @@ int init(int* rank, int* size, char* err, size_t err_size) {
   // Errors come back as codes (and become one clear message) instead of
   // MPI's default of aborting the job from inside the library.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (const char* v = std::getenv("AXON_TEST_SLOW_LINK_MS_PER_MIB"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const double ms = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(ms >= 0) || ms > 1e6)
+      return fail(err, err_size, AXON_MPI_ERROR,
+                  std::string("AXON_TEST_SLOW_LINK_MS_PER_MIB='") + v + "' is not a number of milliseconds per MiB");
+    g_slow_link_ms_per_mib = ms;
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, size);
 
@@ -107,7 +130,7 @@ int broadcast(void* data, int64_t bytes, double timeout_s, char* err, size_t err
 // order is ours, not the MPI library's algorithm's; then every rank gathers
 // every summed chunk. Each rank sends and receives 2 (n-1)/n of the buffer,
 // as a ring all-reduce does.
-int all_reduce_sum_f32(float* data, int64_t count, double timeout_s, char* err, size_t err_size) {
+int sum_f32(float* data, int64_t count, double timeout_s, char* err, size_t err_size) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -145,6 +168,16 @@ int all_reduce_sum_f32(float* data, int64_t count, double timeout_s, char* err, 
                                MPI_COMM_WORLD, &request),
                "MPI_Iallgatherv", err, err_size);
   if (rc == AXON_MPI_OK) rc = wait(&request, timeout_s, "all-reduce (gather)", err, err_size);
+  return rc;
+}
+
+int all_reduce_sum_f32(float* data, int64_t count, double timeout_s, char* err, size_t err_size) {
+  const auto start = std::chrono::steady_clock::now();
+  const int rc = sum_f32(data, count, timeout_s, err, err_size);
+  if (rc == AXON_MPI_OK && g_slow_link_ms_per_mib > 0) {
+    const double mib = static_cast<double>(count) * sizeof(float) / (1 << 20);
+    std::this_thread::sleep_until(start + std::chrono::duration<double, std::milli>(g_slow_link_ms_per_mib * mib));
+  }
   return rc;
 }
 

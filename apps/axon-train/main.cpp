@@ -58,6 +58,7 @@ TrainingStrategy make_strategy(const Runtime& rt, const train_app::Options& opts
       s.mirrored = std::make_unique<distribute::MirroredStrategy>();
     else
       s.multi_worker = multi_worker;
+    s.placement().strategy->set_bucket_bytes(opts.all_reduce_bucket_bytes);
     return s;
   }
   const train_app::DeviceChoice choice = train_app::choose_device(rt, opts.device);

@@ -187,6 +187,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
      "by mpirun, each mirroring over its devices). --batch-size is the global batch")
     ("collective-timeout", po::value<double>()->value_name("S"),
      "seconds a collective may take before the job fails (default 300, or AXON_COLLECTIVE_TIMEOUT; 0: no limit)")
+    ("all-reduce-bucket-mb", po::value<double>()->value_name("MB")->default_value(25),
+     "sum the gradients over the replicas in buckets of about MB MiB, in reverse layer order, each as soon as "
+     "backward has written it, while backward goes on (PyTorch DDP's bucket_cap_mb; CPU replicas); 0: one "
+     "all-reduce after backward")
     ("compare", po::value<std::string>()->value_name("LIST"),
      "train the same model from the same initial weights on each device of LIST (cpu:0,gpu:0) and "
      "print a table of time per epoch, samples/s, final accuracy and speedup")
@@ -321,6 +325,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw UsageError("--device and --strategy " + o.strategy + " do not go together: the strategy uses every "
                      "visible device of the best type; choose them with --visible-devices");
   o.collective_timeout_s = collective_timeout(vm);
+  const double bucket_mb = vm["all-reduce-bucket-mb"].as<double>();
+  if (!(bucket_mb >= 0) || bucket_mb > 1e6) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", bucket_mb);
+    throw UsageError(std::string("--all-reduce-bucket-mb must be 0 (one all-reduce after backward) or a positive "
+                                 "size in MiB up to 1e6, got ") + text);
+  }
+  o.all_reduce_bucket_bytes = static_cast<int64_t>(bucket_mb * (1 << 20));
   if (vm.count("compare")) {
     if (o.device) throw UsageError("--compare and --device do not go together: --compare names its devices");
     if (o.strategy != "default")

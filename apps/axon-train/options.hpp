@@ -6,6 +6,7 @@
 #include <axon/config.hpp>
 #include <axon/nn/loss.hpp>
 #include <axon/nn/optimizer.hpp>
+#include <axon/strategy.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -31,6 +32,7 @@ struct Options {
   std::optional<std::string> device;
   std::string strategy = "default";       // default, mirrored, multi-worker
   double collective_timeout_s = 300;      // --collective-timeout, AXON_COLLECTIVE_TIMEOUT; 0: no limit
+  int64_t all_reduce_bucket_bytes = Strategy::kDefaultBucketBytes;  // --all-reduce-bucket-mb; 0: after backward
   std::vector<std::string> compare;  // device names, in order
   std::optional<std::string> metrics_csv, save;
   std::optional<std::string> model_file;       // --model: a Keras model JSON

@@ -143,6 +143,7 @@ def mirrored_errors(exe, tmp):
     expect_usage([exe, "--strategy", "mirrored", "--compare", "cpu:0"], "does not go with --strategy mirrored")
     expect_usage([exe, "--strategy", "ring"], "unknown strategy 'ring'; expected default, mirrored or multi-worker")
     expect_usage([exe, "--collective-timeout", "-1"], "--collective-timeout must be 0")
+    expect_usage([exe, "--all-reduce-bucket-mb", "-1"], "--all-reduce-bucket-mb must be 0")
     expect_usage([exe] + SHORT, "AXON_COLLECTIVE_TIMEOUT='soon'", env=dict(mpirun_env(), AXON_COLLECTIVE_TIMEOUT="soon"))
 
 
@@ -184,6 +185,37 @@ def multi_worker_determinism(exe, tmp):
                               "--test-limit", "100", "--batch-size", "32"], threads=2), "multi-worker run %d" % i)
     check(open(files[0], "rb").read() == open(files[1], "rb").read(), "two identical multi-worker runs differ")
     print("two runs of 2 workers x 2 replicas, 64 steps (the last one short): bit-identical weights")
+
+
+def multi_worker_buckets(exe, tmp):
+    # Gradients summed in buckets while backward goes on: the same bits as one
+    # all-reduce after backward (each element is summed in rank order either
+    # way), over 2 epochs whose last batch is short. Then 3 ranks with a
+    # batch of 2: a rank without samples still takes part in every bucket.
+    files = {}
+    for mb in ["0", "0.02"]:
+        files[mb] = os.path.join(tmp, "buckets-%s.axw" % mb)
+        out, _ = train(mpirun(2, exe, ["--save", files[mb], "--epochs", "2", "--train-limit", "1000", "--test-limit",
+                                       "100", "--batch-size", "64", "--all-reduce-bucket-mb", mb, "--verbose"]),
+                       "multi-worker, --all-reduce-bucket-mb " + mb)
+        buckets = re.search(r"^Gradients summed in (\d+) buckets of about ", out, re.M)
+        if mb == "0":
+            check(buckets is None, "--all-reduce-bucket-mb 0 still reports buckets:\n" + out)
+        else:
+            check(buckets and int(buckets.group(1)) >= 4, "no buckets reported with 0.02 MiB:\n" + out)
+            check(re.search(r"all-reduce: [0-9.]+ ms per step, [0-9.]+% of the epoch; [0-9.]+ ms per step more ran "
+                            r"during backward", out), "--verbose does not say what ran during backward:\n" + out)
+            print(buckets.group(0).strip())
+    check(open(files["0"], "rb").read() == open(files["0.02"], "rb").read(),
+          "the all-reduce in buckets gives other weights than one all-reduce after backward")
+    print("2 workers, 32 steps: the same bits with and without buckets")
+    for mb in ["0", "0.02"]:
+        files[mb] = os.path.join(tmp, "empty-%s.axw" % mb)
+        train(mpirun(3, exe, ["--save", files[mb], "-q", "--epochs", "1", "--train-limit", "8", "--test-limit", "10",
+                              "--batch-size", "3", "--all-reduce-bucket-mb", mb]), "3 workers, batch 3, " + mb)
+    check(open(files["0"], "rb").read() == open(files["0.02"], "rb").read(),
+          "with a short batch that leaves a rank nothing, buckets change the weights")
+    print("3 workers, a last batch of 2: the same bits with and without buckets")
 
 
 def multi_worker_log_file(exe, tmp):
@@ -364,7 +396,8 @@ def gpu_multi_worker(exe, tmp):
 
 
 CASES = {f.__name__: f for f in [mirrored_equals_default, mirrored_errors, multi_worker_equals_default, multi_worker_2x2,
-                                 multi_worker_8_ranks, multi_worker_determinism, multi_worker_log_file, readme_mpirun,
+                                 multi_worker_8_ranks, multi_worker_determinism, multi_worker_buckets,
+                                 multi_worker_log_file, readme_mpirun,
                                  multi_worker_without_mpirun,
                                  multi_worker_errors, multi_worker_killed_rank, multi_worker_stalled_rank, accuracy,
                                  gpu_mirrored, gpu_multi_worker]}

@@ -62,6 +62,19 @@ class Strategy {
   // ends with the same bits, run after run. `what` and `step` name the
   // collective in errors.
   virtual void all_reduce(const std::vector<Tensor*>& buffers, const std::string& what, int64_t step) = 0;
+  // The gradients' all-reduce runs in buckets of about this many bytes, in
+  // reverse layer order, each started as soon as backward has written it,
+  // while backward goes on (PyTorch DDP's bucket_cap_mb); 0: one all-reduce
+  // after backward. Read when a model is built.
+  static constexpr int64_t kDefaultBucketBytes = int64_t{25} << 20;  // DDP's 25 MiB
+  int64_t bucket_bytes() const { return bucket_bytes_; }
+  void set_bucket_bytes(int64_t bytes);
+  // Whether a bucket's all-reduce may run on another host thread while the
+  // replicas compute: ABI 1 says nothing of a device's calls from two host
+  // threads at once, nor of when a kernel's writes are done, so only devices
+  // whose kernels finish before they return and whose memory is host memory
+  // (the CPU plugin's) overlap; a GPU needs events and streams for it.
+  bool overlaps_backward() const;
   // Copies global replica 0's buffer into every other replica's.
   virtual void broadcast(const std::vector<Tensor*>& buffers, const std::string& what) = 0;
   // Makes `bytes` on every worker what the chief holds (a checkpoint the
@@ -82,6 +95,7 @@ class Strategy {
 
  private:
   std::vector<Device*> devices_;
+  int64_t bucket_bytes_ = kDefaultBucketBytes;
 };
 
 // Everything on one device.

@@ -51,6 +51,15 @@ void Strategy::copy_to_local_replicas(const std::vector<Tensor*>& buffers) const
   for (size_t i = 1; i < buffers.size(); ++i) buffers[i]->copy_from_host(host.data(), host.size());
 }
 
+void Strategy::set_bucket_bytes(int64_t bytes) {
+  if (bytes < 0) throw UsageError("the all-reduce bucket size must be 0 or positive, got " + std::to_string(bytes));
+  bucket_bytes_ = bytes;
+}
+
+bool Strategy::overlaps_backward() const {
+  return std::all_of(devices_.begin(), devices_.end(), [](const Device* d) { return d->plugin_name() == "cpu"; });
+}
+
 std::vector<Device*> mirrored_devices(const Runtime& rt) {
   if (rt.config().visible_devices) return rt.devices();
   std::vector<Device*> out;

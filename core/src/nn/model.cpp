@@ -3,8 +3,11 @@
 // (at once, a host thread each), the strategy sums the flat gradient buffers
 // (with the batch's loss and accuracy sums riding along), then every replica
 // adds those sums to its totals and applies one optimizer update. Nothing is read
-// back to the host unless a callback asks for the metrics.
+// back to the host unless a callback asks for the metrics. Where the strategy
+// allows, the sum runs in buckets on the calling thread while the replicas'
+// backward goes on (gradient_buckets.hpp).
 #include "fusion.hpp"
+#include "gradient_buckets.hpp"
 #include "replica_threads.hpp"
 #include "step_collective.hpp"
 
@@ -112,12 +115,13 @@ void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
   std::vector<Tensor*> values;
   for (auto& r : replicas_) values.push_back(&r->buffers().values());
   strategy.broadcast(values, "initial weights");
-  if (replicas_.size() > 1) threads_ = std::make_unique<ReplicaThreads>(num_replicas());
   // Mid-step collectives (synchronized batch normalisation) over every replica.
   if (replicas_.size() > 1 || strategy.num_workers() > 1) {
     collective_ = std::make_unique<StepCollective>(strategy, num_replicas());
     for (size_t r = 0; r < replicas_.size(); ++r) replicas_[r]->set_collective(collective_.get(), static_cast<int>(r));
   }
+  plan_overlap();
+  if (!progress_ && replicas_.size() > 1) threads_ = std::make_unique<ReplicaThreads>(num_replicas());
   times_.assign(replicas_.size(), {});
   for (size_t r = 0; r < replicas_.size(); ++r) times_[r].device = devices[r]->name();
 }
@@ -229,14 +233,36 @@ Samples Model::slice(const data::HostBatch& batch, int replica) const {
   return {batch.images.data() + begin * per, batch.labels.data() + begin, end - begin, batch.format, begin};
 }
 
-void Model::on_replicas(const std::function<void(int)>& f) {
+void Model::plan_overlap() {
+  // Mid-step collectives would meet the buckets' in an order that differs
+  // between workers; alone, there is nothing to sum.
+  if (strategy_->num_replicas_in_sync() < 2 || !strategy_->overlaps_backward()) return;
+  for (auto& r : replicas_)
+    if (r->synchronizes()) return;
+  const int64_t floats = replicas_[0]->buffers().gradients().numel();
+  std::vector<GradientBucket> buckets =
+      gradient_buckets(gradient_segments(*replicas_[0]), floats, strategy_->bucket_bytes() / 4);
+  if (buckets.size() < 2) return;
+  progress_ = std::make_unique<BucketProgress>(std::move(buckets), num_replicas());
+  for (size_t r = 0; r < replicas_.size(); ++r) replicas_[r]->set_bucket_progress(progress_.get(), static_cast<int>(r));
+  // The caller's thread reduces the buckets: it is the one that may call MPI.
+  threads_ = std::make_unique<ReplicaThreads>(num_replicas(), true);
+}
+
+int Model::all_reduce_buckets() const { return progress_ ? static_cast<int>(progress_->buckets().size()) : 1; }
+
+void Model::on_replicas(const std::function<void(int)>& f, const std::function<void()>& alongside) {
   if (!threads_) {
     const auto t0 = Clock::now();
     f(0);
     times_[0].compute += seconds_since(t0);
     return;
   }
-  threads_->run(f);
+  if (alongside) {
+    threads_->run(f, alongside);
+  } else {
+    threads_->run(f);
+  }
   for (size_t r = 0; r < replicas_.size(); ++r) {
     times_[r].compute += threads_->busy_seconds()[r];
     times_[r].wait += threads_->wall_seconds() - threads_->busy_seconds()[r];
@@ -248,21 +274,59 @@ void Model::step(const data::HostBatch& batch, bool update) {
   check_batch(batch);
   const int64_t n = batch.size;
   if (collective_) collective_->reset(steps_ + 1);
-  on_replicas([&](int r) {
+  auto compute = [&](int r) {
     try {
       replicas_[static_cast<size_t>(r)]->compute_gradients(slice(batch, r), n);
     } catch (...) {
-      if (collective_) collective_->abort();  // the others must not wait for this replica
+      // The others must not wait for this replica.
+      if (collective_) collective_->abort();
+      if (progress_) progress_->abort();
       throw;
     }
-  });
-  const auto t0 = Clock::now();
+  };
   std::vector<Tensor*> grads;
   for (auto& r : replicas_) grads.push_back(&r->buffers().gradients());
-  strategy_->all_reduce(grads, "gradients", steps_ + 1);
-  all_reduce_seconds_ += seconds_since(t0);
+  if (progress_) {
+    overlapped_step(compute, grads);
+  } else {
+    on_replicas(compute);
+    const auto t0 = Clock::now();
+    strategy_->all_reduce(grads, "gradients", steps_ + 1);
+    all_reduce_seconds_ += seconds_since(t0);
+  }
   on_replicas([&](int r) { replicas_[static_cast<size_t>(r)]->apply_gradients(n, update); });
   if (update) ++steps_;
+}
+
+void Model::overlapped_step(const std::function<void(int)>& compute, const std::vector<Tensor*>& grads) {
+  progress_->reset();
+  const std::vector<GradientBucket>& buckets = progress_->buckets();
+  std::vector<Tensor> views(grads.size());
+  std::vector<Tensor*> parts(grads.size());
+  double reducing = 0;
+  Clock::time_point done;
+  // Each bucket as soon as every local replica has written it, in order
+  // (the order every worker follows).
+  auto reduce = [&] {
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      if (!progress_->wait(b)) return;  // a replica failed: its error is the one to report
+      const GradientBucket& k = buckets[b];
+      for (size_t r = 0; r < grads.size(); ++r) {
+        views[r] = grads[r]->view(k.begin, {k.end - k.begin});
+        parts[r] = &views[r];
+      }
+      const auto t0 = Clock::now();
+      strategy_->all_reduce(parts, "gradients (bucket " + std::to_string(b + 1) + " of " +
+                                       std::to_string(buckets.size()) + ")", steps_ + 1);
+      done = Clock::now();
+      reducing += std::chrono::duration<double>(done - t0).count();
+    }
+  };
+  on_replicas(compute, reduce);
+  // What backward did not hide: the reduction after the last replica finished.
+  const double exposed = std::max(0.0, std::chrono::duration<double>(done - progress_->finished_at()).count());
+  all_reduce_seconds_ += exposed;
+  all_reduce_hidden_seconds_ += std::max(0.0, reducing - exposed);
 }
 
 void Model::compute_gradients(const data::HostBatch& batch) {
@@ -346,7 +410,7 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
     const auto t0 = Clock::now();
     const double wait0 = pipeline.wait_seconds();
     for (ReplicaTimes& t : times_) t.compute = t.wait = 0;
-    all_reduce_seconds_ = 0;
+    all_reduce_seconds_ = all_reduce_hidden_seconds_ = 0;
     // A resumed epoch keeps the totals its checkpoint restored.
     if (first == 0)
       for (auto& r : replicas_) r->train_metrics().reset();
@@ -368,6 +432,7 @@ History Model::fit(const data::SampleSource& train, const FitOptions& o) {
     logs.seconds = seconds_since(t0);
     logs.input_wait_seconds = pipeline.wait_seconds() - wait0;
     logs.all_reduce_seconds = all_reduce_seconds_;
+    logs.all_reduce_hidden_seconds = all_reduce_hidden_seconds_;
     logs.replicas = times_;
     logs.epoch = epoch;
     logs.epochs = o.epochs;

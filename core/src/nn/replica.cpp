@@ -5,6 +5,7 @@
 // Activations and gradients come from the replica's pool: nothing is
 // allocated on the device after the first step of each batch size.
 #include "fusion.hpp"
+#include "gradient_buckets.hpp"
 #include "step_collective.hpp"
 
 #include <axon/dispatch.hpp>
@@ -125,6 +126,11 @@ std::vector<Parameter*> Replica::parameters() {
 void Replica::set_collective(StepCollective* collective, int index) {
   step_.collective = collective;
   step_.index = index;
+}
+
+void Replica::set_bucket_progress(BucketProgress* progress, int index) {
+  progress_ = progress;
+  progress_index_ = index;
 }
 
 void Replica::Step::all_reduce(Tensor& t, const std::string& what) {
@@ -255,6 +261,7 @@ void Replica::backward(const Tensor& dlogits) {
     step.layer->backward(dy, std::span<const bool>(need_.get(), n_in), dx);
     for (size_t i = 0; i < n_in; ++i)
       if (need_[i]) accumulate(step.inputs[i], dx[i]);
+    if (progress_ != nullptr) progress_->backward_ran(progress_index_, k);
   }
 }
 
@@ -267,6 +274,7 @@ void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
   if (s.count == 0) {  // a short last batch left this replica nothing
     ops::fill(buffers_.gradients(), 0.0f, "replica");
     if (synchronizes_) join_without_samples();
+    if (progress_ != nullptr) progress_->finished(progress_index_);
     return;
   }
   const Tensor logits = forward(s, true);
@@ -275,6 +283,7 @@ void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
   Tensor sums = metric_sums();
   train_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, sums);
   backward(loss_->gradient(s.count));
+  if (progress_ != nullptr) progress_->finished(progress_index_);
 }
 
 void Replica::apply_gradients(int64_t global_samples, bool update) {

@@ -36,10 +36,13 @@ T await_change(const std::atomic<T>& value, T old) {
 
 }  // namespace
 
-ReplicaThreads::ReplicaThreads(int replicas)
-    : replicas_(replicas < 1 ? 1 : replicas), busy_(static_cast<size_t>(replicas_)), errors_(busy_.size()) {
-  threads_.reserve(static_cast<size_t>(replicas_ - 1));
-  for (int r = 1; r < replicas_; ++r) {
+ReplicaThreads::ReplicaThreads(int replicas, bool caller_free)
+    : replicas_(replicas < 1 ? 1 : replicas),
+      first_thread_(caller_free ? 0 : 1),
+      busy_(static_cast<size_t>(replicas_)),
+      errors_(busy_.size()) {
+  threads_.reserve(static_cast<size_t>(replicas_ - first_thread_));
+  for (int r = first_thread_; r < replicas_; ++r) {
     try {
       threads_.emplace_back([this, r] { worker(r); });
     } catch (const std::system_error& e) {
@@ -75,21 +78,36 @@ void ReplicaThreads::worker(int r) {
   for (;;) {
     seen = await_change(generation_, seen);
     if (stop_.load(std::memory_order_acquire)) return;
-    call(r);
+    // Replica 0's own thread sits out a run whose caller takes replica 0.
+    if (r > 0 || !caller_takes_first_) call(r);
     if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) running_.notify_one();
   }
 }
 
 void ReplicaThreads::run(const std::function<void(int)>& f) {
+  // Without other work the caller takes replica 0, as waiting for it costs
+  // a hand-over.
+  caller_takes_first_ = first_thread_ == 0;
+  run(f, [this] { call(0); });
+  caller_takes_first_ = false;
+}
+
+void ReplicaThreads::run(const std::function<void(int)>& f, const std::function<void()>& alongside) {
   const auto t0 = Clock::now();
   job_ = &f;
   for (auto& e : errors_) e = nullptr;
-  if (replicas_ > 1) {
-    running_.store(replicas_ - 1, std::memory_order_release);
+  const int threads = replicas_ - first_thread_;
+  if (threads > 0) {
+    running_.store(threads, std::memory_order_release);
     generation_.fetch_add(1, std::memory_order_acq_rel);
     generation_.notify_all();
   }
-  call(0);
+  std::exception_ptr alongside_error;
+  try {
+    alongside();
+  } catch (...) {
+    alongside_error = std::current_exception();
+  }
   for (int left = running_.load(std::memory_order_acquire); left != 0;) left = await_change(running_, left);
   wall_ = since(t0);
   std::exception_ptr first_peer_failure;
@@ -101,6 +119,7 @@ void ReplicaThreads::run(const std::function<void(int)>& f) {
       if (!first_peer_failure) first_peer_failure = e;
     }
   }
+  if (alongside_error) std::rethrow_exception(alongside_error);
   if (first_peer_failure) std::rethrow_exception(first_peer_failure);
 }
 

@@ -102,6 +102,7 @@ nlohmann::json logs_fields(const nn::EpochLogs& l) {
           {"val_loss", g17(l.val_loss)}, {"val_accuracy", g17(l.val_accuracy)},
           {"seconds", g17(l.seconds)}, {"validation_seconds", g17(l.validation_seconds)},
           {"input_wait_seconds", g17(l.input_wait_seconds)}, {"all_reduce_seconds", g17(l.all_reduce_seconds)},
+          {"all_reduce_hidden_seconds", g17(l.all_reduce_hidden_seconds)},
           {"learning_rate", g17(l.learning_rate)}};
 }
 
@@ -152,6 +153,7 @@ std::vector<nn::EpochLogs> history_from(const std::string& text, const fs::path&
     l.validation_seconds = number("validation_seconds");
     l.input_wait_seconds = number("input_wait_seconds");
     l.all_reduce_seconds = number("all_reduce_seconds");
+    if (e.contains("all_reduce_hidden_seconds")) l.all_reduce_hidden_seconds = number("all_reduce_hidden_seconds");
     if (e.contains("learning_rate")) l.learning_rate = number("learning_rate");  // absent before schedules
     // The compiled metrics' values (absent without metrics).
     auto values = [&](const char* k) {

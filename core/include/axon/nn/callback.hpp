@@ -32,7 +32,8 @@ struct EpochLogs {
   double seconds = 0;             // training steps of the epoch, metrics read included
   double validation_seconds = 0;  // the evaluation on the validation data
   double input_wait_seconds = 0;  // time the device loop waited for the next batch
-  double all_reduce_seconds = 0;  // the strategy's all-reduce (with other workers' lag)
+  double all_reduce_seconds = 0;  // the strategy's all-reduce the steps waited for (with other workers' lag)
+  double all_reduce_hidden_seconds = 0;  // all-reduce calls that ran while backward went on (with other workers' lag)
   std::vector<ReplicaTimes> replicas;  // this process's replicas
 };
 

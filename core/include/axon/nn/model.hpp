@@ -30,6 +30,7 @@
 
 namespace axon::nn {
 
+class BucketProgress;
 class ReplicaThreads;
 class StepCollective;
 
@@ -119,6 +120,9 @@ class Model {
   std::vector<Parameter*> parameters();
   int64_t parameter_count(bool trainable_only = false);
   int num_replicas() const { return static_cast<int>(replicas_.size()); }
+  // How many all-reduces a step's gradients take: 1, or the buckets of
+  // Strategy::bucket_bytes() run while backward goes on.
+  int all_reduce_buckets() const;
   Replica& replica(int r);
   Device& device() const;  // replica 0's
   const Strategy& strategy() const;
@@ -146,11 +150,16 @@ class Model {
   Samples slice(const data::HostBatch& batch, int replica) const;
   void check_batch(const data::HostBatch& batch) const;
   void check_set(const data::SampleSource& set, const char* what) const;
-  // Calls f(r) for every replica at once; adds the time to the epoch's figures.
-  void on_replicas(const std::function<void(int)>& f);
+  // Calls f(r) for every replica at once (and `alongside` on this thread,
+  // where the threads keep it free); adds the time to the epoch's figures.
+  void on_replicas(const std::function<void(int)>& f, const std::function<void()>& alongside = {});
   // compute_gradients, the all-reduce, then the metric totals and (when
   // `update`) the optimizer step on every replica.
   void step(const data::HostBatch& batch, bool update);
+  // Buckets, when the strategy overlaps the all-reduce with backward.
+  void plan_overlap();
+  // compute(r) on every replica while this thread all-reduces the buckets.
+  void overlapped_step(const std::function<void(int)>& compute, const std::vector<Tensor*>& grads);
 
   std::string name_;
   std::unique_ptr<Strategy> own_strategy_;  // build(shape, device, seed)
@@ -159,10 +168,12 @@ class Model {
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::unique_ptr<ReplicaThreads> threads_;  // with more than one replica
   std::unique_ptr<StepCollective> collective_;  // with more than one replica in all
+  std::unique_ptr<BucketProgress> progress_;     // when the all-reduce overlaps backward
   int64_t steps_ = 0;                         // optimisation steps so far (for messages)
   // This epoch's time per replica (compute, wait) and in the all-reduce.
   std::vector<ReplicaTimes> times_;
-  double all_reduce_seconds_ = 0;
+  double all_reduce_seconds_ = 0;         // the all-reduce the step waited for
+  double all_reduce_hidden_seconds_ = 0;  // the all-reduce that ran behind backward
 };
 
 // Keras' Sequential: each layer reads the one before it.

@@ -66,6 +66,7 @@ struct PlanStep {
 };
 
 class StepCollective;
+class BucketProgress;
 
 class Replica {
  public:
@@ -95,6 +96,11 @@ class Replica {
   // Joins the mid-step collectives of the model's replicas as local replica
   // `index` (nullptr: this replica is the only one).
   void set_collective(StepCollective* collective, int index);
+  // Reports to `progress` as local replica `index` which gradients backward
+  // has written, for an all-reduce overlapped with it (nullptr: none).
+  void set_bucket_progress(BucketProgress* progress, int index);
+  // Whether some layer makes mid-step collectives (synchronized batch normalisation).
+  bool synchronizes() const { return synchronizes_; }
 
   // The optimizer, the loss (which decides whether the output layer's
   // softmax or sigmoid is left to it, and the accuracy reported) and the
@@ -170,6 +176,8 @@ class Replica {
   bool raw_pixels_ = false;        // the input goes to layers that scale pixels themselves
   bool synchronizes_ = false;      // some layer makes mid-step collectives
   Step step_;
+  BucketProgress* progress_ = nullptr;
+  int progress_index_ = 0;
 };
 
 }  // namespace axon::nn

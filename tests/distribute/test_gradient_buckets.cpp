@@ -1,0 +1,59 @@
+// The buckets of the overlapped all-reduce (core/src/nn/gradient_buckets.hpp):
+// their layout over the gradient buffer, and the progress the reducing
+// thread waits on.
+#include "gradient_buckets.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+using namespace axon::nn;
+
+TEST_CASE("gradient buckets cover the buffer from its end, each from a weight, at least the cap but the last",
+          "[buckets]") {
+  // Weights at 0, 64, 128, 1088, 1152 written by plan steps 0, 0, 2, 5, 5;
+  // 1300 floats in all (the metric sums after the last weight).
+  const std::vector<GradientSegment> w{{0, 0}, {64, 0}, {128, 2}, {1088, 5}, {1152, 5}};
+  const std::vector<GradientBucket> b = gradient_buckets(w, 1300, 200);
+  REQUIRE(b.size() == 3);
+  CHECK((b[0].begin == 1088 && b[0].end == 1300 && b[0].last_step == 5));  // 148 floats from 1152: too few
+  CHECK((b[1].begin == 128 && b[1].end == 1088 && b[1].last_step == 2));
+  CHECK((b[2].begin == 0 && b[2].end == 128 && b[2].last_step == 0));  // smaller: the buffer's start
+  // A cap of one float: a bucket per weight, the metric sums with the last.
+  const std::vector<GradientBucket> each = gradient_buckets(w, 1300, 1);
+  REQUIRE(each.size() == 5);
+  for (size_t i = 0; i < 5; ++i) {
+    CHECK(each[i].begin == w[4 - i].begin);
+    CHECK(each[i].end == (i == 0 ? 1300 : w[5 - i].begin));
+    CHECK(each[i].last_step == w[4 - i].step);
+  }
+  // No cap, or no weights: one bucket, the whole buffer.
+  CHECK(gradient_buckets(w, 1300, 0).size() == 1);
+  const std::vector<GradientBucket> none = gradient_buckets({}, 70, 1);
+  REQUIRE(none.size() == 1);
+  CHECK((none[0].begin == 0 && none[0].end == 70));
+  // Weights out of plan order are an internal error, not a wrong layout.
+  CHECK_THROWS(gradient_buckets({{0, 3}, {64, 1}}, 128, 1));
+}
+
+TEST_CASE("a bucket is ready once every replica's backward has passed its last step", "[buckets]") {
+  BucketProgress p({{1088, 1300, 5}, {128, 1088, 2}, {0, 128, 0}}, 2);
+  p.reset();
+  p.backward_ran(0, 5);
+  p.backward_ran(1, 6);  // a step after the bucket's: not yet
+  bool ready = false;
+  std::thread waiter([&] { ready = p.wait(0); });
+  p.backward_ran(1, 5);
+  waiter.join();
+  CHECK(ready);
+  // Replica 0 jumps past two buckets; replica 1 finishes without samples.
+  p.backward_ran(0, 0);
+  p.finished(1);
+  CHECK(p.wait(2));
+  // A failed replica releases the waiter, which then reports nothing ready.
+  p.reset();
+  std::thread aborted([&] { ready = p.wait(1); });
+  p.abort();
+  aborted.join();
+  CHECK_FALSE(ready);
+}

@@ -4,6 +4,26 @@
 #include <cstring>
 
 namespace axon::plugin_check {
+namespace {
+
+// What run_on_device fills outputs with: NaN, or 0xEE bytes.
+void poison(HostTensor& t) {
+  if (t.dtype == AXON_FLOAT32)
+    for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = std::nanf("");
+  else if (!t.bytes.empty())
+    std::memset(t.bytes.data(), 0xEE, t.bytes.size());
+}
+
+bool still_poisoned(HostTensor& t) {
+  HostTensor p(t.dtype, t.dims);
+  poison(p);
+  if (t.dtype != AXON_FLOAT32) return t.bytes == p.bytes;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isnan(t.f32()[i])) return false;
+  return true;
+}
+
+}  // namespace
 
 std::vector<HostTensor> run_on_device(const axon_device_api& api, axon_kernel_fn fn, const Case& c) {
   DeviceMemory mem(api);
@@ -19,16 +39,28 @@ std::vector<HostTensor> run_on_device(const axon_device_api& api, axon_kernel_fn
       out.push_back(t.view(in.at(0).data));
       continue;
     }
-    HostTensor poison(t.dtype, t.dims);
-    if (t.dtype == AXON_FLOAT32)
-      for (int64_t i = 0; i < poison.numel(); ++i) poison.f32()[i] = std::nanf("");
-    else if (!poison.bytes.empty())
-      std::memset(poison.bytes.data(), 0xEE, poison.bytes.size());
+    HostTensor poisoned(t.dtype, t.dims);
+    poison(poisoned);
     void* p = mem.allocate(t.bytes.size());
-    mem.upload(p, poison.bytes.data(), poison.bytes.size());
+    mem.upload(p, poisoned.bytes.data(), poisoned.bytes.size());
     out.push_back(t.view(p));
   }
-  client::call_kernel(api, fn, c.op->name, in, out, c.attr_ptr(), "the kernel");
+  try {
+    client::call_kernel(api, fn, c.op->name, in, out, c.attr_ptr(), "the kernel");
+  } catch (const CallFailed& e) {
+    if (e.status() != AXON_UNIMPLEMENTED) throw;
+    // Declined: the host runs the call elsewhere, so nothing may be written.
+    for (size_t k = 0; k < c.outputs.size(); ++k) {
+      if (k == 0 && c.in_place) continue;
+      const HostTensor& t = c.outputs[k];
+      HostTensor after(t.dtype, t.dims);
+      mem.download(after.bytes.data(), out[k].data, after.bytes.size());
+      if (!still_poisoned(after))
+        throw CallFailed(std::string(e.what()) + ", yet wrote output " + std::to_string(k) +
+                         ": a declined call must leave its outputs untouched (axon runs it on another device)");
+    }
+    throw;
+  }
   synchronize(api);
 
   std::vector<HostTensor> results;

@@ -23,7 +23,8 @@ using client::synchronize;
 // Runs case `c` with kernel `fn` on the device: inputs uploaded, outputs
 // filled with NaN (0xEE for other dtypes) so an element left unwritten
 // shows, the kernel called, the device synchronised, and what the op wrote
-// read back. Throws CallFailed.
+// read back. Throws CallFailed; a call the kernel declines
+// (AXON_UNIMPLEMENTED) keeps that status only if its outputs are untouched.
 std::vector<HostTensor> run_on_device(const axon_device_api& api, axon_kernel_fn fn, const Case& c);
 
 }  // namespace axon::plugin_check

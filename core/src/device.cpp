@@ -158,14 +158,22 @@ bool Device::has_kernel(const char* op, axon_dtype dtype) const {
   return s != nullptr && has_kernel(s->id, dtype);
 }
 
+bool Device::supports(const axon_kernel_call& call) const {
+  ensure_open();
+  return api_.supports == nullptr || api_.supports(api_.device_ctx, &call) != 0;
+}
+
 void Device::launch(const axon_kernel_call& call, OpId op, axon_dtype dtype) {
   axon_kernel_fn fn = kernel(op, dtype);
   if (fn == nullptr)
     throw RuntimeError(std::string("op ") + op_name(op) + " has no " + dtype_name(dtype) + " kernel on " + name_);
   axon_error err{};
   err.struct_size = sizeof err;
-  if (axon_status st = fn(api_.device_ctx, &call, &err); st != AXON_OK)
-    throw RuntimeError(std::string(op_name(op)) + " on " + name_ + ": " + message_of(err, st));
+  if (axon_status st = fn(api_.device_ctx, &call, &err); st != AXON_OK) {
+    const std::string what = std::string(op_name(op)) + " on " + name_ + ": " + message_of(err, st);
+    if (st == AXON_UNIMPLEMENTED) throw KernelDeclined(what);
+    throw RuntimeError(what);
+  }
 }
 
 std::vector<Device::OpKernels> Device::kernels() const {

@@ -76,11 +76,16 @@ bool lower_on(OpId op, const Device& d, axon_dtype dtype) {
   return cpu == nullptr || !cpu->has_kernel(op, dtype);
 }
 
-// The device that runs the op when the requested one has no kernel. While
-// recording, nothing throws and nothing is logged: the recorder lists it all.
-Placement fall_back(OpId op, Device& requested, axon_dtype dtype, bool recording) {
+// The device that runs the op when the requested one has no kernel, or
+// declines this call (`declined`: why). While recording, nothing throws and
+// nothing is logged: the recorder lists it all.
+Placement fall_back(OpId op, Device& requested, axon_dtype dtype, bool recording, const std::string* declined = nullptr) {
   const Runtime& rt = Runtime::get();
-  const std::string what = std::string("op ") + op_name(op) + " has no " + dtype_name(dtype) + " kernel on " + requested.name();
+  const std::string what = declined != nullptr
+                               ? std::string("op ") + op_name(op) + ": " + requested.name() + " declines this call (" +
+                                     *declined + ")"
+                               : std::string("op ") + op_name(op) + " has no " + dtype_name(dtype) + " kernel on " +
+                                     requested.name();
   if (rt.config().strict_placement) {
     if (recording) return {nullptr, &requested};
     throw RuntimeError(what + "; devices with this kernel: " + devices_with_kernel(op, dtype));
@@ -97,7 +102,10 @@ Placement fall_back(OpId op, Device& requested, axon_dtype dtype, bool recording
       std::lock_guard<std::mutex> lock(g_seen_mutex);
       first = warned_fallbacks().emplace(op, &requested).second;
     }
-    if (first)
+    if (first && declined != nullptr)
+      log::warning("placement", what + "; running it on " + cpu->name() +
+                                    " instead. Use --strict-placement to make this an error.");
+    else if (first)
       log::warning("placement", std::string("op ") + op_name(op) + " has no kernel on " + requested.name() + " (" +
                                     dtype_name(dtype) + "); running it on " + cpu->name() +
                                     " instead. Use --strict-placement to make this an error.");
@@ -176,6 +184,18 @@ void record(PlacementRecorder& rec, const OpCall& call, axon_dtype dtype, const 
   rec.record(std::move(planned));
 }
 
+// "x [2000]" for a declined call's message.
+std::string input_shapes(const OpCall& call) {
+  const OpSchema& s = op_schema(call.op);
+  std::string out;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const Tensor* t = call.inputs[i];
+    if (t == nullptr || !t->defined()) continue;
+    (out += out.empty() ? "" : ", ") += std::string(input_slot(s, static_cast<int>(i)).name) + " " + shape_string(t->shape());
+  }
+  return out;
+}
+
 void copy_between(const Tensor& src, Tensor& dst) {
   if (src.bytes() == 0) return;
   std::vector<std::byte> host(src.bytes());
@@ -223,6 +243,28 @@ class SmallArray {
   std::vector<T> heap_;
 };
 
+// The call as the C ABI passes it, on the caller's tensors (absent ones as
+// zero views); execute() points staged tensors elsewhere.
+struct CallViews {
+  explicit CallViews(const OpCall& call) : in(call.inputs.size()), out(call.outputs.size()) {
+    for (size_t i = 0; i < call.inputs.size(); ++i) in[i] = view_of(call.inputs[i]);
+    for (size_t i = 0; i < call.outputs.size(); ++i) out[i] = view_of(call.outputs[i]);
+    const OpSchema& schema = op_schema(call.op);
+    kc.struct_size = sizeof kc;
+    kc.op = schema.name;
+    kc.num_inputs = static_cast<int32_t>(call.inputs.size());
+    kc.inputs = in.data();
+    kc.num_outputs = static_cast<int32_t>(call.outputs.size());
+    kc.outputs = out.data();
+    kc.attrs = call.attrs;
+  }
+  CallViews(const CallViews&) = delete;  // kc points into in and out
+  CallViews& operator=(const CallViews&) = delete;
+  static axon_tensor view_of(const Tensor* t) { return t == nullptr || !t->defined() ? axon_tensor{} : t->c_view(); }
+  SmallArray<axon_tensor, 8> in, out;
+  axon_kernel_call kc{};
+};
+
 }  // namespace
 
 DeviceScope::DeviceScope(Device& device) : previous_(t_scope) { t_scope = &device; }
@@ -264,70 +306,43 @@ void note_fused_path(OpId fused_op, Device& chosen, std::string_view layer, axon
   record(*rec, call, dtype, {&chosen, requested});
 }
 
-void run(const OpCall& call) {
-  const axon_dtype dtype = call_dtype(call);
-  PlacementRecorder* rec = PlacementRecorder::current();
-  const Placement p = place_with(call.op, dtype, rec != nullptr);
-  // The parts record (or run) themselves.
-  if (p.lowered) return run_lowered(call, *p.device);
-  if (rec != nullptr) return record(*rec, call, dtype, p);
-  Device& d = *p.device;
+namespace {
+
+// Runs the call on `d`: tensors on another device staged there (through
+// host memory), the call validated against the op table, timed when
+// profiling, checked for NaN and Inf when asked.
+void execute(const OpCall& call, CallViews& v, Device& d, axon_dtype dtype) {
   const Config& config = Runtime::get().config();
   if (config.log_device_placement) log_placement(call, d);
-
-  // Tensors on another device are staged on `d` (through host memory).
   const size_t n_in = call.inputs.size(), n_out = call.outputs.size();
-  SmallArray<axon_tensor, 8> in(n_in), out(n_out);
   std::vector<Tensor> staged_in, staged_out;  // empty unless a tensor lives elsewhere
   for (size_t i = 0; i < n_in; ++i) {
     const Tensor* t = call.inputs[i];
-    if (t == nullptr || !t->defined()) {  // an absent input: a zero view
-      in[i] = axon_tensor{};
-      continue;
-    }
-    if (&t->device() != &d) {
-      staged_in.resize(n_in);
-      staged_in[i] = t->to(d);
-      in[i] = staged_in[i].c_view();
-    } else {
-      in[i] = t->c_view();
-    }
+    if (t == nullptr || !t->defined() || &t->device() == &d) continue;
+    staged_in.resize(n_in);
+    staged_in[i] = t->to(d);
+    v.in[i] = staged_in[i].c_view();
   }
   for (size_t i = 0; i < n_out; ++i) {
     Tensor* t = call.outputs[i];
-    if (t == nullptr || !t->defined()) {
-      out[i] = axon_tensor{};
-      continue;
-    }
-    if (&t->device() != &d) {
-      staged_out.resize(n_out);
-      staged_out[i] = Tensor(d, t->dtype(), t->shape());
-      out[i] = staged_out[i].c_view();
-    } else {
-      out[i] = t->c_view();
-    }
+    if (t == nullptr || !t->defined() || &t->device() == &d) continue;
+    staged_out.resize(n_out);
+    staged_out[i] = Tensor(d, t->dtype(), t->shape());
+    v.out[i] = staged_out[i].c_view();
   }
 
   const OpSchema& schema = op_schema(call.op);
-  axon_kernel_call kc{};
-  kc.struct_size = sizeof kc;
-  kc.op = schema.name;
-  kc.num_inputs = static_cast<int32_t>(n_in);
-  kc.inputs = in.data();
-  kc.num_outputs = static_cast<int32_t>(n_out);
-  kc.outputs = out.data();
-  kc.attrs = call.attrs;
-  if (std::string why; !validate_call(schema, kc, &why))
+  if (std::string why; !validate_call(schema, v.kc, &why))
     throw RuntimeError(call.layer.empty() ? why : why + " (layer " + std::string(call.layer) + ")");
 
   if (op_profiling()) {
     auto t0 = std::chrono::steady_clock::now();
-    d.launch(kc, call.op, dtype);
+    d.launch(v.kc, call.op, dtype);
     d.synchronize();
     record_op_time(schema.name, d.name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                   op_cost(call.op, kc));
+                   op_cost(call.op, v.kc));
   } else {
-    d.launch(kc, call.op, dtype);
+    d.launch(v.kc, call.op, dtype);
   }
 
   if (!staged_out.empty())
@@ -340,6 +355,33 @@ void run(const OpCall& call) {
         copy_between(staged_in[i], target);
       }
   if (config.check_numerics) check_numerics(call, d);
+}
+
+}  // namespace
+
+void run(const OpCall& call) {
+  const axon_dtype dtype = call_dtype(call);
+  PlacementRecorder* rec = PlacementRecorder::current();
+  Placement p = place_with(call.op, dtype, rec != nullptr);
+  // The parts record (or run) themselves.
+  if (p.lowered) return run_lowered(call, *p.device);
+  CallViews v(call);
+  // A device may decline this call's shapes or attributes up front: it then
+  // goes where an op without a kernel would.
+  if (p.device != nullptr && !p.device->supports(v.kc)) {
+    const std::string why = "it does not run " + std::string(op_name(call.op)) + " on " + input_shapes(call);
+    p = fall_back(call.op, *p.device, dtype, rec != nullptr, &why);
+  }
+  if (rec != nullptr) return record(*rec, call, dtype, p);
+  try {
+    execute(call, v, *p.device, dtype);
+  } catch (const KernelDeclined& e) {
+    // Declined at launch (no algorithm for these shapes), nothing written.
+    const std::string why = e.what();
+    const Placement q = fall_back(call.op, *p.device, dtype, false, &why);
+    CallViews again(call);
+    execute(call, again, *q.device, dtype);
+  }
 }
 
 }  // namespace axon

@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -119,6 +120,66 @@ TEST_CASE("soft placement runs an op without a kernel on the CPU, warning once",
       "axon: W placement: op MatMul has no kernel on /device:FAKE:0 (float32); running it on /device:CPU:0 "
       "instead. Use --strict-placement to make this an error.";
   CHECK(capture.count_lines(warning) == 1);
+}
+
+TEST_CASE("a call the device declines runs on the CPU, up front or at launch, warning once", "[placement]") {
+  Runtime& rt = Runtime::init(placement_config());
+  Device& fake = rt.device("fake:0");
+  auto ramp = [](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 5) - 2.0f;
+    return v;
+  };
+  auto relu_of = [](std::vector<float> v) {
+    for (float& f : v) f = std::max(f, 0.0f);
+    return v;
+  };
+  test::StderrCapture capture;
+  DeviceScope scope(fake);
+  for (int64_t n : {2000, 7, 6}) {  // declined by supports(), by the kernel, run on FAKE
+    INFO(n << " elements");
+    Tensor x = Tensor::from_vector<float>(fake, AXON_FLOAT32, {n}, ramp(n));
+    Tensor y(fake, AXON_FLOAT32, {n});
+    for (int i = 0; i < 2; ++i) ops::relu(x, y);
+    CHECK(&y.device() == &fake);
+    CHECK(y.to_vector<float>() == relu_of(ramp(n)));
+  }
+  // One warning per op and device: the first decline's, naming the shapes.
+  const std::string text = capture.text();
+  CHECK(capture.count_lines("axon: W placement: op Relu: /device:FAKE:0 declines this call (it does not run Relu on "
+                            "x [2000]); running it on /device:CPU:0 instead. Use --strict-placement to make this an "
+                            "error.") == 1);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+}
+
+TEST_CASE("a call the kernel declines when it runs goes to the CPU with the plugin's message", "[placement]") {
+  Runtime& rt = Runtime::init(placement_config());
+  Device& fake = rt.device("fake:0");
+  Tensor x = Tensor::from_vector<float>(fake, AXON_FLOAT32, {7}, std::vector<float>{-1, 2, -3, 4, -5, 6, -7});
+  Tensor y = Tensor::from_vector<float>(fake, AXON_FLOAT32, {7}, std::vector<float>(7, 9.0f));
+  test::StderrCapture capture;
+  {
+    DeviceScope scope(fake);
+    ops::relu(x, y);
+  }
+  CHECK(y.to_vector<float>() == std::vector<float>{0, 2, 0, 4, 0, 6, 0});
+  CHECK(capture.count_lines("axon: W placement: op Relu: /device:FAKE:0 declines this call (Relu on /device:FAKE:0: "
+                            "Relu: no algorithm for 7 elements (AXON_UNIMPLEMENTED)); running it on /device:CPU:0 "
+                            "instead. Use --strict-placement to make this an error.") == 1);
+}
+
+TEST_CASE("strict placement makes a declined call an error", "[placement]") {
+  Config c = placement_config();
+  c.strict_placement = true;
+  Runtime& rt = Runtime::init(c);
+  Device& fake = rt.device("fake:0");
+  DeviceScope scope(fake);
+  for (int64_t n : {2000, 7}) {
+    Tensor x = Tensor::from_vector<float>(fake, AXON_FLOAT32, {n}, std::vector<float>(static_cast<size_t>(n), 1.0f));
+    Tensor y(fake, AXON_FLOAT32, {n});
+    CHECK_THROWS_WITH(ops::relu(x, y), StartsWith("op Relu: /device:FAKE:0 declines this call (") &&
+                                           Contains("; devices with this kernel: "));
+  }
 }
 
 TEST_CASE("soft placement copies in-place updated inputs back (ApplyAdam)", "[placement]") {

@@ -6,16 +6,21 @@
 //   CHK_FAULT_CRASHBAD     MatMul trusts the rank of its first input and
 //                          crashes on any other than 2;
 //   CHK_FAULT_LEAKINFO     memory_info's in_use never goes down;
-//   CHK_FAULT_LOSTASYNC    synchronize() drops the error Relu's bad input left.
+//   CHK_FAULT_LOSTASYNC    synchronize() drops the error Relu's bad input left;
+//   CHK_FAULT_DECLINEWRITES AvgPool writes zeros into the output of a call
+//                          it then declines.
 // Relu validates asynchronously in every variant (a bad call returns OK and
-// the next synchronize() reports it), so CHK_FAULT_NONE passes every check,
-// the deferred errors included.
+// the next synchronize() reports it), and every variant declines dilated
+// Conv2D up front (supports) and AvgPool windows above 16 taps when it runs
+// (AXON_UNIMPLEMENTED), so CHK_FAULT_NONE passes every check, the deferred
+// errors included, and skips the declined calls.
 #include "kernels.hpp"
 
 #include <axon/host_memory_device.hpp>
 #include <axon/op_validate.hpp>
 #include <axon/plugin.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,6 +52,11 @@ class ChkDevice final : public HostMemoryDevice {
 
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override;
   const char* const* list_ops() override { return ref::kernel_table().list(); }
+  bool supports(const axon_kernel_call& call) override {
+    if (std::string(call.op) != "Conv2D" || call.attrs == nullptr) return true;
+    const auto& a = *static_cast<const axon_conv2d_attrs*>(call.attrs);
+    return a.dilation_h == 1 && a.dilation_w == 1;
+  }
 
 #ifdef CHK_FAULT_LEAKINFO
   // in_use never goes down: the most ever in use.
@@ -73,6 +83,23 @@ axon_status relu_deferred(void* ctx, const axon_kernel_call* call, axon_error* e
     return AXON_OK;
   }
   return reference("Relu")(ctx, call, err);
+}
+
+// AvgPool as a library without an algorithm for large windows: declined
+// when it runs, its output untouched (or, with the fault, zeroed first).
+axon_status avg_pool_small_windows(void* ctx, const axon_kernel_call* call, axon_error* err) {
+  const auto* a = static_cast<const axon_pool_attrs*>(call->attrs);
+  if (a != nullptr && a->window_h * a->window_w > 16) {
+#ifdef CHK_FAULT_DECLINEWRITES
+    const axon_tensor& y = call->outputs[0];
+    int64_t n = 1;
+    for (int i = 0; i < y.rank; ++i) n *= y.dims[i];
+    std::fill_n(static_cast<float*>(y.data), n, 0.0f);
+#endif
+    set_error(err, format("AvgPool: no algorithm for a %dx%d window", a->window_h, a->window_w).c_str());
+    return AXON_UNIMPLEMENTED;
+  }
+  return reference("AvgPool")(ctx, call, err);
 }
 
 #ifdef CHK_FAULT_WRONGKERNEL
@@ -105,6 +132,7 @@ axon_status matmul_trusting(void* ctx, const axon_kernel_call* call, axon_error*
 axon_kernel_fn ChkDevice::get_kernel(const char* op, axon_dtype dtype) {
   const std::string name = op;
   if (dtype == AXON_FLOAT32 && name == "Relu") return relu_deferred;
+  if (dtype == AXON_FLOAT32 && name == "AvgPool") return avg_pool_small_windows;
 #ifdef CHK_FAULT_WRONGKERNEL
   if (dtype == AXON_FLOAT32 && name == "Conv2D") return conv2d_drops_column;
 #endif

@@ -2,6 +2,7 @@
 // with its logical name (/device:GPU:0). Thin C++ face over axon_device_api.
 #pragma once
 
+#include <axon/error.hpp>
 #include <axon/op_table.hpp>
 #include <axon/plugin_abi.h>
 
@@ -15,6 +16,13 @@
 namespace axon {
 
 class Plugin;  // a loaded plugin (core/src/loader)
+
+// A kernel returned AXON_UNIMPLEMENTED: the device declines this call (its
+// shapes or attributes) and wrote nothing, so it may run elsewhere.
+class KernelDeclined : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
 
 class Device {
  public:
@@ -45,8 +53,11 @@ class Device {
   bool has_kernel(OpId op, axon_dtype dtype) const { return kernel(op, dtype) != nullptr; }
   // By name, for listings and tests; false for a name the op table lacks.
   bool has_kernel(const char* op, axon_dtype dtype) const;
+  // Whether the device runs this call of an op it has a kernel for (the
+  // plugin's supports(); true when it has none).
+  bool supports(const axon_kernel_call& call) const;
   // Runs the kernel; throws RuntimeError("<op> on <device>: <plugin message>
-  // (AXON_...)").
+  // (AXON_...)"), KernelDeclined for AXON_UNIMPLEMENTED.
   void launch(const axon_kernel_call& call, OpId op, axon_dtype dtype);
   // The table's ops this device has a kernel for, with their dtypes, in table order.
   struct OpKernels {

@@ -25,7 +25,14 @@ inline std::string status_text(axon_status s, const axon_error& err) {
 // the status and the plugin's message.
 class CallFailed : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit CallFailed(const std::string& what, axon_status status = AXON_INTERNAL)
+      : std::runtime_error(what), status_(status) {}
+  // The status the plugin returned (AXON_INTERNAL where the plugin's answer
+  // was wrong in another way, a NULL pointer with AXON_OK).
+  axon_status status() const { return status_; }
+
+ private:
+  axon_status status_;
 };
 
 // An axon_error for one call.
@@ -37,7 +44,7 @@ inline axon_error new_error() {
 
 // Throws CallFailed("<what> returned <status_text>") unless s is AXON_OK.
 inline void check(axon_status s, const axon_error& err, const std::string& what) {
-  if (s != AXON_OK) throw CallFailed(what + " returned " + status_text(s, err));
+  if (s != AXON_OK) throw CallFailed(what + " returned " + status_text(s, err), s);
 }
 
 inline void synchronize(const axon_device_api& api) {
@@ -83,11 +90,10 @@ class DeviceMemory {
   std::vector<void*> held_;
 };
 
-// Calls kernel `fn` of op `op` on the device with these tensors and
-// attributes; throws CallFailed("<what> returned ...") when it fails.
-inline void call_kernel(const axon_device_api& api, axon_kernel_fn fn, const char* op,
-                        const std::vector<axon_tensor>& inputs, std::vector<axon_tensor>& outputs,
-                        const void* attrs, const std::string& what) {
+// The kernel call of op `op` with these tensors and attributes (pointing
+// into the vectors, which must outlive it).
+inline axon_kernel_call kernel_call(const char* op, const std::vector<axon_tensor>& inputs,
+                                    std::vector<axon_tensor>& outputs, const void* attrs) {
   axon_kernel_call call{};
   call.struct_size = sizeof call;
   call.op = op;
@@ -96,8 +102,24 @@ inline void call_kernel(const axon_device_api& api, axon_kernel_fn fn, const cha
   call.num_outputs = static_cast<int32_t>(outputs.size());
   call.outputs = outputs.data();
   call.attrs = attrs;
+  return call;
+}
+
+// Calls kernel `fn` of op `op` on the device with these tensors and
+// attributes; throws CallFailed("<what> returned ...") when it fails.
+inline void call_kernel(const axon_device_api& api, axon_kernel_fn fn, const char* op,
+                        const std::vector<axon_tensor>& inputs, std::vector<axon_tensor>& outputs,
+                        const void* attrs, const std::string& what) {
+  const axon_kernel_call call = kernel_call(op, inputs, outputs, attrs);
   axon_error err = new_error();
   check(fn(api.device_ctx, &call, &err), err, what);
+}
+
+// Whether the device runs this call (its supports(), ABI 1.10; a table
+// without one runs every call).
+inline bool supports(const axon_device_api& api, const axon_kernel_call& call) {
+  if (api.struct_size < AXON_STRUCT_SIZE(axon_device_api, supports) || api.supports == nullptr) return true;
+  return api.supports(api.device_ctx, &call) != 0;
 }
 
 }  // namespace axon::client

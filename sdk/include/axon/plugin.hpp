@@ -182,6 +182,14 @@ class Device {
     m.struct_size = sizeof m;
     return m;
   }
+  // Whether this device runs the call (an op it has a kernel for): false
+  // declines it, and the host runs it elsewhere. Only shapes, dtypes and
+  // attributes may be read. A kernel that finds out only when it runs throws
+  // Error(AXON_UNIMPLEMENTED, why) before writing anything instead.
+  virtual bool supports(const axon_kernel_call& call) {
+    (void)call;
+    return true;
+  }
 };
 
 // Maps (op, dtype) -> kernel function. Build one per device kind, statically.
@@ -334,6 +342,13 @@ inline void fill_device_api(Device* d, axon_device_api* out) {
     return guarded(err, [&] { *info = dev(c).memory_info(); });
   };
   out->close = [](void* c) { delete &dev(c); };
+  out->supports = [](void* c, const axon_kernel_call* call) -> int32_t {
+    try {
+      return call != nullptr && dev(c).supports(*call) ? 1 : 0;
+    } catch (...) {
+      return 0;
+    }
+  };
 }
 
 inline Plugin& plug(void* ctx) { return *static_cast<Plugin*>(ctx); }

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 9
+#define AXON_ABI_MINOR 10
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -434,7 +434,13 @@ typedef struct axon_reduce_attrs {
  * host uses them only where the device has a kernel, else the ops they
  * decompose into, and their results equal the composition within rounding.
  *
- * A device "supports" an op exactly when get_kernel returns a function for it.
+ * A device has an op when get_kernel returns a function for it, and runs a
+ * call of it unless it declines that call (ABI 1.10): up front, through the
+ * device's supports() (shapes and attributes it has no kernel for), or, when
+ * it finds out only at launch (no library algorithm for the shape), by
+ * returning AXON_UNIMPLEMENTED from the kernel with its outputs untouched.
+ * Either way the host places the call as it would an op without a kernel
+ * (soft placement: on the CPU, logged; strict placement: an error).
  * Kernels are enqueued on the device's stream and may return before the work
  * is done; errors that surface later are reported by synchronize() (and by a
  * copy that waits on the stream). */
@@ -532,6 +538,12 @@ typedef struct axon_device_api {
   /* optional */
   axon_status (*memory_info)(void* device_ctx, axon_memory_info* info, axon_error* err);
   void (*close)(void* device_ctx);
+
+  /* optional (ABI 1.10): 1 when the device runs this call (an op it has a
+   * kernel for, with these shapes and attributes), 0 when it declines it.
+   * Asked before each call; data pointers may be NULL or another device's,
+   * so only shapes, dtypes and attributes may be read. NULL: every call. */
+  int32_t (*supports)(void* device_ctx, const axon_kernel_call* call);
 } axon_device_api;
 
 /* ------------------------------------------------------------------ collectives */

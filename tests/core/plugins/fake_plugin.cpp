@@ -1,6 +1,9 @@
 // A test backend built against the SDK alone: device type given by
 // FAKE_TYPE, host memory, and kernels for only a few ops, so the runtime's
-// placement and fallback can be tested. One source, many variants: the
+// placement and fallback can be tested. Its Relu declines calls of more than
+// kMaxRelu elements up front (supports) and, as a kernel library without an
+// algorithm for a shape would, calls of exactly kNoAlgorithm elements when
+// it runs (AXON_UNIMPLEMENTED). One source, many variants: the
 // FAKE_* macros below turn it into the faulty plugins the loader must skip
 // (wrong ABI major, a required function missing, init failing) or into one
 // built against an older, smaller plugin table.
@@ -28,10 +31,18 @@ using namespace axon::sdk;
 
 void relu(struct FakeDevice&, const KernelCall& call);
 
+constexpr int64_t kMaxRelu = 1024, kNoAlgorithm = 7;
+
 struct FakeDevice final : HostMemoryDevice {
   FakeDevice() : HostMemoryDevice("/device:" FAKE_TYPE ":0") {}
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override { return table().find(op, dtype); }
   const char* const* list_ops() override { return table().list(); }
+  bool supports(const axon_kernel_call& call) override {
+    if (std::strcmp(call.op, "Relu") != 0 || call.num_inputs < 1) return true;
+    int64_t n = 1;
+    for (int i = 0; i < call.inputs[0].rank; ++i) n *= call.inputs[0].dims[i];
+    return n <= kMaxRelu;
+  }
 
   static KernelTable& table() {
     static KernelTable t = [] {
@@ -47,6 +58,7 @@ void relu(FakeDevice&, const KernelCall& call) {
   call.expect_arity(1, 1);
   TensorRef x = call.input(0), y = call.output(0);
   require(x.numel() == y.numel(), "Relu: x and y differ in size");
+  if (x.numel() == kNoAlgorithm) fail(AXON_UNIMPLEMENTED, "Relu: no algorithm for 7 elements");
   for (int64_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = x.data<float>()[i] > 0 ? x.data<float>()[i] : 0.0f;
 }
 

@@ -7,19 +7,16 @@
 //   axon-bench-cuda [--plugin PATH] [--iters N]
 //
 // Timing: N calls are queued on the device's stream between two CUDA events
-// (recorded by the kernel library on the device's own stream, through its
-// private time_on_stream hook): that is the GPU time per call. The wall time
-// between two synchronize() calls and the host's enqueue time per call are
-// printed beside it; when enqueue time is as large as GPU time the op is bound
-// by launch overhead. Without the hook (another build) only wall times are shown.
+// (the plugin's axon.timing extension, recorded on the device's own stream):
+// that is the GPU time per call. The wall time between two synchronize()
+// calls and the host's enqueue time per call are printed beside it; when
+// enqueue time is as large as GPU time the op is bound by launch overhead.
+// Without the extension (another plugin) only wall times are shown.
 // Exit: 0, 1 failure (also: a GPU the plugin cannot use, "FAIL: unusable CUDA
 // device: <reason>"), 2 bad usage, 77 the driver reports no GPU ("SKIP: no CUDA
 // device: <reason>").
-#include "axon_cuda_kernels.h"
 #include "device_presence.hpp"
 #include "plugin_harness.hpp"
-
-#include <dlfcn.h>
 
 #include <chrono>
 #include <cstdio>
@@ -100,7 +97,7 @@ struct Bench {
     check(api.synchronize(api.device_ctx, &err), err, "synchronize");
   }
 
-  const axon_cuda_kernels_api* kernels = nullptr;  // for time_on_stream, if available
+  const axon_timing_extension* timing = nullptr;  // the plugin's axon.timing, if it has one
 
   struct Times {
     double gpu = -1;  // seconds per call from CUDA events, -1 when not measured
@@ -121,8 +118,7 @@ struct Bench {
     auto t2 = Clock::now();
     t.wall = std::chrono::duration<double>(t2 - t0).count() / iters;
     t.enqueue = std::chrono::duration<double>(t1 - t0).count() / iters;
-    if (kernels && kernels->struct_size >= AXON_STRUCT_SIZE(axon_cuda_kernels_api, time_on_stream) &&
-        kernels->time_on_stream) {
+    if (timing != nullptr) {
       struct Ctx {
         std::function<void()> f;
         std::string error;
@@ -139,31 +135,13 @@ struct Bench {
       };
       float ms = 0;
       axon_error err{};
-      check(kernels->time_on_stream(api.device_ctx, enqueue, &ctx, iters, &ms, &err), err, "time_on_stream");
+      check(timing->time_on_stream(api.device_ctx, enqueue, &ctx, iters, &ms, &err), err, "time_on_stream");
       if (!ctx.error.empty()) throw std::runtime_error(ctx.error);
       t.gpu = ms / 1e3 / iters;
     }
     return t;
   }
 };
-
-// The kernel library the plugin loaded (same folder), for its timing hook.
-const axon_cuda_kernels_api* kernel_library_next_to(const std::string& plugin_path) {
-  const size_t slash = plugin_path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : plugin_path.substr(0, slash);
-  const char* env = std::getenv("AXON_CUDA_KERNELS_DIR");
-  for (const std::string& d : {env ? std::string(env) : std::string(), dir}) {
-    if (d.empty()) continue;
-    void* h = dlopen((d + "/" AXON_CUDA_KERNELS_FILE).c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (h == nullptr) continue;
-    auto init = reinterpret_cast<axon_cuda_kernels_init_fn>(dlsym(h, AXON_CUDA_KERNELS_ENTRY));
-    static axon_cuda_kernels_api api{};
-    api.struct_size = sizeof api;
-    axon_error err{};
-    if (init && init(AXON_CUDA_KERNELS_VERSION, &api, &err) == AXON_OK) return &api;
-  }
-  return nullptr;
-}
 
 axon_conv2d_attrs conv_attrs() {
   axon_conv2d_attrs a{};
@@ -220,9 +198,9 @@ int main(int argc, char** argv) {
     std::printf("TF32: %s (AXON_TEST_ALLOW_TF32)\n", std::getenv("AXON_TEST_ALLOW_TF32") ? std::getenv("AXON_TEST_ALLOW_TF32") : "off");
     TestDevice dev(cuda, 0);
     Bench b{dev.api};
-    b.kernels = kernel_library_next_to(plugin_path);
-    std::printf("timing: %s\n", b.kernels ? "CUDA events on the device's stream (GPU time), wall and enqueue time per call"
-                                            : "wall and enqueue time only (kernel library has no timing hook)");
+    b.timing = axon::client::extension<axon_timing_extension>(cuda.api, AXON_EXTENSION_TIMING, 1);
+    std::printf("timing: %s\n", b.timing ? "the plugin's axon.timing extension (the device's clock: CUDA events on a GPU), wall and enqueue time per call"
+                                           : "wall and enqueue time only (the plugin has no axon.timing extension)");
     const int64_t N = 64;
 
     // The trainer's CNN (apps/axon-train): conv 3x3x32 on 28x28 -> relu -> pool 2

@@ -1,7 +1,7 @@
 # Shared by bench/cuda/CMakeLists.txt and tests/cuda/standalone.
 # Expects AXON_HARNESS_DIR and the target axon-plugin-cuda.
 add_executable(axon-bench-cuda ${CMAKE_CURRENT_LIST_DIR}/bench_cuda.cpp)
-target_include_directories(axon-bench-cuda PRIVATE ${AXON_HARNESS_DIR} ${CMAKE_CURRENT_LIST_DIR}/../../plugins/cuda/include)
+target_include_directories(axon-bench-cuda PRIVATE ${AXON_HARNESS_DIR})
 target_link_libraries(axon-bench-cuda PRIVATE axon::sdk ${CMAKE_DL_LIBS})
 target_compile_definitions(axon-bench-cuda PRIVATE AXON_CUDA_PLUGIN_PATH="$<TARGET_FILE:axon-plugin-cuda>")
 add_dependencies(axon-bench-cuda axon-plugin-cuda axon-cuda-kernels)

@@ -6,6 +6,7 @@
 #include "simd.hpp"
 
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -82,6 +83,20 @@ axon_status all_reduce(void*, int32_t n, void* const*, void* const* buffers, int
   });
 }
 
+// axon.timing: kernels on host memory are done when they return, so the
+// device's time for the work is the wall time around the calls.
+axon_status time_on_stream(void*, void (*enqueue)(void*), void* arg, int32_t iters, float* device_ms,
+                           axon_error* err) {
+  return sdk::guarded(err, [&] {
+    require(enqueue != nullptr && device_ms != nullptr && iters > 0, "time_on_stream: bad arguments");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int32_t i = 0; i < iters; ++i) enqueue(arg);
+    *device_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  });
+}
+
+const axon_timing_extension kTiming = {sizeof(axon_timing_extension), time_on_stream};
+
 const axon_collective_api kCollectives = [] {
   axon_collective_api c{};
   c.struct_size = sizeof c;
@@ -138,6 +153,9 @@ class CpuPlugin final : public sdk::Plugin {
   std::string unavailable_reason() override { return blas_error_; }
 
   const axon_collective_api* collectives() override { return &kCollectives; }
+  const void* extension(const char* name, uint32_t version) override {
+    return std::strcmp(name, AXON_EXTENSION_TIMING) == 0 && version == 1 ? &kTiming : nullptr;
+  }
 
  private:
   void check_id(int id) {

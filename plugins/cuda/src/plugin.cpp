@@ -8,6 +8,7 @@
 #include "probe.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace axon::cuda {
@@ -21,6 +22,9 @@ std::string env_note(const char* name) {
   const char* v = std::getenv(name);
   return v ? sdk::format(", %s=%s", name, v) : std::string();
 }
+
+class CudaPlugin;
+CudaPlugin& the_plugin();
 
 class CudaPlugin : public sdk::Plugin {
  public:
@@ -117,6 +121,23 @@ class CudaPlugin : public sdk::Plugin {
   std::vector<axon_excluded_device> excluded_devices() override { return state().excluded; }
 
   const axon_collective_api* collectives() override { return &forwarding_collectives(); }
+
+  // axon.timing: CUDA events on the device's stream, from the kernel library
+  // (loaded by then: timing needs an opened device).
+  const void* extension(const char* name, uint32_t version) override {
+    if (std::strcmp(name, AXON_EXTENSION_TIMING) != 0 || version != 1) return nullptr;
+    static const axon_timing_extension timing = {
+        sizeof(axon_timing_extension),
+        [](void* device_ctx, void (*enqueue)(void*), void* arg, int32_t iters, float* ms, axon_error* err) {
+          const axon_cuda_kernels_api* k = the_plugin().kernels();
+          if (k == nullptr || k->struct_size < AXON_STRUCT_SIZE(axon_cuda_kernels_api, time_on_stream) ||
+              k->time_on_stream == nullptr)
+            return sdk::set_error(err, "time_on_stream: the CUDA kernel library is not loaded"), AXON_UNAVAILABLE;
+          return k->time_on_stream(device_ctx, enqueue, arg, iters, ms, err);
+        }};
+    return &timing;
+  }
+  const axon_cuda_kernels_api* kernels() const { return kernels_; }
 
   // The kernel library's collectives, loading it if need be (comm_get_id may
   // come before any device is opened).

@@ -115,6 +115,17 @@ inline void call_kernel(const axon_device_api& api, axon_kernel_fn fn, const cha
   check(fn(api.device_ctx, &call, &err), err, what);
 }
 
+// The plugin's extension `name` at `version` as a T (an axon_*_extension
+// struct), or nullptr: an older table without get_extension, no such
+// extension, or one smaller than T.
+template <class T>
+const T* extension(const axon_plugin_api& plugin, const char* name, uint32_t version) {
+  if (plugin.struct_size < AXON_STRUCT_SIZE(axon_plugin_api, get_extension) || plugin.get_extension == nullptr)
+    return nullptr;
+  const T* e = static_cast<const T*>(plugin.get_extension(plugin.plugin_ctx, name, version));
+  return e != nullptr && e->struct_size >= sizeof(T) ? e : nullptr;
+}
+
 // Whether the device runs this call (its supports(), ABI 1.10; a table
 // without one runs every call).
 inline bool supports(const axon_device_api& api, const axon_kernel_call& call) {

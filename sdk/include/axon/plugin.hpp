@@ -290,6 +290,12 @@ class Plugin {
   virtual std::string unavailable_reason() { return {}; }
   virtual std::vector<axon_excluded_device> excluded_devices() { return {}; }
   virtual const axon_collective_api* collectives() { return nullptr; }
+  // The extension `name` at `version` (a static struct starting with
+  // struct_size), or nullptr.
+  virtual const void* extension(const char* name, uint32_t version) {
+    (void)name, (void)version;
+    return nullptr;
+  }
 
   const axon_host_api* host = nullptr;
   const char* plugin_name = "";
@@ -410,6 +416,13 @@ inline void fill_plugin_api(Plugin* p, const axon_host_api* host, const char* na
     });
   };
   out->collectives = p->collectives();
+  out->get_extension = [](void* c, const char* ext, uint32_t ext_version) -> const void* {
+    try {
+      return ext != nullptr ? detail::plug(c).extension(ext, ext_version) : nullptr;
+    } catch (...) {
+      return nullptr;
+    }
+  };
 }
 
 }  // namespace axon::sdk

@@ -598,7 +598,29 @@ typedef struct axon_plugin_api {
   axon_status (*get_excluded)(void* plugin_ctx, int32_t index, axon_excluded_device* out, axon_error* err);
   /* optional: collectives among this plugin's devices / across processes. */
   const axon_collective_api* collectives;
+
+  /* optional (ABI 1.10): the plugin's extension `name` at `version`, or NULL
+   * when it has none (or not that version). What a plugin offers beyond this
+   * table goes there instead of into a new minor: a static struct that
+   * starts with struct_size and lives as long as the process, its layout
+   * frozen for that version (a new field is a new version). */
+  const void* (*get_extension)(void* plugin_ctx, const char* name, uint32_t version);
 } axon_plugin_api;
+
+/* ------------------------------------------------------------------ extensions */
+
+/* "axon.timing", version 1: the device's own clock, for benchmarks. Calls
+ * enqueue(arg) `iters` times between two marks on the device's stream
+ * (events on a GPU), waits for the second, and returns the time between
+ * them in milliseconds: the device's time for the work, without the host's
+ * launch overhead where the device queues work. */
+#define AXON_EXTENSION_TIMING "axon.timing"
+
+typedef struct axon_timing_extension {
+  size_t struct_size;
+  axon_status (*time_on_stream)(void* device_ctx, void (*enqueue)(void* arg), void* arg, int32_t iters,
+                                float* device_ms, axon_error* err);
+} axon_timing_extension;
 
 /* The entry point. The host zero-fills `out` (setting out->struct_size to the
  * size it knows) before the call; the plugin sets every field it knows,

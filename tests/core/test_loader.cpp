@@ -87,6 +87,34 @@ TEST_CASE("faulty plugins are skipped with one line each and the other devices s
   CHECK(yc.to_vector<float>() == std::vector<float>{0.0f, 0.0f, 2.5f, 0.0f});
 }
 
+TEST_CASE("a plugin built against the ABI 1.3 header loads, runs its kernels and falls back for the rest",
+          "[loader][compat]") {
+  Runtime& rt = Runtime::init(test::test_config({"abi13"}));
+  CHECK(rt.skipped_plugins().empty());
+  Device& old = rt.device("oldtoy:0");
+  CHECK(old.plugin_name() == "oldtoy");
+  CHECK(std::string(old.plugin_api().version) == "1.3.0");
+  const std::vector<float> xs{-1.5f, 0.0f, 2.5f, -0.25f};
+  Tensor x = Tensor::from_vector<float>(old, AXON_FLOAT32, {4}, xs);
+  Tensor y(old, AXON_FLOAT32, {4}), z(old, AXON_FLOAT32, {4}), s(old, AXON_FLOAT32, {4});
+  test::StderrCapture capture;
+  {
+    DeviceScope scope(old);
+    ops::relu(x, y);
+    ops::scale(x, z, 2.0f);
+    ops::sigmoid(x, s);  // not one of its kernels: the CPU runs it
+  }
+  CHECK(y.to_vector<float>() == std::vector<float>{0.0f, 0.0f, 2.5f, 0.0f});
+  CHECK(z.to_vector<float>() == std::vector<float>{-3.0f, 0.0f, 5.0f, -0.5f});
+  CHECK(s.to_vector<float>()[1] == 0.5f);
+  CHECK(capture.count_lines("axon: W placement: op Sigmoid has no kernel on /device:OLDTOY:0 (float32); running it on "
+                            "/device:CPU:0 instead. Use --strict-placement to make this an error.") == 1);
+  // Its tables end where 1.3's did: what later minors appended reads as absent.
+  CHECK(old.api().supports == nullptr);
+  CHECK(old.api().memory_info == nullptr);
+  CHECK(old.plugin_api().get_extension == nullptr);
+}
+
 TEST_CASE("a plugin file seen in a second folder is skipped as a duplicate of the first", "[loader]") {
   test::StderrCapture capture;
   Config c = test::test_config({"placement", "dupfile"});

@@ -2,7 +2,8 @@
 """axon-plugin-check from the outside, one scenario per run:
 
   fault CHECK PLUGIN NAME         exit 1 and exactly one failed check, NAME (--json and the lines)
-  passes CHECK PLUGIN [ARGS]      exit 0 and no failed check
+  passes CHECK PLUGIN [ARGS]      exit 0 and no failed check (--min-cases=K,B: at least K kernel
+                                  cases and B bad inputs passed; 20,10 unless given)
   usage CHECK PLUGIN              bad command lines: exit 2, one line on stderr, nothing on stdout
   training_fails CHECK PLUGIN DIR the training comparison fails when the runs disagree (a stand-in
                                   axon-train next to a copy of the checker in DIR)
@@ -72,6 +73,11 @@ def fault(checker, plugin, name):
 
 
 def passes(checker, plugin, args):
+    # --min-cases=K,B (the driver's, not the checker's): kernel cases and bad inputs a small plugin passes.
+    want_kernels, want_bad = 20, 10
+    for a in [a for a in args if a.startswith("--min-cases=")]:
+        want_kernels, want_bad = (int(v) for v in a.split("=", 1)[1].split(","))
+        args = [b for b in args if b != a]
     train = "--no-train" not in args
     # The reference kernels are naive loops: under the sanitizers only the CPU trains.
     if SANITIZED and train and "libaxon-plugin-cpu.so" not in plugin:
@@ -87,7 +93,8 @@ def passes(checker, plugin, args):
           json.dumps(doc["plugin"]))
     kernels = [c for c in doc["checks"] if c["name"].startswith("kernel[") and c["status"] == "pass"]
     bad = [c for c in doc["checks"] if c["name"].startswith("bad input: ")]
-    check(len(kernels) >= 20 and len(bad) >= 10, f"{len(kernels)} kernel cases and {len(bad)} bad inputs passed")
+    check(len(kernels) >= want_kernels and len(bad) >= want_bad,
+          f"{len(kernels)} kernel cases and {len(bad)} bad inputs passed")
     training = [c for c in doc["checks"] if c["name"].startswith("training: ")]
     check(len(training) == 1, "one training check", json.dumps(training))
     if train and os.path.exists("/usr/share/datasets/fashion-mnist"):

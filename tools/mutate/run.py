@@ -77,6 +77,33 @@ MUTATIONS = [
         "tests": r"^(core\.package\.minimal_plugin|errors\.|plugin_check)",
     },
     {
+        "name": "bucket ready before its gradients",
+        "what": "a replica reports a plan step's gradients written before that step's backward runs, so the overlapped "
+                "all-reduce may sum a bucket while backward still writes it",
+        "edits": [("core/src/nn/replica.cpp",
+                   "    dx.assign(n_in, Tensor());\n",
+                   "    if (progress_ != nullptr) progress_->backward_ran(progress_index_, k);\n"
+                   "    dx.assign(n_in, Tensor());\n"),
+                  ("core/src/nn/replica.cpp",
+                   "      if (need_[i]) accumulate(step.inputs[i], dx[i]);\n"
+                   "    if (progress_ != nullptr) progress_->backward_ran(progress_index_, k);\n",
+                   "      if (need_[i]) accumulate(step.inputs[i], dx[i]);\n")],
+        "tests": r"^distribute\.",
+    },
+    {
+        "name": "declined call run anyway",
+        "what": "dispatch ignores a device's supports(): a call it declines runs there all the same",
+        "edits": [("core/src/dispatch.cpp", "  if (p.device != nullptr && !p.device->supports(v.kc)) {",
+                   "  if (false && p.device != nullptr && !p.device->supports(v.kc)) {")],
+        "tests": r"^core\.runtime\.",
+    },
+    {
+        "name": "decline at launch is an error",
+        "what": "a kernel's AXON_UNIMPLEMENTED fails the op instead of placing it on the CPU",
+        "edits": [("core/src/device.cpp", "    if (st == AXON_UNIMPLEMENTED) throw KernelDeclined(what);\n", "")],
+        "tests": r"^core\.runtime\.",
+    },
+    {
         "name": "synchronized statistics not reduced",
         "what": "synchronized BatchNormalization skips the all-reduce of its statistics: each replica normalises its own part",
         "edits": [("core/src/nn/layers/batch_normalization.cpp",

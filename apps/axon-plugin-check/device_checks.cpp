@@ -4,8 +4,10 @@
 
 #include <axon/op_table.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <random>
 #include <set>
 #include <string>
@@ -163,6 +165,112 @@ void check_copies(const axon_device_api& api, Report& report) {
     report.pass(offsets, std::to_string(len) + " bytes");
   } catch (const CallFailed& e) {
     report.fail(offsets, e.what());
+  }
+}
+
+namespace {
+
+// An event, destroyed on every path.
+class Event {
+ public:
+  explicit Event(const axon_device_api& api) : api_(api) {
+    axon_error err = client::new_error();
+    client::check(api_.event_create(api_.device_ctx, &e_, &err), err, "event_create");
+  }
+  ~Event() { api_.event_destroy(api_.device_ctx, e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record() { call(api_.event_record, "event_record"); }
+  void wait() { call(api_.event_wait, "event_wait"); }
+  void synchronize() { call(api_.event_synchronize, "event_synchronize"); }
+  bool done() {
+    int32_t d = -1;
+    axon_error err = client::new_error();
+    client::check(api_.event_query(api_.device_ctx, e_, &d, &err), err, "event_query");
+    if (d != 0 && d != 1) throw CallFailed("event_query answered " + std::to_string(d) + ", not 0 or 1");
+    return d == 1;
+  }
+
+ private:
+  void call(axon_status (*f)(void*, axon_event, axon_error*), const char* what) {
+    axon_error err = client::new_error();
+    client::check(f(api_.device_ctx, e_, &err), err, what);
+  }
+  const axon_device_api& api_;
+  axon_event e_ = nullptr;
+};
+
+}  // namespace
+
+void check_events(const axon_device_api& api, Report& report) {
+  const char* table = "events: all or none";
+  const char* points = "events: a point is reached after the work before it";
+  const char* async = "copies: asynchronous, completed by an event";
+  if (api.event_create == nullptr) {
+    const std::string none = "no events (ABI 1.10): axon waits for the device's work with synchronize()";
+    for (const char* n : {table, points, async}) report.skip(n, none);
+    return;
+  }
+  std::string missing;
+  const std::pair<const char*, bool> fields[] = {
+      {"event_destroy", api.event_destroy != nullptr},
+      {"event_record", api.event_record != nullptr},
+      {"event_wait", api.event_wait != nullptr},
+      {"event_query", api.event_query != nullptr},
+      {"event_synchronize", api.event_synchronize != nullptr},
+      {"copy_host_to_device_async", api.copy_host_to_device_async != nullptr},
+      {"copy_device_to_host_async", api.copy_device_to_host_async != nullptr}};
+  for (const auto& [field, set] : fields)
+    if (!set) missing += (missing.empty() ? "" : ", ") + std::string(field);
+  if (!missing.empty()) return report.fail(table, "event_create is set, " + missing + " not");
+  report.pass(table);
+
+  // Work, a point after it, a wait for the point, more work: the point is
+  // reached (query, then synchronize) and the later work sees the earlier.
+  const size_t n = size_t{1} << 22;  // 4 MiB: long enough to be queued on a GPU
+  std::vector<unsigned char> data(n), back(n);
+  std::mt19937 rng(11);
+  for (unsigned char& b : data) b = static_cast<unsigned char>(rng());
+  try {
+    DeviceMemory mem(api);
+    void* a = mem.allocate(n);
+    void* b = mem.allocate(n);
+    Event fresh(api);
+    if (!fresh.done()) return report.fail(points, "event_query of an event never recorded answered 0");
+    mem.upload(a, data.data(), n);
+    Event after_upload(api), after_copy(api);
+    after_upload.record();
+    after_upload.wait();
+    axon_error err = client::new_error();
+    client::check(api.copy_device_to_device(api.device_ctx, b, a, n, &err), err, "copy_device_to_device");
+    after_copy.record();
+    bool reached = false;
+    for (int i = 0; i < 100000 && !reached; ++i) reached = after_copy.done();
+    after_copy.synchronize();
+    if (!after_copy.done()) return report.fail(points, "event_query answered 0 after event_synchronize returned");
+    mem.download(back.data(), b, n);
+    if (back != data) return report.fail(points, "the copy after the point differs from the data before it");
+    report.pass(points, reached ? "queried done, then synchronized" : "synchronized (the query kept answering 0)");
+  } catch (const CallFailed& e) {
+    return report.fail(points, e.what());
+  }
+
+  try {
+    DeviceMemory mem(api);
+    void* a = mem.allocate(n);
+    std::fill(back.begin(), back.end(), 0);
+    axon_error err = client::new_error();
+    client::check(api.copy_host_to_device_async(api.device_ctx, a, data.data(), n, &err), err,
+                  "copy_host_to_device_async");
+    client::check(api.copy_device_to_host_async(api.device_ctx, back.data(), a, n, &err), err,
+                  "copy_device_to_host_async");
+    Event done(api);
+    done.record();
+    done.synchronize();
+    if (back != data) return report.fail(async, "the data back through host memory differs once the event is reached");
+    report.pass(async, std::to_string(n) + " bytes there and back");
+  } catch (const CallFailed& e) {
+    report.fail(async, e.what());
   }
 }
 

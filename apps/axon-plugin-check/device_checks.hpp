@@ -1,6 +1,6 @@
 // Checks of the device table beyond the kernels: list_ops against
-// get_kernel, the allocator (alignment, memory_info's accounting) and the
-// copies. Each adds its checks to the report.
+// get_kernel, the allocator (alignment, memory_info's accounting), the
+// copies and the events. Each adds its checks to the report.
 #pragma once
 
 #include "report.hpp"
@@ -15,5 +15,9 @@ inline constexpr size_t kAlignment = AXON_ALLOCATION_ALIGNMENT;
 void check_list_ops(const axon_device_api& api, Report& report);
 void check_allocator(const axon_device_api& api, Report& report);
 void check_copies(const axon_device_api& api, Report& report);
+// Events and asynchronous copies (ABI 1.10): all or none; a point recorded
+// after work is reached only when the work is done (query, synchronize);
+// a wait for it orders later work; copies through host memory round-trip.
+void check_events(const axon_device_api& api, Report& report);
 
 }  // namespace axon::plugin_check

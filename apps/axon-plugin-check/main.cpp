@@ -173,6 +173,7 @@ int check(const Options& o) {
     check_list_ops(*api, report);
     check_allocator(*api, report);
     check_copies(*api, report);
+    check_events(*api, report);
   }
   check_kernels(*api, o.op, o.sum_ulps, report);
 

@@ -207,6 +207,34 @@ TEST_CASE("an asynchronous NCCL error of an in-process all-reduce ends synchroni
   CHECK(fake::record().aborted == 2);
 }
 
+TEST_CASE("an event after a hung all-reduce is not reached; waiting for it reports the all-reduce's error",
+          "[events]") {
+  fake::reset();
+  Device d0(0), d1(1);
+  const axon_device_api& api = d0.api;
+  REQUIRE(api.event_create != nullptr);
+  axon_error err{};
+  axon_event e = nullptr;
+  REQUIRE(api.event_create(api.device_ctx, &e, &err) == AXON_OK);
+  int32_t done = -1;
+  REQUIRE(api.event_query(api.device_ctx, e, &done, &err) == AXON_OK);
+  CHECK(done == 1);  // never recorded
+  std::vector<float> a(1000, 1.f), b(1000, 2.f);
+  fake::script().hang_collectives = true;
+  REQUIRE(all_reduce({&d0, &d1}, {&a, &b}).status == AXON_OK);  // queued, never finishing
+  REQUIRE(api.event_record(api.device_ctx, e, &err) == AXON_OK);
+  REQUIRE(api.event_wait(api.device_ctx, e, &err) == AXON_OK);
+  REQUIRE(api.event_query(api.device_ctx, e, &done, &err) == AXON_OK);
+  CHECK(done == 0);
+  fake::script().hang_async_error = ncclRemoteError;
+  const auto t0 = Clock::now();
+  const Result r = result(api.event_synchronize(api.device_ctx, e, &err), err);
+  CHECK(seconds_since(t0) < 5);
+  CHECK(r.status == AXON_INTERNAL);
+  CHECK_THAT(r.message, Contains("NCCL all-reduce of 1000 float32 values over GPUs 0, 1") && Contains("aborted"));
+  api.event_destroy(api.device_ctx, e);
+}
+
 TEST_CASE(
     "a cross-process all-reduce that never finishes fails at its timeout naming it, and its error without one at "
     "synchronize()",

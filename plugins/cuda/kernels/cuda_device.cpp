@@ -185,13 +185,27 @@ void CudaDevice::add_pending(PendingCollective c) {
 }
 
 void CudaDevice::wait_stream() {
+  bool pending = false;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending = !pending_.empty();
+  }
+  if (!pending) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return;
+  }
+  CUDA_CHECK(cudaEventRecord(idle_, stream_));
+  wait_for(idle_);
+}
+
+void CudaDevice::wait_for(cudaEvent_t event) {
   std::vector<std::pair<uint64_t, PendingCollective>> watched;
   {
     std::lock_guard<std::mutex> lock(pending_mu_);
     watched = pending_;
   }
   if (watched.empty()) {
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    CUDA_CHECK(cudaEventSynchronize(event));
     return;
   }
   // Forgets entries [first, last]: done, or reported.
@@ -214,9 +228,8 @@ void CudaDevice::wait_stream() {
       }
     }
   };
-  CUDA_CHECK(cudaEventRecord(idle_, stream_));
   for (;;) {
-    const cudaError_t q = cudaEventQuery(idle_);
+    const cudaError_t q = cudaEventQuery(event);
     if (q == cudaSuccess) break;
     if (q != cudaErrorNotReady) CUDA_CHECK(q);
     check(false);
@@ -224,6 +237,53 @@ void CudaDevice::wait_stream() {
   }
   check(true);  // finished, but an error may have come with it
   forget(watched.front().first, watched.back().first);
+}
+
+// axon_event is the cudaEvent_t itself.
+axon_event CudaDevice::event_create() {
+  activate();
+  cudaEvent_t e = nullptr;
+  CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return reinterpret_cast<axon_event>(e);
+}
+
+void CudaDevice::event_destroy(axon_event event) noexcept {
+  if (cudaSetDevice(ordinal_) == cudaSuccess) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event));
+}
+
+void CudaDevice::event_record(axon_event event) {
+  activate();
+  CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(event), stream_));
+}
+
+void CudaDevice::event_wait(axon_event event) {
+  activate();
+  CUDA_CHECK(cudaStreamWaitEvent(stream_, reinterpret_cast<cudaEvent_t>(event), 0));
+}
+
+bool CudaDevice::event_query(axon_event event) {
+  activate();
+  const cudaError_t q = cudaEventQuery(reinterpret_cast<cudaEvent_t>(event));
+  if (q == cudaErrorNotReady) return false;
+  CUDA_CHECK(q);
+  return true;
+}
+
+void CudaDevice::event_synchronize(axon_event event) {
+  activate();
+  wait_for(reinterpret_cast<cudaEvent_t>(event));
+}
+
+void CudaDevice::copy_host_to_device_async(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  activate();
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+}
+
+void CudaDevice::copy_device_to_host_async(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  activate();
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
 }
 
 axon_kernel_fn CudaDevice::get_kernel(const char* op, axon_dtype dtype) { return kernel_table().find(op, dtype); }

@@ -50,6 +50,17 @@ class CudaDevice final : public sdk::Device {
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override;
   const char* const* list_ops() override;
   axon_memory_info memory_info() override;
+  // Events (ABI 1.10): CUDA events on the device's stream; the asynchronous
+  // copies are cudaMemcpyAsync on it.
+  bool has_events() const override { return true; }
+  axon_event event_create() override;
+  void event_destroy(axon_event event) noexcept override;
+  void event_record(axon_event event) override;
+  void event_wait(axon_event event) override;
+  bool event_query(axon_event event) override;
+  void event_synchronize(axon_event event) override;
+  void copy_host_to_device_async(void* dst, const void* src, size_t bytes) override;
+  void copy_device_to_host_async(void* dst, const void* src, size_t bytes) override;
 
   void activate() const { CUDA_CHECK(cudaSetDevice(ordinal_)); }
   // Before each kernel (sdk::validated_kernel): this device made current.
@@ -64,6 +75,8 @@ class CudaDevice final : public sdk::Device {
   // copies): cudaStreamSynchronize, or while collectives are pending, polling
   // them; throws what they report.
   void wait_stream();
+  // Waits until `event` is reached, as wait_stream does for the whole stream.
+  void wait_for(cudaEvent_t event);
   void log(axon_log_level level, const std::string& message) const;
 
   int ordinal() const { return ordinal_; }

@@ -4,7 +4,10 @@
 // asked for, not the rounding) and held to an optional limit
 // (AXON_MEMORY_LIMIT, --gpu-memory-limit), each freed at once (reserved =
 // in use); copies are memmove, done when they return, so synchronize() has
-// nothing to wait for. Reserving host memory up front would only take it
+// nothing to wait for, and events (ABI 1.10) are points that are always
+// reached: querying or waiting for one reports what synchronize() would
+// (a deferred error of a device that queues its validation). Reserving
+// host memory up front would only take it
 // from the rest of the machine: reserve and growth both allocate on demand.
 // A plugin derives from it and adds its kernels (get_kernel, list_ops).
 #pragma once
@@ -60,6 +63,15 @@ class HostMemoryDevice : public Device {
     std::free(p);
   }
 
+  bool has_events() const override { return true; }
+  axon_event event_create() override { return reinterpret_cast<axon_event>(new Event()); }
+  void event_destroy(axon_event event) noexcept override { delete reinterpret_cast<Event*>(event); }
+  bool event_query(axon_event) override {
+    synchronize();
+    return true;
+  }
+  void event_synchronize(axon_event) override { synchronize(); }
+
   void copy_host_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
   void copy_device_to_host(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
   void copy_device_to_device(void* dst, const void* src, size_t n) override { copy(dst, src, n); }
@@ -77,6 +89,7 @@ class HostMemoryDevice : public Device {
   }
 
  private:
+  struct Event {};  // work is done when its call returns: nothing to mark
   static constexpr size_t kAlign = AXON_ALLOCATION_ALIGNMENT;  // a cache line: any SIMD load
 
   void copy(void* dst, const void* src, size_t n) const {

@@ -190,6 +190,26 @@ class Device {
     (void)call;
     return true;
   }
+
+  // Events and asynchronous copies (ABI 1.10): a device that has them says
+  // so and overrides all of them; the host sees none otherwise. An event is
+  // the device's own object behind axon_event.
+  virtual bool has_events() const { return false; }
+  virtual axon_event event_create() { fail(AXON_UNIMPLEMENTED, "no events"); }
+  virtual void event_destroy(axon_event event) noexcept { (void)event; }
+  virtual void event_record(axon_event event) { (void)event; }
+  virtual void event_wait(axon_event event) { (void)event; }
+  virtual bool event_query(axon_event event) {
+    (void)event;
+    return true;
+  }
+  virtual void event_synchronize(axon_event event) { (void)event; }
+  virtual void copy_host_to_device_async(void* dst, const void* src, size_t bytes) {
+    copy_host_to_device(dst, src, bytes);
+  }
+  virtual void copy_device_to_host_async(void* dst, const void* src, size_t bytes) {
+    copy_device_to_host(dst, src, bytes);
+  }
 };
 
 // Maps (op, dtype) -> kernel function. Build one per device kind, statically.
@@ -354,6 +374,47 @@ inline void fill_device_api(Device* d, axon_device_api* out) {
     } catch (...) {
       return 0;
     }
+  };
+  if (!d->has_events()) return;
+  out->event_create = [](void* c, axon_event* e, axon_error* err) {
+    return guarded(err, [&] {
+      require(e != nullptr, "event_create: no place for the event");
+      *e = dev(c).event_create();
+    });
+  };
+  out->event_destroy = [](void* c, axon_event e) {
+    if (e != nullptr) dev(c).event_destroy(e);
+  };
+  out->event_record = [](void* c, axon_event e, axon_error* err) {
+    return guarded(err, [&] {
+      require(e != nullptr, "event_record: a NULL event");
+      dev(c).event_record(e);
+    });
+  };
+  out->event_wait = [](void* c, axon_event e, axon_error* err) {
+    return guarded(err, [&] {
+      require(e != nullptr, "event_wait: a NULL event");
+      dev(c).event_wait(e);
+    });
+  };
+  out->event_query = [](void* c, axon_event e, int32_t* done, axon_error* err) {
+    return guarded(err, [&] {
+      require(e != nullptr && done != nullptr, "event_query: a NULL event or answer");
+      *done = 0;
+      *done = dev(c).event_query(e) ? 1 : 0;
+    });
+  };
+  out->event_synchronize = [](void* c, axon_event e, axon_error* err) {
+    return guarded(err, [&] {
+      require(e != nullptr, "event_synchronize: a NULL event");
+      dev(c).event_synchronize(e);
+    });
+  };
+  out->copy_host_to_device_async = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
+    return guarded(err, [&] { dev(c).copy_host_to_device_async(dst, src, n); });
+  };
+  out->copy_device_to_host_async = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
+    return guarded(err, [&] { dev(c).copy_device_to_host_async(dst, src, n); });
   };
 }
 

@@ -509,6 +509,11 @@ typedef struct axon_memory_info {
   uint64_t largest_free_block;
 } axon_memory_info;
 
+/* A point in a device's stream of work (ABI 1.10), the plugin's own object:
+ * a CUDA event, or nothing at all on a device whose work is done when the
+ * call returns. */
+typedef struct axon_event_s* axon_event;
+
 /* One opened device. All functions take device_ctx. */
 typedef struct axon_device_api {
   size_t struct_size;
@@ -544,6 +549,30 @@ typedef struct axon_device_api {
    * Asked before each call; data pointers may be NULL or another device's,
    * so only shapes, dtypes and attributes may be read. NULL: every call. */
   int32_t (*supports)(void* device_ctx, const axon_kernel_call* call);
+
+  /* optional (ABI 1.10), all or none (the host reads event_create): events
+   * and asynchronous copies on the device's stream. */
+  axon_status (*event_create)(void* device_ctx, axon_event* event, axon_error* err);
+  void (*event_destroy)(void* device_ctx, axon_event event);
+  /* Marks the point after the work queued on this device so far (again: a
+   * new point replaces the old). */
+  axon_status (*event_record)(void* device_ctx, axon_event event, axon_error* err);
+  /* Work queued on this device from now on starts after the event's point
+   * (an event of this device, or of another device of this plugin). */
+  axon_status (*event_wait)(void* device_ctx, axon_event event, axon_error* err);
+  /* *done = 1 when the work before the event's point has finished (0 before;
+   * 1 for an event never recorded). The error of that work, if it failed,
+   * comes back here and from event_synchronize, as from synchronize. */
+  axon_status (*event_query)(void* device_ctx, axon_event event, int32_t* done, axon_error* err);
+  /* Waits until the work before the event's point has finished. */
+  axon_status (*event_synchronize)(void* device_ctx, axon_event event, axon_error* err);
+  /* Copies queued on the device's stream that may return before they are
+   * done: `src` (host) must stay as it is, and `dst` (host) holds the data,
+   * once an event recorded after the copy is done. */
+  axon_status (*copy_host_to_device_async)(void* device_ctx, void* dst, const void* src, size_t bytes,
+                                           axon_error* err);
+  axon_status (*copy_device_to_host_async)(void* device_ctx, void* dst, const void* src, size_t bytes,
+                                           axon_error* err);
 } axon_device_api;
 
 /* ------------------------------------------------------------------ collectives */

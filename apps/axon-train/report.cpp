@@ -80,8 +80,8 @@ void ReplicaTimesReport::on_epoch_end(const nn::EpochLogs& logs) {
     std::fprintf(out_, "  %-34s %9.3f %9.3f %11.3f %11.3f\n", t.device.c_str(), t.compute, t.wait,
                  logs.all_reduce_seconds, logs.input_wait_seconds);
   const double steps = logs.steps > 0 ? static_cast<double>(logs.steps) : 1.0;
-  std::fprintf(out_, "  all-reduce: %.3f ms per step, %.1f%% of the epoch",
-               1e3 * logs.all_reduce_seconds / steps, logs.seconds > 0 ? 100 * logs.all_reduce_seconds / logs.seconds : 0.0);
+  std::fprintf(out_, "  all-reduce: %.3f ms per step, %.1f%% of the epoch", 1e3 * logs.all_reduce_seconds / steps,
+               logs.seconds > 0 ? 100 * logs.all_reduce_seconds / logs.seconds : 0.0);
   // With buckets: the all-reduce calls (waiting for other workers
   // included) that ran while backward went on.
   if (logs.all_reduce_hidden_seconds > 0)

@@ -281,7 +281,8 @@ RunResult train_on(const Placement& where, const Options& opts, const data::Data
   if (!opts.quiet) {
     std::printf("%s\n", strategy.describe(opts.batch_size).c_str());
     if (const int b = model.all_reduce_buckets(); b > 1)
-      std::printf("Gradients summed in %d buckets of about %.3g MiB, each while backward goes on (--all-reduce-bucket-mb)\n",
+      std::printf("Gradients summed in %d buckets of about %.3g MiB, each while backward goes on "
+                  "(--all-reduce-bucket-mb)\n",
                   b, static_cast<double>(strategy.bucket_bytes()) / (1 << 20));
     if (opts.verbose) std::fputs(model.summary().c_str(), stdout);
     std::fflush(stdout);

@@ -199,8 +199,9 @@ int main(int argc, char** argv) {
     TestDevice dev(cuda, 0);
     Bench b{dev.api};
     b.timing = axon::client::extension<axon_timing_extension>(cuda.api, AXON_EXTENSION_TIMING, 1);
-    std::printf("timing: %s\n", b.timing ? "the plugin's axon.timing extension (the device's clock: CUDA events on a GPU), wall and enqueue time per call"
-                                           : "wall and enqueue time only (the plugin has no axon.timing extension)");
+    std::printf("timing: %s\n", b.timing ? "the plugin's axon.timing extension (the device's clock: CUDA events on a "
+                                           "GPU), wall and enqueue time per call"
+                                         : "wall and enqueue time only (the plugin has no axon.timing extension)");
     const int64_t N = 64;
 
     // The trainer's CNN (apps/axon-train): conv 3x3x32 on 28x28 -> relu -> pool 2

@@ -79,7 +79,8 @@ bool lower_on(OpId op, const Device& d, axon_dtype dtype) {
 // The device that runs the op when the requested one has no kernel, or
 // declines this call (`declined`: why). While recording, nothing throws and
 // nothing is logged: the recorder lists it all.
-Placement fall_back(OpId op, Device& requested, axon_dtype dtype, bool recording, const std::string* declined = nullptr) {
+Placement fall_back(OpId op, Device& requested, axon_dtype dtype, bool recording,
+                    const std::string* declined = nullptr) {
   const Runtime& rt = Runtime::get();
   const std::string what = declined != nullptr
                                ? std::string("op ") + op_name(op) + ": " + requested.name() + " declines this call (" +
@@ -191,7 +192,8 @@ std::string input_shapes(const OpCall& call) {
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor* t = call.inputs[i];
     if (t == nullptr || !t->defined()) continue;
-    (out += out.empty() ? "" : ", ") += std::string(input_slot(s, static_cast<int>(i)).name) + " " + shape_string(t->shape());
+    (out += out.empty() ? "" : ", ") +=
+        std::string(input_slot(s, static_cast<int>(i)).name) + " " + shape_string(t->shape());
   }
   return out;
 }

@@ -354,7 +354,8 @@ namespace {
 std::unique_ptr<Model> branching(Strategy& s, int64_t bucket_bytes) {
   s.set_bucket_bytes(bucket_bytes);
   auto m = std::make_unique<Model>();
-  const int stem = m->add_node(std::make_unique<Conv2D>(8, 3, Activation::linear, 2, AXON_PADDING_SAME, "stem"), {kModelInput});
+  const int stem =
+      m->add_node(std::make_unique<Conv2D>(8, 3, Activation::linear, 2, AXON_PADDING_SAME, "stem"), {kModelInput});
   const int bn = m->add_node(std::make_unique<BatchNormalization>(0.9, 1e-3, true, true, "bn"), {stem});
   const int relu = m->add_node(std::make_unique<ReLU>("relu"), {bn});
   const int a = m->add_node(std::make_unique<Conv2D>(8, 3, Activation::relu, 1, AXON_PADDING_SAME, "a"), {relu});

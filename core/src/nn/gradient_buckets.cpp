@@ -24,7 +24,8 @@ std::vector<GradientSegment> gradient_segments(Replica& replica) {
       if (p->trainable) out.push_back({offsets.at(j), step_of[i]});
       ++j;
     }
-  std::sort(out.begin(), out.end(), [](const GradientSegment& a, const GradientSegment& b) { return a.begin < b.begin; });
+  std::sort(out.begin(), out.end(),
+            [](const GradientSegment& a, const GradientSegment& b) { return a.begin < b.begin; });
   return out;
 }
 

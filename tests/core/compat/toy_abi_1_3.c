@@ -38,7 +38,8 @@ static int same_float_shape(const axon_kernel_call* call) {
 
 static axon_status relu(void* ctx, const axon_kernel_call* call, axon_error* err) {
   (void)ctx;
-  if (!same_float_shape(call)) return set_error(err, "oldtoy Relu: one float32 x and a y of its shape"), AXON_INVALID_ARGUMENT;
+  if (!same_float_shape(call))
+    return set_error(err, "oldtoy Relu: one float32 x and a y of its shape"), AXON_INVALID_ARGUMENT;
   const float* x = (const float*)call->inputs[0].data;
   float* y = (float*)call->outputs[0].data;
   for (int64_t i = 0; i < numel(&call->inputs[0]); ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;

@@ -24,9 +24,7 @@ std::vector<GradientSegment> gradient_segments(Replica& replica) {
       if (p->trainable) out.push_back({offsets.at(j), step_of[i]});
       ++j;
     }
-  std::sort(out.begin(), out.end(),
-            [](const GradientSegment& a, const GradientSegment& b) { return a.begin < b.begin; });
-  return out;
+  return out;  // in buffer order: bind() lays the trainable weights out in this order
 }
 
 std::vector<GradientBucket> gradient_buckets(const std::vector<GradientSegment>& segments, int64_t buffer_floats,

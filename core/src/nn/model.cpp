@@ -243,6 +243,9 @@ void Model::plan_overlap() {
   std::vector<GradientBucket> buckets =
       gradient_buckets(gradient_segments(*replicas_[0]), floats, strategy_->bucket_bytes() / 4);
   if (buckets.size() < 2) return;
+  for (size_t b = 0; b < buckets.size(); ++b)
+    bucket_names_.push_back("gradients (bucket " + std::to_string(b + 1) + " of " + std::to_string(buckets.size()) +
+                            ")");
   progress_ = std::make_unique<BucketProgress>(std::move(buckets), num_replicas());
   for (size_t r = 0; r < replicas_.size(); ++r) replicas_[r]->set_bucket_progress(progress_.get(), static_cast<int>(r));
   // The caller's thread reduces the buckets: it is the one that may call MPI.
@@ -316,8 +319,7 @@ void Model::overlapped_step(const std::function<void(int)>& compute, const std::
         parts[r] = &views[r];
       }
       const auto t0 = Clock::now();
-      strategy_->all_reduce(parts, "gradients (bucket " + std::to_string(b + 1) + " of " +
-                                       std::to_string(buckets.size()) + ")", steps_ + 1);
+      strategy_->all_reduce(parts, bucket_names_[b], steps_ + 1);
       done = Clock::now();
       reducing += std::chrono::duration<double>(done - t0).count();
     }

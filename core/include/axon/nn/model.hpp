@@ -169,6 +169,7 @@ class Model {
   std::unique_ptr<ReplicaThreads> threads_;  // with more than one replica
   std::unique_ptr<StepCollective> collective_;  // with more than one replica in all
   std::unique_ptr<BucketProgress> progress_;     // when the all-reduce overlaps backward
+  std::vector<std::string> bucket_names_;        // "gradients (bucket 2 of 4)", for errors
   int64_t steps_ = 0;                         // optimisation steps so far (for messages)
   // This epoch's time per replica (compute, wait) and in the all-reduce.
   std::vector<ReplicaTimes> times_;

@@ -76,7 +76,8 @@ void write_json(std::ostream& out, const Runtime& rt, const ReportOptions& opt) 
     out << "{\"name\": " << quote(p.name) << ", \"version\": " << quote(p.version)
         << ", \"device_type\": " << quote(p.device_type) << ", \"priority\": " << p.priority
         << ", \"path\": " << quote(p.path) << ", \"device_count\": " << p.device_count
-        << ", \"unavailable_reason\": " << quote(p.unavailable_reason) << ", \"load_ms\": " << number(p.load_ms) << "}";
+        << ", \"unavailable_reason\": " << quote(p.unavailable_reason) << ", \"load_ms\": " << number(p.load_ms)
+        << ", \"abi\": " << quote(p.abi) << "}";
   });
   out << ",\n  \"skipped_plugins\": ";
   array(out, rt.skipped_plugins(), [&](const SkippedPlugin& s) {

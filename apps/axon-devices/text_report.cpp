@@ -97,8 +97,8 @@ void write_text(std::ostream& out, const Runtime& rt, const ReportOptions& opt) 
   out << "Plugins (" << rt.plugins().size() << "):\n";
   if (rt.plugins().empty()) out << "  (none found)\n";
   for (const auto& p : rt.plugins()) {
-    out << "  " << p.name << " " << p.version << " (" << p.device_type << ", priority " << p.priority
-        << "): " << plural(static_cast<size_t>(p.device_count), "device");
+    out << "  " << p.name << " " << p.version << " (" << p.device_type << ", priority " << p.priority << ", ABI "
+        << p.abi << "): " << plural(static_cast<size_t>(p.device_count), "device");
     if (p.device_count == 0 && !p.unavailable_reason.empty()) out << " (" << p.unavailable_reason << ")";
     out << ", " << parse::printable_path(p.path);
     if (opt.timing) {

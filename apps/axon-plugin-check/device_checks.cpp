@@ -180,8 +180,8 @@ class Event {
   ~Event() { api_.event_destroy(api_.device_ctx, e_); }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  void record() { call(api_.event_record, "event_record"); }
-  void wait() { call(api_.event_wait, "event_wait"); }
+  void record(axon_stream s = nullptr) { on_stream(api_.event_record, s, "event_record"); }
+  void wait(axon_stream s = nullptr) { on_stream(api_.event_wait, s, "event_wait"); }
   void synchronize() { call(api_.event_synchronize, "event_synchronize"); }
   bool done() {
     int32_t d = -1;
@@ -196,8 +196,30 @@ class Event {
     axon_error err = client::new_error();
     client::check(f(api_.device_ctx, e_, &err), err, what);
   }
+  void on_stream(axon_status (*f)(void*, axon_event, axon_stream, axon_error*), axon_stream s, const char* what) {
+    axon_error err = client::new_error();
+    client::check(f(api_.device_ctx, e_, s, &err), err, what);
+  }
   const axon_device_api& api_;
   axon_event e_ = nullptr;
+};
+
+// A stream of the device, destroyed on every path.
+class Stream {
+ public:
+  explicit Stream(const axon_device_api& api) : api_(api) {
+    axon_error err = client::new_error();
+    client::check(api_.stream_create(api_.device_ctx, &s_, &err), err, "stream_create");
+    if (s_ == nullptr) throw CallFailed("stream_create returned AXON_OK and a NULL stream");
+  }
+  ~Stream() { api_.stream_destroy(api_.device_ctx, s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  axon_stream get() const { return s_; }
+
+ private:
+  const axon_device_api& api_;
+  axon_stream s_ = nullptr;
 };
 
 }  // namespace
@@ -206,20 +228,24 @@ void check_events(const axon_device_api& api, Report& report) {
   const char* table = "events: all or none";
   const char* points = "events: a point is reached after the work before it";
   const char* async = "copies: asynchronous, completed by an event";
+  const char* streams = "streams: an event orders work on two streams";
   if (api.event_create == nullptr) {
-    const std::string none = "no events (ABI 1.10): axon waits for the device's work with synchronize()";
-    for (const char* n : {table, points, async}) report.skip(n, none);
+    const std::string none = "no events: axon waits for the device's work with synchronize()";
+    for (const char* n : {table, points, async, streams}) report.skip(n, none);
     return;
   }
   std::string missing;
   const std::pair<const char*, bool> fields[] = {
+      {"stream_create", api.stream_create != nullptr},
+      {"stream_destroy", api.stream_destroy != nullptr},
       {"event_destroy", api.event_destroy != nullptr},
       {"event_record", api.event_record != nullptr},
       {"event_wait", api.event_wait != nullptr},
       {"event_query", api.event_query != nullptr},
       {"event_synchronize", api.event_synchronize != nullptr},
       {"copy_host_to_device_async", api.copy_host_to_device_async != nullptr},
-      {"copy_device_to_host_async", api.copy_device_to_host_async != nullptr}};
+      {"copy_device_to_host_async", api.copy_device_to_host_async != nullptr},
+      {"copy_device_to_device_async", api.copy_device_to_device_async != nullptr}};
   for (const auto& [field, set] : fields)
     if (!set) missing += (missing.empty() ? "" : ", ") + std::string(field);
   if (!missing.empty()) return report.fail(table, "event_create is set, " + missing + " not");
@@ -260,9 +286,9 @@ void check_events(const axon_device_api& api, Report& report) {
     void* a = mem.allocate(n);
     std::fill(back.begin(), back.end(), 0);
     axon_error err = client::new_error();
-    client::check(api.copy_host_to_device_async(api.device_ctx, a, data.data(), n, &err), err,
+    client::check(api.copy_host_to_device_async(api.device_ctx, a, data.data(), n, nullptr, &err), err,
                   "copy_host_to_device_async");
-    client::check(api.copy_device_to_host_async(api.device_ctx, back.data(), a, n, &err), err,
+    client::check(api.copy_device_to_host_async(api.device_ctx, back.data(), a, n, nullptr, &err), err,
                   "copy_device_to_host_async");
     Event done(api);
     done.record();
@@ -271,6 +297,36 @@ void check_events(const axon_device_api& api, Report& report) {
     report.pass(async, std::to_string(n) + " bytes there and back");
   } catch (const CallFailed& e) {
     report.fail(async, e.what());
+  }
+
+  // Upload on a stream of its own, a point after it that the device's stream
+  // waits for, a copy there, and back on a third stream after a second
+  // point: what arrives is what was uploaded.
+  try {
+    DeviceMemory mem(api);
+    void* a = mem.allocate(n);
+    void* b = mem.allocate(n);
+    std::fill(back.begin(), back.end(), 0);
+    Stream up(api), down(api);
+    Event uploaded(api), copied(api), done(api);
+    axon_error err = client::new_error();
+    client::check(api.copy_host_to_device_async(api.device_ctx, a, data.data(), n, up.get(), &err), err,
+                  "copy_host_to_device_async on a stream");
+    uploaded.record(up.get());
+    uploaded.wait();
+    client::check(api.copy_device_to_device_async(api.device_ctx, b, a, n, nullptr, &err), err,
+                  "copy_device_to_device_async");
+    copied.record();
+    copied.wait(down.get());
+    client::check(api.copy_device_to_host_async(api.device_ctx, back.data(), b, n, down.get(), &err), err,
+                  "copy_device_to_host_async on a stream");
+    done.record(down.get());
+    done.synchronize();
+    if (back != data)
+      return report.fail(streams, "the data through three streams differs once the last point is reached");
+    report.pass(streams, std::to_string(n) + " bytes, three streams, two points");
+  } catch (const CallFailed& e) {
+    report.fail(streams, e.what());
   }
 }
 

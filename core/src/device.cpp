@@ -22,12 +22,6 @@ std::string message_of(const axon_error& err, axon_status st) {
   return message_of(err) + " (" + axon_status_name(st) + ")";
 }
 
-// Room for a newer plugin's larger device table (see loader.cpp).
-struct PaddedDeviceApi {
-  alignas(alignof(std::max_align_t)) unsigned char bytes[sizeof(axon_device_api) + 4096]{};
-  axon_device_api* get() { return reinterpret_cast<axon_device_api*>(bytes); }
-};
-
 }  // namespace
 
 Device::Device(const Plugin* plugin, const axon_plugin_api* plugin_api, const axon_device_props& props,
@@ -59,15 +53,17 @@ void Device::ensure_open() const {
   if (opened_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(open_mutex_);
   if (opened_.load(std::memory_order_relaxed)) return;
-  PaddedDeviceApi raw;
-  raw.get()->struct_size = sizeof(axon_device_api);
+  // The plugin's own table: read (up to its struct_size), never written.
+  const axon_device_api* raw = nullptr;
   axon_error err{};
   err.struct_size = sizeof err;
-  axon_status st = plugin_api_->open_device(plugin_api_->plugin_ctx, props_.physical_id, &config_, raw.get(), &err);
+  axon_status st = plugin_api_->open_device(plugin_api_->plugin_ctx, props_.physical_id, &config_, &raw, &err);
   if (st != AXON_OK)
     throw RuntimeError("cannot open " + name_ + " (plugin " + plugin_name_ + "): " + message_of(err, st));
+  if (raw == nullptr)
+    throw RuntimeError("cannot open " + name_ + " (plugin " + plugin_name_ + "): open_device returned no table");
   axon_device_api table{};
-  if (auto bad = validate_device_table(*raw.get(), table))
+  if (auto bad = validate_device_table(*raw, table))
     throw RuntimeError("cannot open " + name_ + " (plugin " + plugin_name_ + "): " + *bad);
   api_ = table;
   // Each (op, dtype) is looked up once here; dispatch then indexes an array.

@@ -1,6 +1,8 @@
 // The plugin loader. Search order and validation rules: docs/architecture.md.
 #include "loader.hpp"
 
+#include "abi1_shim.hpp"
+
 #include <axon/log.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -74,14 +76,6 @@ void copy_prefix(const T& raw, T& out) {
   std::memcpy(&out, &raw, n);
 }
 
-// The plugin fills a table whose size it alone knows; give it room for a
-// newer, larger table than ours so a careless memset cannot overrun.
-template <class T>
-struct Padded {
-  alignas(alignof(std::max_align_t)) unsigned char bytes[sizeof(T) + 4096]{};
-  T* get() { return reinterpret_cast<T*>(bytes); }
-};
-
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -135,27 +129,39 @@ Plugin* load_one(const fs::path& path, HostContext* host, Failure& failure) {
     return nullptr;
   }
   kept_libraries().push_back(lib);
-  if (!lib->has(AXON_PLUGIN_ENTRY_SYMBOL)) {
+  // ABI 2's entry point returns the plugin's own table; ABI 1's fills one of
+  // the host's, through the translation layer (abi1_shim.hpp).
+  const bool abi2 = lib->has(AXON_PLUGIN_ENTRY_SYMBOL);
+  if (!abi2 && !lib->has(abi1::kEntrySymbol)) {
     reason = "no entry symbol '" AXON_PLUGIN_ENTRY_SYMBOL "' (not an axon plugin, or not exported)";
     return nullptr;
   }
-  auto& init = lib->get<axon_status(const axon_host_api*, axon_plugin_api*, axon_error*)>(AXON_PLUGIN_ENTRY_SYMBOL);
-
-  Padded<axon_plugin_api> table;
-  table.get()->struct_size = sizeof(axon_plugin_api);
+  const axon_plugin_api* table = nullptr;
+  uint32_t abi1_minor = 0;
   axon_error err{};
   err.struct_size = sizeof err;
-  axon_status st = init(&host->api, table.get(), &err);
+  axon_status st = AXON_OK;
+  if (abi2) {
+    st = lib->get<axon_status(const axon_host_api*, const axon_plugin_api**, axon_error*)>(AXON_PLUGIN_ENTRY_SYMBOL)(
+        &host->api, &table, &err);
+  } else {
+    auto* init = &lib->get<axon_status(const axon_host_api*, void*, axon_error*)>(abi1::kEntrySymbol);
+    st = abi1::load(init, &host->api, &table, &abi1_minor, &err);
+  }
+  const char* entry = abi2 ? AXON_PLUGIN_ENTRY_SYMBOL : abi1::kEntrySymbol;
   failure.started = true;
   if (st != AXON_OK) {
     err.message[sizeof err.message - 1] = '\0';
     failure.message = err.message[0] ? err.message : "no message";
-    reason = std::string(AXON_PLUGIN_ENTRY_SYMBOL " failed (") + axon_status_name(st) +
-             "): " + failure.message;
+    reason = std::string(entry) + " failed (" + axon_status_name(st) + "): " + failure.message;
+    return nullptr;
+  }
+  if (table == nullptr) {
+    reason = std::string(entry) + " returned AXON_OK and no table";
     return nullptr;
   }
   auto plugin = std::make_unique<Plugin>();
-  if (auto bad = validate_plugin_table(*table.get(), plugin->api)) {
+  if (auto bad = validate_plugin_table(*table, plugin->api)) {
     reason = *bad;
     return nullptr;
   }
@@ -163,6 +169,8 @@ Plugin* load_one(const fs::path& path, HostContext* host, Failure& failure) {
   PluginInfo& info = plugin->info;
   info.name = plugin->api.name;
   info.version = plugin->api.version ? plugin->api.version : "";
+  info.abi = abi2 ? std::to_string(table->abi_major) + "." + std::to_string(table->abi_minor)
+                  : "1." + std::to_string(abi1_minor) + " (translated)";
   info.device_type = plugin->api.device_type;
   info.path = plugin->path;
   info.priority = plugin->api.priority;
@@ -307,7 +315,8 @@ LoadResult load_plugins(const Config& config, HostContext* host) {
             loaded_files.emplace(file, p->path);
             char ms[32];
             std::snprintf(ms, sizeof ms, "%.2f ms", p->info.load_ms);
-            log::info(kTag, "loaded " + p->path + " (" + p->info.name + " " + p->info.version + ", " +
+            log::info(kTag, "loaded " + p->path + " (" + p->info.name + " " + p->info.version + ", ABI " +
+                                p->info.abi + ", " +
                                 std::to_string(p->info.device_count) + " device(s), " + ms + ")");
             result.plugins.push_back(p);
             continue;

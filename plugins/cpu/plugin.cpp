@@ -83,6 +83,16 @@ axon_status all_reduce(void*, int32_t n, void* const*, void* const* buffers, int
   });
 }
 
+// Queued: a CPU device's work is done when its call returns, so every
+// wait_for event is already reached and the sum is done (each done event is
+// a point always reached) when this returns.
+axon_status all_reduce_async(void* ctx, int32_t n, void* const* ctxs, void* const* buffers, int64_t count,
+                             axon_dtype dtype, axon_reduce_op op, const axon_event*, const axon_event* done,
+                             axon_error* err) {
+  if (done == nullptr) return sdk::set_error(err, "CPU all_reduce_async: no events to record"), AXON_INVALID_ARGUMENT;
+  return all_reduce(ctx, n, ctxs, buffers, count, dtype, op, err);
+}
+
 // axon.timing: kernels on host memory are done when they return, so the
 // device's time for the work is the wall time around the calls.
 axon_status time_on_stream(void*, void (*enqueue)(void*), void* arg, int32_t iters, float* device_ms,
@@ -101,6 +111,7 @@ const axon_collective_api kCollectives = [] {
   axon_collective_api c{};
   c.struct_size = sizeof c;
   c.all_reduce = all_reduce;  // cross-process reduction is the core's (MPI)
+  c.all_reduce_async = all_reduce_async;
   return c;
 }();
 

@@ -1,5 +1,5 @@
 // Test-only harness that talks to a plugin through the C ABI alone (dlopen +
-// axon_plugin_init), with no core library in between. Kernel tests use it to
+// axon_plugin_get_api), with no core library in between. Kernel tests use it to
 // run the same op on two plugins (e.g. cpu vs reference) and compare.
 #pragma once
 
@@ -53,11 +53,9 @@ struct LoadedPlugin {
   explicit LoadedPlugin(const std::string& path) {
     void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) throw std::runtime_error("dlopen " + path + ": " + dlerror());
-    auto init = reinterpret_cast<axon_plugin_init_fn>(dlsym(h, AXON_PLUGIN_ENTRY_SYMBOL));
-    if (init == nullptr) throw std::runtime_error(path + ": no " AXON_PLUGIN_ENTRY_SYMBOL);
-    api.struct_size = sizeof api;
-    axon_error err{};
-    check(init(&harness_host(), &api, &err), err, "init " + path);
+    auto entry = reinterpret_cast<axon_plugin_get_api_fn>(dlsym(h, AXON_PLUGIN_ENTRY_SYMBOL));
+    if (entry == nullptr) throw std::runtime_error(path + ": no " AXON_PLUGIN_ENTRY_SYMBOL);
+    api = client::get_plugin_api(entry, harness_host());
   }
   int device_count() const { return api.device_count(api.plugin_ctx); }
 };
@@ -72,9 +70,7 @@ struct TestDevice {
     cfg.logical_index = physical_id;
     cfg.memory_mode = AXON_MEMORY_GROWTH;
     cfg.threads = threads;
-    api.struct_size = sizeof api;
-    axon_error err{};
-    check(plugin.api.open_device(plugin.api.plugin_ctx, physical_id, &cfg, &api, &err), err, "open_device");
+    api = client::open_device(plugin.api, physical_id, cfg);
   }
   ~TestDevice() {
     if (api.close) api.close(api.device_ctx);

@@ -147,9 +147,9 @@ elif case == "faulty_plugins":
     rc, out, err = run("--plugin-dir", faulty, "--json")
     check(rc == 0, "faulty plugins do not stop axon-devices", out, err)
     data = json.loads(out)
-    expected = {"notelf": "cannot load", "noentry": "no entry symbol", "wrongabi": "built for ABI major 2",
+    expected = {"notelf": "cannot load", "noentry": "no entry symbol", "wrongabi": "built for ABI major 3",
                 "noopen": "'open_device' field",
-                "initfails": "axon_plugin_init failed (AXON_UNAVAILABLE): fake: the test device is switched off"}
+                "initfails": "axon_plugin_get_api failed (AXON_UNAVAILABLE): fake: the test device is switched off"}
     for stem, reason in expected.items():
         path = os.path.join(faulty, f"libaxon-plugin-{stem}.so")
         lines = [l for l in err.splitlines() if path in l]

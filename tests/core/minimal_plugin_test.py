@@ -2,7 +2,7 @@
 """The plugin guide's example works as the guide says, from the installed
 package alone: install this build into a fresh prefix, configure the
 installed share/axon/examples/minimal-plugin without a build type (it must
-build Release), check that only axon_plugin_init is exported, that the
+build Release), check that only axon_plugin_get_api is exported, that the
 installed axon-devices lists /device:TOY:0 through AXON_PLUGIN_PATH, that the
 installed axon-train trains an epoch on it with ops on TOY and the rest on
 the CPU, and that --gpu-memory-limit reaches it."""
@@ -86,7 +86,7 @@ so = os.path.join(build, "libaxon-plugin-toy.so")
 check(os.path.exists(so), "libaxon-plugin-toy.so built out of tree")
 symbols = sh("nm", "-D", "--defined-only", so).stdout.split("\n")
 exported = [l.split()[-1] for l in symbols if l.strip()]
-check(exported == ["axon_plugin_init"], "only axon_plugin_init is exported", "\n".join(symbols))
+check(exported == ["axon_plugin_get_api"], "only axon_plugin_get_api is exported", "\n".join(symbols))
 
 with_toy = dict(env, AXON_PLUGIN_PATH=build)
 devices = os.path.join(prefix, "bin/axon-devices")

@@ -36,8 +36,8 @@ TEST_CASE("faulty plugins are skipped with one line each and the other devices s
   };
   const Expect expected[] = {
       {"libaxon-plugin-notelf.so", "cannot load: "},
-      {"libaxon-plugin-noentry.so", "no entry symbol 'axon_plugin_init'"},
-      {"libaxon-plugin-wrongabi.so", "built for ABI major 2, this axon has 1"},
+      {"libaxon-plugin-noentry.so", "no entry symbol 'axon_plugin_get_api'"},
+      {"libaxon-plugin-wrongabi.so", "built for ABI major 3, this axon has 2"},
       {"libaxon-plugin-noopen.so", "'open_device' field in axon_plugin_api must be set"},
       {"libaxon-plugin-initfails.so", "fake: the test device is switched off"},
   };
@@ -113,6 +113,26 @@ TEST_CASE("a plugin built against the ABI 1.3 header loads, runs its kernels and
   CHECK(old.api().supports == nullptr);
   CHECK(old.api().memory_info == nullptr);
   CHECK(old.plugin_api().get_extension == nullptr);
+  // It came through the ABI 1 translation layer, which offers no events;
+  // the host's own plugins speak ABI 2.
+  CHECK(old.api().event_create == nullptr);
+  for (const PluginInfo& p : rt.plugins())
+    CHECK(p.abi == (p.name == "oldtoy" ? "1.3 (translated)" : std::to_string(AXON_ABI_MAJOR) + ".0"));
+  CHECK(rt.plugins().size() >= 2);
+}
+
+TEST_CASE("ABI 2 hands out the plugin's own tables: the host reads them, never writes them", "[loader]") {
+  Runtime& rt = Runtime::init(test::test_config({}));
+  Device& cpu = *rt.cpu_device();
+  // The device table is the plugin's (the CPU plugin's has streams and events
+  // since ABI 2.0), and the frozen tensor is 112 bytes with zero reserved fields.
+  CHECK(cpu.api().struct_size == sizeof(axon_device_api));
+  CHECK(cpu.api().stream_create != nullptr);
+  static_assert(sizeof(axon_tensor) == 112, "axon_tensor is frozen for ABI 2");
+  const std::vector<float> xs{1.0f, -2.0f};
+  Tensor x = Tensor::from_vector<float>(cpu, AXON_FLOAT32, {2}, xs);
+  const axon_tensor view = x.c_view();
+  for (int64_t r : view.reserved) CHECK(r == 0);
 }
 
 TEST_CASE("a plugin file seen in a second folder is skipped as a duplicate of the first", "[loader]") {

@@ -222,8 +222,8 @@ TEST_CASE("an event after a hung all-reduce is not reached; waiting for it repor
   std::vector<float> a(1000, 1.f), b(1000, 2.f);
   fake::script().hang_collectives = true;
   REQUIRE(all_reduce({&d0, &d1}, {&a, &b}).status == AXON_OK);  // queued, never finishing
-  REQUIRE(api.event_record(api.device_ctx, e, &err) == AXON_OK);
-  REQUIRE(api.event_wait(api.device_ctx, e, &err) == AXON_OK);
+  REQUIRE(api.event_record(api.device_ctx, e, nullptr, &err) == AXON_OK);
+  REQUIRE(api.event_wait(api.device_ctx, e, nullptr, &err) == AXON_OK);
   REQUIRE(api.event_query(api.device_ctx, e, &done, &err) == AXON_OK);
   CHECK(done == 0);
   fake::script().hang_async_error = ncclRemoteError;
@@ -233,6 +233,80 @@ TEST_CASE("an event after a hung all-reduce is not reached; waiting for it repor
   CHECK(r.status == AXON_INTERNAL);
   CHECK_THAT(r.message, Contains("NCCL all-reduce of 1000 float32 values over GPUs 0, 1") && Contains("aborted"));
   api.event_destroy(api.device_ctx, e);
+}
+
+TEST_CASE("queued all-reduces run beside the device's stream: their done events carry their results and errors",
+          "[nccl-queued]") {
+  fake::reset();
+  const axon_collective_api& c = *kernels().collectives;
+  REQUIRE(c.all_reduce_async != nullptr);
+  REQUIRE(c.comm_all_reduce_async != nullptr);
+  Device d0(0), d1(1);
+  auto event = [](Device& d) {
+    axon_event e = nullptr;
+    axon_error err{};
+    REQUIRE(d.api.event_create(d.api.device_ctx, &e, &err) == AXON_OK);
+    return e;
+  };
+  auto reached = [](Device& d, axon_event e) {
+    int32_t done = -1;
+    axon_error err{};
+    REQUIRE(d.api.event_query(d.api.device_ctx, e, &done, &err) == AXON_OK);
+    return done == 1;
+  };
+  axon_error err{};
+  // In-process: the sum lands, each device's done event is reached.
+  std::vector<float> a(1000, 1.f), b(1000, 2.f);
+  void* ctxs[] = {d0.api.device_ctx, d1.api.device_ctx};
+  void* bufs[] = {a.data(), b.data()};
+  axon_event ready[] = {event(d0), event(d1)}, done[] = {event(d0), event(d1)};
+  REQUIRE(d0.api.event_record(d0.api.device_ctx, ready[0], nullptr, &err) == AXON_OK);
+  REQUIRE(d1.api.event_record(d1.api.device_ctx, ready[1], nullptr, &err) == AXON_OK);
+  REQUIRE(c.all_reduce_async(nullptr, 2, ctxs, bufs, 1000, AXON_FLOAT32, AXON_REDUCE_SUM, ready, done, &err) ==
+          AXON_OK);
+  CHECK(d0.api.event_synchronize(d0.api.device_ctx, done[0], &err) == AXON_OK);
+  CHECK(all_equal(a, 3.f));
+  CHECK(all_equal(b, 3.f));
+  CHECK(c.all_reduce_async(nullptr, 2, ctxs, bufs, 1000, AXON_FLOAT32, AXON_REDUCE_SUM, ready, nullptr, &err) ==
+        AXON_INVALID_ARGUMENT);
+
+  // A hung one: its done event is not reached while the device's own stream
+  // is free; waiting for the event reports the all-reduce's error.
+  fake::script().hang_collectives = true;
+  REQUIRE(c.all_reduce_async(nullptr, 2, ctxs, bufs, 1000, AXON_FLOAT32, AXON_REDUCE_SUM, nullptr, done, &err) ==
+          AXON_OK);
+  axon_event compute = event(d0);
+  REQUIRE(d0.api.event_record(d0.api.device_ctx, compute, nullptr, &err) == AXON_OK);
+  CHECK(reached(d0, compute));
+  CHECK_FALSE(reached(d0, done[0]));
+  fake::script().hang_async_error = ncclRemoteError;
+  const auto t0 = Clock::now();
+  Result r = result(d0.api.event_synchronize(d0.api.device_ctx, done[0], &err), err);
+  CHECK(seconds_since(t0) < 5);
+  CHECK(r.status == AXON_INTERNAL);
+  CHECK_THAT(r.message, Contains("NCCL all-reduce of 1000 float32 values over GPUs 0, 1") && Contains("aborted"));
+
+  // Cross-process, with a timeout: reported through the done event, naming the rank.
+  fake::reset();
+  fake::script().hang_collectives = true;
+  Device d2(0);
+  char id[AXON_COMM_ID_CAPACITY];
+  size_t id_size = sizeof id;
+  REQUIRE(c.comm_get_id(nullptr, id, &id_size, &err) == AXON_OK);
+  void* comm = nullptr;
+  REQUIRE(c.comm_create(d2.api.device_ctx, id, id_size, 0, 1, &comm, &err) == AXON_OK);
+  axon_event rank_done = event(d2);
+  std::vector<float> buf(500, 1.f);
+  REQUIRE(c.comm_all_reduce_async(comm, buf.data(), 500, AXON_FLOAT32, AXON_REDUCE_SUM, nullptr, rank_done, 200,
+                                  &err) == AXON_OK);
+  CHECK_FALSE(reached(d2, rank_done));
+  r = result(d2.api.event_synchronize(d2.api.device_ctx, rank_done, &err), err);
+  CHECK(r.status == AXON_DEADLINE_EXCEEDED);
+  CHECK_THAT(r.message, Contains("NCCL all-reduce of 500 float32 values (timeout 200 ms)") && Contains("rank 0 of 1"));
+  c.comm_destroy(comm);
+  for (axon_event e : {ready[0], done[0], compute}) d0.api.event_destroy(d0.api.device_ctx, e);
+  for (axon_event e : {ready[1], done[1]}) d1.api.event_destroy(d1.api.device_ctx, e);
+  d2.api.event_destroy(d2.api.device_ctx, rank_done);
 }
 
 TEST_CASE(

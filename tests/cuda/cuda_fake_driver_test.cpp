@@ -51,12 +51,11 @@ axon_status try_open(const LoadedPlugin& p, int id, std::string& message) {
   axon_device_config cfg{};
   cfg.struct_size = sizeof cfg;
   cfg.memory_mode = AXON_MEMORY_GROWTH;
-  axon_device_api api{};
-  api.struct_size = sizeof api;
+  const axon_device_api* api = nullptr;
   axon_error err{};
   axon_status s = p.api.open_device(p.api.plugin_ctx, id, &cfg, &api, &err);
   message = err.message;
-  if (s == AXON_OK && api.close) api.close(api.device_ctx);
+  if (s == AXON_OK && api != nullptr && api->close) api->close(api->device_ctx);
   return s;
 }
 

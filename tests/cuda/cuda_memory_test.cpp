@@ -35,9 +35,7 @@ struct Opened {
     cfg.logical_index = 0;
     cfg.memory_mode = mode;
     cfg.memory_limit_bytes = limit;
-    api.struct_size = sizeof api;
-    axon_error err{};
-    check(p.api.open_device(p.api.plugin_ctx, 0, &cfg, &api, &err), err, "open_device");
+    api = axon::client::open_device(p.api, 0, cfg);
   }
   ~Opened() { api.close(api.device_ctx); }
   axon_memory_info info() {

@@ -75,8 +75,7 @@ TEST_CASE("with no device the plugin says why, and opening fails cleanly", "[cud
   CHECK(std::string(err.message).find("does not exist") != std::string::npos);
   axon_device_config cfg{};
   cfg.struct_size = sizeof cfg;
-  axon_device_api api{};
-  api.struct_size = sizeof api;
+  const axon_device_api* api = nullptr;
   axon_error err2{};
   CHECK(p.api.open_device(p.api.plugin_ctx, 0, &cfg, &api, &err2) == AXON_UNAVAILABLE);
   CHECK(std::string(err2.message).find(reason) != std::string::npos);

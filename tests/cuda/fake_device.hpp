@@ -79,10 +79,11 @@ struct Device {
     args.config.struct_size = sizeof args.config;
     args.config.memory_mode = mode;
     args.config.memory_limit_bytes = limit;
-    api.struct_size = sizeof api;
     axon_error err{};
-    const axon_status s = kernels().open_device(&args, &api, &err);
+    const axon_device_api* table = nullptr;
+    const axon_status s = kernels().open_device(&args, &table, &err);
     if (s != AXON_OK) FAIL(err.message);
+    api = *table;
   }
   ~Device() { api.close(api.device_ctx); }
   Device(const Device&) = delete;

@@ -9,7 +9,7 @@
 //                    synchronize() reports it. Copies do not.
 //   TOY_FAULT_NAN    the TOY_NAN_CALL-th Relu call (default 3) fills its output
 //                    with NaN.
-//   TOY_FAIL_INIT    axon_plugin_init fails.
+//   TOY_FAIL_INIT    axon_plugin_get_api fails.
 //   TOY_FAIL_OPEN    open_device fails.
 //   TOY_NO_DEVICES   device_count is 0, with an unavailable reason.
 //   TOY_NO_CONV      no Conv2D, Conv2DBackpropInput or Conv2DBackpropFilter
@@ -209,7 +209,8 @@ class ToyPlugin final : public Plugin {
 
 #if defined(TOY_FAIL_INIT)
 // Fails before it fills its table, so it never says its device type.
-extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api*, axon_plugin_api*, axon_error* err) {
+extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_get_api(const axon_host_api*, const axon_plugin_api**,
+                                                              axon_error* err) {
   axon::sdk::set_error(err, "the toy accelerator did not answer (planted init failure)");
   return AXON_UNAVAILABLE;
 }

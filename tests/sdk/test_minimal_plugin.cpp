@@ -30,9 +30,7 @@ struct RawDevice {
     cfg.struct_size = sizeof cfg;
     cfg.memory_mode = mode;
     cfg.memory_limit_bytes = limit;
-    api.struct_size = sizeof api;
-    axon_error err{};
-    check(toy_plugin().api.open_device(toy_plugin().api.plugin_ctx, 0, &cfg, &api, &err), err, "open_device");
+    api = axon::client::open_device(toy_plugin().api, 0, cfg);
   }
   ~RawDevice() { api.close(api.device_ctx); }
   RawDevice(const RawDevice&) = delete;

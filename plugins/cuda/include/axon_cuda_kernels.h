@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-#define AXON_CUDA_KERNELS_VERSION 2
+#define AXON_CUDA_KERNELS_VERSION 3
 #define AXON_CUDA_KERNELS_ENTRY "axon_cuda_kernels_init"
 #define AXON_CUDA_KERNELS_FILE "libaxon-cuda-kernels.so"
 
@@ -32,7 +32,7 @@ typedef struct axon_cuda_kernels_api {
   size_t struct_size;
   uint32_t version;            /* AXON_CUDA_KERNELS_VERSION */
   const char* build_info;      /* "cudart 13.0, cuDNN 9.19.0, cuBLAS 13.1.0, NCCL 2.28.9" */
-  axon_status (*open_device)(const axon_cuda_open_args* args, axon_device_api* out, axon_error* err);
+  axon_status (*open_device)(const axon_cuda_open_args* args, const axon_device_api** out, axon_error* err);
   /* device_ctx arguments are the ctx of devices opened above; plugin_ctx is ignored. */
   const axon_collective_api* collectives;
   /* For benchmarks (bench/cuda): calls enqueue(arg) `iters` times between two

@@ -4,6 +4,8 @@
 // becomes AXON_DEADLINE_EXCEEDED after the caller's timeout instead of a hang).
 // Every queued all-reduce is watched by its devices' waits (PendingCollective):
 // an asynchronous NCCL error ends them naming the all-reduce, never a hang.
+// The asynchronous forms run on each device's communication stream, between
+// the events the host gives (NCCL on a side stream, as DDP and Horovod run it).
 #include "collectives.hpp"
 
 #include "cuda_device.hpp"
@@ -182,41 +184,54 @@ class NcclGroup {
   bool open_ = true;
 };
 
-axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers, int64_t count, axon_dtype dtype,
-                       axon_reduce_op op, axon_error* err) {
-  return sdk::guarded(err, [&] {
-    sdk::require(n >= 1 && ctxs != nullptr && buffers != nullptr, "all_reduce: need at least one device and buffer");
-    sdk::require(count >= 0, "all_reduce: negative count");
-    std::vector<CudaDevice*> devs;
-    std::vector<int> ordinals;
-    for (int i = 0; i < n; ++i) {
-      devs.push_back(&device_from_ctx(ctxs[i]));
-      ordinals.push_back(devs.back()->ordinal());
+// The communicators of the in-process set of these devices, made on first use.
+std::shared_ptr<CommState> in_process_comms(const std::vector<int>& ordinals) {
+  auto& ip = in_process();
+  std::lock_guard<std::mutex> lock(ip.mu);
+  auto& slot = ip.by_devices[ordinals];
+  if (slot == nullptr) {
+    // Into a local vector: communicators of a failed set-up are never used.
+    std::vector<ncclComm_t> comms(ordinals.size());
+    try {
+      NCCL_CHECK(ncclCommInitAll(comms.data(), static_cast<int>(ordinals.size()), ordinals.data()));
+      slot = std::make_shared<CommState>(std::move(comms));
+    } catch (const sdk::Error& e) {
+      slot = std::make_shared<CommState>();
+      slot->set_up_failed(e.what());
+      throw;
     }
-    const ncclDataType_t type = nccl_type(dtype);
-    // One device goes through NCCL too (an in-place all-reduce of one rank
-    // changes nothing): the same path as several, so one GPU can test it.
-    if (count == 0) return;
-    const std::string gpus = gpu_list(ordinals);
-    auto& ip = in_process();
-    std::shared_ptr<CommState> state;
-    {
-      std::lock_guard<std::mutex> lock(ip.mu);
-      auto& slot = ip.by_devices[ordinals];
-      if (slot == nullptr) {
-        // Into a local vector: communicators of a failed set-up are never used.
-        std::vector<ncclComm_t> comms(static_cast<size_t>(n));
-        try {
-          NCCL_CHECK(ncclCommInitAll(comms.data(), n, ordinals.data()));
-          slot = std::make_shared<CommState>(std::move(comms));
-        } catch (const sdk::Error& e) {
-          slot = std::make_shared<CommState>();
-          slot->set_up_failed(e.what());
-          throw;
-        }
+  }
+  return slot;
+}
+
+// all_reduce and all_reduce_async: on each device's own stream, or (queued)
+// on its communication stream after wait_for[i], with done[i] recorded after.
+void in_process_all_reduce(int32_t n, void* const* ctxs, void* const* buffers, int64_t count, axon_dtype dtype,
+                           axon_reduce_op op, const axon_event* wait_for, const axon_event* done, bool queued) {
+  sdk::require(n >= 1 && ctxs != nullptr && buffers != nullptr, "all_reduce: need at least one device and buffer");
+  sdk::require(count >= 0, "all_reduce: negative count");
+  sdk::require(!queued || done != nullptr, "all_reduce_async: no events to record");
+  std::vector<CudaDevice*> devs;
+  std::vector<int> ordinals;
+  std::vector<cudaStream_t> streams;
+  for (int i = 0; i < n; ++i) {
+    devs.push_back(&device_from_ctx(ctxs[i]));
+    ordinals.push_back(devs.back()->ordinal());
+    sdk::require(!queued || done[i] != nullptr, sdk::format("all_reduce_async: no event for device %d", i));
+    streams.push_back(queued ? devs.back()->communication_stream() : devs.back()->stream());
+  }
+  const ncclDataType_t type = nccl_type(dtype);
+  if (queued && wait_for != nullptr)
+    for (int i = 0; i < n; ++i)
+      if (wait_for[i] != nullptr) {
+        devs[i]->activate();
+        CUDA_CHECK(cudaStreamWaitEvent(streams[i], reinterpret_cast<cudaEvent_t>(wait_for[i]), 0));
       }
-      state = slot;
-    }
+  // One device goes through NCCL too (an in-place all-reduce of one rank
+  // changes nothing): the same path as several, so one GPU can test it.
+  if (count > 0) {
+    const std::string gpus = gpu_list(ordinals);
+    std::shared_ptr<CommState> state = in_process_comms(ordinals);
     const std::string what = sdk::format("NCCL all-reduce of %lld %s values over %s", (long long)count,
                                          sdk::dtype_name(dtype), gpus.c_str());
     state->use("NCCL all-reduce over " + gpus, [&](const std::vector<ncclComm_t>& comms) {
@@ -225,11 +240,27 @@ axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers
       NcclGroup group;
       for (int i = 0; i < n; ++i)
         NCCL_CHECK(ncclAllReduce(buffers[i], buffers[i], static_cast<size_t>(count), type, nccl_op(op), comms[i],
-                                 devs[i]->stream()));
+                                 streams[i]));
       group.end();
     });
     for (CudaDevice* d : devs) d->add_pending(watch(state, what));
-  });
+  }
+  if (queued)
+    for (int i = 0; i < n; ++i) {
+      devs[i]->activate();
+      CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(done[i]), streams[i]));
+    }
+}
+
+axon_status all_reduce(void*, int32_t n, void* const* ctxs, void* const* buffers, int64_t count, axon_dtype dtype,
+                       axon_reduce_op op, axon_error* err) {
+  return sdk::guarded(err, [&] { in_process_all_reduce(n, ctxs, buffers, count, dtype, op, nullptr, nullptr, false); });
+}
+
+axon_status all_reduce_async(void*, int32_t n, void* const* ctxs, void* const* buffers, int64_t count,
+                             axon_dtype dtype, axon_reduce_op op, const axon_event* wait_for, const axon_event* done,
+                             axon_error* err) {
+  return sdk::guarded(err, [&] { in_process_all_reduce(n, ctxs, buffers, count, dtype, op, wait_for, done, true); });
 }
 
 struct Comm {
@@ -302,29 +333,45 @@ axon_status comm_create(void* device_ctx, const void* id, size_t id_size, int32_
   });
 }
 
-axon_status comm_all_reduce(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op,
-                            int32_t timeout_ms, axon_error* err) {
-  return sdk::guarded(err, [&] {
-    sdk::require(comm != nullptr, "comm_all_reduce: null communicator");
-    Comm& c = *static_cast<Comm*>(comm);
-    const ncclDataType_t type = nccl_type(dtype);
-    if (count == 0) return;
-    c.dev->activate();
+// comm_all_reduce and comm_all_reduce_async (queued: on the communication
+// stream after wait_for, with done recorded after).
+void rank_all_reduce(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op,
+                     int32_t timeout_ms, axon_event wait_for, axon_event done, bool queued) {
+  sdk::require(comm != nullptr, "comm_all_reduce: null communicator");
+  sdk::require(!queued || done != nullptr, "comm_all_reduce_async: no event to record");
+  Comm& c = *static_cast<Comm*>(comm);
+  const ncclDataType_t type = nccl_type(dtype);
+  c.dev->activate();
+  const cudaStream_t stream = queued ? c.dev->communication_stream() : c.dev->stream();
+  if (queued && wait_for != nullptr)
+    CUDA_CHECK(cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(wait_for), 0));
+  if (count > 0) {
     const auto deadline =
         timeout_ms > 0 ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
     const std::string what =
         sdk::format("NCCL all-reduce of %lld %s values%s on %s", (long long)count, sdk::dtype_name(dtype),
                     timeout_ms > 0 ? sdk::format(" (timeout %d ms)", timeout_ms).c_str() : "", c.where().c_str());
     c.state->use("NCCL all-reduce on " + c.where(), [&](const std::vector<ncclComm_t>& comms) {
-      NCCL_CHECK(
-          ncclAllReduce(buffer, buffer, static_cast<size_t>(count), type, nccl_op(op), comms[0], c.dev->stream()));
+      NCCL_CHECK(ncclAllReduce(buffer, buffer, static_cast<size_t>(count), type, nccl_op(op), comms[0], stream));
     });
     wait_issued(c, deadline, what);
     c.dev->add_pending(watch(c.state, what, deadline));
-    // With a timeout the host watches the collective finish (one round trip);
-    // without, it stays queued and the device's next wait watches it.
-    if (timeout_ms > 0) c.dev->wait_stream();
-  });
+    // Waited for with a timeout, the host watches the collective finish (one
+    // round trip); without one, or queued, the device's next wait watches it.
+    if (!queued && timeout_ms > 0) c.dev->wait_stream();
+  }
+  if (queued) CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(done), stream));
+}
+
+axon_status comm_all_reduce(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op,
+                            int32_t timeout_ms, axon_error* err) {
+  return sdk::guarded(
+      err, [&] { rank_all_reduce(comm, buffer, count, dtype, op, timeout_ms, nullptr, nullptr, false); });
+}
+
+axon_status comm_all_reduce_async(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op,
+                                  axon_event wait_for, axon_event done, int32_t timeout_ms, axon_error* err) {
+  return sdk::guarded(err, [&] { rank_all_reduce(comm, buffer, count, dtype, op, timeout_ms, wait_for, done, true); });
 }
 
 void comm_destroy(void* comm) {
@@ -346,6 +393,8 @@ const axon_collective_api& nccl_collectives() {
     a.comm_create = comm_create;
     a.comm_all_reduce = comm_all_reduce;
     a.comm_destroy = comm_destroy;
+    a.all_reduce_async = all_reduce_async;
+    a.comm_all_reduce_async = comm_all_reduce_async;
     return a;
   }();
   return api;

@@ -116,10 +116,14 @@ void CudaDevice::release() noexcept {
   cudaSetDevice(ordinal_);
   if (stream_) {
     try {
-      wait_stream();
+      synchronize();
     } catch (...) {  // a failed collective was reported and aborted; nothing is left to wait for
     }
   }
+  for (cudaStream_t s : streams_) cudaStreamDestroy(s);  // the host's, left undestroyed at close
+  streams_.clear();
+  if (communication_stream_) cudaStreamDestroy(communication_stream_);
+  communication_stream_ = nullptr;
   if (idle_) cudaEventDestroy(idle_);
   idle_ = nullptr;
   conv_plans_.reset();
@@ -172,8 +176,24 @@ void CudaDevice::copy_device_to_device(void* dst, const void* src, size_t bytes)
 
 void CudaDevice::synchronize() {
   activate();
+  std::vector<cudaStream_t> all;
+  {
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    all = streams_;
+  }
+  if (communication_stream_ != nullptr) all.push_back(communication_stream_);
+  for (cudaStream_t s : all) wait_stream(s);
   wait_stream();
   CUDA_CHECK(cudaGetLastError());
+}
+
+cudaStream_t CudaDevice::communication_stream() {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  if (communication_stream_ == nullptr) {
+    activate();
+    CUDA_CHECK(cudaStreamCreateWithFlags(&communication_stream_, cudaStreamNonBlocking));
+  }
+  return communication_stream_;
 }
 
 void CudaDevice::add_pending(PendingCollective c) {
@@ -184,17 +204,18 @@ void CudaDevice::add_pending(PendingCollective c) {
   pending_.emplace_back(++pending_count_, std::move(c));
 }
 
-void CudaDevice::wait_stream() {
+void CudaDevice::wait_stream(cudaStream_t s) {
+  if (s == nullptr) s = stream_;
   bool pending = false;
   {
     std::lock_guard<std::mutex> lock(pending_mu_);
     pending = !pending_.empty();
   }
   if (!pending) {
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    CUDA_CHECK(cudaStreamSynchronize(s));
     return;
   }
-  CUDA_CHECK(cudaEventRecord(idle_, stream_));
+  CUDA_CHECK(cudaEventRecord(idle_, s));
   wait_for(idle_);
 }
 
@@ -239,6 +260,33 @@ void CudaDevice::wait_for(cudaEvent_t event) {
   forget(watched.front().first, watched.back().first);
 }
 
+namespace {
+cudaStream_t cuda_stream(axon_stream s, cudaStream_t device_stream) {
+  return s != nullptr ? reinterpret_cast<cudaStream_t>(s) : device_stream;
+}
+}  // namespace
+
+axon_stream CudaDevice::stream_create() {
+  activate();
+  cudaStream_t s = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  streams_.push_back(s);
+  return reinterpret_cast<axon_stream>(s);
+}
+
+void CudaDevice::stream_destroy(axon_stream stream) noexcept {
+  auto s = reinterpret_cast<cudaStream_t>(stream);
+  {
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    std::erase(streams_, s);
+  }
+  if (cudaSetDevice(ordinal_) == cudaSuccess) {
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
+}
+
 // axon_event is the cudaEvent_t itself.
 axon_event CudaDevice::event_create() {
   activate();
@@ -251,14 +299,14 @@ void CudaDevice::event_destroy(axon_event event) noexcept {
   if (cudaSetDevice(ordinal_) == cudaSuccess) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event));
 }
 
-void CudaDevice::event_record(axon_event event) {
+void CudaDevice::event_record(axon_event event, axon_stream stream) {
   activate();
-  CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(event), stream_));
+  CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(event), cuda_stream(stream, stream_)));
 }
 
-void CudaDevice::event_wait(axon_event event) {
+void CudaDevice::event_wait(axon_event event, axon_stream stream) {
   activate();
-  CUDA_CHECK(cudaStreamWaitEvent(stream_, reinterpret_cast<cudaEvent_t>(event), 0));
+  CUDA_CHECK(cudaStreamWaitEvent(cuda_stream(stream, stream_), reinterpret_cast<cudaEvent_t>(event), 0));
 }
 
 bool CudaDevice::event_query(axon_event event) {
@@ -274,16 +322,24 @@ void CudaDevice::event_synchronize(axon_event event) {
   wait_for(reinterpret_cast<cudaEvent_t>(event));
 }
 
-void CudaDevice::copy_host_to_device_async(void* dst, const void* src, size_t bytes) {
+void CudaDevice::copy_host_to_device_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
   if (bytes == 0) return;
   activate();
-  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cuda_stream(stream, stream_)));
 }
 
-void CudaDevice::copy_device_to_host_async(void* dst, const void* src, size_t bytes) {
+void CudaDevice::copy_device_to_host_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
   if (bytes == 0) return;
   activate();
-  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cuda_stream(stream, stream_)));
+}
+
+// cudaMemcpyDefault: unified addressing tells a peer GPU's memory from ours
+// (a peer copy where the GPUs have one, staged by the driver where not).
+void CudaDevice::copy_device_to_device_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
+  if (bytes == 0 || dst == src) return;
+  activate();
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cuda_stream(stream, stream_)));
 }
 
 axon_kernel_fn CudaDevice::get_kernel(const char* op, axon_dtype dtype) { return kernel_table().find(op, dtype); }

@@ -50,17 +50,21 @@ class CudaDevice final : public sdk::Device {
   axon_kernel_fn get_kernel(const char* op, axon_dtype dtype) override;
   const char* const* list_ops() override;
   axon_memory_info memory_info() override;
-  // Events (ABI 1.10): CUDA events on the device's stream; the asynchronous
-  // copies are cudaMemcpyAsync on it.
+  // Streams and events: CUDA's own (axon_stream is a cudaStream_t, NULL the
+  // device's stream; axon_event a cudaEvent_t); the asynchronous copies are
+  // cudaMemcpyAsync on the stream given.
   bool has_events() const override { return true; }
+  axon_stream stream_create() override;
+  void stream_destroy(axon_stream stream) noexcept override;
   axon_event event_create() override;
   void event_destroy(axon_event event) noexcept override;
-  void event_record(axon_event event) override;
-  void event_wait(axon_event event) override;
+  void event_record(axon_event event, axon_stream stream) override;
+  void event_wait(axon_event event, axon_stream stream) override;
   bool event_query(axon_event event) override;
   void event_synchronize(axon_event event) override;
-  void copy_host_to_device_async(void* dst, const void* src, size_t bytes) override;
-  void copy_device_to_host_async(void* dst, const void* src, size_t bytes) override;
+  void copy_host_to_device_async(void* dst, const void* src, size_t bytes, axon_stream stream) override;
+  void copy_device_to_host_async(void* dst, const void* src, size_t bytes, axon_stream stream) override;
+  void copy_device_to_device_async(void* dst, const void* src, size_t bytes, axon_stream stream) override;
 
   void activate() const { CUDA_CHECK(cudaSetDevice(ordinal_)); }
   // Before each kernel (sdk::validated_kernel): this device made current.
@@ -71,10 +75,10 @@ class CudaDevice final : public sdk::Device {
   }
   // Collectives queued on the stream, watched by every wait for it.
   void add_pending(PendingCollective c);
-  // Waits until the stream's work is done (synchronize, device-to-host
-  // copies): cudaStreamSynchronize, or while collectives are pending, polling
-  // them; throws what they report.
-  void wait_stream();
+  // Waits until the stream's work is done (device-to-host copies; `s` null:
+  // the device's stream): cudaStreamSynchronize, or while collectives are
+  // pending, polling them; throws what they report.
+  void wait_stream(cudaStream_t s = nullptr);
   // Waits until `event` is reached, as wait_stream does for the whole stream.
   void wait_for(cudaEvent_t event);
   void log(axon_log_level level, const std::string& message) const;
@@ -82,6 +86,9 @@ class CudaDevice final : public sdk::Device {
   int ordinal() const { return ordinal_; }
   const std::string& label() const { return label_; }
   cudaStream_t stream() const { return stream_; }
+  // The stream queued collectives run on (all_reduce_async and
+  // comm_all_reduce_async), beside the device's own; made on first use.
+  cudaStream_t communication_stream();
   cudnnHandle_t cudnn() const { return cudnn_; }
   cublasHandle_t cublas() const { return cublas_; }
   bool allow_tf32() const { return allow_tf32_; }
@@ -115,6 +122,9 @@ class CudaDevice final : public sdk::Device {
   bool allow_tf32_;
   bool deterministic_;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t communication_stream_ = nullptr;
+  std::mutex streams_mu_;
+  std::vector<cudaStream_t> streams_;  // from stream_create, still alive
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<Segments> segments_;

@@ -24,11 +24,11 @@ const char* build_info() {
   return info.c_str();
 }
 
-axon_status open_device(const axon_cuda_open_args* args, axon_device_api* out, axon_error* err) {
+axon_status open_device(const axon_cuda_open_args* args, const axon_device_api** out, axon_error* err) {
   return axon::sdk::guarded(err, [&] {
     axon::sdk::require(args != nullptr && out != nullptr, "open_device: null arguments");
     auto dev = std::make_unique<axon::cuda::CudaDevice>(*args);
-    axon::sdk::detail::fill_device_api(dev.release(), out);
+    *out = axon::sdk::device_table(dev.release());
   });
 }
 

@@ -96,7 +96,7 @@ class CudaPlugin : public sdk::Plugin {
     sdk::fail(AXON_INTERNAL, "CudaPlugin::open_device called");
   }
 
-  void open(int id, const axon_device_config& config, axon_device_api* out) {
+  const axon_device_api* open(int id, const axon_device_config& config) {
     const ProbeResult& s = state();
     if (kernels_ == nullptr && !unusable_.empty()) sdk::fail(AXON_UNAVAILABLE, probe_.reason);
     if (s.usable.empty()) sdk::fail(AXON_UNAVAILABLE, "no CUDA device: " + s.reason);
@@ -112,8 +112,11 @@ class CudaPlugin : public sdk::Plugin {
     a.deterministic = config_flag("deterministic");
     a.config = config;
     axon_error err{};
-    axon_status st = kernels_->open_device(&a, out, &err);
+    const axon_device_api* table = nullptr;
+    axon_status st = kernels_->open_device(&a, &table, &err);
     if (st != AXON_OK) throw sdk::Error(st, err.message);
+    if (table == nullptr) sdk::fail(AXON_INTERNAL, "the kernel library's open_device returned no table");
+    return table;
   }
 
   std::string unavailable_reason() override { return state().usable.empty() ? state().reason : std::string(); }
@@ -238,6 +241,25 @@ const axon_collective_api& CudaPlugin::forwarding_collectives() {
       if (sdk::guarded(&err, [&] { k = the_plugin().kernel_collectives(); }) == AXON_OK && k->comm_destroy)
         k->comm_destroy(comm);
     };
+    c.all_reduce_async = [](void*, int32_t n, void* const* ctxs, void* const* bufs, int64_t count, axon_dtype t,
+                            axon_reduce_op op, const axon_event* wait_for, const axon_event* done,
+                            axon_error* err) -> axon_status {
+      const axon_collective_api* k = nullptr;
+      axon_status st = sdk::guarded(err, [&] { k = the_plugin().kernel_collectives(); });
+      if (st != AXON_OK) return st;
+      if (k->all_reduce_async == nullptr) return sdk::set_error(err, "all_reduce_async missing"), AXON_UNIMPLEMENTED;
+      return k->all_reduce_async(nullptr, n, ctxs, bufs, count, t, op, wait_for, done, err);
+    };
+    c.comm_all_reduce_async = [](void* comm, void* buf, int64_t count, axon_dtype t, axon_reduce_op op,
+                                 axon_event wait_for, axon_event done, int32_t timeout_ms,
+                                 axon_error* err) -> axon_status {
+      const axon_collective_api* k = nullptr;
+      axon_status st = sdk::guarded(err, [&] { k = the_plugin().kernel_collectives(); });
+      if (st != AXON_OK) return st;
+      if (k->comm_all_reduce_async == nullptr)
+        return sdk::set_error(err, "comm_all_reduce_async missing"), AXON_UNIMPLEMENTED;
+      return k->comm_all_reduce_async(comm, buf, count, t, op, wait_for, done, timeout_ms, err);
+    };
     return c;
   }();
   return api;
@@ -249,24 +271,26 @@ const axon_collective_api& CudaPlugin::forwarding_collectives() {
 
 // The entry point: the SDK fills the table, then open_device is pointed at the
 // kernel library (see CudaPlugin::open).
-extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* host, axon_plugin_api* out,
-                                                           axon_error* err) {
+extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_get_api(const axon_host_api* host, const axon_plugin_api** api,
+                                                              axon_error* err) {
   using namespace axon;
   return sdk::guarded(err, [&] {
-    if (host == nullptr || out == nullptr) sdk::fail(AXON_INVALID_ARGUMENT, "null host or table");
+    if (host == nullptr || api == nullptr) sdk::fail(AXON_INVALID_ARGUMENT, "null host or table");
     if (host->abi_major != AXON_ABI_MAJOR)
       sdk::fail(AXON_UNAVAILABLE, sdk::format("built for ABI major %d, this axon has %u", AXON_ABI_MAJOR, host->abi_major));
     cuda::CudaPlugin& p = cuda::the_plugin();
-    sdk::fill_plugin_api(&p, host, cuda::kPluginName, cuda::kVersion, "GPU", 200, out);
-    out->open_device = [](void*, int32_t id, const axon_device_config* cfg, axon_device_api* api,
-                          axon_error* e) -> axon_status {
+    static axon_plugin_api table{};
+    sdk::fill_plugin_api(&p, host, cuda::kPluginName, cuda::kVersion, "GPU", 200, &table);
+    table.open_device = [](void*, int32_t id, const axon_device_config* cfg, const axon_device_api** out,
+                           axon_error* e) -> axon_status {
       return sdk::guarded(e, [&] {
-        sdk::require(cfg != nullptr && api != nullptr, "open_device: null config or table");
+        sdk::require(cfg != nullptr && out != nullptr, "open_device: null config or table");
         axon_device_config conf{};
         std::memcpy(&conf, cfg, std::min(cfg->struct_size, sizeof conf));  // older hosts send less
         conf.struct_size = sizeof conf;
-        cuda::the_plugin().open(id, conf, api);
+        *out = cuda::the_plugin().open(id, conf);
       });
     };
+    *api = &table;
   });
 }

@@ -47,6 +47,34 @@ inline void check(axon_status s, const axon_error& err, const std::string& what)
   if (s != AXON_OK) throw CallFailed(what + " returned " + status_text(s, err), s);
 }
 
+// A table the plugin owns, read into one of this header's size: fields past
+// the plugin's struct_size are NULL.
+template <class T>
+T read_table(const T& table) {
+  T out{};
+  std::memcpy(&out, &table, table.struct_size < sizeof out ? table.struct_size : sizeof out);
+  return out;
+}
+
+// Calls a plugin's entry point (AXON_PLUGIN_ENTRY_SYMBOL) and reads its table.
+inline axon_plugin_api get_plugin_api(axon_plugin_get_api_fn entry, const axon_host_api& host) {
+  const axon_plugin_api* table = nullptr;
+  axon_error err = new_error();
+  check(entry(&host, &table, &err), err, AXON_PLUGIN_ENTRY_SYMBOL);
+  if (table == nullptr) throw CallFailed(AXON_PLUGIN_ENTRY_SYMBOL " returned AXON_OK and no table");
+  return read_table(*table);
+}
+
+// Opens device `physical_id` and reads its table (close it with its close()).
+inline axon_device_api open_device(const axon_plugin_api& plugin, int32_t physical_id,
+                                   const axon_device_config& config) {
+  const axon_device_api* table = nullptr;
+  axon_error err = new_error();
+  check(plugin.open_device(plugin.plugin_ctx, physical_id, &config, &table, &err), err, "open_device");
+  if (table == nullptr) throw CallFailed("open_device returned AXON_OK and no table");
+  return read_table(*table);
+}
+
 inline void synchronize(const axon_device_api& api) {
   axon_error err = new_error();
   check(api.synchronize(api.device_ctx, &err), err, "synchronize");
@@ -126,8 +154,8 @@ const T* extension(const axon_plugin_api& plugin, const char* name, uint32_t ver
   return e != nullptr && e->struct_size >= sizeof(T) ? e : nullptr;
 }
 
-// Whether the device runs this call (its supports(), ABI 1.10; a table
-// without one runs every call).
+// Whether the device runs this call (its supports(); a table without one
+// runs every call).
 inline bool supports(const axon_device_api& api, const axon_kernel_call& call) {
   if (api.struct_size < AXON_STRUCT_SIZE(axon_device_api, supports) || api.supports == nullptr) return true;
   return api.supports(api.device_ctx, &call) != 0;

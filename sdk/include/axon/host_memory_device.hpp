@@ -4,9 +4,10 @@
 // asked for, not the rounding) and held to an optional limit
 // (AXON_MEMORY_LIMIT, --gpu-memory-limit), each freed at once (reserved =
 // in use); copies are memmove, done when they return, so synchronize() has
-// nothing to wait for, and events (ABI 1.10) are points that are always
-// reached: querying or waiting for one reports what synchronize() would
-// (a deferred error of a device that queues its validation). Reserving
+// nothing to wait for; streams are tokens (work on any of them is done when
+// its call returns) and events are points that are always reached: querying
+// or waiting for one reports what synchronize() would (a deferred error of a
+// device that queues its validation). Reserving
 // host memory up front would only take it
 // from the rest of the machine: reserve and growth both allocate on demand.
 // A plugin derives from it and adds its kernels (get_kernel, list_ops).
@@ -64,6 +65,8 @@ class HostMemoryDevice : public Device {
   }
 
   bool has_events() const override { return true; }
+  axon_stream stream_create() override { return reinterpret_cast<axon_stream>(new Stream()); }
+  void stream_destroy(axon_stream stream) noexcept override { delete reinterpret_cast<Stream*>(stream); }
   axon_event event_create() override { return reinterpret_cast<axon_event>(new Event()); }
   void event_destroy(axon_event event) noexcept override { delete reinterpret_cast<Event*>(event); }
   bool event_query(axon_event) override {
@@ -89,7 +92,8 @@ class HostMemoryDevice : public Device {
   }
 
  private:
-  struct Event {};  // work is done when its call returns: nothing to mark
+  struct Event {};   // work is done when its call returns: nothing to mark
+  struct Stream {};  // nor anything to queue
   static constexpr size_t kAlign = AXON_ALLOCATION_ALIGNMENT;  // a cache line: any SIMD load
 
   void copy(void* dst, const void* src, size_t n) const {

@@ -257,7 +257,7 @@ struct OpSchema {
   int min_outputs, max_outputs;  // a trailing output may be optional
   AttrKind attrs;
   int in_place_inputs;  // the first N inputs are updated in place (outputs empty)
-  int abi_minor;        // the ABI 1.x that added the op
+  int abi_minor;        // the ABI 1.x that added the op (every op of the table is in ABI 2.0)
   // Fused ops: the ops the host runs instead where a device lacks this one;
   // empty for the others. The results equal the composition within rounding.
   OpParts decomposes_into;

@@ -191,25 +191,40 @@ class Device {
     return true;
   }
 
-  // Events and asynchronous copies (ABI 1.10): a device that has them says
-  // so and overrides all of them; the host sees none otherwise. An event is
-  // the device's own object behind axon_event.
+  // Streams, events and asynchronous copies: a device that has them says so
+  // and overrides all of them; the host sees none otherwise. A stream and an
+  // event are the device's own objects behind axon_stream and axon_event; a
+  // null stream is the device's own.
   virtual bool has_events() const { return false; }
+  virtual axon_stream stream_create() { fail(AXON_UNIMPLEMENTED, "no streams"); }
+  virtual void stream_destroy(axon_stream stream) noexcept { (void)stream; }
   virtual axon_event event_create() { fail(AXON_UNIMPLEMENTED, "no events"); }
   virtual void event_destroy(axon_event event) noexcept { (void)event; }
-  virtual void event_record(axon_event event) { (void)event; }
-  virtual void event_wait(axon_event event) { (void)event; }
+  virtual void event_record(axon_event event, axon_stream stream) { (void)event, (void)stream; }
+  virtual void event_wait(axon_event event, axon_stream stream) { (void)event, (void)stream; }
   virtual bool event_query(axon_event event) {
     (void)event;
     return true;
   }
   virtual void event_synchronize(axon_event event) { (void)event; }
-  virtual void copy_host_to_device_async(void* dst, const void* src, size_t bytes) {
+  virtual void copy_host_to_device_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
+    (void)stream;
     copy_host_to_device(dst, src, bytes);
   }
-  virtual void copy_device_to_host_async(void* dst, const void* src, size_t bytes) {
+  virtual void copy_device_to_host_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
+    (void)stream;
     copy_device_to_host(dst, src, bytes);
   }
+  virtual void copy_device_to_device_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
+    (void)stream;
+    copy_device_to_device(dst, src, bytes);
+  }
+
+ private:
+  // The device's table, the one open_device hands out (valid until close
+  // deletes this device).
+  axon_device_api table_{};
+  friend const axon_device_api* device_table(Device* d);
 };
 
 // Maps (op, dtype) -> kernel function. Build one per device kind, statically.
@@ -338,96 +353,120 @@ namespace detail {
 
 inline Device& dev(void* ctx) { return *static_cast<Device*>(ctx); }
 
-inline void fill_device_api(Device* d, axon_device_api* out) {
-  std::memset(out, 0, sizeof *out);
+}  // namespace detail
+
+// Fills the device's own table and returns it; the table goes with the
+// device when the host closes it.
+inline const axon_device_api* device_table(Device* d) {
+  axon_device_api* out = &d->table_;
+  *out = axon_device_api{};
   out->struct_size = sizeof *out;
   out->device_ctx = d;
   out->allocate = [](void* c, size_t bytes, void** ptr, axon_error* err) {
-    return guarded(err, [&] { *ptr = dev(c).allocate(bytes); });
+    return guarded(err, [&] { *ptr = detail::dev(c).allocate(bytes); });
   };
-  out->deallocate = [](void* c, void* p) { dev(c).deallocate(p); };
+  out->deallocate = [](void* c, void* p) { detail::dev(c).deallocate(p); };
   out->copy_host_to_device = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
-    return guarded(err, [&] { dev(c).copy_host_to_device(dst, src, n); });
+    return guarded(err, [&] { detail::dev(c).copy_host_to_device(dst, src, n); });
   };
   out->copy_device_to_host = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
-    return guarded(err, [&] { dev(c).copy_device_to_host(dst, src, n); });
+    return guarded(err, [&] { detail::dev(c).copy_device_to_host(dst, src, n); });
   };
   out->copy_device_to_device = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
-    return guarded(err, [&] { dev(c).copy_device_to_device(dst, src, n); });
+    return guarded(err, [&] { detail::dev(c).copy_device_to_device(dst, src, n); });
   };
-  out->synchronize = [](void* c, axon_error* err) { return guarded(err, [&] { dev(c).synchronize(); }); };
+  out->synchronize = [](void* c, axon_error* err) { return guarded(err, [&] { detail::dev(c).synchronize(); }); };
   out->get_kernel = [](void* c, const char* op, axon_dtype t) -> axon_kernel_fn {
     try {
-      return dev(c).get_kernel(op, t);
+      return detail::dev(c).get_kernel(op, t);
     } catch (...) {
       return nullptr;
     }
   };
-  out->list_ops = [](void* c) { return dev(c).list_ops(); };
+  out->list_ops = [](void* c) { return detail::dev(c).list_ops(); };
   out->memory_info = [](void* c, axon_memory_info* info, axon_error* err) {
-    return guarded(err, [&] { *info = dev(c).memory_info(); });
+    return guarded(err, [&] { *info = detail::dev(c).memory_info(); });
   };
-  out->close = [](void* c) { delete &dev(c); };
+  out->close = [](void* c) { delete &detail::dev(c); };
   out->supports = [](void* c, const axon_kernel_call* call) -> int32_t {
     try {
-      return call != nullptr && dev(c).supports(*call) ? 1 : 0;
+      return call != nullptr && detail::dev(c).supports(*call) ? 1 : 0;
     } catch (...) {
       return 0;
     }
   };
-  if (!d->has_events()) return;
+  if (!d->has_events()) return out;
+  out->stream_create = [](void* c, axon_stream* s, axon_error* err) {
+    return guarded(err, [&] {
+      require(s != nullptr, "stream_create: no place for the stream");
+      *s = detail::dev(c).stream_create();
+    });
+  };
+  out->stream_destroy = [](void* c, axon_stream s) {
+    if (s != nullptr) detail::dev(c).stream_destroy(s);
+  };
   out->event_create = [](void* c, axon_event* e, axon_error* err) {
     return guarded(err, [&] {
       require(e != nullptr, "event_create: no place for the event");
-      *e = dev(c).event_create();
+      *e = detail::dev(c).event_create();
     });
   };
   out->event_destroy = [](void* c, axon_event e) {
-    if (e != nullptr) dev(c).event_destroy(e);
+    if (e != nullptr) detail::dev(c).event_destroy(e);
   };
-  out->event_record = [](void* c, axon_event e, axon_error* err) {
+  out->event_record = [](void* c, axon_event e, axon_stream s, axon_error* err) {
     return guarded(err, [&] {
       require(e != nullptr, "event_record: a NULL event");
-      dev(c).event_record(e);
+      detail::dev(c).event_record(e, s);
     });
   };
-  out->event_wait = [](void* c, axon_event e, axon_error* err) {
+  out->event_wait = [](void* c, axon_event e, axon_stream s, axon_error* err) {
     return guarded(err, [&] {
       require(e != nullptr, "event_wait: a NULL event");
-      dev(c).event_wait(e);
+      detail::dev(c).event_wait(e, s);
     });
   };
   out->event_query = [](void* c, axon_event e, int32_t* done, axon_error* err) {
     return guarded(err, [&] {
       require(e != nullptr && done != nullptr, "event_query: a NULL event or answer");
       *done = 0;
-      *done = dev(c).event_query(e) ? 1 : 0;
+      *done = detail::dev(c).event_query(e) ? 1 : 0;
     });
   };
   out->event_synchronize = [](void* c, axon_event e, axon_error* err) {
     return guarded(err, [&] {
       require(e != nullptr, "event_synchronize: a NULL event");
-      dev(c).event_synchronize(e);
+      detail::dev(c).event_synchronize(e);
     });
   };
-  out->copy_host_to_device_async = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
-    return guarded(err, [&] { dev(c).copy_host_to_device_async(dst, src, n); });
+  out->copy_host_to_device_async = [](void* c, void* dst, const void* src, size_t n, axon_stream s,
+                                      axon_error* err) {
+    return guarded(err, [&] { detail::dev(c).copy_host_to_device_async(dst, src, n, s); });
   };
-  out->copy_device_to_host_async = [](void* c, void* dst, const void* src, size_t n, axon_error* err) {
-    return guarded(err, [&] { dev(c).copy_device_to_host_async(dst, src, n); });
+  out->copy_device_to_host_async = [](void* c, void* dst, const void* src, size_t n, axon_stream s,
+                                      axon_error* err) {
+    return guarded(err, [&] { detail::dev(c).copy_device_to_host_async(dst, src, n, s); });
   };
+  out->copy_device_to_device_async = [](void* c, void* dst, const void* src, size_t n, axon_stream s,
+                                        axon_error* err) {
+    return guarded(err, [&] { detail::dev(c).copy_device_to_device_async(dst, src, n, s); });
+  };
+  return out;
 }
+
+namespace detail {
 
 inline Plugin& plug(void* ctx) { return *static_cast<Plugin*>(ctx); }
 
 }  // namespace detail
 
-// Fills the plugin table from a Plugin object (which lives forever).
+// Fills the plugin's table `out` (static, like the Plugin object) from a
+// Plugin object.
 inline void fill_plugin_api(Plugin* p, const axon_host_api* host, const char* name, const char* version,
                             const char* device_type, int32_t priority, axon_plugin_api* out) {
   p->host = host;
   p->plugin_name = name;
-  std::memset(out, 0, sizeof *out);
+  *out = axon_plugin_api{};
   out->struct_size = sizeof *out;
   out->abi_major = AXON_ABI_MAJOR;
   out->abi_minor = AXON_ABI_MINOR;
@@ -443,13 +482,15 @@ inline void fill_plugin_api(Plugin* p, const axon_host_api* host, const char* na
       props->struct_size = sizeof *props;
     });
   };
-  out->open_device = [](void* c, int32_t id, const axon_device_config* cfg, axon_device_api* api, axon_error* err) {
+  out->open_device = [](void* c, int32_t id, const axon_device_config* cfg, const axon_device_api** api,
+                        axon_error* err) {
     return guarded(err, [&] {
+      require(cfg != nullptr && api != nullptr, "open_device: null config or table");
       axon_device_config conf{};
       std::memcpy(&conf, cfg, std::min(cfg->struct_size, sizeof conf));  // older hosts send less
       conf.struct_size = sizeof conf;
       std::unique_ptr<Device> d = detail::plug(c).open_device(id, conf);
-      detail::fill_device_api(d.release(), api);
+      *api = device_table(d.release());
     });
   };
   out->unavailable_reason = [](void* c) -> const char* {
@@ -489,17 +530,19 @@ inline void fill_plugin_api(Plugin* p, const axon_host_api* host, const char* na
 }  // namespace axon::sdk
 
 // Defines the plugin's entry point. `factory` is an expression yielding a
-// heap-allocated axon::sdk::Plugin*; the object is never deleted because
-// plugins are never unloaded.
-#define AXON_DEFINE_PLUGIN(factory, name, version, device_type, priority)                                 \
-  extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* host, axon_plugin_api* out, \
-                                                             axon_error* err) {                          \
-    return ::axon::sdk::guarded(err, [&] {                                                                 \
-      if (host == nullptr || out == nullptr) ::axon::sdk::fail(AXON_INVALID_ARGUMENT, "null host or table"); \
-      if (host->abi_major != AXON_ABI_MAJOR)                                                               \
-        ::axon::sdk::fail(AXON_UNAVAILABLE, ::axon::sdk::format("built for ABI major %d, this axon has %u",   \
-                                                                AXON_ABI_MAJOR, host->abi_major));         \
-      static ::axon::sdk::Plugin* instance = (factory);                                                   \
-      ::axon::sdk::fill_plugin_api(instance, host, name, version, device_type, priority, out);            \
-    });                                                                                                    \
+// heap-allocated axon::sdk::Plugin*; the object and its table are never
+// freed because plugins are never unloaded.
+#define AXON_DEFINE_PLUGIN(factory, name, version, device_type, priority)                                      \
+  extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_get_api(const axon_host_api* host,                      \
+                                                                const axon_plugin_api** api, axon_error* err) { \
+    return ::axon::sdk::guarded(err, [&] {                                                                      \
+      if (host == nullptr || api == nullptr) ::axon::sdk::fail(AXON_INVALID_ARGUMENT, "null host or table");    \
+      if (host->abi_major != AXON_ABI_MAJOR)                                                                    \
+        ::axon::sdk::fail(AXON_UNAVAILABLE, ::axon::sdk::format("built for ABI major %d, this axon has %u",        \
+                                                                AXON_ABI_MAJOR, host->abi_major));              \
+      static ::axon::sdk::Plugin* instance = (factory);                                                        \
+      static axon_plugin_api table{};                                                                           \
+      ::axon::sdk::fill_plugin_api(instance, host, name, version, device_type, priority, &table);              \
+      *api = &table;                                                                                            \
+    });                                                                                                         \
   }

@@ -6,8 +6,16 @@
  *  - Every struct begins with `size_t struct_size`, set by whoever fills the
  *    struct to AXON_STRUCT_SIZE(type, last_field_it_knows). A reader treats any
  *    field that lies beyond struct_size as absent (zero / NULL). Fields are only
- *    ever appended; that is how minor versions stay compatible.
- *  - A different AXON_ABI_MAJOR is a hard reject, in both directions.
+ *    ever appended; that is how minor versions stay compatible. The one
+ *    exception is axon_tensor, passed in arrays: frozen for all of ABI 2, its
+ *    reserved fields zero (a later minor may give one a meaning in which zero
+ *    means what it means today).
+ *  - Each side owns the tables it fills: the plugin returns pointers to its
+ *    own function tables (one for the plugin, static; one per opened device,
+ *    valid until close), so neither side writes into memory sized by the other.
+ *  - A different AXON_ABI_MAJOR is a hard reject, in both directions. (The
+ *    host still loads ABI 1.x plugins, whose entry point has another name,
+ *    through a translation layer: docs/plugin-guide.md.)
  *  - Errors cross the boundary as an axon_status code plus a message written
  *    into the caller's axon_error. C++ exceptions never cross it.
  *  - The host loads a plugin once and never unloads it.
@@ -23,13 +31,15 @@
 extern "C" {
 #endif
 
-#define AXON_ABI_MAJOR 1
-#define AXON_ABI_MINOR 10
+#define AXON_ABI_MAJOR 2
+#define AXON_ABI_MINOR 0
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
 
-#define AXON_PLUGIN_ENTRY_SYMBOL "axon_plugin_init"
+/* ABI 2's entry point (ABI 1's was "axon_plugin_init": the signature changed,
+ * so the name did, and a host tells the two apart before calling either). */
+#define AXON_PLUGIN_ENTRY_SYMBOL "axon_plugin_get_api"
 
 #if defined(_WIN32)
 #define AXON_PLUGIN_EXPORT __declspec(dllexport)
@@ -107,12 +117,14 @@ typedef enum axon_dtype {
 #define AXON_MAX_RANK 8
 
 /* A view of device memory. Layout is dense row-major; images are NHWC,
- * convolution filters HWIO (TensorFlow's layouts). */
+ * convolution filters HWIO (TensorFlow's layouts). Frozen (no struct_size:
+ * calls pass arrays of it): 112 bytes in every ABI 2.x. */
 typedef struct axon_tensor {
   void* data; /* device pointer from this device's allocate(), or NULL if numel == 0 */
   axon_dtype dtype;
   int32_t rank;
   int64_t dims[AXON_MAX_RANK];
+  int64_t reserved[4]; /* zero; a plugin ignores them */
 } axon_tensor;
 
 /* ------------------------------------------------------------------ op attributes
@@ -509,12 +521,16 @@ typedef struct axon_memory_info {
   uint64_t largest_free_block;
 } axon_memory_info;
 
-/* A point in a device's stream of work (ABI 1.10), the plugin's own object:
- * a CUDA event, or nothing at all on a device whose work is done when the
- * call returns. */
+/* A point in a device's work (a CUDA event), and a queue of work on a
+ * device (a CUDA stream): the plugin's own objects. On a device whose work is
+ * done when each call returns, both may be tokens that stand for nothing.
+ * Wherever a call takes an axon_stream, NULL means the device's own stream,
+ * the one kernels and the synchronous copies run on. */
 typedef struct axon_event_s* axon_event;
+typedef struct axon_stream_s* axon_stream;
 
-/* One opened device. All functions take device_ctx. */
+/* One opened device, the plugin's own table (valid until close). All
+ * functions take device_ctx. */
 typedef struct axon_device_api {
   size_t struct_size;
   void* device_ctx;
@@ -530,7 +546,8 @@ typedef struct axon_device_api {
   axon_status (*copy_host_to_device)(void* device_ctx, void* dst, const void* src, size_t bytes, axon_error* err);
   axon_status (*copy_device_to_host)(void* device_ctx, void* dst, const void* src, size_t bytes, axon_error* err);
   axon_status (*copy_device_to_device)(void* device_ctx, void* dst, const void* src, size_t bytes, axon_error* err);
-  /* Waits for all queued work; reports errors of asynchronous work. */
+  /* Waits for all queued work, on every stream of the device; reports errors
+   * of asynchronous work. */
   axon_status (*synchronize)(void* device_ctx, axon_error* err);
 
   /* kernels (required): NULL when the device has no kernel for (op, dtype).
@@ -542,37 +559,45 @@ typedef struct axon_device_api {
 
   /* optional */
   axon_status (*memory_info)(void* device_ctx, axon_memory_info* info, axon_error* err);
+  /* Frees the device (and this table). */
   void (*close)(void* device_ctx);
 
-  /* optional (ABI 1.10): 1 when the device runs this call (an op it has a
-   * kernel for, with these shapes and attributes), 0 when it declines it.
-   * Asked before each call; data pointers may be NULL or another device's,
-   * so only shapes, dtypes and attributes may be read. NULL: every call. */
+  /* optional: 1 when the device runs this call (an op it has a kernel for,
+   * with these shapes and attributes), 0 when it declines it. Asked before
+   * each call; data pointers may be NULL or another device's, so only
+   * shapes, dtypes and attributes may be read. NULL: every call. */
   int32_t (*supports)(void* device_ctx, const axon_kernel_call* call);
 
-  /* optional (ABI 1.10), all or none (the host reads event_create): events
-   * and asynchronous copies on the device's stream. */
+  /* optional, all or none (the host reads event_create): streams, events and
+   * asynchronous copies. */
+  axon_status (*stream_create)(void* device_ctx, axon_stream* stream, axon_error* err);
+  /* Waits for the stream's work, then frees it. */
+  void (*stream_destroy)(void* device_ctx, axon_stream stream);
   axon_status (*event_create)(void* device_ctx, axon_event* event, axon_error* err);
   void (*event_destroy)(void* device_ctx, axon_event event);
-  /* Marks the point after the work queued on this device so far (again: a
-   * new point replaces the old). */
-  axon_status (*event_record)(void* device_ctx, axon_event event, axon_error* err);
-  /* Work queued on this device from now on starts after the event's point
-   * (an event of this device, or of another device of this plugin). */
-  axon_status (*event_wait)(void* device_ctx, axon_event event, axon_error* err);
+  /* Marks the point after the work queued on `stream` so far (again: a new
+   * point replaces the old). */
+  axon_status (*event_record)(void* device_ctx, axon_event event, axon_stream stream, axon_error* err);
+  /* Work queued on `stream` from now on starts after the event's point (an
+   * event of this device, or of another device of this plugin). */
+  axon_status (*event_wait)(void* device_ctx, axon_event event, axon_stream stream, axon_error* err);
   /* *done = 1 when the work before the event's point has finished (0 before;
    * 1 for an event never recorded). The error of that work, if it failed,
    * comes back here and from event_synchronize, as from synchronize. */
   axon_status (*event_query)(void* device_ctx, axon_event event, int32_t* done, axon_error* err);
   /* Waits until the work before the event's point has finished. */
   axon_status (*event_synchronize)(void* device_ctx, axon_event event, axon_error* err);
-  /* Copies queued on the device's stream that may return before they are
-   * done: `src` (host) must stay as it is, and `dst` (host) holds the data,
-   * once an event recorded after the copy is done. */
+  /* Copies queued on `stream` that may return before they are done: a host
+   * `src` must stay as it is, and a host `dst` holds the data, once an event
+   * recorded after the copy is done. device_to_device: `dst` on this device,
+   * `src` on this device or on another device of this plugin (a peer copy
+   * where the hardware has one, else through the host). */
   axon_status (*copy_host_to_device_async)(void* device_ctx, void* dst, const void* src, size_t bytes,
-                                           axon_error* err);
+                                           axon_stream stream, axon_error* err);
   axon_status (*copy_device_to_host_async)(void* device_ctx, void* dst, const void* src, size_t bytes,
-                                           axon_error* err);
+                                           axon_stream stream, axon_error* err);
+  axon_status (*copy_device_to_device_async)(void* device_ctx, void* dst, const void* src, size_t bytes,
+                                             axon_stream stream, axon_error* err);
 } axon_device_api;
 
 /* ------------------------------------------------------------------ collectives */
@@ -584,7 +609,8 @@ typedef enum axon_reduce_op { AXON_REDUCE_SUM = 0, AXON_REDUCE_MEAN = 1 } axon_r
 typedef struct axon_collective_api {
   size_t struct_size;
   /* In-process: all-reduce buffers[i] (on the device whose ctx is
-   * device_ctxs[i]) in place across n devices of this plugin. */
+   * device_ctxs[i]) in place across n devices of this plugin. Returns when
+   * the result is in the buffers. */
   axon_status (*all_reduce)(void* plugin_ctx, int32_t n, void* const* device_ctxs, void* const* buffers, int64_t count,
                             axon_dtype dtype, axon_reduce_op op, axon_error* err);
   /* Cross-process: rank 0 calls comm_get_id and ships the bytes to the other
@@ -596,11 +622,25 @@ typedef struct axon_collective_api {
   axon_status (*comm_all_reduce)(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op,
                                  int32_t timeout_ms, axon_error* err);
   void (*comm_destroy)(void* comm);
+
+  /* optional (devices with events): the same all-reduces queued instead of
+   * waited for. Each device's share starts once its `wait_for` event (NULL:
+   * nothing) is reached, runs on a stream of the plugin's choosing (a
+   * communication stream beside the device's own), and `done` (an event of
+   * that device) is recorded after it; the call returns at once. An error or
+   * a timeout (timeout_ms from the call, 0 = none) that surfaces later comes
+   * back from event_query / event_synchronize on `done` and from synchronize. */
+  axon_status (*all_reduce_async)(void* plugin_ctx, int32_t n, void* const* device_ctxs, void* const* buffers,
+                                  int64_t count, axon_dtype dtype, axon_reduce_op op, const axon_event* wait_for,
+                                  const axon_event* done, axon_error* err);
+  axon_status (*comm_all_reduce_async)(void* comm, void* buffer, int64_t count, axon_dtype dtype, axon_reduce_op op,
+                                       axon_event wait_for, axon_event done, int32_t timeout_ms, axon_error* err);
 } axon_collective_api;
 
 /* ------------------------------------------------------------------ plugin */
 
-/* Filled by the plugin in its entry point. */
+/* The plugin's own table, returned by its entry point; static (it lives as
+ * long as the process). */
 typedef struct axon_plugin_api {
   size_t struct_size;
   uint32_t abi_major; /* must be AXON_ABI_MAJOR */
@@ -615,9 +655,10 @@ typedef struct axon_plugin_api {
   int32_t (*device_count)(void* plugin_ctx);
   /* required */
   axon_status (*get_device_props)(void* plugin_ctx, int32_t physical_id, axon_device_props* props, axon_error* err);
-  /* required: opens a device; fills `out`. Called at most once per device. */
+  /* required: opens a device and returns its table (the plugin's own, valid
+   * until its close). Called at most once per device. */
   axon_status (*open_device)(void* plugin_ctx, int32_t physical_id, const axon_device_config* config,
-                             axon_device_api* out, axon_error* err);
+                             const axon_device_api** out, axon_error* err);
 
   /* optional: why device_count() is 0 ("no CUDA driver: ..."), or NULL. */
   const char* (*unavailable_reason)(void* plugin_ctx);
@@ -628,9 +669,9 @@ typedef struct axon_plugin_api {
   /* optional: collectives among this plugin's devices / across processes. */
   const axon_collective_api* collectives;
 
-  /* optional (ABI 1.10): the plugin's extension `name` at `version`, or NULL
-   * when it has none (or not that version). What a plugin offers beyond this
-   * table goes there instead of into a new minor: a static struct that
+  /* optional: the plugin's extension `name` at `version`, or NULL when it
+   * has none (or not that version). What a plugin offers beyond this table
+   * goes there instead of into a new minor: a static struct that
    * starts with struct_size and lives as long as the process, its layout
    * frozen for that version (a new field is a new version). */
   const void* (*get_extension)(void* plugin_ctx, const char* name, uint32_t version);
@@ -651,10 +692,10 @@ typedef struct axon_timing_extension {
                                 float* device_ms, axon_error* err);
 } axon_timing_extension;
 
-/* The entry point. The host zero-fills `out` (setting out->struct_size to the
- * size it knows) before the call; the plugin sets every field it knows,
- * including struct_size. Returns AXON_OK or an error with a message. */
-typedef axon_status (*axon_plugin_init_fn)(const axon_host_api* host, axon_plugin_api* out, axon_error* err);
+/* The entry point, AXON_PLUGIN_ENTRY_SYMBOL: sets *api to the plugin's own
+ * table (abi_major AXON_ABI_MAJOR, struct_size what the plugin knows) and
+ * returns AXON_OK, or returns an error with a message. The host calls it once. */
+typedef axon_status (*axon_plugin_get_api_fn)(const axon_host_api* host, const axon_plugin_api** api, axon_error* err);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -85,16 +85,18 @@ struct FakePlugin final : Plugin {
 
 }  // namespace fake
 
-extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* host, axon_plugin_api* out,
-                                                           axon_error* err) {
+extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_get_api(const axon_host_api* host,
+                                                              const axon_plugin_api** api, axon_error* err) {
 #ifdef FAKE_INIT_FAILS
   (void)host;
-  (void)out;
+  (void)api;
   axon::sdk::set_error(err, "fake: the test device is switched off");
   return AXON_UNAVAILABLE;
 #else
   return axon::sdk::guarded(err, [&] {
     static fake::FakePlugin* instance = new fake::FakePlugin();
+    static axon_plugin_api table{};
+    axon_plugin_api* out = &table;
     axon::sdk::fill_plugin_api(instance, host, FAKE_TABLE_NAME, "0.0.1", FAKE_TYPE, FAKE_PRIORITY, out);
 #ifdef FAKE_ABI_MAJOR
     out->abi_major = FAKE_ABI_MAJOR;
@@ -108,18 +110,21 @@ extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_init(const axon_host_api* 
     // which the host must not read).
     out->struct_size = AXON_STRUCT_SIZE(axon_plugin_api, open_device);
     std::memset(reinterpret_cast<char*>(out) + out->struct_size, 0xAB, sizeof *out - out->struct_size);
-    // Its device table likewise ends at list_ops (no memory_info, no close).
+    // Its device tables likewise end at list_ops (no memory_info, no close).
     static decltype(out->open_device) full_open = out->open_device;
-    out->open_device = [](void* ctx, int32_t id, const axon_device_config* cfg, axon_device_api* api,
+    out->open_device = [](void* ctx, int32_t id, const axon_device_config* cfg, const axon_device_api** device,
                           axon_error* e) {
-      axon_status st = full_open(ctx, id, cfg, api, e);
+      axon_status st = full_open(ctx, id, cfg, device, e);
       if (st == AXON_OK) {
-        api->struct_size = AXON_STRUCT_SIZE(axon_device_api, list_ops);
-        std::memset(reinterpret_cast<char*>(api) + api->struct_size, 0xAB, sizeof *api - api->struct_size);
+        auto* old = new axon_device_api(**device);  // lives as long as the device, which is never closed
+        old->struct_size = AXON_STRUCT_SIZE(axon_device_api, list_ops);
+        std::memset(reinterpret_cast<char*>(old) + old->struct_size, 0xAB, sizeof *old - old->struct_size);
+        *device = old;
       }
       return st;
     };
 #endif
+    *api = out;
   });
 #endif
 }

@@ -27,7 +27,7 @@ axon_kernel_call BadCall::call() const {
   c.inputs = in.data();
   c.num_outputs = static_cast<int32_t>(out.size());
   c.outputs = const_cast<axon_tensor*>(out.data());
-  c.attrs = attrs.get(op->attrs);
+  c.attrs = attrs_ptr(attrs);
   return c;
 }
 
@@ -92,7 +92,7 @@ bool make_bad(BadCall& c, BadKind kind) {
         return true;
       });
     case BadKind::short_attrs: {
-      void* a = c.attrs.get(c.op->attrs);
+      void* a = const_cast<void*>(attrs_ptr(c.attrs));
       if (a == nullptr) return false;
       *static_cast<size_t*>(a) = attr_info(c.op->attrs).min_size - 1;  // every struct begins with struct_size
       return invalid(c);

@@ -25,7 +25,7 @@ std::string bad_input_name(const OpSchema& op, BadKind k);
 struct BadCall {
   const OpSchema* op = nullptr;
   std::vector<axon_tensor> in, out;
-  Attrs attrs;
+  AnyAttrs attrs;
   int num_inputs = 0;
   axon_tensor extra{};  // the surplus input of wrong_input_count
 

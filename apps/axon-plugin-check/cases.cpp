@@ -1,5 +1,6 @@
 #include "cases.hpp"
 
+
 #include "reference.hpp"
 
 #include <axon/op_geometry.hpp>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 
 namespace axon::plugin_check {
 
@@ -37,42 +39,6 @@ std::string dims_text(const Dims& d) {
   std::string s;
   for (size_t i = 0; i < d.size(); ++i) (s += (i ? "x" : "")) += std::to_string(d[i]);
   return s;
-}
-
-const void* Attrs::get(AttrKind k) const {
-  switch (k) {
-    case AttrKind::none: return nullptr;
-    case AttrKind::conv2d: return &conv;
-    case AttrKind::pool: return &pool;
-    case AttrKind::matmul: return &matmul;
-    case AttrKind::adam: return &adam;
-    case AttrKind::fill: return &fill;
-    case AttrKind::scale: return &scale;
-    case AttrKind::fused_conv2d: return &fused_conv;
-    case AttrKind::fused_matmul: return &fused_matmul;
-    case AttrKind::fused_conv2d_max_pool: return &conv_pool;
-    case AttrKind::leaky_relu: return &leaky_relu;
-    case AttrKind::clipped_relu: return &clipped_relu;
-    case AttrKind::gelu: return &gelu;
-    case AttrKind::concat: return &concat;
-    case AttrKind::slice: return &slice;
-    case AttrKind::batch_norm: return &batch_norm;
-    case AttrKind::moving_average: return &moving_average;
-    case AttrKind::fused_batch_norm: return &fused_batch_norm;
-    case AttrKind::sgd: return &sgd;
-    case AttrKind::rmsprop: return &rmsprop;
-    case AttrKind::adagrad: return &adagrad;
-    case AttrKind::nadam: return &nadam;
-    case AttrKind::weight_decay: return &weight_decay;
-    case AttrKind::clip: return &clip;
-    case AttrKind::crossentropy: return &crossentropy;
-    case AttrKind::regression_loss: return &regression_loss;
-    case AttrKind::binary_accuracy: return &binary_accuracy;
-    case AttrKind::in_top_k: return &in_top_k;
-    case AttrKind::random: return &random;
-    case AttrKind::reduce: return &reduce;
-  }
-  return nullptr;
 }
 
 std::string kernel_name(const OpSchema& op, axon_dtype key) {
@@ -223,7 +189,7 @@ void conv_cases(Gen& g, OpId id) {
         Case& c = g.add(conv_text(s));
         c.inputs = {g.floats(s.x), g.floats(s.f)};
         c.outputs = {f32(y)};
-        c.attrs.conv = conv_attrs(s);
+        c.attrs = conv_attrs(s);
         judge_all(c, Rule::sum, true);
         break;
       }
@@ -231,7 +197,7 @@ void conv_cases(Gen& g, OpId id) {
         Case& c = g.add(conv_text(s));
         c.inputs = {g.floats(y), g.floats(s.f)};
         c.outputs = {f32(s.x)};
-        c.attrs.conv = conv_attrs(s);
+        c.attrs = conv_attrs(s);
         judge_all(c, Rule::sum, true);
         break;
       }
@@ -239,7 +205,7 @@ void conv_cases(Gen& g, OpId id) {
         Case& c = g.add(conv_text(s));
         c.inputs = {g.floats(s.x), g.floats(y)};
         c.outputs = {f32(s.f)};
-        c.attrs.conv = conv_attrs(s);
+        c.attrs = conv_attrs(s);
         judge_all(c, Rule::sum, true);
         break;
       }
@@ -248,7 +214,7 @@ void conv_cases(Gen& g, OpId id) {
         Case& c = g.add(conv_text(s) + (act == AXON_ACTIVATION_RELU ? ", relu" : ", no activation"));
         c.inputs = {g.floats(s.x), g.floats(s.f), g.floats({s.f[3]})};
         c.outputs = {f32(y)};
-        c.attrs.fused_conv = {sizeof(axon_fused_conv2d_attrs), conv_attrs(s), act};
+        c.attrs = axon_fused_conv2d_attrs{sizeof(axon_fused_conv2d_attrs), conv_attrs(s), act};
         judge_all(c, Rule::sum, true);
         break;
       }
@@ -282,14 +248,14 @@ void pool_cases(Gen& g, OpId id) {
     const PoolGeometry p = pool_geometry(a, s.x[0], s.x[1], s.x[2], s.x[3]);
     const Dims y = {p.n, p.oh, p.ow, p.c};
     Case& c = g.add(pool_text(s));
-    c.attrs.pool = a;
+    c.attrs = a;
     if (id == OpId::MaxPool) {
       c.inputs = {g.floats(s.x)};
       c.outputs = {f32(y)};
       judge_all(c, Rule::exact, false);
     } else {  // MaxPoolGrad: y is MaxPool(x); dy is summed where windows overlap
       HostTensor x = g.floats(s.x);
-      HostTensor yv = run_reference(op_schema(OpId::MaxPool), {x}, {f32(y)}, &c.attrs.pool)[0];
+      HostTensor yv = run_reference(op_schema(OpId::MaxPool), {x}, {f32(y)}, attrs_ptr(c.attrs))[0];
       c.inputs = {x, yv, g.floats(y)};
       c.outputs = {f32(s.x)};
       judge_all(c, Rule::sum, false);
@@ -335,7 +301,7 @@ void conv_pool_cases(Gen& g, OpId id) {
     const Dims bias = {s.conv.f[3]};
     if (id == OpId::FusedConv2DMaxPool) {
       Case& c = g.add(conv_pool_text(s));
-      c.attrs.conv_pool = a;
+      c.attrs = a;
       c.inputs = {g.floats(s.conv.x), g.floats(s.conv.f), g.floats(bias)};
       c.outputs = {f32(y), HostTensor(AXON_UINT8, y)};
       judge_all(c, Rule::sum, true);
@@ -349,7 +315,7 @@ void conv_pool_cases(Gen& g, OpId id) {
     HostTensor dy = g.floats(y);
     for (bool with_dx : {true, false}) {
       Case& c = g.add(conv_pool_text(s) + (with_dx ? ", with dx" : ", without dx"));
-      c.attrs.conv_pool = a;
+      c.attrs = a;
       c.inputs = {x, f, dy, argmax};
       c.outputs = {f32(s.conv.f), f32(bias)};
       if (with_dx) c.outputs.push_back(f32(s.conv.x));
@@ -388,14 +354,14 @@ void matmul_cases(Gen& g, OpId id) {
       Case& c = g.add(matmul_text(s, a, b));
       c.inputs = {g.floats(a), g.floats(b)};
       c.outputs = {f32({s.m, s.n})};
-      c.attrs.matmul = ma;
+      c.attrs = ma;
       judge_all(c, Rule::sum, true);
     } else {
       const int act = i % 2 == 0 ? AXON_ACTIVATION_RELU : AXON_ACTIVATION_NONE;
       Case& c = g.add(matmul_text(s, a, b) + (act == AXON_ACTIVATION_RELU ? ", relu" : ", no activation"));
       c.inputs = {g.floats(a), g.floats(b), g.floats({s.n})};
       c.outputs = {f32({s.m, s.n})};
-      c.attrs.fused_matmul = {sizeof(axon_fused_matmul_attrs), ma, act};
+      c.attrs = axon_fused_matmul_attrs{sizeof(axon_fused_matmul_attrs), ma, act};
       judge_all(c, Rule::sum, true);
     }
     ++i;
@@ -428,14 +394,14 @@ void elementwise_cases(Gen& g, OpId id) {
           c.inputs = {g.floats(d)};
           c.outputs = {f32(d)};
           c.in_place = in_place;
-          c.attrs.scale = {sizeof(axon_scale_attrs), -0.75f};
+          c.attrs = axon_scale_attrs{sizeof(axon_scale_attrs), -0.75f};
           judge_all(c, Rule::exact, false);
         }
         break;
       case OpId::Fill: {
         Case& c = g.add("value 2.5 " + dims_text(d));
         c.outputs = {f32(d)};
-        c.attrs.fill = {sizeof(axon_fill_attrs), 2.5f};
+        c.attrs = axon_fill_attrs{sizeof(axon_fill_attrs), 2.5f};
         judge_all(c, Rule::exact, false);
         break;
       }
@@ -531,7 +497,7 @@ void classifier_cases(Gen& g, OpId id) {
       // Ties: whole-number logits, so classes share the maximum.
       c.inputs = {s.ties ? g.whole({s.n, s.classes}, 0, 2) : g.floats({s.n, s.classes}, -4.0f, 4.0f),
                   g.labels(s.n, s.classes)};
-      c.attrs.in_top_k = {sizeof(axon_in_top_k_attrs), k};
+      if (id == OpId::InTopKV2) c.attrs = axon_in_top_k_attrs{sizeof(axon_in_top_k_attrs), k};
       if (id == OpId::SparseSoftmaxCrossEntropyWithLogits) {
         c.outputs = {f32({s.n}), f32({s.n, s.classes})};
         judge_all(c, Rule::loss, false);
@@ -552,7 +518,7 @@ void adam_cases(Gen& g) {
   for (const Spec& s : specs) {
     Case& c = g.add("step " + std::to_string(s.step) + " " + dims_text(s.d));
     c.inputs = {g.floats(s.d), g.floats(s.d, -0.1f, 0.1f), g.floats(s.d, 0.0f, 0.01f), g.floats(s.d)};
-    c.attrs.adam = {sizeof(axon_adam_attrs), 0.01f, 0.9f, 0.999f, 1e-7f, s.step};
+    c.attrs = axon_adam_attrs{sizeof(axon_adam_attrs), 0.01f, 0.9f, 0.999f, 1e-7f, s.step};
     judge_all(c, Rule::adam_var, false);
     c.rules = {Rule::adam_var, Rule::adam_m, Rule::adam_v};
   }
@@ -570,7 +536,7 @@ void loss_cases(Gen& g, OpId id) {
       for (float threshold : {0.5f, 0.0f}) {
         Case& c = g.add("threshold " + std::to_string(threshold).substr(0, 3) + " " + dims_text({n, 1}));
         c.inputs = {g.floats({n, 1}, -1.0f, 1.5f), g.labels(n, 2)};
-        c.attrs.binary_accuracy = {sizeof(axon_binary_accuracy_attrs), threshold};
+        c.attrs = axon_binary_accuracy_attrs{sizeof(axon_binary_accuracy_attrs), threshold};
         c.outputs = {f32({n})};
         judge_all(c, Rule::exact, false);
       }
@@ -595,7 +561,7 @@ void loss_cases(Gen& g, OpId id) {
         const bool huber = loss >= 2;
         Case& c = add(huber ? (loss == 2 ? "huber delta 1" : "huber delta 0.5") : loss == 0 ? "mse" : "mae",
                       g.floats(d, -4.0f, 4.0f));
-        c.attrs.regression_loss = {sizeof(axon_regression_loss_attrs),
+        c.attrs = axon_regression_loss_attrs{sizeof(axon_regression_loss_attrs),
                                    huber ? AXON_LOSS_HUBER : static_cast<axon_regression_loss>(loss),
                                    loss == 3 ? 0.5f : 1.0f};
       }
@@ -608,7 +574,7 @@ void loss_cases(Gen& g, OpId id) {
                                    : g.floats(d, 0.05f, 1.0f);
         Case& c = add(std::string(from_logits ? "logits" : "probabilities") + (smoothing > 0 ? " smoothing 0.1" : ""),
                       std::move(x));
-        c.attrs.crossentropy = {sizeof(axon_crossentropy_attrs), from_logits, smoothing};
+        c.attrs = axon_crossentropy_attrs{sizeof(axon_crossentropy_attrs), from_logits, smoothing};
       }
   }
 }
@@ -631,7 +597,7 @@ void random_cases(Gen& g, OpId id) {
                   double(s.offset), dims_text(s.d).c_str());
     Case& c = g.add(label);
     c.outputs = {f32(s.d)};
-    c.attrs.random = {sizeof(axon_random_attrs), {0x3ec8f720u, 0x02461e29u}, {s.counter0, 0, 7, 0x9e3779b9u},
+    c.attrs = axon_random_attrs{sizeof(axon_random_attrs), {0x3ec8f720u, 0x02461e29u}, {s.counter0, 0, 7, 0x9e3779b9u},
                       s.scale, s.offset};
     judge_all(c, id == OpId::StatelessRandomNormalV2 ? Rule::normal : Rule::exact, false);
   }
@@ -667,7 +633,7 @@ void reduce_cases(Gen& g, OpId id) {
     Case& c = g.add(dims_text(s.x) + " axes [" + axes + "]" + (s.keep ? " keep_dims" : ""));
     c.inputs = {g.floats(s.x)};
     c.outputs = {f32(y)};
-    c.attrs.reduce = a;
+    c.attrs = a;
     judge_all(c, id == OpId::Max ? Rule::exact : Rule::sum, id != OpId::Max);
   }
 }
@@ -687,7 +653,7 @@ void optimizer_cases(Gen& g, OpId id) {
           const int64_t cut[3] = {100, 101, d[0]};  // a one-element variable in the middle
           if (d[0] > 0) std::memcpy(ends.bytes.data(), cut, sizeof cut);
           c.inputs = {g.floats(d, variant ? -0.01f : -1.0f, variant ? 0.01f : 1.0f), ends};
-          c.attrs.clip = {sizeof(axon_clip_attrs), static_cast<axon_clip_mode>(mode), 0.5f};
+          c.attrs = axon_clip_attrs{sizeof(axon_clip_attrs), static_cast<axon_clip_mode>(mode), 0.5f};
           judge_all(c, Rule::update, false);
         }
         break;
@@ -709,12 +675,28 @@ void optimizer_cases(Gen& g, OpId id) {
         const float* avg = c.inputs[3].f32();
         for (int64_t i = 0; i < c.inputs[1].numel(); ++i) v[i] += avg[i] * avg[i];
       }
-      c.attrs.sgd = {sizeof(axon_sgd_attrs), 0.01f, variant ? 0.9f : 0.0f, variant};
-      c.attrs.rmsprop = {sizeof(axon_rmsprop_attrs), 0.001f, 0.9f, variant ? 0.5f : 0.0f, 1e-7f, variant};
-      c.attrs.adam = {sizeof(axon_adam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, step};
-      c.attrs.adagrad = {sizeof(axon_adagrad_attrs), 0.01f, variant ? 1e-3f : 1e-7f};
-      c.attrs.nadam = {sizeof(axon_nadam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, step, variant ? 0.2f : 0.45f};
-      c.attrs.weight_decay = {sizeof(axon_weight_decay_attrs), 0.01f, variant ? 0.5f : 0.004f};
+      switch (s.attrs) {
+        case AttrKind::sgd:
+          c.attrs = axon_sgd_attrs{sizeof(axon_sgd_attrs), 0.01f, variant ? 0.9f : 0.0f, variant};
+          break;
+        case AttrKind::rmsprop:
+          c.attrs = axon_rmsprop_attrs{sizeof(axon_rmsprop_attrs), 0.001f, 0.9f, variant ? 0.5f : 0.0f, 1e-7f, variant};
+          break;
+        case AttrKind::adam:
+          c.attrs = axon_adam_attrs{sizeof(axon_adam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, step};
+          break;
+        case AttrKind::adagrad:
+          c.attrs = axon_adagrad_attrs{sizeof(axon_adagrad_attrs), 0.01f, variant ? 1e-3f : 1e-7f};
+          break;
+        case AttrKind::nadam:
+          c.attrs =
+              axon_nadam_attrs{sizeof(axon_nadam_attrs), 0.001f, 0.9f, 0.999f, 1e-7f, step, variant ? 0.2f : 0.45f};
+          break;
+        case AttrKind::weight_decay:
+          c.attrs = axon_weight_decay_attrs{sizeof(axon_weight_decay_attrs), 0.01f, variant ? 0.5f : 0.004f};
+          break;
+        default: break;
+      }
       judge_all(c, Rule::update, false);
     }
   }
@@ -735,7 +717,7 @@ void avg_pool_cases(Gen& g, OpId id) {
     const PoolGeometry p = pool_geometry(a, s.x[0], s.x[1], s.x[2], s.x[3]);
     const Dims y = {p.n, p.oh, p.ow, p.c};
     Case& c = g.add(pool_text(s));
-    c.attrs.pool = a;
+    c.attrs = a;
     c.inputs = {g.floats(id == OpId::AvgPool ? s.x : y)};
     c.outputs = {f32(id == OpId::AvgPool ? y : s.x)};
     judge_all(c, Rule::sum, true);
@@ -765,9 +747,9 @@ void batch_norm_cases(Gen& g, OpId id) {
   const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx;
   auto set_attrs = [&](Case& c, const axon_batch_norm_attrs& a) {
     if (relu)
-      c.attrs.fused_batch_norm = {sizeof(axon_fused_batch_norm_attrs), a, AXON_ACTIVATION_RELU};
+      c.attrs = axon_fused_batch_norm_attrs{sizeof(axon_fused_batch_norm_attrs), a, AXON_ACTIVATION_RELU};
     else
-      c.attrs.batch_norm = a;
+      c.attrs = a;
   };
   for (const Spec& s : specs) {
     const int64_t ch = s.x.back();
@@ -831,7 +813,7 @@ void depthwise_cases(Gen& g, OpId id) {
     const ConvGeometry cg = conv_geometry(conv_attrs(s), s.x.data(), s.f.data());
     const Dims y = {cg.n, cg.oh, cg.ow, cg.c * cg.oc};
     Case& c = g.add(conv_text(s));
-    c.attrs.conv = conv_attrs(s);
+    c.attrs = conv_attrs(s);
     if (id == OpId::DepthwiseConv2dNative) {
       c.inputs = {g.floats(s.x), g.floats(s.f)};
       c.outputs = {f32(y)};
@@ -887,12 +869,13 @@ void smooth_activation_cases(Gen& g, OpId id) {
   for (const Dims& d : activation_shapes())
     for (int tanh_form = 0; tanh_form < (is_gelu ? 2 : 1); ++tanh_form) {
       Case& c = g.add((is_gelu ? std::string(tanh_form ? "tanh form " : "erf form ") : std::string()) + dims_text(d));
-      c.attrs.gelu = {sizeof(axon_gelu_attrs), tanh_form};
+      if (is_gelu) c.attrs = axon_gelu_attrs{sizeof(axon_gelu_attrs), tanh_form};
       HostTensor x = g.with_edges(d, edges, -6.0f, 6.0f);
       if (grad.forward == id) {
         c.inputs = {x};
       } else {
-        HostTensor second = grad.takes_y ? run_reference(op_schema(grad.forward), {x}, {f32(d)}, &c.attrs.gelu)[0] : x;
+        HostTensor second =
+            grad.takes_y ? run_reference(op_schema(grad.forward), {x}, {f32(d)}, attrs_ptr(c.attrs))[0] : x;
         HostTensor dy = g.floats(d, -2.0f, 2.0f);
         c.inputs = grad.dy_first ? std::vector<HostTensor>{dy, second} : std::vector<HostTensor>{second, dy};
       }
@@ -917,11 +900,11 @@ void piecewise_activation_cases(Gen& g, OpId id) {
     Case& c = g.add("");
     if (grad.forward == OpId::LeakyRelu) {
       const float alpha = k % 2 ? -0.5f : 0.2f;
-      c.attrs.leaky_relu = {sizeof(axon_leaky_relu_attrs), alpha};
+      c.attrs = axon_leaky_relu_attrs{sizeof(axon_leaky_relu_attrs), alpha};
       label = "alpha " + std::to_string(alpha).substr(0, 4) + " " + label;
     } else if (grad.forward == OpId::ClippedRelu) {
       const Clip& cl = clips[static_cast<size_t>(k) % clips.size()];
-      c.attrs.clipped_relu = {sizeof(axon_clipped_relu_attrs), cl.slope, cl.max_value, cl.threshold};
+      c.attrs = axon_clipped_relu_attrs{sizeof(axon_clipped_relu_attrs), cl.slope, cl.max_value, cl.threshold};
       char b[96];
       std::snprintf(b, sizeof b, "slope %g max %g threshold %g ", double(cl.slope), double(cl.max_value),
                     double(cl.threshold));
@@ -972,7 +955,8 @@ void arithmetic_cases(Gen& g, OpId id) {
   for (const Dims& d : shapes) {
     if (id == OpId::MovingAverage) {
       Case& c = g.add("momentum 0.99 " + dims_text(d));
-      c.attrs.moving_average = {sizeof(axon_moving_average_attrs), 0.99f, static_cast<float>(1.0 - double(0.99f))};
+      c.attrs = axon_moving_average_attrs{sizeof(axon_moving_average_attrs), 0.99f,
+                                          static_cast<float>(1.0 - double(0.99f))};
       c.inputs = {g.floats(d, -5.0f, 5.0f), g.floats(d, -5.0f, 5.0f)};
       judge_all(c, Rule::exact, false);
       continue;
@@ -1021,7 +1005,7 @@ void shape_cases(Gen& g, OpId id) {
         c.inputs.push_back(g.floats(d));
       }
       c.label = label + " on axis " + std::to_string(s.axis);
-      c.attrs.concat = {sizeof(axon_concat_attrs), s.axis};
+      c.attrs = axon_concat_attrs{sizeof(axon_concat_attrs), s.axis};
       c.outputs = {f32(out)};
       judge_all(c, Rule::exact, false);
     }
@@ -1038,8 +1022,8 @@ void shape_cases(Gen& g, OpId id) {
   for (const Spec& s : specs) {
     Case& c = g.add(dims_text(s.small) + (id == OpId::Slice ? " from " : " into ") + dims_text(s.large) + " at " +
                     dims_text(s.begin));
-    c.attrs.slice.struct_size = sizeof(axon_slice_attrs);
-    for (size_t i = 0; i < s.begin.size(); ++i) c.attrs.slice.begin[i] = s.begin[i];
+    auto& a = emplace_attrs<axon_slice_attrs>(c.attrs);
+    for (size_t i = 0; i < s.begin.size(); ++i) a.begin[i] = s.begin[i];
     c.inputs = {g.floats(id == OpId::Slice ? s.large : s.small)};
     c.outputs = {f32(id == OpId::Slice ? s.small : s.large)};
     judge_all(c, Rule::exact, false);
@@ -1134,7 +1118,14 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::Pad: shape_cases(g, op.id); break;
     case OpId::count: break;
   }
-  return g.take();
+  std::vector<Case> cases = g.take();
+  // Each case carries the attribute struct its op takes, and no other.
+  for (const Case& c : cases)
+    if (attr_kind(c.attrs) != op.attrs)
+      throw std::logic_error(c.name() + ": the case holds attribute kind " +
+                             std::to_string(static_cast<int>(attr_kind(c.attrs))) + ", the op takes " +
+                             std::to_string(static_cast<int>(op.attrs)));
+  return cases;
 }
 
 }  // namespace axon::plugin_check

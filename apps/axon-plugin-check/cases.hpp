@@ -7,6 +7,7 @@
 // argmax of _FusedConv2DMaxPoolGrad) are computed by the reference kernels.
 #pragma once
 
+#include <axon/any_attrs.hpp>
 #include <axon/op_table.hpp>
 
 #include <cstdint>
@@ -49,55 +50,19 @@ enum class Rule {
   normal      // StatelessRandomNormalV2: within 2^-22 |want| (2 ulps: logf and sincosf may round the other way)
 };
 
-// Every attribute struct of the ABI; the op's kind picks one.
-struct Attrs {
-  axon_conv2d_attrs conv{};
-  axon_pool_attrs pool{};
-  axon_matmul_attrs matmul{};
-  axon_adam_attrs adam{};
-  axon_fill_attrs fill{};
-  axon_scale_attrs scale{};
-  axon_fused_conv2d_attrs fused_conv{};
-  axon_fused_matmul_attrs fused_matmul{};
-  axon_fused_conv2d_max_pool_attrs conv_pool{};
-  axon_leaky_relu_attrs leaky_relu{};
-  axon_clipped_relu_attrs clipped_relu{};
-  axon_gelu_attrs gelu{};
-  axon_concat_attrs concat{};
-  axon_slice_attrs slice{};
-  axon_batch_norm_attrs batch_norm{};
-  axon_moving_average_attrs moving_average{};
-  axon_fused_batch_norm_attrs fused_batch_norm{};
-  axon_sgd_attrs sgd{};
-  axon_rmsprop_attrs rmsprop{};
-  axon_adagrad_attrs adagrad{};
-  axon_nadam_attrs nadam{};
-  axon_weight_decay_attrs weight_decay{};
-  axon_clip_attrs clip{};
-  axon_crossentropy_attrs crossentropy{};
-  axon_regression_loss_attrs regression_loss{};
-  axon_binary_accuracy_attrs binary_accuracy{};
-  axon_in_top_k_attrs in_top_k{};
-  axon_random_attrs random{};
-  axon_reduce_attrs reduce{};
-
-  const void* get(AttrKind k) const;  // nullptr for AttrKind::none
-  void* get(AttrKind k) { return const_cast<void*>(static_cast<const Attrs*>(this)->get(k)); }
-};
-
 struct Case {
   const OpSchema* op = nullptr;
   axon_dtype key = AXON_FLOAT32;  // the kernel's dtype
   std::string label;              // "SAME stride 2 1x7x5x3 * 3x3x3x4"
   std::vector<HostTensor> inputs;
   std::vector<HostTensor> outputs;  // dtype and shape; their contents are not used
-  Attrs attrs;
+  AnyAttrs attrs;  // the struct the op takes
   bool in_place = false;      // output 0 is input 0's buffer
   std::vector<bool> abs_inputs;  // inputs taken by magnitude to compute S
   std::vector<Rule> rules;       // one per result (the outputs, or the inputs updated in place)
 
   std::string name() const;  // "kernel[Conv2D float32] SAME stride 2 1x7x5x3 * 3x3x3x4"
-  const void* attr_ptr() const { return attrs.get(op->attrs); }
+  const void* attr_ptr() const { return attrs_ptr(attrs); }
   // The tensors the op writes: its outputs, or its first in_place_inputs inputs.
   int result_count() const;
   const char* result_name(int i) const;

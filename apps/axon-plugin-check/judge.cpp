@@ -57,11 +57,11 @@ double magnitude(const Case& c, Rule rule, int index, int64_t i, const HostTenso
     case Rule::adam_var:
       return std::fabs(double(c.inputs[0].f32()[i])) + 32 * std::fabs(double(c.inputs[0].f32()[i]) - want.f32()[i]);
     case Rule::adam_m: {
-      const double b1 = c.attrs.adam.beta_1;
+      const double b1 = std::get<axon_adam_attrs>(c.attrs).beta_1;
       return std::fabs(b1 * c.inputs[1].f32()[i]) + std::fabs((1 - b1) * c.inputs[3].f32()[i]);
     }
     case Rule::adam_v: {
-      const double b2 = c.attrs.adam.beta_2, g = c.inputs[3].f32()[i];
+      const double b2 = std::get<axon_adam_attrs>(c.attrs).beta_2, g = c.inputs[3].f32()[i];
       return std::fabs(b2 * c.inputs[2].f32()[i]) + std::fabs((1 - b2) * g * g);
     }
     case Rule::update: {  // in-place result `index` of an ABI 1.6 op: input `index` before the call
@@ -125,8 +125,9 @@ Verdict judge(const Case& c, int index, const HostTensor& got, const HostTensor&
   if (rule == Rule::function) {
     magnitude_b.resize(static_cast<size_t>(want.numel()));
     const HostTensor& in0 = c.inputs.at(0);
+    const auto* gelu = std::get_if<axon_gelu_attrs>(&c.attrs);  // Gelu's form; the other functions have none
     tol::function_magnitudes(c.op->id, in0.f32(), c.inputs.size() > 1 ? c.inputs[1].f32() : nullptr, want.numel(),
-                             in0.dims.empty() ? 1 : in0.dims.back(), c.attrs.gelu.approximate != 0,
+                             in0.dims.empty() ? 1 : in0.dims.back(), gelu != nullptr && gelu->approximate != 0,
                              magnitude_b.data());
   }
   auto allowed = [&](int64_t i) -> double {

@@ -74,7 +74,8 @@ std::vector<HostTensor> batch_norm_magnitudes(const Case& c) {
   const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx;
   const bool relu = id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormGradEx;
   const HostTensor& x = c.inputs[forward ? 0 : 1];
-  const auto& a = relu ? c.attrs.fused_batch_norm.batch_norm : c.attrs.batch_norm;
+  const auto& a =
+      relu ? std::get<axon_fused_batch_norm_attrs>(c.attrs).batch_norm : std::get<axon_batch_norm_attrs>(c.attrs);
   const int64_t ch = x.dims.back(), rows = ch > 0 ? x.numel() / ch : 0;
   tol::BatchNormInputs in{};
   in.x = x.f32(), in.rows = rows, in.ch = ch;

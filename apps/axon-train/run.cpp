@@ -281,9 +281,10 @@ RunResult train_on(const Placement& where, const Options& opts, const data::Data
   if (!opts.quiet) {
     std::printf("%s\n", strategy.describe(opts.batch_size).c_str());
     if (const int b = model.all_reduce_buckets(); b > 1)
-      std::printf("Gradients summed in %d buckets of about %.3g MiB, each while backward goes on "
+      std::printf("Gradients summed in %d buckets of about %.3g MiB, each while backward goes on%s "
                   "(--all-reduce-bucket-mb)\n",
-                  b, static_cast<double>(strategy.bucket_bytes()) / (1 << 20));
+                  b, static_cast<double>(strategy.bucket_bytes()) / (1 << 20),
+                  strategy.queues_all_reduce() ? ", queued on the devices between events" : "");
     if (opts.verbose) std::fputs(model.summary().c_str(), stdout);
     std::fflush(stdout);
   }

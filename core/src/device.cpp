@@ -142,6 +142,47 @@ axon_memory_info Device::memory_info() {
   return out;
 }
 
+bool Device::has_events() const {
+  ensure_open();
+  return api_.event_create != nullptr;
+}
+
+axon_event Device::create_event() {
+  if (!has_events()) throw RuntimeError(name_ + " (plugin " + plugin_name_ + ") has no events");
+  axon_event e = nullptr;
+  axon_error err{};
+  err.struct_size = sizeof err;
+  if (axon_status st = api_.event_create(api_.device_ctx, &e, &err); st != AXON_OK)
+    throw RuntimeError("creating an event on " + name_ + ": " + message_of(err, st));
+  if (e == nullptr) throw RuntimeError("creating an event on " + name_ + ": the plugin returned no event");
+  return e;
+}
+
+void Device::destroy_event(axon_event event) noexcept {
+  if (event != nullptr && api_.event_destroy != nullptr) api_.event_destroy(api_.device_ctx, event);
+}
+
+void Device::record_event(axon_event event) {
+  axon_error err{};
+  err.struct_size = sizeof err;
+  if (axon_status st = api_.event_record(api_.device_ctx, event, nullptr, &err); st != AXON_OK)
+    throw RuntimeError("recording an event on " + name_ + ": " + message_of(err, st));
+}
+
+void Device::wait_event(axon_event event) {
+  axon_error err{};
+  err.struct_size = sizeof err;
+  if (axon_status st = api_.event_wait(api_.device_ctx, event, nullptr, &err); st != AXON_OK)
+    throw RuntimeError("waiting for an event on " + name_ + ": " + message_of(err, st));
+}
+
+void Device::synchronize_event(axon_event event) {
+  axon_error err{};
+  err.struct_size = sizeof err;
+  if (axon_status st = api_.event_synchronize(api_.device_ctx, event, &err); st != AXON_OK)
+    throw RuntimeError("synchronize " + name_ + " (an event): " + message_of(err, st));
+}
+
 axon_kernel_fn Device::kernel(OpId op, axon_dtype dtype) const {
   ensure_open();
   const unsigned t = static_cast<unsigned>(dtype);

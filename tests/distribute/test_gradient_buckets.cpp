@@ -5,7 +5,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <mutex>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 using namespace axon::nn;
 
@@ -56,4 +59,35 @@ TEST_CASE("a bucket is ready once every replica's backward has passed its last s
   p.abort();
   aborted.join();
   CHECK_FALSE(ready);
+}
+
+TEST_CASE("a replica marks the buckets it wrote, on its own thread, before a waiter sees them", "[buckets]") {
+  BucketProgress p({{1088, 1300, 5}, {128, 1088, 2}, {0, 128, 0}}, 2);
+  std::mutex mu;
+  std::vector<std::tuple<int, size_t, size_t>> marks;
+  std::vector<std::vector<bool>> marked(2, std::vector<bool>(3, false));
+  p.set_on_written([&](int r, size_t from, size_t to) {
+    std::lock_guard<std::mutex> lock(mu);
+    marks.emplace_back(r, from, to);
+    for (size_t b = from; b < to; ++b) marked[static_cast<size_t>(r)][b] = true;
+  });
+  p.reset();
+  bool seen_marked = false;
+  std::thread waiter([&] {
+    REQUIRE(p.wait(0));
+    std::lock_guard<std::mutex> lock(mu);
+    seen_marked = marked[0][0] && marked[1][0];
+  });
+  p.backward_ran(0, 5);
+  p.backward_ran(1, 6);  // not yet past bucket 0's last step: nothing to mark
+  std::thread replica1([&] { p.backward_ran(1, 5); });
+  replica1.join();
+  waiter.join();
+  CHECK(seen_marked);
+  p.backward_ran(0, 0);  // past the other two at once
+  p.finished(0);         // nothing left to mark
+  p.finished(1);
+  CHECK(p.wait(2));
+  const std::vector<std::tuple<int, size_t, size_t>> want = {{0, 0, 1}, {1, 0, 1}, {0, 1, 3}, {1, 1, 3}};
+  CHECK(marks == want);
 }

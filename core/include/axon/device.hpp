@@ -59,6 +59,17 @@ class Device {
   // Runs the kernel; throws RuntimeError("<op> on <device>: <plugin message>
   // (AXON_...)"), KernelDeclined for AXON_UNIMPLEMENTED.
   void launch(const axon_kernel_call& call, OpId op, axon_dtype dtype);
+  // Events, where the plugin has them (its device table's event_create and
+  // the rest); each throws RuntimeError with the plugin's message.
+  bool has_events() const;
+  axon_event create_event();
+  void destroy_event(axon_event event) noexcept;
+  // The point after the work queued on the device's stream so far.
+  void record_event(axon_event event);
+  // Work queued on the device's stream from now on starts after the point.
+  void wait_event(axon_event event);
+  // Waits until the point is reached; throws the error of the work before it.
+  void synchronize_event(axon_event event);
   // The table's ops this device has a kernel for, with their dtypes, in table order.
   struct OpKernels {
     OpId op;
@@ -113,6 +124,28 @@ class Device {
   std::string name_;
   std::string original_name_;
   std::string plugin_name_;
+};
+
+// An event of one device (Device::create_event), destroyed with this.
+class DeviceEvent {
+ public:
+  explicit DeviceEvent(Device& device) : device_(&device), event_(device.create_event()) {}
+  ~DeviceEvent() {
+    if (event_ != nullptr) device_->destroy_event(event_);
+  }
+  DeviceEvent(DeviceEvent&& o) noexcept : device_(o.device_), event_(o.event_) { o.event_ = nullptr; }
+  DeviceEvent& operator=(DeviceEvent&&) = delete;
+  DeviceEvent(const DeviceEvent&) = delete;
+  DeviceEvent& operator=(const DeviceEvent&) = delete;
+  Device& device() const { return *device_; }
+  axon_event get() const { return event_; }
+  void record() { device_->record_event(event_); }
+  // The device's stream waits for this event's point.
+  void wait() { device_->wait_event(event_); }
+
+ private:
+  Device* device_;
+  axon_event event_;
 };
 
 // Parses "/device:GPU:1", "gpu:1", "cuda:1", "GPU" (index 0), case-insensitive,

@@ -69,11 +69,22 @@ class Strategy {
   static constexpr int64_t kDefaultBucketBytes = int64_t{25} << 20;  // DDP's 25 MiB
   int64_t bucket_bytes() const { return bucket_bytes_; }
   void set_bucket_bytes(int64_t bytes);
-  // Whether a bucket's all-reduce may run on another host thread while the
-  // replicas compute: ABI 1 says nothing of a device's calls from two host
-  // threads at once, nor of when a kernel's writes are done, so only devices
-  // whose kernels finish before they return and whose memory is host memory
-  // (the CPU plugin's) overlap; a GPU needs events and streams for it.
+  // Whether the strategy can queue the all-reduce on the devices
+  // (all_reduce_queued): they have events and their plugin a queued
+  // all-reduce (all_reduce_async among local replicas, comm_all_reduce_async
+  // across workers with one replica each).
+  virtual bool queues_all_reduce() const { return false; }
+  // all_reduce, queued: replica i's share starts once ready[i] (an event of
+  // its device) is reached, done[i] is recorded after it, and this returns
+  // at once; an error found later comes back from the devices' waits.
+  // Only where queues_all_reduce().
+  virtual void all_reduce_queued(const std::vector<Tensor*>& buffers, const std::string& what, int64_t step,
+                                 const std::vector<axon_event>& ready, const std::vector<axon_event>& done);
+  // Whether a bucket's all-reduce may start while the replicas still
+  // compute: where it is queued on the devices between events, or where the
+  // devices' kernels finish before they return and their memory is the
+  // host's (the CPU plugin's), so that another host thread may sum what they
+  // wrote (MPI across workers).
   bool overlaps_backward() const;
   // Copies global replica 0's buffer into every other replica's.
   virtual void broadcast(const std::vector<Tensor*>& buffers, const std::string& what) = 0;

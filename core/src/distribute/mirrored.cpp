@@ -30,6 +30,14 @@ class MirroredStrategy final : public Strategy {
     distribute::plugin_all_reduce(replica_devices(), buffers, what, step);
   }
 
+  bool queues_all_reduce() const override { return distribute::plugin_queues_all_reduce(replica_devices()); }
+
+  void all_reduce_queued(const std::vector<Tensor*>& buffers, const std::string& what, int64_t step,
+                         const std::vector<axon_event>& ready, const std::vector<axon_event>& done) override {
+    check_buffers(buffers);
+    distribute::plugin_all_reduce_queued(replica_devices(), buffers, what, step, ready, done);
+  }
+
   void broadcast(const std::vector<Tensor*>& buffers, const std::string&) override {
     check_buffers(buffers);
     copy_to_local_replicas(buffers);

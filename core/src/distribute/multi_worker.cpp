@@ -104,16 +104,9 @@ class MultiWorkerStrategy final : public Strategy {
     if (comm_ != nullptr) {
       axon_error err{};
       err.struct_size = sizeof err;
-      const int32_t timeout_ms = static_cast<int32_t>(std::min(timeout_s_ * 1000, 2147483647.0));
       const axon_status s = replica_devices().front()->collectives()->comm_all_reduce(
-          comm_, first.data(), first.numel(), AXON_FLOAT32, AXON_REDUCE_SUM, timeout_ms, &err);
-      if (s != AXON_OK) {
-        std::string where = "rank " + std::to_string(worker_rank()) + ": all-reduce of " + what + " (" +
-                            distribute::byte_count(first.bytes()) + ") at step " + std::to_string(step);
-        if (s == AXON_DEADLINE_EXCEEDED)
-          throw RuntimeError(distribute::timed_out(where, timeout_s_) + " (" + err.message + ")");
-        throw RuntimeError(where + " failed: " + err.message);
-      }
+          comm_, first.data(), first.numel(), AXON_FLOAT32, AXON_REDUCE_SUM, timeout_ms(), &err);
+      if (s != AXON_OK) throw failed(s, what, first, step, err);
     } else if (num_workers() > 1) {
       staging_.resize(static_cast<size_t>(first.numel()));
       first.copy_to_host(staging_.data(), first.bytes());
@@ -121,6 +114,27 @@ class MultiWorkerStrategy final : public Strategy {
       first.copy_from_host(staging_.data(), first.bytes());
     }
     copy_to_local_replicas(buffers);
+  }
+
+  // One replica per worker summed by NCCL: queued on the communication
+  // stream between events (several local replicas go through the host).
+  bool queues_all_reduce() const override {
+    const axon_collective_api* c = replica_devices().front()->collectives();
+    return comm_ != nullptr && num_local_replicas() == 1 && c->comm_all_reduce_async != nullptr &&
+           replica_devices().front()->has_events();
+  }
+
+  void all_reduce_queued(const std::vector<Tensor*>& buffers, const std::string& what, int64_t step,
+                         const std::vector<axon_event>& ready, const std::vector<axon_event>& done) override {
+    check_buffers(buffers);
+    if (!queues_all_reduce() || ready.size() != 1 || done.size() != 1)
+      throw RuntimeError("multi-worker cannot queue the all-reduce of " + what);
+    Tensor& first = *buffers.front();
+    axon_error err{};
+    err.struct_size = sizeof err;
+    const axon_status s = replica_devices().front()->collectives()->comm_all_reduce_async(
+        comm_, first.data(), first.numel(), AXON_FLOAT32, AXON_REDUCE_SUM, ready[0], done[0], timeout_ms(), &err);
+    if (s != AXON_OK) throw failed(s, what, first, step, err);
   }
 
   void broadcast(const std::vector<Tensor*>& buffers, const std::string& what) override {
@@ -152,6 +166,18 @@ class MultiWorkerStrategy final : public Strategy {
   }
 
  private:
+  int32_t timeout_ms() const { return static_cast<int32_t>(std::min(timeout_s_ * 1000, 2147483647.0)); }
+
+  // The cross-worker all-reduce of `what` failed (or timed out).
+  RuntimeError failed(axon_status s, const std::string& what, const Tensor& buffer, int64_t step,
+                      const axon_error& err) const {
+    const std::string where = "rank " + std::to_string(worker_rank()) + ": all-reduce of " + what + " (" +
+                              distribute::byte_count(buffer.bytes()) + ") at step " + std::to_string(step);
+    if (s == AXON_DEADLINE_EXCEEDED)
+      return RuntimeError(distribute::timed_out(where, timeout_s_) + " (" + err.message + ")");
+    return RuntimeError(where + " failed: " + err.message);
+  }
+
   // One NCCL rank per worker (its local replica 0): rank 0 makes the unique
   // id and MPI carries it to the others.
   void create_communicator(Device& device) {

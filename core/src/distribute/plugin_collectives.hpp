@@ -20,4 +20,14 @@ void check_one_plugin(const std::vector<Device*>& devices, const std::string& st
 void plugin_all_reduce(const std::vector<Device*>& devices, const std::vector<Tensor*>& buffers,
                        const std::string& what, int64_t step);
 
+// Whether the plugin can queue the all-reduce of these devices
+// (all_reduce_async, and events on every device).
+bool plugin_queues_all_reduce(const std::vector<Device*>& devices);
+
+// plugin_all_reduce queued with all_reduce_async: device i's share after
+// ready[i], done[i] recorded after it; returns once queued.
+void plugin_all_reduce_queued(const std::vector<Device*>& devices, const std::vector<Tensor*>& buffers,
+                              const std::string& what, int64_t step, const std::vector<axon_event>& ready,
+                              const std::vector<axon_event>& done);
+
 }  // namespace axon::distribute

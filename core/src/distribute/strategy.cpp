@@ -56,8 +56,14 @@ void Strategy::set_bucket_bytes(int64_t bytes) {
   bucket_bytes_ = bytes;
 }
 
+void Strategy::all_reduce_queued(const std::vector<Tensor*>&, const std::string& what, int64_t,
+                                 const std::vector<axon_event>&, const std::vector<axon_event>&) {
+  throw RuntimeError(name() + " cannot queue the all-reduce of " + what);
+}
+
 bool Strategy::overlaps_backward() const {
-  return std::all_of(devices_.begin(), devices_.end(), [](const Device* d) { return d->plugin_name() == "cpu"; });
+  return queues_all_reduce() ||
+         std::all_of(devices_.begin(), devices_.end(), [](const Device* d) { return d->plugin_name() == "cpu"; });
 }
 
 std::vector<Device*> mirrored_devices(const Runtime& rt) {

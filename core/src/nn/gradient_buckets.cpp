@@ -63,16 +63,25 @@ void BucketProgress::advance(int r, size_t count) {
   cv_.notify_all();
 }
 
-void BucketProgress::backward_ran(int r, size_t step) {
+// written_[r] changes only on replica r's thread, so that thread reads it
+// without the lock; waiters read it under the lock.
+void BucketProgress::publish(int r, size_t count) {
+  const size_t from = written_.at(static_cast<size_t>(r));
+  if (count <= from) return;
+  if (on_written_) on_written_(r, from, count);  // outside the lock: it calls the device
   std::lock_guard<std::mutex> lock(mutex_);
-  size_t count = written_.at(static_cast<size_t>(r));
-  while (count < buckets_.size() && buckets_[count].last_step >= step) ++count;
   advance(r, count);
 }
 
+void BucketProgress::backward_ran(int r, size_t step) {
+  size_t count = written_.at(static_cast<size_t>(r));
+  while (count < buckets_.size() && buckets_[count].last_step >= step) ++count;
+  publish(r, count);
+}
+
 void BucketProgress::finished(int r) {
+  publish(r, buckets_.size());
   std::lock_guard<std::mutex> lock(mutex_);
-  advance(r, buckets_.size());
   if (++finished_ == static_cast<int>(written_.size())) finished_at_ = Clock::now();
 }
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -52,6 +53,10 @@ class BucketProgress {
   const std::vector<GradientBucket>& buckets() const { return buckets_; }
   // Before each step.
   void reset();
+  // Called on replica r's thread before buckets [from, to) count as written
+  // by it: where the replica marks the point its device has queued them to
+  // (an event the queued all-reduce starts after). Set before the first step.
+  void set_on_written(std::function<void(int r, size_t from, size_t to)> f) { on_written_ = std::move(f); }
   // Replica r's backward has run plan step `step`.
   void backward_ran(int r, size_t step);
   // Replica r has written all its gradients.
@@ -65,6 +70,8 @@ class BucketProgress {
 
  private:
   void advance(int r, size_t count);
+  // Marks buckets [written, count) of replica r written, after on_written_.
+  void publish(int r, size_t count);
 
   const std::vector<GradientBucket> buckets_;
   std::mutex mutex_;
@@ -73,6 +80,7 @@ class BucketProgress {
   int finished_ = 0;
   Clock::time_point finished_at_;
   bool aborted_ = false;
+  std::function<void(int, size_t, size_t)> on_written_;
 };
 
 }  // namespace axon::nn

@@ -248,6 +248,20 @@ void Model::plan_overlap() {
                             ")");
   progress_ = std::make_unique<BucketProgress>(std::move(buckets), num_replicas());
   for (size_t r = 0; r < replicas_.size(); ++r) replicas_[r]->set_bucket_progress(progress_.get(), static_cast<int>(r));
+  if (strategy_->queues_all_reduce()) {
+    queued_.resize(progress_->buckets().size());
+    for (QueuedBucket& q : queued_)
+      for (auto& r : replicas_) {
+        q.ready.emplace_back(r->device());
+        q.done.emplace_back(r->device());
+        q.ready_events.push_back(q.ready.back().get());
+        q.done_events.push_back(q.done.back().get());
+      }
+    // On the replica's thread, after it queued the kernels that write them.
+    progress_->set_on_written([this](int r, size_t from, size_t to) {
+      for (size_t b = from; b < to; ++b) queued_[b].ready[static_cast<size_t>(r)].record();
+    });
+  }
   // The caller's thread reduces the buckets: it is the one that may call MPI.
   threads_ = std::make_unique<ReplicaThreads>(num_replicas(), true);
 }
@@ -319,13 +333,21 @@ void Model::overlapped_step(const std::function<void(int)>& compute, const std::
         parts[r] = &views[r];
       }
       const auto t0 = Clock::now();
-      strategy_->all_reduce(parts, bucket_names_[b], steps_ + 1);
+      if (queued_.empty())
+        strategy_->all_reduce(parts, bucket_names_[b], steps_ + 1);
+      else
+        strategy_->all_reduce_queued(parts, bucket_names_[b], steps_ + 1, queued_[b].ready_events,
+                                     queued_[b].done_events);
       done = Clock::now();
       reducing += std::chrono::duration<double>(done - t0).count();
     }
   };
   on_replicas(compute, reduce);
-  // What backward did not hide: the reduction after the last replica finished.
+  // Queued: the optimizer's kernels start once every bucket's sum is in.
+  for (QueuedBucket& q : queued_)
+    for (DeviceEvent& e : q.done) e.wait();
+  // What backward did not hide: the reduction after the last replica finished
+  // (queued on a device, only the time to queue it).
   const double exposed = std::max(0.0, std::chrono::duration<double>(done - progress_->finished_at()).count());
   all_reduce_seconds_ += exposed;
   all_reduce_hidden_seconds_ += std::max(0.0, reducing - exposed);

@@ -170,6 +170,14 @@ class Model {
   std::unique_ptr<StepCollective> collective_;  // with more than one replica in all
   std::unique_ptr<BucketProgress> progress_;     // when the all-reduce overlaps backward
   std::vector<std::string> bucket_names_;        // "gradients (bucket 2 of 4)", for errors
+  // Per bucket, where the strategy queues the all-reduce on the devices: the
+  // point each replica's backward has written it to (ready), and the point
+  // its sum is in (done), one event per replica.
+  struct QueuedBucket {
+    std::vector<DeviceEvent> ready, done;
+    std::vector<axon_event> ready_events, done_events;
+  };
+  std::vector<QueuedBucket> queued_;
   int64_t steps_ = 0;                         // optimisation steps so far (for messages)
   // This epoch's time per replica (compute, wait) and in the all-reduce.
   std::vector<ReplicaTimes> times_;

@@ -185,8 +185,20 @@ int check(const Options& o) {
     report.fail(async_name, "bad input accepted by the kernel call and never reported, synchronize() returned AXON_OK: " +
                                 list);
   } else if (async.bad_inputs > 0) {
-    report.pass(async_name, std::to_string(async.by_synchronize) + " of " + std::to_string(async.bad_inputs) +
-                                " bad inputs reported by synchronize(), the others by the kernel call");
+    report.pass(async_name, std::to_string(async.by_synchronize + async.by_event) + " of " +
+                                std::to_string(async.bad_inputs) + " bad inputs reported after the call (" +
+                                std::to_string(async.by_event) + " by an event), the others by the kernel call");
+  }
+  const char* event_name = "asynchronous errors surface through an event";
+  if (api->event_create == nullptr) {
+    report.skip(event_name, "no events");
+  } else if (!async.lost_by_events.empty()) {
+    std::string list;
+    for (const std::string& l : async.lost_by_events) list += (list.empty() ? "" : ", ") + l;
+    report.fail(event_name, "synchronize() reported the bad input, event_synchronize() on an event recorded after "
+                            "the call returned AXON_OK: " + list);
+  } else if (async.bad_inputs > 0) {
+    report.pass(event_name, std::to_string(async.by_event) + " bad inputs reported by an event after the call");
   }
 
   if (!o.op.empty()) return done();

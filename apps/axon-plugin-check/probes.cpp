@@ -134,10 +134,27 @@ Outcome bad_input(const axon_device_api& api, axon_kernel_fn fn, const Case& bas
   const axon_kernel_call call = c.call();
   axon_error err = fresh_error();
   const axon_status s = fn(api.device_ctx, &call, &err);
+  // With events, a queued call's error comes back first from an event
+  // recorded after it (as a host waiting for one point sees it).
+  axon_status ev = AXON_OK;
+  axon_error ev_err = fresh_error();
+  if (s == AXON_OK && api.event_create != nullptr) {
+    axon_event e = nullptr;
+    client::check(api.event_create(api.device_ctx, &e, &ev_err), ev_err, "event_create");
+    ev = api.event_record(api.device_ctx, e, nullptr, &ev_err);
+    if (ev == AXON_OK) ev = api.event_synchronize(api.device_ctx, e, &ev_err);
+    api.event_destroy(api.device_ctx, e);
+  }
   axon_error sync_err = fresh_error();
   const axon_status sync = api.synchronize(api.device_ctx, &sync_err);
   if (s == AXON_INVALID_ARGUMENT) return {'P', "refused by the kernel call: " + status_text(s, err)};
   if (s != AXON_OK) return {'F', "the kernel returned " + status_text(s, err) + ", expected AXON_INVALID_ARGUMENT"};
+  if (ev == AXON_INVALID_ARGUMENT) return {'P', "reported by an event after the call: " + status_text(ev, ev_err)};
+  if (ev != AXON_OK)
+    return {'F', "the kernel returned AXON_OK and an event after it " + status_text(ev, ev_err) +
+                     ", expected AXON_INVALID_ARGUMENT"};
+  if (sync == AXON_INVALID_ARGUMENT && api.event_create != nullptr)
+    return {'V', "reported by synchronize(), but an event recorded after the call was reached without it"};
   if (sync == AXON_INVALID_ARGUMENT)
     return {'P', "reported by synchronize(): " + status_text(sync, sync_err)};
   if (sync != AXON_OK)

@@ -194,10 +194,12 @@ AsyncSummary ProbeSupervisor::collect(Report& report) {
       switch (code) {
         case 'P':
           if (bad_input && detail.rfind("reported by synchronize()", 0) == 0) ++async.by_synchronize;
+          if (bad_input && detail.rfind("reported by an event", 0) == 0) ++async.by_event;
           report.pass(current_name, detail);
           break;
         case 'S': report.skip(current_name, detail); break;
         case 'A': async.lost.push_back(current_name.substr(std::strlen("bad input: "))); break;
+        case 'V': async.lost_by_events.push_back(current_name.substr(std::strlen("bad input: "))); break;
         default: report.fail(current_name, detail); break;
       }
       current = -1;

@@ -18,7 +18,9 @@ namespace axon::plugin_check {
 struct AsyncSummary {
   int bad_inputs = 0;               // bad-input probes that ended (not crashed)
   int by_synchronize = 0;           // refused by synchronize() rather than the call
+  int by_event = 0;                 // refused by an event recorded after the call
   std::vector<std::string> lost;    // accepted, and synchronize() said AXON_OK too
+  std::vector<std::string> lost_by_events;  // synchronize() reported it, an event after the call did not
 };
 
 class ProbeSupervisor {

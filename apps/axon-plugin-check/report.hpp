@@ -35,6 +35,7 @@ class Report {
   void skip(std::string name, std::string detail) { add(Status::skip, std::move(name), std::move(detail)); }
 
   int count(Status s) const;
+  const std::vector<Check>& checks() const { return checks_; }
   PluginFacts facts;
 
   // The summary line "N passed, N failed, N skipped", or the JSON document.

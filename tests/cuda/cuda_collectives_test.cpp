@@ -1,8 +1,10 @@
 // NCCL collectives through the ABI on the devices this machine has: the
 // in-process all_reduce over every visible GPU (SUM and MEAN, each from
 // different values on every GPU, every GPU's buffer checked), and the
+// queued form (all_reduce_async between events on each GPU's stream), the
 // cross-process communicator path with a world of one (comm_get_id,
-// comm_create, comm_all_reduce with a timeout, comm_destroy), and a set-up
+// comm_create, comm_all_reduce with a timeout, comm_all_reduce_async,
+// comm_destroy), and a set-up
 // that times out because its second rank never comes. With one GPU, the
 // value checks are reported SKIP: a world of one cannot tell a reduction
 // from doing nothing (NCCL takes each GPU once, so one GPU cannot be two
@@ -87,6 +89,42 @@ int main(int argc, char** argv) {
         expect(ok, std::string("all_reduce ") + name + " values on GPU " + std::to_string(i));
       }
     }
+    // Queued (all_reduce_async): each GPU's share on its communication
+    // stream after a point on its own stream, a second point recorded after
+    // it, which the device's stream then waits for before the download.
+    expect(coll->all_reduce_async != nullptr && coll->comm_all_reduce_async != nullptr,
+           "the plugin offers queued all-reduces");
+    auto event = [](TestDevice& d) {
+      axon_event e = nullptr;
+      axon_error e_err{};
+      check(d.api.event_create(d.api.device_ctx, &e, &e_err), e_err, "event_create");
+      return e;
+    };
+    std::vector<axon_event> ready, done;
+    for (auto& d : devs) {
+      ready.push_back(event(*d));
+      done.push_back(event(*d));
+    }
+    if (coll->all_reduce_async != nullptr) {
+      fill();
+      axon_error err{};
+      for (int i = 0; i < n; ++i)
+        check(devs[i]->api.event_record(ctxs[i], ready[i], nullptr, &err), err, "event_record");
+      axon_status st = coll->all_reduce_async(cuda.api.plugin_ctx, n, ctxs.data(), ptrs.data(), count, AXON_FLOAT32,
+                                              AXON_REDUCE_SUM, ready.data(), done.data(), &err);
+      expect(st == AXON_OK, std::string("all_reduce_async SUM over ") + std::to_string(n) + " GPU(s): " +
+                                (st ? err.message : "ok"));
+      const float factor = float(n * (n + 1) / 2);
+      for (int i = 0; i < n; ++i) {
+        check(devs[i]->api.event_wait(ctxs[i], done[i], nullptr, &err), err, "event_wait");
+        auto v = bufs[i]->download<float>();  // on the device's stream, after the point it waits for
+        int32_t reached = 0;
+        check(devs[i]->api.event_query(ctxs[i], done[i], &reached, &err), err, "event_query");
+        bool ok = reached == 1;
+        for (int64_t k = 0; k < count; ++k) ok = ok && v[k] == factor * float(k % 7);
+        expect(ok, "all_reduce_async: GPU " + std::to_string(i) + "'s done event reached and its sum in");
+      }
+    }
     // Cross-process path with a world of one.
     char id[AXON_COMM_ID_CAPACITY];
     size_t id_size = sizeof id;
@@ -97,6 +135,18 @@ int main(int argc, char** argv) {
     axon_status st = coll->comm_all_reduce(comm, ptrs[0], count, AXON_FLOAT32, AXON_REDUCE_SUM, 10000, &err);
     expect(st == AXON_OK, std::string("comm_all_reduce (world 1, timeout 10 s): ") + (st ? err.message : "ok"));
     std::printf("SKIP  comm_all_reduce values: a world of one (this check runs on one machine)\n");
+    if (coll->comm_all_reduce_async != nullptr) {
+      check(devs[0]->api.event_record(ctxs[0], ready[0], nullptr, &err), err, "event_record");
+      st = coll->comm_all_reduce_async(comm, ptrs[0], count, AXON_FLOAT32, AXON_REDUCE_SUM, ready[0], done[0], 10000,
+                                       &err);
+      expect(st == AXON_OK, std::string("comm_all_reduce_async (world 1): ") + (st ? err.message : "ok"));
+      st = devs[0]->api.event_synchronize(ctxs[0], done[0], &err);
+      expect(st == AXON_OK, std::string("comm_all_reduce_async: its done event reached: ") + (st ? err.message : "ok"));
+    }
+    for (int i = 0; i < n; ++i) {
+      devs[i]->api.event_destroy(ctxs[i], ready[i]);
+      devs[i]->api.event_destroy(ctxs[i], done[i]);
+    }
     coll->comm_destroy(comm);
     // A world of two with no second rank: set-up must end with
     // AXON_DEADLINE_EXCEEDED after AXON_NCCL_INIT_TIMEOUT, not hang.

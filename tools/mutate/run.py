@@ -91,6 +91,29 @@ MUTATIONS = [
         "tests": r"^distribute\.",
     },
     {
+        "name": "ABI 1 tensors without their shape",
+        "what": "the ABI 1 translation layer copies a tensor's data pointer, dtype and rank into the old layout but "
+                "not its dims",
+        "edits": [("core/src/abi1_shim.cpp", "      std::memcpy(t[i].dims, s.dims, sizeof t[i].dims);\n", "")],
+        "tests": r"^(core\.runtime\.|plugin_check\.passes\.abi_1_3)",
+    },
+    {
+        "name": "bad input's event not checked",
+        "what": "axon-plugin-check's bad-input probe never records an event after the call, so a device whose events "
+                "lose the call's error passes",
+        "edits": [("apps/axon-plugin-check/probes.cpp", "  if (s == AXON_OK && api.event_create != nullptr) {",
+                   "  if (false) {")],
+        "tests": r"^plugin_check\.",
+    },
+    {
+        "name": "queued all-reduce sums nothing",
+        "what": "the CPU plugin's all_reduce_async records its events and returns without summing",
+        "edits": [("plugins/cpu/plugin.cpp", "  return all_reduce(ctx, n, ctxs, buffers, count, dtype, op, err);\n}",
+                   "  (void)ctx, (void)n, (void)ctxs, (void)buffers, (void)count, (void)dtype, (void)op;\n"
+                   "  return AXON_OK;\n}")],
+        "tests": r"^distribute\.",
+    },
+    {
         "name": "declined call run anyway",
         "what": "dispatch ignores a device's supports(): a call it declines runs there all the same",
         "edits": [("core/src/dispatch.cpp", "  if (p.device != nullptr && !p.device->supports(v.kc)) {",

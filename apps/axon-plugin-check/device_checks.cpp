@@ -229,9 +229,10 @@ void check_events(const axon_device_api& api, Report& report) {
   const char* points = "events: a point is reached after the work before it";
   const char* async = "copies: asynchronous, completed by an event";
   const char* streams = "streams: an event orders work on two streams";
+  const char* kernel = "streams: a kernel call on a stream";
   if (api.event_create == nullptr) {
     const std::string none = "no events: axon waits for the device's work with synchronize()";
-    for (const char* n : {table, points, async, streams}) report.skip(n, none);
+    for (const char* n : {table, points, async, streams, kernel}) report.skip(n, none);
     return;
   }
   std::string missing;
@@ -327,6 +328,41 @@ void check_events(const axon_device_api& api, Report& report) {
     report.pass(streams, std::to_string(n) + " bytes, three streams, two points");
   } catch (const CallFailed& e) {
     report.fail(streams, e.what());
+  }
+
+  // Upload, Relu and download all on one stream of the device's, then a
+  // point after them: y is relu(x).
+  const axon_kernel_fn relu = api.get_kernel(api.device_ctx, "Relu", AXON_FLOAT32);
+  if (relu == nullptr) return report.skip(kernel, "no float32 Relu kernel to queue");
+  try {
+    const int64_t count = 1 << 20;
+    std::vector<float> x(static_cast<size_t>(count)), y(x.size(), -1.0f);
+    for (float& v : x) v = static_cast<float>(static_cast<int32_t>(rng() % 2001) - 1000) / 100.0f;
+    DeviceMemory mem(api);
+    const size_t bytes = x.size() * sizeof(float);
+    void* dx = mem.allocate(bytes);
+    void* dy = mem.allocate(bytes);
+    Stream s(api);
+    Event done(api);
+    axon_error err = client::new_error();
+    client::check(api.copy_host_to_device_async(api.device_ctx, dx, x.data(), bytes, s.get(), &err), err,
+                  "copy_host_to_device_async on a stream");
+    std::vector<axon_tensor> in(1), out(1);
+    in[0] = {dx, AXON_FLOAT32, 1, {count}, {}};
+    out[0] = {dy, AXON_FLOAT32, 1, {count}, {}};
+    const axon_kernel_call call = client::kernel_call("Relu", in, out, nullptr, s.get());
+    client::check(relu(api.device_ctx, &call, &err), err, "Relu on a stream");
+    client::check(api.copy_device_to_host_async(api.device_ctx, y.data(), dy, bytes, s.get(), &err), err,
+                  "copy_device_to_host_async on a stream");
+    done.record(s.get());
+    done.synchronize();
+    for (size_t i = 0; i < x.size(); ++i)
+      if (y[i] != std::max(x[i], 0.0f))
+        return report.fail(kernel, "y[" + std::to_string(i) + "] is " + std::to_string(y[i]) + ", relu(x) " +
+                                       std::to_string(std::max(x[i], 0.0f)));
+    report.pass(kernel, "Relu of " + std::to_string(count) + " floats between two copies on one stream");
+  } catch (const CallFailed& e) {
+    report.fail(kernel, e.what());
   }
 }
 

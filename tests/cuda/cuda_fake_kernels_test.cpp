@@ -109,6 +109,24 @@ TEST_CASE("the activations' kernels take TensorFlow's inputs and the attributes,
   check_activation(d, "ClippedRelu", "ClippedReluGrad", &clipped, kClippedRelu1Y, kClippedRelu1Dx, &table);
 }
 
+TEST_CASE("a kernel call on another stream runs joined to it both ways, with the same results") {
+  axon::fake::reset();
+  Device d(0);
+  axon_stream s = nullptr;
+  axon_error err{};
+  REQUIRE(d.api.stream_create(d.api.device_ctx, &s, &err) == AXON_OK);
+  const std::vector<int64_t> shape = {static_cast<int64_t>(kX.size())};
+  Tensor x(shape, kX), on_device(shape), on_stream(shape);
+  auto refs = [](Tensor& t) { return std::vector<axon_tensor>{t.ref()}; };
+  const int waits = axon::fake::record().stream_waits;
+  REQUIRE(run(d, "Sigmoid", refs(x), refs(on_device), nullptr).message == "");
+  CHECK(axon::fake::record().stream_waits == waits);  // the device's own stream: nothing to join
+  REQUIRE(run(d, "Sigmoid", refs(x), refs(on_stream), nullptr, s).message == "");
+  CHECK(axon::fake::record().stream_waits == waits + 2);  // the device's stream after s, s after the kernel
+  CHECK(on_stream.data == on_device.data);
+  d.api.stream_destroy(d.api.device_ctx, s);
+}
+
 TEST_CASE("Sub, Mul, Maximum, MaximumGrad and MovingAverage through the plugin's kernels") {
   axon::fake::reset();
   Device d(0);

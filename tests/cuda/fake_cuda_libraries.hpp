@@ -61,6 +61,7 @@ struct Record {
   int launched = 0;                    // collectives launched (a complete set of ranks)
   int aborted = 0;                     // communicators aborted
   int async_polls = 0;                 // ncclCommGetAsyncError calls
+  int stream_waits = 0;                // cudaStreamWaitEvent calls
   std::vector<std::string> conv_runs;  // "forward algo 3 NCHW workspace 1024"
   struct Activation {
     int64_t count;

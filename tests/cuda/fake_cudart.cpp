@@ -168,7 +168,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   std::lock_guard<std::mutex> lock(mu);
   return busy(e->waits_for) ? cudaErrorLaunchTimeout : cudaSuccess;
 }
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
+  std::lock_guard<std::mutex> lock(mu);
+  ++axon::fake::record().stream_waits;
+  return cudaSuccess;
+}
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
   *ms = 0.f;
   return cudaSuccess;

@@ -117,7 +117,7 @@ struct Tensor {
 };
 
 inline Result run(Device& d, const char* op, std::vector<axon_tensor> ins, std::vector<axon_tensor> outs,
-                  const void* attrs) {
+                  const void* attrs, axon_stream stream = nullptr) {
   axon_kernel_call call{};
   call.struct_size = sizeof call;
   call.op = op;
@@ -126,6 +126,7 @@ inline Result run(Device& d, const char* op, std::vector<axon_tensor> ins, std::
   call.num_outputs = static_cast<int32_t>(outs.size());
   call.outputs = outs.data();
   call.attrs = attrs;
+  call.stream = stream;
   const axon_kernel_fn fn = d.api.get_kernel(d.api.device_ctx, op, AXON_FLOAT32);
   if (fn == nullptr) return {AXON_UNIMPLEMENTED, std::string("no kernel for ") + op};
   axon_error err{};

@@ -74,6 +74,7 @@ void CudaDevice::init(const axon_cuda_open_args& a) {
                                  allow_tf32_ ? "allowed" : "off", deterministic_ ? "only" : "not required"));
   conv_plans_ = std::make_unique<ConvPlans>();
   CUDA_CHECK(cudaEventCreateWithFlags(&idle_, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventCreateWithFlags(&joined_, cudaEventDisableTiming));
 
   size_t free = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -126,6 +127,8 @@ void CudaDevice::release() noexcept {
   communication_stream_ = nullptr;
   if (idle_) cudaEventDestroy(idle_);
   idle_ = nullptr;
+  if (joined_) cudaEventDestroy(joined_);
+  joined_ = nullptr;
   conv_plans_.reset();
   if (cublas_) cublasDestroy(cublas_);
   cublas_ = nullptr;
@@ -285,6 +288,13 @@ void CudaDevice::stream_destroy(axon_stream stream) noexcept {
     cudaStreamSynchronize(s);
     cudaStreamDestroy(s);
   }
+}
+
+// cudaStreamWaitEvent waits for the event as recorded now, so one event serves
+// every join of this device (its kernels come from one thread at a time).
+void CudaDevice::join(cudaStream_t first, cudaStream_t waiting) {
+  CUDA_CHECK(cudaEventRecord(joined_, first));
+  CUDA_CHECK(cudaStreamWaitEvent(waiting, joined_, 0));
 }
 
 // axon_event is the cudaEvent_t itself.

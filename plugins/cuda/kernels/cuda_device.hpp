@@ -81,6 +81,9 @@ class CudaDevice final : public sdk::Device {
   void wait_stream(cudaStream_t s = nullptr);
   // Waits until `event` is reached, as wait_stream does for the whole stream.
   void wait_for(cudaEvent_t event);
+  // Work queued on `waiting` from now on starts after the work queued on
+  // `first` so far.
+  void join(cudaStream_t first, cudaStream_t waiting);
   void log(axon_log_level level, const std::string& message) const;
 
   int ordinal() const { return ordinal_; }
@@ -132,10 +135,25 @@ class CudaDevice final : public sdk::Device {
   void* cublas_workspace_ = nullptr;
   std::unique_ptr<ConvPlans> conv_plans_;
   cudaEvent_t idle_ = nullptr;  // recorded by wait_stream
+  cudaEvent_t joined_ = nullptr;  // recorded by join
   std::mutex pending_mu_;
   std::vector<std::pair<uint64_t, PendingCollective>> pending_;  // by number, in the order queued
   uint64_t pending_count_ = 0;
 };
+
+// F on the call's stream: kernels run on the device's stream (its cuDNN and
+// cuBLAS handles, the allocator's stream-ordered reuse are bound to it), so a
+// call naming another stream is joined to it by events both ways: the
+// device's stream waits for that stream's work so far, and that stream for
+// the kernel. Ordered as the call asks; the two run one after the other.
+template <void (*F)(CudaDevice&, const sdk::KernelCall&)>
+void on_call_stream(CudaDevice& d, const sdk::KernelCall& c) {
+  const auto s = reinterpret_cast<cudaStream_t>(c.stream());
+  if (s == nullptr || s == d.stream()) return F(d, c);
+  d.join(s, d.stream());
+  F(d, c);
+  d.join(d.stream(), s);
+}
 
 // Registers F as op Op's kernel for each dtype the op table keys it by,
 // behind the op table's validator (sdk::validated_kernel: counts, dtypes,
@@ -143,7 +161,7 @@ class CudaDevice final : public sdk::Device {
 // the device is made current first (CudaDevice::kernel_scope).
 template <OpId Op, void (*F)(CudaDevice&, const sdk::KernelCall&)>
 void add(sdk::KernelTable& t) {
-  sdk::add_validated<Op, CudaDevice, F>(t);
+  sdk::add_validated<Op, CudaDevice, on_call_stream<F>>(t);
 }
 
 // The device behind a device_ctx handed out by open_device.

@@ -119,9 +119,10 @@ class DeviceMemory {
 };
 
 // The kernel call of op `op` with these tensors and attributes (pointing
-// into the vectors, which must outlive it).
+// into the vectors, which must outlive it), on `stream` (nullptr: the device's).
 inline axon_kernel_call kernel_call(const char* op, const std::vector<axon_tensor>& inputs,
-                                    std::vector<axon_tensor>& outputs, const void* attrs) {
+                                    std::vector<axon_tensor>& outputs, const void* attrs,
+                                    axon_stream stream = nullptr) {
   axon_kernel_call call{};
   call.struct_size = sizeof call;
   call.op = op;
@@ -130,6 +131,7 @@ inline axon_kernel_call kernel_call(const char* op, const std::vector<axon_tenso
   call.num_outputs = static_cast<int32_t>(outputs.size());
   call.outputs = outputs.data();
   call.attrs = attrs;
+  call.stream = stream;
   return call;
 }
 

@@ -123,6 +123,10 @@ class KernelCall {
  public:
   explicit KernelCall(const axon_kernel_call& c) : c_(c) {}
   const char* op() const { return c_.op; }
+  // The stream the call is queued on; nullptr: the device's own.
+  axon_stream stream() const {
+    return c_.struct_size >= AXON_STRUCT_SIZE(axon_kernel_call, stream) ? c_.stream : nullptr;
+  }
   int num_inputs() const { return c_.num_inputs; }
   int num_outputs() const { return c_.num_outputs; }
   TensorRef input(int i) const {

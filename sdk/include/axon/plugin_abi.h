@@ -447,15 +447,24 @@ typedef struct axon_reduce_attrs {
  * decompose into, and their results equal the composition within rounding.
  *
  * A device has an op when get_kernel returns a function for it, and runs a
- * call of it unless it declines that call (ABI 1.10): up front, through the
+ * call of it unless it declines that call: up front, through the
  * device's supports() (shapes and attributes it has no kernel for), or, when
  * it finds out only at launch (no library algorithm for the shape), by
  * returning AXON_UNIMPLEMENTED from the kernel with its outputs untouched.
  * Either way the host places the call as it would an op without a kernel
  * (soft placement: on the CPU, logged; strict placement: an error).
- * Kernels are enqueued on the device's stream and may return before the work
- * is done; errors that surface later are reported by synchronize() (and by a
- * copy that waits on the stream). */
+ * Kernels are enqueued on the call's stream (the device's own by default) and
+ * may return before the work is done; errors that surface later are reported
+ * by synchronize() (and by a copy or an event that waits for them). */
+
+/* A point in a device's work (a CUDA event), and a queue of work on a
+ * device (a CUDA stream): the plugin's own objects. On a device whose work is
+ * done when each call returns, both may be tokens that stand for nothing.
+ * Wherever a call takes an axon_stream, NULL means the device's own stream,
+ * the one kernels run on unless a call names another, and the synchronous
+ * copies run on. */
+typedef struct axon_event_s* axon_event;
+typedef struct axon_stream_s* axon_stream;
 
 typedef struct axon_kernel_call {
   size_t struct_size;
@@ -465,6 +474,9 @@ typedef struct axon_kernel_call {
   int32_t num_outputs;
   axon_tensor* outputs;
   const void* attrs; /* one of the *_attrs structs above, or NULL */
+  /* The stream to queue the call on; NULL: the device's own. The host names
+   * one only on a device with streams (stream_create). */
+  axon_stream stream;
 } axon_kernel_call;
 
 typedef axon_status (*axon_kernel_fn)(void* device_ctx, const axon_kernel_call* call, axon_error* err);
@@ -520,14 +532,6 @@ typedef struct axon_memory_info {
   uint64_t total;       /* device capacity, 0 if unknown */
   uint64_t largest_free_block;
 } axon_memory_info;
-
-/* A point in a device's work (a CUDA event), and a queue of work on a
- * device (a CUDA stream): the plugin's own objects. On a device whose work is
- * done when each call returns, both may be tokens that stand for nothing.
- * Wherever a call takes an axon_stream, NULL means the device's own stream,
- * the one kernels and the synchronous copies run on. */
-typedef struct axon_event_s* axon_event;
-typedef struct axon_stream_s* axon_stream;
 
 /* One opened device, the plugin's own table (valid until close). All
  * functions take device_ctx. */

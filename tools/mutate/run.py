@@ -230,10 +230,10 @@ MUTATIONS = [
         "name": "InTopK ties to the lower index",
         "what": "InTopK as argmax == label, Keras' accuracy (CPU and reference)",
         "edits": [
-            (f"{CPU}/math.cpp", "o[i] = finite && greater == 0 ? 1.0f : 0.0f;",
-             "o[i] = finite && greater == 0 && std::find(row, row + k, target) == row + lb[i] ? 1.0f : 0.0f;"),
-            (REF, "in_top = std::isfinite(row[j]) && !(row[j] > row[lb[i]]);",
-             "in_top = std::isfinite(row[j]) && !(row[j] > row[lb[i]]) && !(j < lb[i] && row[j] == row[lb[i]]);"),
+            (f"{CPU}/math.cpp", "o[i] = finite && greater < top ? 1.0f : 0.0f;",
+             "o[i] = finite && greater < top && std::find(row, row + k, target) == row + lb[i] ? 1.0f : 0.0f;"),
+            (REF, "      if (row[j] > row[lb[i]]) ++greater;",
+             "      if (row[j] > row[lb[i]] || (j < lb[i] && row[j] == row[lb[i]])) ++greater;"),
         ],
         "tests": KERNEL_TESTS,
     },
@@ -251,8 +251,8 @@ MUTATIONS += [
     {
         "name": "training accuracy counts ties",
         "what": "the metric calls InTopK instead of Keras' accuracy, so a tie for the largest logit counts as correct",
-        "edits": [("core/src/nn/metrics.cpp", "  ops::sparse_categorical_accuracy(logits, labels, correct, \"metrics\");",
-                   "  ops::in_top_k(logits, labels, correct, \"metrics\");")],
+        "edits": [("core/src/nn/metrics.cpp", "    ops::sparse_categorical_accuracy(logits, labels, s.per_sample, \"metrics\");",
+                   "    ops::in_top_k(logits, labels, s.per_sample, \"metrics\");")],
         "tests": r"^train\.model",
     },
     {
@@ -357,9 +357,9 @@ MUTATIONS += [
     },
     {
         "name": "batch norm relu lets negatives through",
-        "what": "_FusedBatchNormEx writes y without the relu (CPU vector loop)",
+        "what": "_FusedBatchNormEx writes y without the relu (CPU, its vector and scalar rows alike)",
         "edits": [
-            (f"{CPU}/batch_norm.cpp", "if constexpr (Relu) v = v > F{} ? v : F{};", "if constexpr (Relu) v = v > F{} ? v : v;"),
+            (f"{CPU}/batch_norm.cpp", "if constexpr (Relu) return v > T{} ? v : T{};", "if constexpr (Relu) return v;"),
         ],
         "tests": LAYER_TESTS,
     },
@@ -367,8 +367,9 @@ MUTATIONS += [
         "name": "batch norm relu gradient sums unmasked",
         "what": "_FusedBatchNormGradEx sums dy where relu's output is 0 too (CPU vector loop; dx's pass still masks)",
         "edits": [
-            (f"{CPU}/batch_norm.cpp", "if constexpr (Masked) av = simd::load<F>(mask + r * ch + c0) > F{} ? av : F{};",
-             "if constexpr (Masked) av = simd::load<F>(mask + r * ch + c0) > F{} ? av : av;"),
+            (f"{CPU}/batch_norm.cpp",
+             "if constexpr (Masked) av = simd::load<F>(mask + i * ch + c0 + j * W) > F{} ? av : F{};",
+             "if constexpr (Masked) av = simd::load<F>(mask + i * ch + c0 + j * W) > F{} ? av : av;"),
         ],
         "tests": LAYER_TESTS,
     },
@@ -474,12 +475,13 @@ MUTATIONS += [
     },
     {
         "name": "elementwise multiply-adds fused",
-        "what": "the CPU plugin's pooling, batch normalization, activations, softmax and arithmetic compiled with "
-                "-ffp-contract=fast: its AVX2 and AVX-512 copies fuse multiply-adds, the baseline one cannot",
+        "what": "the CPU plugin's pooling, batch normalization, activations, softmax, arithmetic, optimizers, losses "
+                "and random ops compiled with -ffp-contract=fast: its AVX2 and AVX-512 copies fuse multiply-adds, the "
+                "baseline one cannot",
         "edits": [
             (f"{CPU}/CMakeLists.txt",
-             "softmax.cpp arithmetic.cpp PROPERTIES\n                            COMPILE_OPTIONS -ffp-contract=off)",
-             "softmax.cpp arithmetic.cpp PROPERTIES\n                            COMPILE_OPTIONS -ffp-contract=fast)"),
+             "                            PROPERTIES\n                            COMPILE_OPTIONS -ffp-contract=off)",
+             "                            PROPERTIES\n                            COMPILE_OPTIONS -ffp-contract=fast)"),
         ],
         "tests": ELEMENTWISE_TESTS,
     },

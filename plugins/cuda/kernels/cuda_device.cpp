@@ -297,6 +297,26 @@ void CudaDevice::join(cudaStream_t first, cudaStream_t waiting) {
   CUDA_CHECK(cudaStreamWaitEvent(waiting, joined_, 0));
 }
 
+void CudaDevice::reach_peer(const void* src) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, src) != cudaSuccess || a.type != cudaMemoryTypeDevice || a.device == ordinal_) {
+    cudaGetLastError();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    if (!peers_.insert(a.device).second) return;
+  }
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, ordinal_, a.device) == cudaSuccess && can == 1) {
+    const cudaError_t e = cudaDeviceEnablePeerAccess(a.device, 0);
+    if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled)
+      log(AXON_LOG_DEBUG,
+          sdk::format("%s: direct access to GPU %d's memory for peer copies", label_.c_str(), a.device));
+  }
+  cudaGetLastError();  // without peer access the driver stages the copy through the host
+}
+
 // axon_event is the cudaEvent_t itself.
 axon_event CudaDevice::event_create() {
   activate();
@@ -349,6 +369,7 @@ void CudaDevice::copy_device_to_host_async(void* dst, const void* src, size_t by
 void CudaDevice::copy_device_to_device_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
   if (bytes == 0 || dst == src) return;
   activate();
+  reach_peer(src);
   CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cuda_stream(stream, stream_)));
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,9 @@ class CudaDevice final : public sdk::Device {
   // Work queued on `waiting` from now on starts after the work queued on
   // `first` so far.
   void join(cudaStream_t first, cudaStream_t waiting);
+  // Where `src` is a peer GPU's memory, lets this GPU reach it directly (a
+  // peer copy over NVLink or PCIe) if the two can; asked once per peer.
+  void reach_peer(const void* src);
   void log(axon_log_level level, const std::string& message) const;
 
   int ordinal() const { return ordinal_; }
@@ -128,6 +132,7 @@ class CudaDevice final : public sdk::Device {
   cudaStream_t communication_stream_ = nullptr;
   std::mutex streams_mu_;
   std::vector<cudaStream_t> streams_;  // from stream_create, still alive
+  std::set<int> peers_;                // GPUs reach_peer asked about (guarded by streams_mu_)
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<Segments> segments_;

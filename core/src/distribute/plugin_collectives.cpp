@@ -32,6 +32,19 @@ RuntimeError all_reduce_failed(const std::vector<Device*>& devices, const std::v
                       std::to_string(step) + " over " + names + ": " + err.message);
 }
 
+// The devices' contexts and the buffers' data, as the plugin's all-reduce takes them.
+struct Operands {
+  std::vector<void*> contexts, data;
+};
+Operands operands(const std::vector<Device*>& devices, const std::vector<Tensor*>& buffers) {
+  Operands o;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    o.contexts.push_back(devices[i]->api().device_ctx);
+    o.data.push_back(buffers[i]->data());
+  }
+  return o;
+}
+
 }  // namespace
 
 void plugin_all_reduce(const std::vector<Device*>& devices, const std::vector<Tensor*>& buffers,
@@ -41,15 +54,11 @@ void plugin_all_reduce(const std::vector<Device*>& devices, const std::vector<Te
     if (devices.size() == 1) return;
     throw RuntimeError("plugin " + devices.front()->plugin_name() + " has no all-reduce");
   }
-  std::vector<void*> contexts, data;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    contexts.push_back(devices[i]->api().device_ctx);
-    data.push_back(buffers[i]->data());
-  }
+  Operands o = operands(devices, buffers);
   axon_error err{};
   err.struct_size = sizeof err;
   const axon_status s = c->all_reduce(devices.front()->plugin_api().plugin_ctx, static_cast<int32_t>(devices.size()),
-                                      contexts.data(), data.data(), buffers.front()->numel(), AXON_FLOAT32,
+                                      o.contexts.data(), o.data.data(), buffers.front()->numel(), AXON_FLOAT32,
                                       AXON_REDUCE_SUM, &err);
   if (s != AXON_OK) throw all_reduce_failed(devices, buffers, what, step, err);
 }
@@ -68,16 +77,12 @@ void plugin_all_reduce_queued(const std::vector<Device*>& devices, const std::ve
   const axon_collective_api* c = devices.front()->collectives();
   if (c == nullptr || c->all_reduce_async == nullptr || ready.size() != devices.size() || done.size() != devices.size())
     throw RuntimeError("plugin " + devices.front()->plugin_name() + " cannot queue the all-reduce of " + what);
-  std::vector<void*> contexts, data;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    contexts.push_back(devices[i]->api().device_ctx);
-    data.push_back(buffers[i]->data());
-  }
+  Operands o = operands(devices, buffers);
   axon_error err{};
   err.struct_size = sizeof err;
   const axon_status s = c->all_reduce_async(
-      devices.front()->plugin_api().plugin_ctx, static_cast<int32_t>(devices.size()), contexts.data(), data.data(),
-      buffers.front()->numel(), AXON_FLOAT32, AXON_REDUCE_SUM, ready.data(), done.data(), &err);
+      devices.front()->plugin_api().plugin_ctx, static_cast<int32_t>(devices.size()), o.contexts.data(),
+      o.data.data(), buffers.front()->numel(), AXON_FLOAT32, AXON_REDUCE_SUM, ready.data(), done.data(), &err);
   if (s != AXON_OK) throw all_reduce_failed(devices, buffers, what, step, err);
 }
 

@@ -149,6 +149,7 @@ class CpuPlugin final : public sdk::Plugin {
     p.memory_total = meminfo("MemTotal");
     p.memory_free = meminfo("MemAvailable");
     p.threads = threads;
+    p.host_memory = 1;
     sdk::copy_string(p.description, format("logical_devices=%d, simd=%s, blas=%s", device_count(),
                                            simd::isa_name(simd::isa()), blas_.c_str()));
     return p;

@@ -35,6 +35,9 @@ class Device {
   // the plugin's own device number
   int physical_id() const { return props_.physical_id; }
   int priority() const { return priority_; }
+  // Whether its memory is the host's (axon_device_props.host_memory): a
+  // tensor's data may be read and written in place once the device is synchronized.
+  bool host_memory() const { return props_.host_memory == 1; }
   const std::string& plugin_name() const { return plugin_name_; }
   const axon_device_props& props() const { return props_; }
 

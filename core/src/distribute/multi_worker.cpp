@@ -107,6 +107,10 @@ class MultiWorkerStrategy final : public Strategy {
       const axon_status s = replica_devices().front()->collectives()->comm_all_reduce(
           comm_, first.data(), first.numel(), AXON_FLOAT32, AXON_REDUCE_SUM, timeout_ms(), &err);
       if (s != AXON_OK) throw failed(s, what, first, step, err);
+    } else if (num_workers() > 1 && first.device().host_memory()) {
+      // Summed in place: no copy of the gradients through a staging buffer.
+      first.device().synchronize();
+      workers_.all_reduce_sum(static_cast<float*>(first.data()), first.numel(), what, step, timeout_s_);
     } else if (num_workers() > 1) {
       staging_.resize(static_cast<size_t>(first.numel()));
       first.copy_to_host(staging_.data(), first.bytes());

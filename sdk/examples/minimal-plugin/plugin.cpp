@@ -37,6 +37,7 @@ class ToyPlugin final : public Plugin {
     copy_string(p.name, "axon toy device (host memory)");
     p.physical_id = 0;
     p.threads = 1;
+    p.host_memory = 1;  // allocate() hands out host memory (HostMemoryDevice)
     copy_string(p.description, "memory=host");
     return p;
   }

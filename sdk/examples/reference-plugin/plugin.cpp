@@ -29,6 +29,7 @@ class RefPlugin final : public Plugin {
     p.physical_id = 0;
     p.threads = 1;
     copy_string(p.description, "purpose=numerical oracle, memory=host");
+    p.host_memory = 1;
     return p;
   }
   std::unique_ptr<Device> open_device(int physical_id, const axon_device_config&) override {

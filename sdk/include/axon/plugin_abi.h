@@ -504,6 +504,8 @@ typedef struct axon_device_props {
   char uuid[64];              /* "GPU-..." or "" */
   int32_t threads;            /* host threads the device uses, 0 if n/a */
   char description[256];      /* free-form "key=value, ..." extras */
+  int32_t host_memory;        /* 1: allocate() returns host memory, which the host may read and write
+                                 directly once the device's work on it is done (synchronize); 0: not */
 } axon_device_props;
 
 /* A device the plugin found but will not offer, and why. */

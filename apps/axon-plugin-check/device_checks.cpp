@@ -82,6 +82,7 @@ void check_accounting(const axon_device_api& api, Report& report) {
     const uint64_t asked = 1000 + 3 * 4096 + 5;
     const axon_memory_info before = info_of(api);
     axon_memory_info during{};
+    during.struct_size = sizeof during;
     {
       DeviceMemory mem(api);
       mem.allocate(1000);

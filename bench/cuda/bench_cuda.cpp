@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
     LoadedPlugin cuda(plugin_path);
     if (auto code = exit_without_device(cuda, "CUDA device")) return *code;
     axon_device_props props{};
+    props.struct_size = sizeof props;
     axon_error err{};
     check(cuda.api.get_device_props(cuda.api.plugin_ctx, 0, &props, &err), err, "props");
     std::printf("device: %s (compute %d.%d, %.1f GiB), %s\n", props.name, props.compute_major, props.compute_minor,
@@ -348,6 +349,7 @@ int main(int argc, char** argv) {
                 sum_of_ops * 1e6,
                 st.enqueue > 0.8 * st.wall ? "bound by host enqueue cost (launch overhead)" : "the device is the bound");
     axon_memory_info m{};
+    m.struct_size = sizeof m;
     check(dev.api.memory_info(dev.api.device_ctx, &m, &err), err, "memory_info");
     std::printf("MEMORY: in use %.1f MiB, peak %.1f MiB, reserved %.1f MiB (growth mode)\n", m.in_use / 1048576.0,
                 m.peak_in_use / 1048576.0, m.reserved / 1048576.0);

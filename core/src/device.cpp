@@ -127,11 +127,9 @@ void Device::synchronize() {
 
 axon_memory_info Device::memory_info() {
   axon_memory_info info{};
+  info.struct_size = sizeof info;  // what the plugin may write
   ensure_open();
-  if (api_.memory_info == nullptr) {
-    info.struct_size = sizeof info;
-    return info;
-  }
+  if (api_.memory_info == nullptr) return info;
   axon_error err{};
   if (axon_status st = api_.memory_info(api_.device_ctx, &info, &err); st != AXON_OK)
     throw RuntimeError("memory info of " + name_ + ": " + message_of(err, st));

@@ -40,6 +40,7 @@ std::vector<axon_excluded_device> excluded(const LoadedPlugin& p) {
   std::vector<axon_excluded_device> out;
   for (int i = 0; i < p.api.excluded_count(p.api.plugin_ctx); ++i) {
     axon_excluded_device x{};
+    x.struct_size = sizeof x;
     axon_error err{};
     check(p.api.get_excluded(p.api.plugin_ctx, i, &x, &err), err, "get_excluded");
     out.push_back(x);
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
       LoadedPlugin p(argv[1]);
       expect(p.device_count() == 1, "one usable device of two");
       axon_device_props props{};
+      props.struct_size = sizeof props;
       axon_error err{};
       check(p.api.get_device_props(p.api.plugin_ctx, 0, &props, &err), err, "get_device_props");
       expect(std::string(props.name) == "NVIDIA H200", std::string("name: ") + props.name);
@@ -143,6 +145,7 @@ int main(int argc, char** argv) {
       LoadedPlugin p(argv[1]);
       expect(p.device_count() == 1, "one usable device: GPU A (Old C is too old)");
       axon_device_props props{};
+      props.struct_size = sizeof props;
       axon_error err{};
       check(p.api.get_device_props(p.api.plugin_ctx, 0, &props, &err), err, "get_device_props");
       expect(std::string(props.name) == "GPU A", std::string("physical id 0 is GPU A: ") + props.name);

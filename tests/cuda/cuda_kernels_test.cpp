@@ -788,6 +788,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     axon_device_props props{};
+    props.struct_size = sizeof props;
     axon_error err{};
     check(cuda.api.get_device_props(cuda.api.plugin_ctx, 0, &props, &err), err, "get_device_props");
     std::printf("GPU: %s, compute capability %d.%d, %.1f GiB, %s\n", props.name, props.compute_major,

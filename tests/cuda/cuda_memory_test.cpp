@@ -40,6 +40,7 @@ struct Opened {
   ~Opened() { api.close(api.device_ctx); }
   axon_memory_info info() {
     axon_memory_info m{};
+    m.struct_size = sizeof m;
     axon_error err{};
     check(api.memory_info(api.device_ctx, &m, &err), err, "memory_info");
     return m;
@@ -122,6 +123,7 @@ int main(int argc, char** argv) {
     LoadedPlugin cuda(argv[1]);
     if (auto code = exit_without_device(cuda, "CUDA device")) return *code;
     axon_device_props props{};
+    props.struct_size = sizeof props;
     axon_error perr{};
     check(cuda.api.get_device_props(cuda.api.plugin_ctx, 0, &props, &perr), perr, "get_device_props");
     const uint64_t free_at_start = props.memory_free;

@@ -54,10 +54,12 @@ TEST_CASE("the CUDA plugin loads and describes itself", "[cuda]") {
   // The count and the device table agree: ids below it have properties, the next does not.
   for (int i = 0; i < count; ++i) {
     axon_device_props props{};
+    props.struct_size = sizeof props;
     axon_error err{};
     CHECK(p.api.get_device_props(p.api.plugin_ctx, i, &props, &err) == AXON_OK);
   }
   axon_device_props past{};
+  past.struct_size = sizeof past;
   axon_error err{};
   CHECK(p.api.get_device_props(p.api.plugin_ctx, count, &past, &err) == AXON_INVALID_ARGUMENT);
 }
@@ -70,6 +72,7 @@ TEST_CASE("with no device the plugin says why, and opening fails cleanly", "[cud
   CHECK(std::string(reason).size() > 10);
   WARN("unavailable_reason: " << reason);
   axon_device_props props{};
+  props.struct_size = sizeof props;
   axon_error err{};
   CHECK(p.api.get_device_props(p.api.plugin_ctx, 0, &props, &err) == AXON_INVALID_ARGUMENT);
   CHECK(std::string(err.message).find("does not exist") != std::string::npos);
@@ -87,6 +90,7 @@ TEST_CASE("devices carry their facts; excluded ones a reason", "[cuda][.devices]
   REQUIRE(p.api.excluded_count(p.api.plugin_ctx) > 0);
   for (int i = 0; i < p.device_count(); ++i) {
     axon_device_props props{};
+    props.struct_size = sizeof props;
     axon_error err{};
     REQUIRE(p.api.get_device_props(p.api.plugin_ctx, i, &props, &err) == AXON_OK);
     CHECK(std::string(props.name).size() > 0);
@@ -97,6 +101,7 @@ TEST_CASE("devices carry their facts; excluded ones a reason", "[cuda][.devices]
   }
   for (int i = 0; i < p.api.excluded_count(p.api.plugin_ctx); ++i) {
     axon_excluded_device x{};
+    x.struct_size = sizeof x;
     axon_error err{};
     REQUIRE(p.api.get_excluded(p.api.plugin_ctx, i, &x, &err) == AXON_OK);
     CHECK(std::string(x.reason).size() > 0);

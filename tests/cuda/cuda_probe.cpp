@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     const int n = cuda.device_count();
     for (int i = 0; i < n; ++i) {
       axon_device_props props{};
+      props.struct_size = sizeof props;
       axon_error err{};
       check(cuda.api.get_device_props(cuda.api.plugin_ctx, i, &props, &err), err, "get_device_props");
       std::printf("GPU: %d: %s, compute capability %d.%d, %.1f GiB (%.1f GiB free), %s, %s\n", i, props.name,

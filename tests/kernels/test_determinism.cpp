@@ -162,6 +162,7 @@ TEST_CASE("the CPU plugin splits threads among logical devices", "[devices][cpu]
     CHECK(p.memory_free <= p.memory_total);
   }
   axon_device_props p{};
+  p.struct_size = sizeof p;
   axon_error err{};
   CHECK(api.get_device_props(api.plugin_ctx, 3, &p, &err) == AXON_INVALID_ARGUMENT);
 }

@@ -32,6 +32,7 @@ TEST_CASE("the CPU plugin's SIMD loops use the instruction set this run asks for
   if (asked != nullptr && std::strcmp(asked, "base") == 0) want = "base";
   if (asked != nullptr && std::strcmp(asked, "avx2") == 0 && best == "avx512") want = "avx2";
   axon_device_props p{};
+  p.struct_size = sizeof p;
   axon_error err{};
   auto& api = cpu_plugin().api;
   REQUIRE(api.get_device_props(api.plugin_ctx, 0, &p, &err) == AXON_OK);

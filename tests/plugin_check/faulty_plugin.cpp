@@ -156,6 +156,7 @@ class ChkPlugin final : public Plugin {
   axon_device_props device_props(int physical_id) override {
     require(physical_id == 0, format("chk: no device %d (it has one)", physical_id));
     axon_device_props p{};
+    p.struct_size = sizeof p;
     copy_string(p.name, "axon-plugin-check test device (reference kernels)");
     p.physical_id = 0;
     p.threads = 1;

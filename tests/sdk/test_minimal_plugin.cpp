@@ -45,6 +45,7 @@ struct RawDevice {
   void free(void* p) { api.deallocate(api.device_ctx, p); }
   axon_memory_info info() {
     axon_memory_info m{};
+    m.struct_size = sizeof m;
     axon_error err{};
     check(api.memory_info(api.device_ctx, &m, &err), err, "memory_info");
     return m;
@@ -88,6 +89,28 @@ TEST_CASE("TOY: the plugin table and the ops it has", "[toy]") {
     CHECK_FALSE(toy().has(op.c_str(), AXON_INT32));  // float32 only: other dtypes fall back
   }
   CHECK_FALSE(toy().has("Conv2D"));
+}
+
+TEST_CASE("TOY: a caller's older, smaller struct is filled up to its struct_size and no further", "[toy]") {
+  const axon_plugin_api& api = toy_plugin().api;
+  axon_device_props props{};
+  props.struct_size = AXON_STRUCT_SIZE(axon_device_props, description);  // a host from before host_memory
+  props.host_memory = 7;
+  axon_error err{};
+  REQUIRE(api.get_device_props(api.plugin_ctx, 0, &props, &err) == AXON_OK);
+  CHECK(props.struct_size == AXON_STRUCT_SIZE(axon_device_props, description));
+  CHECK(props.host_memory == 7);  // untouched
+  CHECK(std::string(props.name) == "axon toy device (host memory)");
+  props.struct_size = sizeof props;
+  REQUIRE(api.get_device_props(api.plugin_ctx, 0, &props, &err) == AXON_OK);
+  CHECK(props.struct_size == sizeof props);
+  CHECK(props.host_memory == 1);  // TOY hands out host memory
+  axon_memory_info m{};
+  m.struct_size = AXON_STRUCT_SIZE(axon_memory_info, in_use);
+  m.total = 99;
+  REQUIRE(toy().api.memory_info(toy().api.device_ctx, &m, &err) == AXON_OK);
+  CHECK(m.struct_size == AXON_STRUCT_SIZE(axon_memory_info, in_use));
+  CHECK(m.total == 99);
 }
 
 TEST_CASE("TOY: MatMul matches the reference with every transpose", "[toy]") {

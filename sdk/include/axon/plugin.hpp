@@ -81,6 +81,16 @@ axon_status guarded(axon_error* err, F&& f) noexcept {
   }
 }
 
+// Writes `value` into a struct the caller handed over to be filled: no more
+// than the caller's struct_size says it holds (a caller built against an
+// older header has a smaller struct), with struct_size set to what was written.
+template <class T>
+void fill_callers_struct(T* out, T value) {
+  const size_t room = out->struct_size < sizeof(T) ? out->struct_size : sizeof(T);
+  value.struct_size = room;
+  std::memcpy(static_cast<void*>(out), &value, room);
+}
+
 // Copies a string into a fixed char array, truncating.
 template <size_t N>
 void copy_string(char (&dst)[N], const std::string& src) {
@@ -389,7 +399,10 @@ inline const axon_device_api* device_table(Device* d) {
   };
   out->list_ops = [](void* c) { return detail::dev(c).list_ops(); };
   out->memory_info = [](void* c, axon_memory_info* info, axon_error* err) {
-    return guarded(err, [&] { *info = detail::dev(c).memory_info(); });
+    return guarded(err, [&] {
+      require(info != nullptr, "memory_info: no place for the answer");
+      fill_callers_struct(info, detail::dev(c).memory_info());
+    });
   };
   out->close = [](void* c) { delete &detail::dev(c); };
   out->supports = [](void* c, const axon_kernel_call* call) -> int32_t {
@@ -482,8 +495,8 @@ inline void fill_plugin_api(Plugin* p, const axon_host_api* host, const char* na
   out->device_count = [](void* c) -> int32_t { return detail::plug(c).device_count(); };
   out->get_device_props = [](void* c, int32_t id, axon_device_props* props, axon_error* err) {
     return guarded(err, [&] {
-      *props = detail::plug(c).device_props(id);
-      props->struct_size = sizeof *props;
+      require(props != nullptr, "get_device_props: no place for the answer");
+      fill_callers_struct(props, detail::plug(c).device_props(id));
     });
   };
   out->open_device = [](void* c, int32_t id, const axon_device_config* cfg, const axon_device_api** api,
@@ -517,8 +530,8 @@ inline void fill_plugin_api(Plugin* p, const axon_host_api* host, const char* na
     return guarded(err, [&] {
       auto all = detail::plug(c).excluded_devices();
       require(i >= 0 && i < static_cast<int32_t>(all.size()), "excluded device index out of range");
-      *dst = all[i];
-      dst->struct_size = sizeof *dst;
+      require(dst != nullptr, "get_excluded: no place for the answer");
+      fill_callers_struct(dst, all[i]);
     });
   };
   out->collectives = p->collectives();

@@ -12,7 +12,10 @@
  *    means what it means today).
  *  - Each side owns the tables it fills: the plugin returns pointers to its
  *    own function tables (one for the plugin, static; one per opened device,
- *    valid until close), so neither side writes into memory sized by the other.
+ *    valid until close). A struct the caller hands over to be filled (device
+ *    props, memory info, an excluded device) carries the caller's
+ *    struct_size: the callee writes no more than that, and sets struct_size
+ *    to what it wrote. So neither side writes past memory the other sized.
  *  - A different AXON_ABI_MAJOR is a hard reject, in both directions. (The
  *    host still loads ABI 1.x plugins, whose entry point has another name,
  *    through a translation layer: docs/plugin-guide.md.)

@@ -15,9 +15,10 @@ inline constexpr size_t kAlignment = AXON_ALLOCATION_ALIGNMENT;
 void check_list_ops(const axon_device_api& api, Report& report);
 void check_allocator(const axon_device_api& api, Report& report);
 void check_copies(const axon_device_api& api, Report& report);
-// Events and asynchronous copies (ABI 1.10): all or none; a point recorded
+// Streams, events and asynchronous copies: all or none; a point recorded
 // after work is reached only when the work is done (query, synchronize);
-// a wait for it orders later work; copies through host memory round-trip.
+// a wait for it orders later work, on any stream; copies through host memory
+// round-trip; a kernel call queued on a stream computes between its copies.
 void check_events(const axon_device_api& api, Report& report);
 
 }  // namespace axon::plugin_check

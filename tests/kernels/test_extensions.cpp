@@ -1,4 +1,4 @@
-// Plugin extensions (ABI 1.10, get_extension): the CPU plugin's axon.timing
+// Plugin extensions (get_extension): the CPU plugin's axon.timing
 // through the C ABI, and the answers for what a plugin does not have.
 #include "kernel_test_util.hpp"
 

@@ -11,6 +11,7 @@
 #include <axon/plugin.hpp>
 
 #include <cstring>
+#include <deque>
 
 #ifndef FAKE_NAME
 #define FAKE_NAME "fake"
@@ -117,10 +118,12 @@ extern "C" AXON_PLUGIN_EXPORT axon_status axon_plugin_get_api(const axon_host_ap
                           axon_error* e) {
       axon_status st = full_open(ctx, id, cfg, device, e);
       if (st == AXON_OK) {
-        auto* old = new axon_device_api(**device);  // lives as long as the device, which is never closed
-        old->struct_size = AXON_STRUCT_SIZE(axon_device_api, list_ops);
-        std::memset(reinterpret_cast<char*>(old) + old->struct_size, 0xAB, sizeof *old - old->struct_size);
-        *device = old;
+        // Lives as long as the device, which is never closed (kept reachable).
+        static std::deque<axon_device_api> tables;
+        axon_device_api& old = tables.emplace_back(**device);
+        old.struct_size = AXON_STRUCT_SIZE(axon_device_api, list_ops);
+        std::memset(reinterpret_cast<char*>(&old) + old.struct_size, 0xAB, sizeof old - old.struct_size);
+        *device = &old;
       }
       return st;
     };

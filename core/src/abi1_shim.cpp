@@ -86,8 +86,6 @@ struct PluginApi {
   // own device contexts.
 };
 
-#define AXON_ABI1_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
-
 // ---------------------------------------------------------------- helpers
 
 void set_error(axon_error* err, const std::string& message) {
@@ -161,16 +159,17 @@ axon_dtype call_dtype(const axon_kernel_call& c) {
   return AXON_FLOAT32;
 }
 
-KernelFn legacy_kernel(const Device& d, const axon_kernel_call& c) {
-  const OpSchema* s = c.op != nullptr ? find_op(c.op) : nullptr;
-  const auto t = static_cast<unsigned>(call_dtype(c));
+// The plugin's kernel of (op, dtype), looked up when the device opened.
+KernelFn legacy_kernel(const Device& d, const char* op, axon_dtype dtype) {
+  const OpSchema* s = op != nullptr ? find_op(op) : nullptr;
+  const auto t = static_cast<unsigned>(dtype);
   if (s == nullptr || t >= static_cast<unsigned>(kDtypeCount)) return nullptr;
   return d.kernels[static_cast<size_t>(s->id) * kDtypeCount + t];
 }
 
 axon_status run_kernel(void* ctx, const axon_kernel_call* call, axon_error* err) {
   Device& d = dev(ctx);
-  KernelFn fn = call != nullptr ? legacy_kernel(d, *call) : nullptr;
+  KernelFn fn = call != nullptr ? legacy_kernel(d, call->op, call_dtype(*call)) : nullptr;
   if (fn == nullptr) {
     set_error(err, std::string(call && call->op ? call->op : "(no op)") + ": the ABI 1 plugin has no such kernel");
     return AXON_UNIMPLEMENTED;
@@ -200,10 +199,7 @@ void fill_device_table(Device& d) {
   };
   t.synchronize = [](void* c, axon_error* err) { return dev(c).legacy.synchronize(dev(c).legacy.device_ctx, err); };
   t.get_kernel = [](void* c, const char* op, axon_dtype dtype) -> axon_kernel_fn {
-    const OpSchema* s = op != nullptr ? find_op(op) : nullptr;
-    const auto i = static_cast<unsigned>(dtype);
-    if (s == nullptr || i >= static_cast<unsigned>(kDtypeCount)) return nullptr;
-    return dev(c).kernels[static_cast<size_t>(s->id) * kDtypeCount + i] != nullptr ? run_kernel : nullptr;
+    return legacy_kernel(dev(c), op, dtype) != nullptr ? run_kernel : nullptr;
   };
   t.list_ops = [](void* c) { return dev(c).legacy.list_ops(dev(c).legacy.device_ctx); };
   if (d.legacy.memory_info != nullptr)
@@ -231,7 +227,7 @@ axon_status open_device(void* ctx, int32_t id, const axon_device_config* config,
   if (axon_status st = p.legacy.open_device(p.legacy.plugin_ctx, id, config, raw.get(), err); st != AXON_OK) return st;
   auto d = std::make_unique<Device>();
   d->plugin = &p;
-  if (raw.get()->struct_size < AXON_ABI1_SIZE(DeviceApi, list_ops)) {
+  if (raw.get()->struct_size < AXON_STRUCT_SIZE(DeviceApi, list_ops)) {
     set_error(err, "axon_device_api.struct_size is " + std::to_string(raw.get()->struct_size) +
                        " bytes, less than the ABI 1 table's required fields");
     return AXON_INTERNAL;
@@ -278,7 +274,7 @@ axon_status comm_create(void* device_ctx, const void* id, size_t id_size, int32_
 
 void fill_collectives(Plugin& p) {
   const CollectiveApi* raw = p.legacy.collectives;
-  if (raw == nullptr || raw->struct_size < AXON_ABI1_SIZE(CollectiveApi, all_reduce)) return;
+  if (raw == nullptr || raw->struct_size < AXON_STRUCT_SIZE(CollectiveApi, all_reduce)) return;
   p.legacy_collectives = prefix_of(*raw);
   const CollectiveApi& l = p.legacy_collectives;
   axon_collective_api& c = p.collectives;
@@ -334,9 +330,9 @@ axon_status load(InitFn init, const axon_host_api* host, const axon_plugin_api**
   raw.get()->struct_size = sizeof(PluginApi);
   if (axon_status st = init(&p->host, raw.get(), err); st != AXON_OK) return st;
   const PluginApi& r = *raw.get();
-  if (r.struct_size < AXON_ABI1_SIZE(PluginApi, abi_minor) || r.abi_major != 1) {
+  if (r.struct_size < AXON_STRUCT_SIZE(PluginApi, abi_minor) || r.abi_major != 1) {
     set_error(err, "its entry point " + std::string(kEntrySymbol) + " is ABI 1's, but its table says ABI major " +
-                       std::to_string(r.struct_size < AXON_ABI1_SIZE(PluginApi, abi_minor) ? 0 : r.abi_major));
+                       std::to_string(r.struct_size < AXON_STRUCT_SIZE(PluginApi, abi_minor) ? 0 : r.abi_major));
     return AXON_UNAVAILABLE;
   }
   p->legacy = prefix_of(r);

@@ -39,16 +39,17 @@ std::string mpi_message(int code) {
 }
 
 // Tests `request` until it completes or the deadline passes: busy for kSpin
-// (the other ranks are usually about to arrive), then napping kNap between
-// tests, as ranks that share cores (mpirun --oversubscribe) need the cores,
-// and so does backward while this thread sums buckets beside it. Never
-// sched_yield: Linux's EEVDF scheduler (6.6 on) moves a yielding thread's
-// deadline back each time, so a thread that polls by yielding beside busy
-// threads waits milliseconds for a core when it next has work (measured:
-// the first gradient bucket's all-reduce took 5-6 ms instead of 0.4).
+// (the other ranks are usually about to arrive, and an all-reduce after
+// backward waits on an idle core), then napping kNap between tests, as ranks
+// that share cores (mpirun --oversubscribe) need the cores, and so does
+// backward while this thread sums buckets beside it. Never sched_yield:
+// Linux's EEVDF scheduler (6.6 on) moves a yielding thread's deadline back
+// each time, so a thread that polls by yielding beside busy threads waits
+// milliseconds for a core when it next has work (measured: the first
+// gradient bucket's all-reduce took 5-6 ms instead of 0.4).
 int wait(MPI_Request* request, double timeout_s, const char* what, char* err, size_t err_size) {
   using clock = std::chrono::steady_clock;
-  constexpr auto kSpin = std::chrono::microseconds(20), kNap = std::chrono::microseconds(50);
+  constexpr auto kSpin = std::chrono::microseconds(200), kNap = std::chrono::microseconds(50);
   const auto start = clock::now();
   const auto deadline = start + std::chrono::duration<double>(timeout_s);
   for (;;) {

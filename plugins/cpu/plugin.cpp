@@ -142,7 +142,6 @@ class CpuPlugin final : public sdk::Plugin {
   axon_device_props device_props(int id) override {
     check_id(id);
     axon_device_props p{};
-    p.struct_size = sizeof p;
     const int threads = threads_for(id);
     sdk::copy_string(p.name, format("%s (%d thread%s)", cpu_model().c_str(), threads, threads == 1 ? "" : "s"));
     p.physical_id = id;

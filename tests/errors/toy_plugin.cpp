@@ -183,7 +183,6 @@ class ToyPlugin final : public Plugin {
   axon_device_props device_props(int physical_id) override {
     require(physical_id >= 0 && physical_id < kDevices, format("toy: no device %d", physical_id));
     axon_device_props p{};
-    p.struct_size = sizeof p;
     copy_string(p.name, "toy device (reference kernels, one planted fault)");
     p.physical_id = physical_id;
     p.threads = 1;

@@ -156,7 +156,6 @@ class ChkPlugin final : public Plugin {
   axon_device_props device_props(int physical_id) override {
     require(physical_id == 0, format("chk: no device %d (it has one)", physical_id));
     axon_device_props p{};
-    p.struct_size = sizeof p;
     copy_string(p.name, "axon-plugin-check test device (reference kernels)");
     p.physical_id = 0;
     p.threads = 1;

@@ -73,7 +73,6 @@ class CudaPlugin : public sdk::Plugin {
   axon_device_props device_props(int id) override {
     const GpuInfo& g = gpu(id);
     axon_device_props p{};
-    p.struct_size = sizeof p;
     sdk::copy_string(p.name, g.name);
     p.physical_id = id;
     p.memory_total = g.memory_total;

@@ -24,7 +24,6 @@ class RefPlugin final : public Plugin {
   axon_device_props device_props(int physical_id) override {
     require(physical_id == 0, format("reference: no device %d (it has one)", physical_id));
     axon_device_props p{};
-    p.struct_size = sizeof p;
     copy_string(p.name, "axon reference device (naive loops)");
     p.physical_id = 0;
     p.threads = 1;

@@ -67,7 +67,6 @@ struct FakePlugin final : Plugin {
   int device_count() noexcept override { return 1; }
   axon_device_props device_props(int id) override {
     axon_device_props p{};
-    p.struct_size = sizeof p;
     copy_string(p.name, "fake test device (" FAKE_NAME ")");
     p.physical_id = id;
     copy_string(p.description, "test=1");

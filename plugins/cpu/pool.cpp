@@ -38,36 +38,26 @@ __attribute__((always_inline)) inline void for_each_window(const PoolGeometry& p
   }
 }
 
-// Output rows [r0, r1) (row = n * p.oh + oh) of MaxPool: W channels at a
-// time in registers across the window's taps; from the first tap, a value is
+// Output rows [r0, r1) (row = n * p.oh + oh) of MaxPool: a block of channels
+// at a time in registers across the window's taps; from the first tap, a value is
 // kept only when strictly larger (the first maximum wins, NaN in the first
 // tap stays, as in the reference).
 template <int W>
 __attribute__((always_inline)) inline void max_pool_rows_body(const PoolGeometry& p, const float* x, float* y,
                                                                int64_t r0, int64_t r1) {
-  using F = typename simd::Vec<W>::f;
-  const int64_t ch = p.c, vec_end = ch / W * W;
+  const int64_t ch = p.c;
   for_each_window(p, x, r0, r1, [&](const float* image, const Window& win, int64_t at) __attribute__((always_inline)) {
     const float* first = image + (win.h0 * p.w + win.w0) * ch;
-    float* out = y + at;
-    for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
-      F best = simd::load<F>(first + c0);
+    simd::for_channel_blocks<W>(ch, [&](auto lanes, int64_t c0) __attribute__((always_inline)) {
+      using V = decltype(lanes);
+      V best = simd::load<V>(first + c0);
       for (int64_t ih = win.h0; ih < win.h1; ++ih)
         for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-          const F v = simd::load<F>(image + (ih * p.w + iw) * ch + c0);
+          const V v = simd::load<V>(image + (ih * p.w + iw) * ch + c0);
           best = v > best ? v : best;
         }
-      simd::store<F>(out + c0, best);
-    }
-    for (int64_t c = vec_end; c < ch; ++c) {
-      float best = first[c];
-      for (int64_t ih = win.h0; ih < win.h1; ++ih)
-        for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-          const float v = image[(ih * p.w + iw) * ch + c];
-          best = v > best ? v : best;
-        }
-      out[c] = best;
-    }
+      simd::store<V>(y + at + c0, best);
+    });
   });
 }
 
@@ -84,51 +74,46 @@ void max_pool(CpuDevice& d, const KernelCall& c) {
   });
 }
 
+// int32 lanes of a float vector V (a comparison's result), int32_t for one float.
+template <class V>
+using IntLanes = std::conditional_t<std::is_same_v<V, float>, int32_t, decltype(V{} > V{})>;
+
 // One image of MaxPoolGrad. For each window and each channel, the first
 // maximum in row-major tap order takes the window's gradient: a scan with
-// `v > best` (strict, so earlier taps win ties), W channels at a time with
-// vector selects, then every tap gets `gradient where it won, else 0`
+// `v > best` (strict, so earlier taps win ties), a block of channels at a
+// time with selects, then every tap gets `gradient where it won, else 0`
 // (stored when the windows tile the image, added otherwise).
 template <int W>
 __attribute__((always_inline)) inline void max_pool_grad_image_body(const PoolGeometry& p, const float* image,
                                                                      const float* dy, float* grad, bool tiles) {
-  using F = typename simd::Vec<W>::f;
-  using I = typename simd::Vec<W>::i;
-  const int64_t ch = p.c, vec_end = ch / W * W;
+  const int64_t ch = p.c;
+  auto tap = [&](int64_t ih, int64_t iw) { return (ih * p.w + iw) * ch; };
   for (int64_t oh = 0; oh < p.oh; ++oh)
     for (int64_t ow = 0; ow < p.ow; ++ow) {
       const Window win = window(p, oh, ow);
       const float* g = dy + (oh * p.ow + ow) * ch;
-      auto tap = [&](int64_t ih, int64_t iw) { return (ih * p.w + iw) * ch; };
-      for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
-        F best = simd::load<F>(image + tap(win.h0, win.w0) + c0);
+      simd::for_channel_blocks<W>(ch, [&](auto lanes, int64_t c0) __attribute__((always_inline)) {
+        using V = decltype(lanes);
+        using I = IntLanes<V>;
+        V best = simd::load<V>(image + tap(win.h0, win.w0) + c0);
         I won = I{};
         int32_t t = 0;
         for (int64_t ih = win.h0; ih < win.h1; ++ih)
           for (int64_t iw = win.w0; iw < win.w1; ++iw, ++t) {
-            const F v = simd::load<F>(image + tap(ih, iw) + c0);
-            const I more = v > best;
+            const V v = simd::load<V>(image + tap(ih, iw) + c0);
+            const auto more = v > best;
             best = more ? v : best;
             won = more ? I{} + t : won;
           }
-        const F gv = simd::load<F>(g + c0);
+        const V gv = simd::load<V>(g + c0);
         t = 0;
         for (int64_t ih = win.h0; ih < win.h1; ++ih)
           for (int64_t iw = win.w0; iw < win.w1; ++iw, ++t) {
             float* out = grad + tap(ih, iw) + c0;
-            const F mine = won == t ? gv : F{};
-            simd::store<F>(out, tiles ? mine : simd::load<F>(out) + mine);
+            const V mine = won == t ? gv : V{};
+            simd::store<V>(out, tiles ? mine : simd::load<V>(out) + mine);
           }
-      }
-      for (int64_t c = vec_end; c < ch; ++c) {  // the last ch % W channels
-        int64_t best = tap(win.h0, win.w0) + c;
-        for (int64_t ih = win.h0; ih < win.h1; ++ih)
-          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-            if (tiles) grad[tap(ih, iw) + c] = 0.0f;
-            if (image[tap(ih, iw) + c] > image[best]) best = tap(ih, iw) + c;
-          }
-        grad[best] += g[c];
-      }
+      });
     }
 }
 
@@ -143,24 +128,13 @@ AXON_CPU_DISPATCH(max_pool_grad_image,
 // registers and a column of three is added into dx when the window leaves
 // it: three read-modify-writes per window instead of nine. Each dx element
 // gets, per output row, the sum of its windows' gradients in window order
-// added to it, rows in order. V is a vector of W floats (I its int32 lanes)
-// or one float (I int32_t) for the last ch % W channels, in the same order:
-// the same bits on every instruction set and thread count.
+// added to it, rows in order. V is a vector of floats (I its int32 lanes) or
+// one float (I int32_t), in the same order: the same bits on every
+// instruction set and thread count.
 template <class V, class I>
 __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeometry& p, const float* image,
                                                                     const float* dy, float* grad, int64_t c0) {
-  auto load = [](const float* q) {
-    if constexpr (std::is_same_v<V, float>)
-      return *q;
-    else
-      return simd::load<V>(q);
-  };
-  auto store = [](float* q, V v) {
-    if constexpr (std::is_same_v<V, float>)
-      *q = v;
-    else
-      simd::store<V>(q, v);
-  };
+  auto load = [](const float* q) __attribute__((always_inline)) { return simd::load<V>(q); };
   const int64_t ch = p.c;
   auto at = [&](int64_t ih, int64_t iw) { return (ih * p.w + iw) * ch + c0; };
   for (int64_t oh = 0; oh < p.oh; ++oh) {
@@ -172,7 +146,7 @@ __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeo
     auto flush = [&](int64_t iw, int j) {
       if (iw < 0 || iw >= p.w) return;
       for (int i = 0; i < 3; ++i)
-        if (row_in[i]) store(grad + at(top + i, iw), load(grad + at(top + i, iw)) + acc[i][j]);
+        if (row_in[i]) simd::store<V>(grad + at(top + i, iw), load(grad + at(top + i, iw)) + acc[i][j]);
     };
     for (int64_t ow = 0; ow < p.ow; ++ow) {
       const int64_t left = ow - p.pad_w;
@@ -201,10 +175,10 @@ __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeo
 template <int W>
 __attribute__((always_inline)) inline void max_pool_grad_3x3_image_body(const PoolGeometry& p, const float* image,
                                                                          const float* dy, float* grad) {
-  const int64_t vec_end = p.c / W * W;
-  for (int64_t c0 = 0; c0 < vec_end; c0 += W)
-    max_pool_grad_3x3_lanes<typename simd::Vec<W>::f, typename simd::Vec<W>::i>(p, image, dy, grad, c0);
-  for (int64_t c = vec_end; c < p.c; ++c) max_pool_grad_3x3_lanes<float, int32_t>(p, image, dy, grad, c);
+  simd::for_channel_blocks<W>(p.c, [&](auto lanes, int64_t c0) __attribute__((always_inline)) {
+    using V = decltype(lanes);
+    max_pool_grad_3x3_lanes<V, IntLanes<V>>(p, image, dy, grad, c0);
+  });
 }
 
 AXON_CPU_DISPATCH(max_pool_grad_3x3_image, (const PoolGeometry& p, const float* image, const float* dy, float* grad),

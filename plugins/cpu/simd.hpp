@@ -31,6 +31,21 @@ __attribute__((always_inline)) inline void store(float* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// f(T{}, c0) for blocks of channels [c0, c0 + lanes of T) covering [0, c):
+// vectors of W floats, then one of W/2 and one of W/4 where they fit, then
+// single floats (load and store take T = float too). A channel's lane does
+// the same operations whatever its block's width.
+template <int W, class F>
+__attribute__((always_inline)) inline void for_channel_blocks(int64_t c, F&& f) {
+  int64_t c0 = 0;
+  for (; c0 + W <= c; c0 += W) f(typename Vec<W>::f{}, c0);
+  if constexpr (W >= 8)
+    if (c0 + W / 2 <= c) f(typename Vec<W / 2>::f{}, c0), c0 += W / 2;
+  if constexpr (W >= 16)
+    if (c0 + W / 4 <= c) f(typename Vec<W / 4>::f{}, c0), c0 += W / 4;
+  for (; c0 < c; ++c0) f(0.0f, c0);
+}
+
 // All lanes = *p. AVX/AVX-512: one vbroadcastss from memory, written as asm
 // because GCC's spellings of a splat compile to an add (V{} + x must keep
 // -0.0 + 0.0 = +0.0) or to lane-by-lane inserts, and the intrinsics cannot be

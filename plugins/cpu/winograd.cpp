@@ -103,19 +103,6 @@ __attribute__((always_inline)) inline void put(float* p, T v) {
     simd::store<T>(p, v);
 }
 
-// f(T{}, c0) for blocks of channels [c0, c0 + lanes of T) covering [0, c):
-// vectors of W floats, then narrower ones, then single floats.
-template <int W, class F>
-__attribute__((always_inline)) inline void for_channel_blocks(int64_t c, F&& f) {
-  int64_t c0 = 0;
-  for (; c0 + W <= c; c0 += W) f(typename simd::Vec<W>::f{}, c0);
-  if constexpr (W >= 8)
-    if (c0 + W / 2 <= c) f(typename simd::Vec<W / 2>::f{}, c0), c0 += W / 2;
-  if constexpr (W >= 16)
-    if (c0 + W / 4 <= c) f(typename simd::Vec<W / 4>::f{}, c0), c0 += W / 4;
-  for (; c0 < c; ++c0) f(0.0f, c0);
-}
-
 // A stride-1 3x3 convolution in tiles: input [n, h, w, c] read from row
 // pad_t and column pad_l before the output's first (zeros outside), output
 // [n, oh, ow, oc] in th x tw tiles of m x m per image.
@@ -179,7 +166,7 @@ struct Dense {
 // take this loop too, cost more than testing its loads.
 template <int W, int R, int S, bool Edge, class L, class Src>
 __attribute__((always_inline)) inline void transform_patch(L l, Src src, int64_t c, float* dst, int64_t step) {
-  for_channel_blocks<W>(c, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
+  simd::for_channel_blocks<W>(c, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
     using T = decltype(tag);
     T d[S][S], o[R][R];
     if constexpr (Edge) {
@@ -250,7 +237,7 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
                                                        int64_t nx, float* dst, const Epilogue& ep) {
   constexpr int A = M + 2;
   auto l = [](int i, int k) { return Matrices<M>::at[i][k]; };
-  for_channel_blocks<W>(p.oc, [&](auto tag, int64_t o0) __attribute__((always_inline)) {
+  simd::for_channel_blocks<W>(p.oc, [&](auto tag, int64_t o0) __attribute__((always_inline)) {
     using T = decltype(tag);
     T in[A][A], o[M][M];
     const float* from = src + o0;

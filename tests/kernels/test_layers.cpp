@@ -58,6 +58,9 @@ const std::vector<PoolCase>& pool_cases() {
       {{64, 7, 7, 64}, {sizeof(axon_pool_attrs), 7, 7, 7, 7, kValid}},  // global average pooling
       {{4, 13, 11, 21}, {sizeof(axon_pool_attrs), 3, 2, 2, 3, kSame}},
       {{3, 5, 6, 3}, {sizeof(axon_pool_attrs), 6, 6, 1, 1, kSame}},  // windows over the whole image
+      // 29 channels: a vector, a half and a quarter vector and a single float on AVX-512
+      {{2, 9, 10, 29}, {sizeof(axon_pool_attrs), 3, 3, 1, 1, kSame}},
+      {{2, 8, 8, 29}, {sizeof(axon_pool_attrs), 2, 2, 2, 2, kValid}},
   };
   return cases;
 }
@@ -382,6 +385,9 @@ std::string layer_digests() {
     HostTensor x{p.x, random_floats(rng, numel(p.x))}, dy{pooled(p), random_floats(rng, numel(pooled(p)))};
     add("AvgPool", run_host(cpu(), "AvgPool", {x}, {pooled(p)}, &p.a)[0]);
     add("AvgPoolGrad", run_host(cpu(), "AvgPoolGrad", {dy}, {p.x}, &p.a)[0]);
+    const HostTensor y{pooled(p), run_host(cpu(), "MaxPool", {x}, {pooled(p)}, &p.a)[0]};
+    add("MaxPool", y.values);
+    add("MaxPoolGrad", run_host(cpu(), "MaxPoolGrad", {x, y, dy}, {p.x}, &p.a)[0]);
   }
   for (const BnCase& b : bn_cases()) {
     const BnInputs in = bn_inputs(rng, b);
@@ -436,8 +442,8 @@ TEST_CASE("layer digests, for the instruction-set test", "[.layer_digests]") {
 }
 
 TEST_CASE(
-    "AvgPool and batch normalization give the same bits on every instruction set and depthwise convolution on AVX2 "
-    "and AVX-512",
+    "AvgPool, max pooling and batch normalization give the same bits on every instruction set and depthwise "
+    "convolution on AVX2 and AVX-512",
     "[layers][isa][cpu]") {
   const std::string best = digests_at(""), avx2 = digests_at("avx2"), base = digests_at("base");
   auto lines = [](const std::string& text, bool with_depthwise) {
@@ -456,6 +462,7 @@ TEST_CASE(
   CHECK(lines(base, false) == lines(best, false));
   CHECK(lines(base, false).find("FusedBatchNormGradV3") != std::string::npos);
   CHECK(lines(base, false).find("_FusedBatchNormGradEx") != std::string::npos);
+  CHECK(lines(base, false).find("MaxPoolGrad") != std::string::npos);
 }
 
 // ------------------------------------------------------------------ finite differences of the reference

@@ -407,16 +407,14 @@ bool backprop_input_turned(const ConvGeometry& g) {
          g.k() <= kMaxGatherK && g.kh * g.kw * g.oc <= kMaxGatherK;
 }
 
-// W^T [oc, k] of the filter W [k, oc], in the device's partials scratch: the
-// input gradient's product dy * W^T in the register-blocked kernel.
+}  // namespace
+
 const float* transposed(CpuDevice& d, const float* w, int64_t k, int64_t oc) {
   float* t = d.partials(static_cast<size_t>(k * oc));
   for (int64_t p = 0; p < k; ++p)
     for (int64_t o = 0; o < oc; ++o) t[o * k + p] = w[p * oc + o];
   return t;
 }
-
-}  // namespace
 
 void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dyp, const float* w, float* out) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;

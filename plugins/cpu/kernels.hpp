@@ -39,6 +39,10 @@ const sdk::KernelTable& kernel_table();
 // are reproducible and those ops agree bit for bit.
 inline int64_t bias_grad_rows_per_chunk(int64_t channels) { return (int64_t{1} << 14) / channels + 1; }
 
+// W^T [oc, k] of W [k, oc], in the device's partials scratch (conv.cpp): a
+// product against W^T in the register-blocked kernels, which want it dense.
+const float* transposed(CpuDevice& d, const float* w, int64_t k, int64_t oc);
+
 void add_conv_kernels(sdk::KernelTable& t);       // conv.cpp
 void add_conv_pool_kernels(sdk::KernelTable& t);  // conv_pool.cpp
 void add_pool_kernels(sdk::KernelTable& t);  // pool.cpp

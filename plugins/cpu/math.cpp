@@ -45,10 +45,16 @@ void mat_mul_into(CpuDevice& d, const KernelCall& c, const axon_matmul_attrs& at
     std::memset(cp, 0, sizeof(float) * static_cast<size_t>(m * n));
     return apply_epilogue(cp, m, n, ep);
   }
+  // A short inner dimension (a Dense layer's input gradient dy * W^T, K its
+  // units): the register-blocked kernel against op(B) laid out [k, n], as the
+  // pointwise convolutions take it, instead of sgemm's packing.
+  const bool small_k = !ta && k < kSmallK && simd::isa() != simd::Isa::base;
+  const float* b_kn = !small_k ? nullptr : tb ? transposed(d, bp, n, k) : bp;
   // Rows of C split over threads; rows of op(A) start at row i of A, or at
   // column i when A is transposed.
   const int64_t rows = std::max<int64_t>(16, (1 << 16) / (n * k));
   d.pool().for_ranges(m, rows, m * n * k >= (1 << 18), [&](int, int64_t r0, int64_t r1) {
+    if (small_k) return small_k_gemm(ap + r0 * k, r1 - r0, k, b_kn, n, cp + r0 * n, ep);
     const float* a0 = ta ? ap + r0 : ap + r0 * k;
     sgemm(ta, tb, r1 - r0, n, k, a0, ta ? m : k, bp, tb ? k : n, 0.0f, cp + r0 * n, n);
     apply_epilogue(cp + r0 * n, r1 - r0, n, ep);

@@ -156,10 +156,28 @@ MUTATIONS = [
         "name": "MaxPoolGrad tie to the last maximum",
         "what": "a window's gradient goes to its last maximum (CPU and reference)",
         "edits": [
-            (f"{CPU}/pool.cpp", "const I more = v > best;", "const I more = v >= best;"),
-            (f"{CPU}/pool.cpp", "if (image[tap(ih, iw) + c] > image[best]) best = tap(ih, iw) + c;",
-             "if (image[tap(ih, iw) + c] >= image[best]) best = tap(ih, iw) + c;"),
+            (f"{CPU}/pool.cpp",
+             "const V v = simd::load<V>(image + tap(ih, iw) + c0);\n            const auto more = v > best;",
+             "const V v = simd::load<V>(image + tap(ih, iw) + c0);\n            const auto more = v >= best;"),
             (REF, "if (best < 0 || x[i] > x[best]) {", "if (best < 0 || x[i] >= x[best]) {"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "four-column transposed product stored unpermuted",
+        "what": "the CPU filter gradient into 4 channels stores its sums' lanes (o * L + p) as out's (p * N + o)",
+        "edits": [
+            (f"{CPU}/small_gemm.cpp", "constexpr auto to_out = [](size_t m) { return (m % N) * L + m / N; };",
+             "constexpr auto to_out = [](size_t m) { return m; };"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "short-K MatMul reads B untransposed",
+        "what": "the CPU MatMul with K < 32 and transpose_b hands B [n, k] to the register-blocked kernel as [k, n]",
+        "edits": [
+            (f"{CPU}/math.cpp", "const float* b_kn = !small_k ? nullptr : tb ? transposed(d, bp, n, k) : bp;",
+             "const float* b_kn = !small_k ? nullptr : bp;"),
         ],
         "tests": KERNEL_TESTS,
     },

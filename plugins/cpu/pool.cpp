@@ -38,10 +38,10 @@ __attribute__((always_inline)) inline void for_each_window(const PoolGeometry& p
   }
 }
 
-// Output rows [r0, r1) (row = n * p.oh + oh) of MaxPool: a block of channels
-// at a time in registers across the window's taps; from the first tap, a value is
-// kept only when strictly larger (the first maximum wins, NaN in the first
-// tap stays, as in the reference).
+// Output rows [r0, r1) (row = n * p.oh + oh) of MaxPool: a block of
+// channels at a time in registers across the window's taps; from the first
+// tap, a value is kept only when strictly larger (the first maximum wins,
+// NaN in the first tap stays, as in the reference).
 template <int W>
 __attribute__((always_inline)) inline void max_pool_rows_body(const PoolGeometry& p, const float* x, float* y,
                                                                int64_t r0, int64_t r1) {

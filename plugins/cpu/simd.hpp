@@ -72,22 +72,16 @@ __attribute__((always_inline)) inline V broadcast(const float* p) {
   return V{} + *p;
 }
 
-// Lane i = p[i % L] (L = 2, 4 or 8 floats repeated across the vector): one
-// vbroadcastsd / vbroadcastf32x4 / vbroadcastf64x4 from memory under AVX and
+// Lane i = p[i % L] (L = 2 or 4 floats repeated across the vector): one
+// vbroadcastsd / vbroadcastf128 / vbroadcastf32x4 from memory under AVX and
 // AVX-512, asm for broadcast's reason.
 template <class V, int L>
 __attribute__((always_inline)) inline V broadcast_block(const float* p) {
-  static_assert(L == 2 || L == 4 || L == 8);
+  static_assert(L == 2 || L == 4);
   V v;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if constexpr (sizeof(V) == 64 && L == 2) {
-    asm("vbroadcastsd %1, %0" : "=v"(v) : "m"(*reinterpret_cast<const float(*)[2]>(p)));
-    return v;
-  } else if constexpr (sizeof(V) == 64 && L == 4) {
+  if constexpr (sizeof(V) == 64 && L == 4) {
     asm("vbroadcastf32x4 %1, %0" : "=v"(v) : "m"(*reinterpret_cast<const float(*)[4]>(p)));
-    return v;
-  } else if constexpr (sizeof(V) == 64 && L == 8) {
-    asm("vbroadcastf64x4 %1, %0" : "=v"(v) : "m"(*reinterpret_cast<const float(*)[8]>(p)));
     return v;
   } else if constexpr (sizeof(V) == 32 && L == 2) {
     asm("vbroadcastsd %1, %0" : "=x"(v) : "m"(*reinterpret_cast<const float(*)[2]>(p)));

@@ -189,17 +189,16 @@ __attribute__((always_inline)) inline void tn_columns(const A& a, int64_t rows, 
     tn_span<W, NV, P, A, true>(a, rows, s, std::min(k, s + run), b, n, out, c0, accumulate);
 }
 
-// Four columns (n = 4) in whole vectors: a vector
-// holds L = W / N values of a row of a, repeated N times (one block
-// broadcast from memory), against the row's N values of b, each L times
-// (one permute per row), so every lane of every FMA is a product out needs
-// (the column blocks below run n = 4 in quarter vectors of a 16-lane
-// machine: a 5x5 filter gradient over 4 channels into 4 at 80 GFLOP/s).
-// (n = 8 the same way, L = 2, measured slower than the column blocks at
-// the Inception cell's shapes: 68 -> 79 us, 322 -> 384 us.)
-// Lane i of vector j sums out[p0 + j L + i % L, i / L] over the rows in
-// order, as the column blocks sum it: the same bits. Vector j covers out's
-// W floats from row p0 + j L, permuted into place as it is stored.
+// Four columns (n = N = 4) in whole vectors of W lanes, where the column
+// blocks below would run them in quarter vectors of a 16-lane machine (a
+// 5x5 filter gradient over 4 channels into 4 ran at 80 GFLOP/s). Vector j
+// sums, in lane i = o L + q, out[p0 + j L + q, o] (L = W / N): the L values
+// of a row of a from p0 + j L repeated N times (one block broadcast from
+// memory) times the row's N values of b, each repeated L times (one
+// permute a row). The rows are summed in order, as the column blocks sum
+// them: the same bits. Vector j covers out's W floats from row p0 + j L,
+// permuted into place as it is stored. (N = 8 the same way, L = 2, ran
+// slower than the column blocks at the Inception cell's shapes.)
 template <class F, size_t... I>
 __attribute__((always_inline)) inline F permuted(F v, std::index_sequence<I...>, auto lane_of) {
   return __builtin_shufflevector(v, v, static_cast<int>(lane_of(I))...);
@@ -211,7 +210,7 @@ __attribute__((always_inline)) inline void tn_spread_block(const A& a, int64_t r
   using F = typename simd::Vec<W>::f;
   constexpr int L = W / N;
   constexpr auto lanes = std::make_index_sequence<W>{};
-  // out's layout (lane m = p * N + o) from the sums' (lane i = o * L + p) and back.
+  // out's layout (lane m = q N + o) from the sums' (lane i = o L + q) and back.
   constexpr auto to_out = [](size_t m) { return (m % N) * L + m / N; };
   constexpr auto to_sums = [](size_t i) { return (i % L) * N + i / L; };
   F acc[NVEC];

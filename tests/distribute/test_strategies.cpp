@@ -165,10 +165,12 @@ TEST_CASE("mirrored: reruns give bit-identical weights, and loss and accuracy ar
     CHECK(a.samples == 600);  // every sample, the short batch's too
     // Over both replicas, as one device counts them. Two epochs of sums in
     // another order move the loss by up to 1.4e-4 (measured with the CPU's
-    // Winograd filter gradients; 1e-6 after the first epoch).
+    // Winograd filter gradients; 1e-6 after the first epoch) and the
+    // validation loss by up to 1.5e-3 (on an AVX-512 EPYC, whose OpenBLAS
+    // kernels differ from an AVX2 one's).
     CHECK(a.loss == Approx(c.loss).epsilon(3e-4));
     CHECK(a.accuracy == Approx(c.accuracy).margin(2.0 / 600));
-    CHECK(a.val_loss == Approx(c.val_loss).epsilon(3e-4));
+    CHECK(a.val_loss == Approx(c.val_loss).epsilon(3e-3));
     CHECK(a.val_accuracy == Approx(c.val_accuracy).margin(2.0 / 130));
     REQUIRE(a.replicas.size() == 2);
     CHECK(a.replicas[1].device == "/device:CPU:1");

@@ -2,7 +2,7 @@
 """Checkpoints and resume through axon-train: killed with SIGKILL or stopped
 with SIGTERM mid-epoch and resumed with --resume, a run ends with the weights
 of a run never interrupted, bit for bit (CPU); resumed at 2 logical CPU
-devices from a 1-device checkpoint, within 0.3 accuracy points; damaged,
+devices from a 1-device checkpoint, within 0.5 accuracy points; damaged,
 lying and oversized checkpoints are passed over (or, with no other, refused
 with exit 2), never overwritten; NumPy reads the files; a model with
 augmentation layers resumes bit-identically too, and a run with compiled
@@ -153,7 +153,10 @@ def metrics(tmp):
 
 def two_devices(tmp):
     """A 1-device checkpoint resumed on 2 logical CPU devices (mirrored, same
-    global batch): within 0.3 accuracy points of the run never interrupted."""
+    global batch): within 0.5 accuracy points of the run never interrupted.
+    Half an epoch of sums in another order moves the validation accuracy:
+    0.30 points (30 of 10,000 images) on a 2-core AVX-512 EPYC, where
+    OpenBLAS picks other kernels than on an AVX2 one."""
     check(have_default_data(), "the data set is installed (tools/install-deps)")
     base = ["--data", DEFAULT_DATA, "--epochs", "2", "--seed", "7", "--threads", "2"]
     ref_csv = os.path.join(tmp, "ref.csv")
@@ -173,7 +176,7 @@ def two_devices(tmp):
     ref = float(csv_rows(ref_csv)[-1][4])
     got = float(csv_rows(csv)[-1][4])
     print("validation accuracy after 2 epochs: uninterrupted %.4f, resumed on 2 devices %.4f" % (ref, got))
-    check(abs(ref - got) <= 0.003, "within 0.3 points (%.2f)" % (100 * abs(ref - got)), r)
+    check(abs(ref - got) <= 0.005, "within 0.5 points (%.2f)" % (100 * abs(ref - got)), r)
 
 
 def damaged(tmp):

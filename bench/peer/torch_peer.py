@@ -4,7 +4,13 @@ torch_resnet.py): the same IDX files as axon-train, Adam(1e-3, eps 1e-7 as
 Keras), cross-entropy on logits, accuracy counted each step as Keras' fit
 does. The first few batches are not timed; each timed epoch prints
 `peer torch epoch E: S samples in T s`. Not part of the build; needs
-PyTorch (e.g. the venv /tmp/torchenv)."""
+PyTorch (e.g. the venv /tmp/torchenv). PyPI's torch for Linux is the CUDA
+build and imports only with its CUDA libraries, even without a GPU; on a
+machine with the CUDA toolkit installed, torch 2.15.0 imported after
+`pip install --no-deps torch` plus its pure-Python dependencies (filelock,
+typing-extensions, sympy, networkx, jinja2, fsspec, numpy) and
+`nvidia-cusparselt-cu13==0.8.1 nvidia-nvshmem-cu13==3.7.2 nvidia-cufile
+nvidia-nccl-cu13==2.30.7` (the versions its metadata names)."""
 import argparse
 import time
 

@@ -134,7 +134,6 @@ AXON_CPU_DISPATCH(max_pool_grad_image,
 template <class V, class I>
 __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeometry& p, const float* image,
                                                                     const float* dy, float* grad, int64_t c0) {
-  auto load = [](const float* q) __attribute__((always_inline)) { return simd::load<V>(q); };
   const int64_t ch = p.c;
   auto at = [&](int64_t ih, int64_t iw) { return (ih * p.w + iw) * ch + c0; };
   for (int64_t oh = 0; oh < p.oh; ++oh) {
@@ -146,21 +145,21 @@ __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeo
     auto flush = [&](int64_t iw, int j) {
       if (iw < 0 || iw >= p.w) return;
       for (int i = 0; i < 3; ++i)
-        if (row_in[i]) simd::store<V>(grad + at(top + i, iw), load(grad + at(top + i, iw)) + acc[i][j]);
+        if (row_in[i]) simd::store<V>(grad + at(top + i, iw), simd::load<V>(grad + at(top + i, iw)) + acc[i][j]);
     };
     for (int64_t ow = 0; ow < p.ow; ++ow) {
       const int64_t left = ow - p.pad_w;
       const Window win = window(p, oh, ow);
-      V best = load(image + at(win.h0, win.w0));
+      V best = simd::load<V>(image + at(win.h0, win.w0));
       I won = I{} + int32_t((win.h0 - top) * 3 + (win.w0 - left));
       for (int64_t ih = win.h0; ih < win.h1; ++ih)
         for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-          const V v = load(image + at(ih, iw));
+          const V v = simd::load<V>(image + at(ih, iw));
           const auto more = v > best;
           best = more ? v : best;
           won = more ? I{} + int32_t((ih - top) * 3 + (iw - left)) : won;
         }
-      const V g = load(dy + (oh * p.ow + ow) * ch + c0);
+      const V g = simd::load<V>(dy + (oh * p.ow + ow) * ch + c0);
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) acc[i][j] += won == i * 3 + j ? g : V{};
       flush(left, 0);

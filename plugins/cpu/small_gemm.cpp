@@ -240,7 +240,7 @@ __attribute__((always_inline)) inline void tn_spread(const A& a, int64_t rows, i
   for (; p0 + 8 * L <= k; p0 += 8 * L) tn_spread_block<W, N, 8, A>(a, rows, b, out, p0, accumulate);
   if (p0 + 4 * L <= k) tn_spread_block<W, N, 4, A>(a, rows, b, out, p0, accumulate), p0 += 4 * L;
   if (p0 + 2 * L <= k) tn_spread_block<W, N, 2, A>(a, rows, b, out, p0, accumulate), p0 += 2 * L;
-  if (p0 + L <= k) tn_spread_block<W, N, 1, A>(a, rows, b, out, p0, accumulate), p0 += L;
+  if (p0 + L <= k) tn_spread_block<W, N, 1, A>(a, rows, b, out, p0, accumulate);
 }
 
 template <int W, class A>

@@ -144,6 +144,8 @@ void register_ops() {
   add("MatMul/dense2", "MatMul", {{{n, 64}}, {{64, 10}}}, {{{n, 10}}}, &kNN, 2.0 * n * 64 * 10);
   add("MatMul/dense2_dX", "MatMul", {{{n, 10}}, {{64, 10}}}, {{{n, 64}}}, &kNT, 2.0 * n * 64 * 10);
   // the Inception cell's Dense(10) over 13x13x24 features: a short inner dimension
+  add("MatMul/inception_dense", "MatMul", {{{n, 4056}}, {{4056, 10}}}, {{{n, 10}}}, &kNN, 2.0 * n * 4056 * 10);
+  add("MatMul/inception_dense_dW", "MatMul", {{{n, 4056}}, {{n, 10}}}, {{{4056, 10}}}, &kTN, 2.0 * n * 4056 * 10);
   add("MatMul/inception_dense_dX", "MatMul", {{{n, 10}}, {{4056, 10}}}, {{{n, 4056}}}, &kNT, 2.0 * n * 4056 * 10);
   // memory-bound ops at conv1's output, the largest activation
   add("MaxPool/pool1", "MaxPool", {{{n, 26, 26, 32}}}, {{{n, 13, 13, 32}}}, &kPool2, 0);

@@ -19,6 +19,8 @@ namespace {
 // into chunks of kChunkElements (fixed, so reductions are reproducible).
 constexpr int64_t kSerialElements = 1 << 15;
 constexpr int64_t kChunkElements = 1 << 14;
+// A MatMul's blocks of C (below): about what a core multiplies in 5-10 us.
+constexpr int64_t kMatMulChunkMacs = 1 << 19;
 
 template <class F>
 void elementwise(CpuDevice& d, int64_t n, F&& f) {
@@ -50,14 +52,34 @@ void mat_mul_into(CpuDevice& d, const KernelCall& c, const axon_matmul_attrs& at
   // pointwise convolutions take it, instead of sgemm's packing.
   const bool small_k = !ta && k < kSmallK && simd::isa() != simd::Isa::base;
   const float* b_kn = !small_k ? nullptr : tb ? transposed(d, bp, n, k) : bp;
-  // Rows of C split over threads; rows of op(A) start at row i of A, or at
-  // column i when A is transposed.
-  const int64_t rows = std::max<int64_t>(16, (1 << 16) / (n * k));
-  d.pool().for_ranges(m, rows, m * n * k >= (1 << 18), [&](int, int64_t r0, int64_t r1) {
-    if (small_k) return small_k_gemm(ap + r0 * k, r1 - r0, k, b_kn, n, cp + r0 * n, ep);
-    const float* a0 = ta ? ap + r0 : ap + r0 * k;
-    sgemm(ta, tb, r1 - r0, n, k, a0, ta ? m : k, bp, tb ? k : n, 0.0f, cp + r0 * n, n);
-    apply_epilogue(cp + r0 * n, r1 - r0, n, ep);
+  const bool parallel = m * n * k >= (1 << 18);
+  if (small_k) {
+    const int64_t rows = std::max<int64_t>(16, (1 << 16) / (n * k));
+    return d.pool().for_ranges(m, rows, parallel, [&](int, int64_t r0, int64_t r1) {
+      small_k_gemm(ap + r0 * k, r1 - r0, k, b_kn, n, cp + r0 * n, ep);
+    });
+  }
+  // C split over threads in blocks of at least kMatMulChunkMacs multiply-adds:
+  // sgemm packs the whole of one operand for each block, so blocks of rows
+  // where op(B) [k, n] is the smaller, of columns where op(A) [m, k] is.
+  // Rows of op(A) start at row i of A, or at column i when A is transposed;
+  // columns of op(B) at column j of B, or at row j when B is transposed.
+  const bool by_rows = n <= m;
+  const int64_t extent = by_rows ? m : n, other = by_rows ? n : m;
+  const int64_t blocks = std::max<int64_t>(1, extent * other * k / kMatMulChunkMacs);
+  const int64_t block = ((extent + blocks - 1) / blocks + 15) / 16 * 16;
+  d.pool().for_ranges(extent, block, parallel, [&](int, int64_t i0, int64_t i1) {
+    if (by_rows) {
+      const float* a0 = ta ? ap + i0 : ap + i0 * k;
+      sgemm(ta, tb, i1 - i0, n, k, a0, ta ? m : k, bp, tb ? k : n, 0.0f, cp + i0 * n, n);
+      return apply_epilogue(cp + i0 * n, i1 - i0, n, ep);
+    }
+    const float* b0 = tb ? bp + i0 * k : bp + i0;
+    sgemm(ta, tb, m, i1 - i0, k, ap, ta ? m : k, b0, tb ? k : n, 0.0f, cp + i0, n);
+    if (!ep.any()) return;
+    Epilogue part = ep;
+    if (part.bias != nullptr) part.bias += i0;
+    for (int64_t r = 0; r < m; ++r) apply_epilogue(cp + r * n + i0, 1, i1 - i0, part);
   });
 }
 

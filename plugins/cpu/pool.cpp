@@ -288,14 +288,33 @@ __attribute__((always_inline)) inline void avg_pool_grad_rows_body(const PoolGeo
   using Half = typename simd::Vec<W / 2>::f;
   using D = typename simd::DoubleVec<W / 2>::d;
   const int64_t ch = p.c, vec_end = ch / W * W;
+  // A pixel covered by the same windows as the one before it gets its values
+  // (a global pooling's whole image, each pair of a 2x2 pooling's pixels):
+  // copied from there, the same bits without the sums.
+  auto copy = [&](const float* from, float* to, int64_t floats) __attribute__((always_inline)) {
+    int64_t i = 0;
+    for (; i + W <= floats; i += W) simd::store<F>(to + i, simd::load<F>(from + i));
+    for (; i < floats; ++i) to[i] = from[i];
+  };
+  int64_t last_oh0 = -1, last_oh1 = -1;
   for (int64_t row = r0; row < r1; ++row) {
     const int64_t n = row / p.h, ih = row % p.h;
     int64_t oh0, oh1;
     covering(ih, p.pad_h, p.kh, p.sh, p.oh, oh0, oh1);
+    const bool same_rows = row > r0 && ih > 0 && oh0 == last_oh0 && oh1 == last_oh1;
+    last_oh0 = oh0, last_oh1 = oh1;
+    if (same_rows) {
+      copy(dx + (row - 1) * p.w * ch, dx + row * p.w * ch, p.w * ch);
+      continue;
+    }
     const float* g = dy + n * p.oh * p.ow * ch;
     for (int64_t iw = 0; iw < p.w; ++iw) {
       const int64_t ow0 = columns[2 * iw], ow1 = columns[2 * iw + 1];
       float* out = dx + (row * p.w + iw) * ch;
+      if (iw > 0 && ow0 == columns[2 * iw - 2] && ow1 == columns[2 * iw - 1]) {
+        copy(out - ch, out, ch);
+        continue;
+      }
       for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
         D lo{}, hi{};
         for (int64_t oh = oh0; oh <= oh1; ++oh)

@@ -411,8 +411,17 @@ bool backprop_input_turned(const ConvGeometry& g) {
 
 const float* transposed(CpuDevice& d, const float* w, int64_t k, int64_t oc) {
   float* t = d.partials(static_cast<size_t>(k * oc));
-  for (int64_t p = 0; p < k; ++p)
-    for (int64_t o = 0; o < oc; ++o) t[o * k + p] = w[p * oc + o];
+  // 16 rows of w at a time, so each row of t gets a whole cache line at once
+  // rather than one float of each of oc lines; large ones on all threads (a
+  // Dense layer's [4056, 10] weights: 12% of its input gradient's time, serial).
+  constexpr int64_t kRows = 16;
+  d.pool().for_ranges(k, 64 * kRows, k * oc >= (1 << 15), [&](int, int64_t p0, int64_t p1) {
+    for (int64_t b = p0; b < p1; b += kRows) {
+      const int64_t e = std::min(p1, b + kRows);
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t p = b; p < e; ++p) t[o * k + p] = w[p * oc + o];
+    }
+  });
   return t;
 }
 

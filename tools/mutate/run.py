@@ -182,6 +182,29 @@ MUTATIONS = [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "MatMul column blocks share the first block's bias",
+        "what": "the CPU MatMul split in blocks of columns (a wide output) adds bias[0..] to every block, not the "
+                "block's own columns' bias",
+        "edits": [(f"{CPU}/math.cpp", "    if (part.bias != nullptr) part.bias += i0;\n", "")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "W^T transposed a block short",
+        "what": "the CPU's transposed() (W^T for the register-blocked products) leaves the last row of each block of 16 "
+                "rows of W out",
+        "edits": [(f"{CPU}/conv.cpp", "      const int64_t e = std::min(p1, b + kRows);",
+                   "      const int64_t e = std::min(p1, b + kRows - 1);")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "AvgPoolGrad copies a pixel's values short",
+        "what": "the CPU AvgPoolGrad copies a pixel covered by the same windows as the one before it, or a row, all "
+                "but its last float",
+        "edits": [(f"{CPU}/pool.cpp", "    for (; i < floats; ++i) to[i] = from[i];",
+                   "    for (; i + 1 < floats; ++i) to[i] = from[i];")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "all-reduce MEAN on one replica only",
         "what": "the CPU all-reduce scales the sum after copying it, so only replica 0 gets the mean",
         "edits": [

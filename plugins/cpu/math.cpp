@@ -8,6 +8,7 @@
 #include "simd.hpp"
 #include "small_gemm.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -21,6 +22,7 @@ constexpr int64_t kSerialElements = 1 << 15;
 constexpr int64_t kChunkElements = 1 << 14;
 // A MatMul's blocks of C (below): about 10 us of one core at sgemm's rate.
 constexpr int64_t kMatMulChunkMacs = 1 << 19;
+constexpr int64_t kMatMulBlocks = 64;
 
 template <class F>
 void elementwise(CpuDevice& d, int64_t n, F&& f) {
@@ -59,14 +61,15 @@ void mat_mul_into(CpuDevice& d, const KernelCall& c, const axon_matmul_attrs& at
       small_k_gemm(ap + r0 * k, r1 - r0, k, b_kn, n, cp + r0 * n, ep);
     });
   }
-  // C split over threads in blocks of at least kMatMulChunkMacs multiply-adds:
+  // C split over threads in blocks of about kMatMulChunkMacs multiply-adds:
   // sgemm packs the whole of one operand for each block, so blocks of rows
-  // where op(B) [k, n] is the smaller, of columns where op(A) [m, k] is.
+  // where op(B) [k, n] is the smaller, of columns where op(A) [m, k] is, and
+  // at most kMatMulBlocks of them (a large product packs it that often at most).
   // Rows of op(A) start at row i of A, or at column i when A is transposed;
   // columns of op(B) at column j of B, or at row j when B is transposed.
   const bool by_rows = n <= m;
   const int64_t extent = by_rows ? m : n, other = by_rows ? n : m;
-  const int64_t blocks = std::max<int64_t>(1, extent * other * k / kMatMulChunkMacs);
+  const int64_t blocks = std::clamp<int64_t>(extent * other * k / kMatMulChunkMacs, 1, kMatMulBlocks);
   const int64_t block = ((extent + blocks - 1) / blocks + 15) / 16 * 16;
   d.pool().for_ranges(extent, block, parallel, [&](int, int64_t i0, int64_t i1) {
     if (by_rows) {

@@ -41,6 +41,7 @@ inline int64_t bias_grad_rows_per_chunk(int64_t channels) { return (int64_t{1} <
 
 // W^T [oc, k] of W [k, oc], in the device's partials scratch (conv.cpp): a
 // product against W^T in the register-blocked kernels, which want it dense.
+// Runs on the device's threads: call it before a parallel loop, not in one.
 const float* transposed(CpuDevice& d, const float* w, int64_t k, int64_t oc);
 
 void add_conv_kernels(sdk::KernelTable& t);       // conv.cpp

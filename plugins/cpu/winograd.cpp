@@ -19,7 +19,6 @@
 #include "simd.hpp"
 
 #include <algorithm>
-#include <type_traits>
 
 namespace axon::cpu {
 namespace {
@@ -81,26 +80,12 @@ __attribute__((always_inline)) inline void sandwich(L l, const T (&in)[S][S], T 
     }
 }
 
-// *p as a float or a vector. Loads that cannot be null go through load, not
-// load_or_zero: GCC cannot prove base + offset non-null and kept a test and a
-// branch per load.
-template <class T>
-__attribute__((always_inline)) inline T load(const float* p) {
-  if constexpr (std::is_same_v<T, float>)
-    return *p;
-  else
-    return simd::load<T>(p);
-}
+// *p as a float or a vector, zero for nullptr (an edge tile's pixel outside
+// the tensor). Loads that cannot be null go through simd::load instead: GCC
+// cannot prove base + offset non-null and kept a test and a branch per load.
 template <class T>
 __attribute__((always_inline)) inline T load_or_zero(const float* p) {
-  return p == nullptr ? T{} : load<T>(p);
-}
-template <class T>
-__attribute__((always_inline)) inline void put(float* p, T v) {
-  if constexpr (std::is_same_v<T, float>)
-    *p = v;
-  else
-    simd::store<T>(p, v);
+  return p == nullptr ? T{} : simd::load<T>(p);
 }
 
 // A stride-1 3x3 convolution in tiles: input [n, h, w, c] read from row
@@ -179,13 +164,13 @@ __attribute__((always_inline)) inline void transform_patch(L l, Src src, int64_t
       const float* row = src.at + c0;
       for (int i = 0; i < S; ++i, row += src.row) {
         const float* a = row;
-        for (int j = 0; j < S; ++j, a += c) d[i][j] = load<T>(a);
+        for (int j = 0; j < S; ++j, a += c) d[i][j] = simd::load<T>(a);
       }
     }
     sandwich<R, S>(l, d, o);
     float* out = dst + c0;
     for (int i = 0; i < R; ++i)
-      for (int j = 0; j < R; ++j, out += step) put(out, o[i][j]);
+      for (int j = 0; j < R; ++j, out += step) simd::store<T>(out, o[i][j]);
   });
 }
 
@@ -242,15 +227,15 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
     T in[A][A], o[M][M];
     const float* from = src + o0;
     for (int i = 0; i < A; ++i)
-      for (int j = 0; j < A; ++j, from += step) in[i][j] = load<T>(from);
+      for (int j = 0; j < A; ++j, from += step) in[i][j] = simd::load<T>(from);
     sandwich<M, A>(l, in, o);
-    const T bias = ep.bias != nullptr ? load<T>(ep.bias + o0) : T{};
+    const T bias = ep.bias != nullptr ? simd::load<T>(ep.bias + o0) : T{};
     for (int64_t i = 0; i < (Full ? M : ny); ++i)
       for (int64_t j = 0; j < (Full ? M : nx); ++j) {
         T r = o[i][j];
         if (ep.bias != nullptr) r += bias;
         if (ep.relu) r = r > T{} ? r : T{};  // NaN -> 0, as Relu
-        put(dst + (i * p.ow + j) * p.oc + o0, r);
+        simd::store<T>(dst + (i * p.ow + j) * p.oc + o0, r);
       }
   });
 }

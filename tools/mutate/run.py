@@ -228,8 +228,11 @@ MUTATIONS = [
         "name": "MatMul transposed index",
         "what": "transpose_b ignored: B indexed as [k, n] (CPU and reference)",
         "edits": [
-            (f"{CPU}/math.cpp", "sgemm(ta, tb, r1 - r0, n, k, a0, ta ? m : k, bp, tb ? k : n,",
-             "sgemm(ta, false, r1 - r0, n, k, a0, ta ? m : k, bp, n,"),
+            (f"{CPU}/math.cpp", "sgemm(ta, tb, i1 - i0, n, k, a0, ta ? m : k, bp, tb ? k : n,",
+             "sgemm(ta, false, i1 - i0, n, k, a0, ta ? m : k, bp, n,"),
+            (f"{CPU}/math.cpp",
+             "const float* b0 = tb ? bp + i0 * k : bp + i0;\n    sgemm(ta, tb, m, i1 - i0, k, ap, ta ? m : k, b0, tb ? k : n,",
+             "const float* b0 = bp + i0;\n    sgemm(ta, false, m, i1 - i0, k, ap, ta ? m : k, b0, n,"),
             (REF, "(tb ? bp[j * k + p] : bp[p * n + j])", "(tb ? bp[p * n + j] : bp[p * n + j])"),
         ],
         "tests": KERNEL_TESTS,

@@ -6,7 +6,10 @@
 //              G^T, the filter transformed once per call), then y = A^T M A
 //              plus the epilogue, straight into y;
 //   input grad the same convolution of dy with the filter rotated by 180
-//              degrees and its channels swapped (padding 2 - pad);
+//              degrees and its channels swapped (padding 2 - pad); or,
+//              where that would need more tiles (no padding), the adjoint
+//              of the forward's tiles: Z = A dy A^T, N_q[tiles, C] = Z_q *
+//              U_q^T, each tile's B N B^T added into dx, an image per task;
 //   filter grad V as above and Z = A dy A^T per dy tile, S_q[C, OC] += V_q^T
 //              Z_q per chunk, the chunks' S added in chunk order and dW = G^T
 //              S G (the transpose of the forward's map from g to y).
@@ -257,6 +260,37 @@ __attribute__((always_inline)) inline void output_transform_tiles(const Plan& p,
   }
 }
 
+// The adjoint of the input transform: tile t's (m+2) x (m+2) input gradient
+// B N B^T (N_q at nn[q * point_stride + (t - t0) * c]) added into acc, one
+// image's input gradient with the tiles' reach around it: pixel (i, j) of
+// tile (y, x)'s patch at acc[((y + i) * (tw m + 2) + x + j) * c]. Tiles in
+// order, so every pixel's sum has one order.
+template <int M, int W>
+__attribute__((always_inline)) inline void scatter_transform_tiles(const Plan& p, const float* nn, int64_t t0,
+                                                                   int64_t t1, float* acc) {
+  constexpr int A = M + 2;
+  const int64_t step = point_stride(t1 - t0, p.c), row = (p.tw * M + 2) * p.c;
+  auto l = [](int i, int k) { return Matrices<M>::bt[k][i]; };
+  TileWalk tw(p, t0);
+  for (int64_t t = t0; t < t1; ++t, tw.next()) {
+    const float* src = nn + (t - t0) * p.c;
+    float* dst = acc + tw.y * row + tw.x * p.c;
+    simd::for_channel_blocks<W>(p.c, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
+      using T = decltype(tag);
+      T in[A][A], o[A][A];
+      const float* from = src + c0;
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j, from += step) in[i][j] = simd::load<T>(from);
+      sandwich<A, A>(l, in, o);
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j) {
+          float* to = dst + i * row + j * p.c + c0;
+          simd::store<T>(to, simd::load<T>(to) + o[i][j]);
+        }
+    });
+  }
+}
+
 template <int W>
 __attribute__((always_inline)) inline void input_transform_body(const Plan& p, const float* x, int64_t t0, int64_t t1,
                                                                 float* v) {
@@ -278,6 +312,13 @@ AXON_CPU_DISPATCH(input_transform, (const Plan& p, const float* x, int64_t t0, i
 AXON_CPU_DISPATCH(output_transform,
                   (const Plan& p, const float* mm, int64_t t0, int64_t t1, float* y, const Epilogue& ep),
                   (p, mm, t0, t1, y, ep))
+template <int W>
+__attribute__((always_inline)) inline void scatter_transform_body(const Plan& p, const float* nn, int64_t t0,
+                                                                  int64_t t1, float* acc) {
+  scatter_transform_tiles<kM, W>(p, nn, t0, t1, acc);
+}
+AXON_CPU_DISPATCH(scatter_transform, (const Plan& p, const float* nn, int64_t t0, int64_t t1, float* acc),
+                  (p, nn, t0, t1, acc))
 AXON_CPU_DISPATCH(gradient_transform, (const Plan& p, const float* dy, int64_t t0, int64_t t1, float* z),
                   (p, dy, t0, t1, z))
 
@@ -339,16 +380,66 @@ void convolve(CpuDevice& d, const Plan& p, const float* x, const float* u, float
 // (a whole number of chunks each, fixed by the shapes), added in order.
 constexpr int64_t kGradientGroups = 16;
 
+// Whether the input gradient runs as the adjoint of the forward's tiles
+// (adjoint_backprop_input) rather than as the convolution of dy with the
+// turned filter: where that one needs more tiles (an unpadded convolution's
+// input gradient is the convolution of dy padded by 2 on each side: 7 x 7
+// tiles for the CNN's conv2, whose forward has 6 x 6) and an image's tiles
+// fit a thread's scratch.
+constexpr int64_t kAdjointTiles = 256;
+bool adjoint_input_gradient(const ConvGeometry& g) {
+  const int64_t forward = ((g.oh + kM - 1) / kM) * ((g.ow + kM - 1) / kM);
+  const int64_t turned = ((g.h + kM - 1) / kM) * ((g.w + kM - 1) / kM);
+  return forward < turned && forward <= kAdjointTiles;
+}
+
+// dx by the adjoint of the forward's tiles, an image per task: Z = A dy A^T
+// per tile, N_q[tiles, C] = Z_q[tiles, OC] * U_q^T (the forward's transformed
+// filter, stored [OC, C] per point), and each tile's B N B^T added into the
+// image's input gradient in tile order (patches of neighbouring tiles
+// overlap), so every value has one order of sums whatever the thread count.
+void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
+  const int64_t c = g.c, oc = g.oc, q_count = p.points(), per_image = p.th * p.tw;
+  float* ut = d.partials(static_cast<size_t>(q_count * c * oc));
+  auto tap = [&](int kh, int kw, int64_t o, int64_t ci) { return w[((kh * 3 + kw) * c + ci) * oc + o]; };
+  filter_transform<kM>(tap, oc, c, ut);
+  const int64_t sz = point_stride(per_image, oc), sn = point_stride(per_image, c);
+  const int64_t wa = p.tw * kM + 2, ha = p.th * kM + 2, reach = std::clamp<int64_t>(wa - p.pad_l, 0, g.w);
+  const size_t floats = static_cast<size_t>(q_count * (sz + sn) + ha * wa * c);
+  const bool parallel = g.n * per_image * q_count * c * oc >= kSerialMacs;
+  d.pool().for_ranges(g.n, 1, parallel, [&](int t, int64_t b, int64_t e) {
+    float* z = d.scratch(t, floats);
+    float* nn = z + q_count * sz;
+    float* acc = nn + q_count * sn;
+    for (int64_t n = b; n < e; ++n) {
+      const int64_t t0 = n * per_image, t1 = t0 + per_image;
+      gradient_transform(p, dy, t0, t1, z);
+      for (int64_t q = 0; q < q_count; ++q) product(z + q * sz, per_image, oc, ut + q * oc * c, c, nn + q * sn);
+      std::fill(acc, acc + ha * wa * c, 0.0f);
+      scatter_transform(p, nn, t0, t1, acc);
+      // dx's pixel (ih, iw) is acc's (ih + pad_t, iw + pad_l); pixels no tile reaches get 0.
+      float* out = dx + n * g.h * g.w * c;
+      for (int64_t ih = 0; ih < g.h; ++ih) {
+        float* row = out + ih * g.w * c;
+        const int64_t ia = ih + p.pad_t, got = ia < ha ? reach : 0;
+        if (got > 0) std::copy(acc + (ia * wa + p.pad_l) * c, acc + (ia * wa + p.pad_l + got) * c, row);
+        std::fill(row + got * c, row + g.w * c, 0.0f);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 // Measured on one thread, batch 64, AVX-512 (plugins/cpu/README.md has the
 // figures): F(2x2, 3x3) runs the ResNet's 3x3 layers (16-64 channels, 28x28
 // to 7x7 SAME) 1.3-1.9x faster than im2col in all three passes, and the
 // guide CNN's conv2 (32 -> 64 channels, 11x11 VALID output) 1.3x faster
-// forward and in the filter gradient. It loses where the tiles waste much:
-// the CNN's conv3 (a 3x3 output in four 2x2 tiles: 0.4-0.6x), and the input
-// gradient of an unpadded convolution (dy read with 2 pixels of padding on
-// each side, most tiles at an edge: 0.85x at conv2). AVX2 and the baseline
+// forward and in the filter gradient; its input gradient, as the adjoint
+// of the forward's 6x6 tiles, 1.5-1.6x (the turned convolution of dy padded
+// by 2 needs 7x7 tiles and lost: 0.85x). It loses where the tiles waste
+// much: the CNN's conv3 (a 3x3 output in four 2x2 tiles: 0.4-0.6x). AVX2 and the baseline
 // gain alike at the ResNet's shapes (1.3-1.9x). Fewer than 16 channels
 // were not measured faster (the transforms would run a few floats at a
 // time); the channel product cap keeps the transformed filter (16 C OC
@@ -357,7 +448,7 @@ bool use_winograd(const ConvGeometry& g, ConvPass pass) {
   if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1) return false;
   if (g.c < 16 || g.oc < 16 || g.c * g.oc > (int64_t{1} << 20)) return false;
   if (g.n == 0 || g.oh < 7 || g.ow < 7) return false;
-  return pass != ConvPass::input_gradient || (g.pad_h_total > 0 && g.pad_w_total > 0);
+  return pass != ConvPass::input_gradient || (g.pad_h_total > 0 && g.pad_w_total > 0) || adjoint_input_gradient(g);
 }
 
 void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y,
@@ -371,6 +462,7 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
 }
 
 void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+  if (adjoint_input_gradient(g)) return adjoint_backprop_input(d, g, dy, w, dx);
   // dx[ih] = sum over kh of dy[ih + pad_h - kh] w[kh]: the convolution of dy
   // with w[2 - kh] from row 2 - pad_h before dx's first.
   const Plan p = make_plan(g.n, g.oh, g.ow, g.oc, g.h, g.w, g.c, 2 - g.pad_h, 2 - g.pad_w);

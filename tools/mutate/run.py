@@ -451,6 +451,15 @@ MUTATIONS += [
         "tests": LAYER_TESTS,
     },
     {
+        "name": "Winograd adjoint input gradient overwrites overlaps",
+        "what": "the CPU's adjoint Winograd Conv2DBackpropInput stores each tile's patch instead of adding it, "
+        "dropping what the tiles before it gave the pixels they share",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "simd::store<T>(to, simd::load<T>(to) + o[i][j]);", "simd::store<T>(to, o[i][j]);"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "fused batch norm step keeps the moving statistics still",
         "what": "the fusion pass's BatchNormalization + ReLU step never moves moving_mean and moving_variance",
         "edits": [

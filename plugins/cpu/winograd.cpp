@@ -22,6 +22,7 @@
 #include "simd.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace axon::cpu {
 namespace {
@@ -322,20 +323,36 @@ AXON_CPU_DISPATCH(scatter_transform, (const Plan& p, const float* nn, int64_t t0
 AXON_CPU_DISPATCH(gradient_transform, (const Plan& p, const float* dy, int64_t t0, int64_t t1, float* z),
                   (p, dy, t0, t1, z))
 
-// u[(q * c + ci) * oc + co] = (G g G^T)[q], g[kh][kw] = tap(kh, kw, ci, co).
+// u[(q * c + ci) * oc + co] = (G g G^T)[q], g[kh][kw] = tap(kh, kw, ci, co),
+// input channels shared among the pool's threads. Sixteen output channels
+// at a time as one vector type, which this file's baseline build lowers to
+// SSE2: the same multiplies and adds lane by lane as for one float (no FMA
+// to contract into), so the bits do not depend on the blocking.
 template <int M, class Tap>
-void filter_transform(Tap tap, int64_t c, int64_t oc, float* u) {
-  constexpr int A = M + 2;
+void filter_transform(CpuDevice& d, Tap tap, int64_t c, int64_t oc, float* u) {
+  constexpr int A = M + 2, L = 16;
+  using V = simd::Vec<L>::f;
   auto l = [](int i, int k) { return Matrices<M>::g[i][k]; };
-  for (int64_t ci = 0; ci < c; ++ci)
-    for (int64_t co = 0; co < oc; ++co) {
-      float g[3][3], o[A][A];
-      for (int kh = 0; kh < 3; ++kh)
-        for (int kw = 0; kw < 3; ++kw) g[kh][kw] = tap(kh, kw, ci, co);
-      sandwich<A, 3>(l, g, o);
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j) u[((i * A + j) * c + ci) * oc + co] = o[i][j];
+  auto one = [&](auto tag, int64_t ci, int64_t co, int lanes) {
+    using T = decltype(tag);
+    T g[3][3], o[A][A];
+    for (int kh = 0; kh < 3; ++kh)
+      for (int kw = 0; kw < 3; ++kw)
+        for (int j = 0; j < lanes; ++j) reinterpret_cast<float*>(&g[kh][kw])[j] = tap(kh, kw, ci, co + j);
+    sandwich<A, 3>(l, g, o);
+    for (int i = 0; i < A; ++i)
+      for (int j = 0; j < A; ++j) {
+        const float* lane = reinterpret_cast<const float*>(&o[i][j]);
+        std::copy(lane, lane + lanes, u + ((i * A + j) * c + ci) * oc + co);
+      }
+  };
+  d.pool().for_ranges(c, 1, c * oc >= 1024, [&](int, int64_t b, int64_t e) {
+    for (int64_t ci = b; ci < e; ++ci) {
+      int64_t co = 0;
+      for (; co + L <= oc; co += L) one(V{}, ci, co, L);
+      for (; co < oc; ++co) one(0.0f, ci, co, 1);
     }
+  });
 }
 
 // The products of a chunk: y[rows, n] = a[rows, k] * b[k, n], and out[k, n]
@@ -403,7 +420,7 @@ void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy
   const int64_t c = g.c, oc = g.oc, q_count = p.points(), per_image = p.th * p.tw;
   float* ut = d.partials(static_cast<size_t>(q_count * c * oc));
   auto tap = [&](int kh, int kw, int64_t o, int64_t ci) { return w[((kh * 3 + kw) * c + ci) * oc + o]; };
-  filter_transform<kM>(tap, oc, c, ut);
+  filter_transform<kM>(d, tap, oc, c, ut);
   const int64_t sz = point_stride(per_image, oc), sn = point_stride(per_image, c);
   const int64_t wa = p.tw * kM + 2, ha = p.th * kM + 2, reach = std::clamp<int64_t>(wa - p.pad_l, 0, g.w);
   const size_t floats = static_cast<size_t>(q_count * (sz + sn) + ha * wa * c);
@@ -457,7 +474,7 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
   float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
   const int64_t c = g.c, oc = g.oc;
   auto tap = [&](int kh, int kw, int64_t ci, int64_t co) { return w[((kh * 3 + kw) * c + ci) * oc + co]; };
-  filter_transform<kM>(tap, c, oc, u);
+  filter_transform<kM>(d, tap, c, oc, u);
   convolve(d, p, x, u, y, ep);
 }
 
@@ -469,7 +486,7 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
   float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
   const int64_t c = g.c, oc = g.oc;
   auto tap = [&](int kh, int kw, int64_t o, int64_t ci) { return w[(((2 - kh) * 3 + 2 - kw) * c + ci) * oc + o]; };
-  filter_transform<kM>(tap, oc, c, u);
+  filter_transform<kM>(d, tap, oc, c, u);
   convolve(d, p, dy, u, dx, Epilogue{});
 }
 
@@ -509,13 +526,19 @@ void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* 
         for (int64_t i = 0; i < len; ++i) acc[i] += part[i];
       }
     }
-    for (int64_t i = 0; i < len; ++i) {
-      float t[kA][kA], o[3][3];
-      for (int q = 0; q < kA * kA; ++q) t[q / kA][q % kA] = sum[q * kBlock + i];
+    // Sixteen at a time as one vector type (SSE2 in this file's build, as
+    // filter_transform): the same operations lane by lane as one float.
+    auto inverse = [&](auto tag, int64_t i) {
+      using T = decltype(tag);
+      T t[kA][kA], o[3][3];
+      for (int q = 0; q < kA * kA; ++q) std::memcpy(&t[q / kA][q % kA], sum + q * kBlock + i, sizeof(T));
       sandwich<3, kA>([](int k, int q) { return Matrices<kM>::g[q][k]; }, t, o);
       for (int kh = 0; kh < 3; ++kh)
-        for (int kw = 0; kw < 3; ++kw) dw[(kh * 3 + kw) * size + b + i] = o[kh][kw];
-    }
+        for (int kw = 0; kw < 3; ++kw) std::memcpy(dw + (kh * 3 + kw) * size + b + i, &o[kh][kw], sizeof(T));
+    };
+    int64_t i = 0;
+    for (; i + 16 <= len; i += 16) inverse(simd::Vec<16>::f{}, i);
+    for (; i < len; ++i) inverse(0.0f, i);
   });
 }
 

@@ -267,26 +267,51 @@ struct TiledWalk {
   }
 };
 
+// Channels [c0, c0 + NV*W) of route_tiled: the rows in order, NV vectors
+// of a row side by side (whole cache lines of dz written at once, and NV
+// sums whose additions do not wait on each other; each channel's sum is
+// still its rows in order). The pixels one window has in one conv row hold
+// dy in one of them at most, zeros in the rest, so their float sum is that
+// value exactly and goes into the double sums once (adding +0.0 to a sum
+// that started at +0.0 never changes it): half the conversions for 2x2.
+template <int W, int NV>
+__attribute__((always_inline)) inline void route_tiled_group(const PoolGeometry& p, const float* dy,
+                                                              const uint8_t* argmax, int64_t r0, int64_t r1,
+                                                              float* dz, double* acc, int64_t c0) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  simd::DoubleSum<W> s[NV];
+  F window[NV] = {};
+  TiledWalk at(p, r0);
+  for (int64_t r = r0; r < r1; ++r, at.next()) {
+    const int64_t i = at.pooled();
+    const int32_t tap = at.tap();
+    float* out = dz + r * p.c + c0;
+    for (int j = 0; j < NV; ++j) {
+      F v{};
+      if (i >= 0) {
+        const int64_t at_c = i + c0 + j * W;
+        v = simd::widen_bytes<I>(argmax + at_c) == tap ? simd::load<F>(dy + at_c) : F{};
+      }
+      simd::store<F>(out + j * W, v);
+      window[j] += v;
+    }
+    if (at.qx + 1 == p.kw || at.ow + 1 == p.w || r + 1 == r1)
+      for (int j = 0; j < NV; ++j) s[j].add(window[j]), window[j] = F{};
+  }
+  for (int j = 0; j < NV; ++j) s[j].store(acc + c0 + j * W);
+}
+
 template <int W>
 __attribute__((always_inline)) inline void route_tiled_body(const ConvPoolGeom& cp, const float* dy,
                                                              const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
                                                              double* acc) {
-  using F = typename simd::Vec<W>::f;
-  using I = typename simd::Vec<W>::i;
   const PoolGeometry& p = cp.p;
   const int64_t ch = p.c, vec_end = ch / W * W;
-  for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
-    simd::DoubleSum<W> s;
-    TiledWalk at(p, r0);
-    for (int64_t r = r0; r < r1; ++r, at.next()) {
-      const int64_t i = at.pooled() + c0;
-      F v{};
-      if (i >= c0) v = simd::widen_bytes<I>(argmax + i) == at.tap() ? simd::load<F>(dy + i) : F{};
-      simd::store<F>(dz + r * ch + c0, v);
-      s.add(v);
-    }
-    s.store(acc + c0);
-  }
+  int64_t c0 = 0;
+  for (; c0 + 4 * W <= vec_end; c0 += 4 * W) route_tiled_group<W, 4>(p, dy, argmax, r0, r1, dz, acc, c0);
+  if (c0 + 2 * W <= vec_end) route_tiled_group<W, 2>(p, dy, argmax, r0, r1, dz, acc, c0), c0 += 2 * W;
+  if (c0 + W <= vec_end) route_tiled_group<W, 1>(p, dy, argmax, r0, r1, dz, acc, c0), c0 += W;
   for (int64_t c = vec_end; c < ch; ++c) {
     double s1 = 0.0;
     TiledWalk at(p, r0);

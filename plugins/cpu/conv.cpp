@@ -346,12 +346,36 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const floa
   if (m == 0) return zero(out, size);
   if (use_winograd(g, ConvPass::filter_gradient)) return winograd_backprop_filter(d, g, xp, dyp, out);
 
-  // One partial dW per chunk of rows, added in chunk order afterwards.
   const bool parallel = m * size >= kSerialMacs;
-  const int64_t tile = tile_rows(k), chunks = ThreadPool::Taper(m, tile).count;
-  float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
+  const int64_t tile = tile_rows(k);
   const bool direct = pointwise(g);
   const ConvTaps taps = conv_taps(d, g);
+  // Partial sums per chunk of rows that would fill half an L2 (the CNN's
+  // conv3: 576 rows of K = 576 in 14 chunks, 2 MiB of partials for 21M
+  // multiply-adds), rows gathered from the image: each thread takes blocks
+  // of dW's rows instead and sums them over all rows in order, with no
+  // partials. Any split of dW's rows gives every value the same sum.
+  const int64_t chunks = ThreadPool::Taper(m, tile).count;
+  if (chunks * size > (int64_t{1} << 17) && taps.direct != nullptr) {
+    int64_t* base = reinterpret_cast<int64_t*>(d.partials(static_cast<size_t>(2 * m)));
+    if (row_bases(g, 0, m, base)) {
+      // Blocks of at most kBlock rows of dW inside one gathered run (a run's
+      // floats are contiguous in the image, as the kernel's pointer path needs).
+      constexpr int64_t kBlock = 48;
+      const int64_t run = gather_run(g), per_run = (run + kBlock - 1) / kBlock, blocks = k / run * per_run;
+      d.pool().for_ranges(blocks, 1, parallel, [&](int, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t k0 = i / per_run * run + i % per_run * kBlock;
+          const int64_t k1 = std::min(i / per_run * run + run, k0 + kBlock);
+          small_k_conv_tn(Gather{xp, base, taps.direct + k0, k1 - k0, run}, m, k1 - k0, dyp, oc, out + k0 * oc);
+        }
+      });
+      return;
+    }
+  }
+
+  // One partial dW per chunk of rows, added in chunk order afterwards.
+  float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t chunk, int64_t b, int64_t e) {
     const float* a = xp + b * k;
     float* acc = partials + chunk * size;

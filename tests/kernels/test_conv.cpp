@@ -88,6 +88,9 @@ TEST_CASE("CPU convolutions match the reference at the CNN's shapes", "[conv][cp
   check_case({4, 28, 28, 1, 3, 3, 32, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
   check_case({3, 13, 13, 32, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
   check_case({2, 5, 5, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  // conv3 at batch 16: enough rows that Conv2DBackpropFilter shares out
+  // blocks of dW's rows among the threads instead of chunks of rows.
+  check_case({16, 5, 5, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
   // Batch 1, SAME, stride 2, 1x1 (the pointwise fast path), large K (576).
   check_case({1, 13, 13, 32, 3, 3, 64, 2, 2, 1, 1, AXON_PADDING_SAME}, rng);
   check_case({2, 7, 9, 16, 1, 1, 24, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);

@@ -451,6 +451,16 @@ MUTATIONS += [
         "tests": LAYER_TESTS,
     },
     {
+        "name": "filter gradient's dW row blocks a row short",
+        "what": "where the CPU's Conv2DBackpropFilter shares out blocks of dW's rows (the CNN's conv3), "
+        "each block leaves its last row unwritten",
+        "edits": [
+            (f"{CPU}/conv.cpp", "const int64_t k1 = std::min(i / per_run * run + run, k0 + kBlock);",
+             "const int64_t k1 = std::min(i / per_run * run + run, k0 + kBlock - 1);"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "Winograd adjoint input gradient overwrites overlaps",
         "what": "the CPU's adjoint Winograd Conv2DBackpropInput stores each tile's patch instead of adding it, "
         "dropping what the tiles before it gave the pixels they share",

@@ -272,8 +272,9 @@ struct TiledWalk {
 // sums whose additions do not wait on each other; each channel's sum is
 // still its rows in order). The pixels one window has in one conv row hold
 // dy in one of them at most, zeros in the rest, so their float sum is that
-// value exactly and goes into the double sums once (adding +0.0 to a sum
-// that started at +0.0 never changes it): half the conversions for 2x2.
+// value exactly and goes into the double sums once (a sum that starts at
+// +0.0 is never -0.0, so adding a zero of either sign leaves it as it is):
+// half the conversions for 2x2.
 template <int W, int NV>
 __attribute__((always_inline)) inline void route_tiled_group(const PoolGeometry& p, const float* dy,
                                                               const uint8_t* argmax, int64_t r0, int64_t r1,

@@ -287,14 +287,14 @@ __attribute__((always_inline)) inline void route_tiled_group(const PoolGeometry&
   for (int64_t r = r0; r < r1; ++r, at.next()) {
     const int64_t i = at.pooled();
     const int32_t tap = at.tap();
-    float* out = dz + r * p.c + c0;
+    float* out = dz != nullptr ? dz + r * p.c + c0 : nullptr;
     for (int j = 0; j < NV; ++j) {
       F v{};
       if (i >= 0) {
         const int64_t at_c = i + c0 + j * W;
         v = simd::widen_bytes<I>(argmax + at_c) == tap ? simd::load<F>(dy + at_c) : F{};
       }
-      simd::store<F>(out + j * W, v);
+      if (out != nullptr) simd::store<F>(out + j * W, v);
       window[j] += v;
     }
     if (at.qx + 1 == p.kw || at.ow + 1 == p.w || r + 1 == r1)
@@ -319,7 +319,7 @@ __attribute__((always_inline)) inline void route_tiled_body(const ConvPoolGeom& 
     for (int64_t r = r0; r < r1; ++r, at.next()) {
       const int64_t i = at.pooled() + c;
       const float v = i >= c && argmax[i] == at.tap() ? dy[i] : 0.0f;
-      dz[r * ch + c] = v;
+      if (dz != nullptr) dz[r * ch + c] = v;
       s1 += v;
     }
     acc[c] = s1;
@@ -368,11 +368,15 @@ void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
   const uint8_t* ap = am.data<uint8_t>();
 
   const int64_t ch = g.oc, rows = g.rows();
-  float* dz = d.intermediate(static_cast<size_t>(rows * ch));
+  const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0;
+  // Winograd's 2x2 output tiles are a 2x2 pooling's windows: its gradients
+  // take the pooled dy and argmax tile by tile, and dz is never written
+  // (only the bias gradient's pass over it, storing nothing).
+  const bool pooled = tiles && p.kh == 2 && p.kw == 2 && winograd_takes_pooled_gradient(g, want_dx);
+  float* dz = pooled ? nullptr : d.intermediate(static_cast<size_t>(rows * ch));
   if (ch > 0) {
     const int64_t rows_per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, rows_per_chunk);
     double* acc = d.partials_f64(static_cast<size_t>(chunks * ch));
-    const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0;
     d.pool().for_ranges(rows, rows_per_chunk, rows * ch >= kSerialElements, [&](int, int64_t b, int64_t e) {
       double* a = acc + (b / rows_per_chunk) * ch;
       if (tiles)
@@ -386,6 +390,12 @@ void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
       for (int64_t t = 0; t < chunks; ++t) s += acc[t * ch + i];
       bias_out[i] = static_cast<float>(s);
     }
+  }
+  if (pooled) {
+    const PooledGradient pg{dy.data<float>(), ap, p.oh, p.ow};
+    winograd_backprop_filter(d, g, x.data<float>(), pg, df.data<float>());
+    if (want_dx) winograd_backprop_input(d, g, pg, f.data<float>(), c.output(2).data<float>());
+    return;
   }
   // Both handle empty shapes (zeros where a sum has no terms).
   conv2d_backprop_filter_into(d, g, x.data<float>(), dz, df.data<float>());

@@ -220,6 +220,44 @@ __attribute__((always_inline)) inline void gradient_transform_tiles(const Plan& 
   }
 }
 
+// gradient_transform_tiles from a PooledGradient: tile t's m x m gradient
+// holds the pooled pixel's dy at its argmax tap and zeros elsewhere (all
+// zeros off the pooling's windows), the values the routed gradient has there.
+template <class T>
+__attribute__((always_inline)) inline T routed(const float* dy, const uint8_t* argmax, int32_t tap) {
+  if constexpr (sizeof(T) == sizeof(float)) {
+    return *argmax == tap ? *dy : 0.0f;
+  } else {
+    using I = typename simd::Vec<sizeof(T) / 4>::i;
+    return simd::widen_bytes<I>(argmax) == tap ? simd::load<T>(dy) : T{};
+  }
+}
+template <int M, int W>
+__attribute__((always_inline)) inline void pooled_gradient_transform_tiles(const Plan& p, const PooledGradient& pg,
+                                                                           int64_t t0, int64_t t1, float* z) {
+  static_assert(M == 2, "tiles are the 2x2 pooling's windows");
+  constexpr int A = M + 2;
+  const int64_t step = point_stride(t1 - t0, p.oc);
+  auto l = [](int i, int k) { return Matrices<M>::at[k][i]; };
+  TileWalk tw(p, t0);
+  for (int64_t t = t0; t < t1; ++t, tw.next()) {
+    const int64_t ph = tw.y / M, pw = tw.x / M;
+    const bool pooled = ph < pg.ph && pw < pg.pw;
+    const int64_t at = ((tw.n * pg.ph + ph) * pg.pw + pw) * p.oc;
+    float* dst = z + (t - t0) * p.oc;
+    simd::for_channel_blocks<W>(p.oc, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
+      using T = decltype(tag);
+      T d[M][M], o[A][A];
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < M; ++j) d[i][j] = pooled ? routed<T>(pg.dy + at + c0, pg.argmax + at + c0, i * M + j) : T{};
+      sandwich<A, M>(l, d, o);
+      float* out = dst + c0;
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j, out += step) simd::store<T>(out, o[i][j]);
+    });
+  }
+}
+
 // y's ny x nx pixels (Full: m x m) at dst = ep(A^T M A), M_q at src[q * step].
 template <int M, int W, bool Full>
 __attribute__((always_inline)) inline void output_tile(const Plan& p, const float* src, int64_t step, int64_t ny,
@@ -322,6 +360,23 @@ AXON_CPU_DISPATCH(scatter_transform, (const Plan& p, const float* nn, int64_t t0
                   (p, nn, t0, t1, acc))
 AXON_CPU_DISPATCH(gradient_transform, (const Plan& p, const float* dy, int64_t t0, int64_t t1, float* z),
                   (p, dy, t0, t1, z))
+template <int W>
+__attribute__((always_inline)) inline void pooled_gradient_transform_body(const Plan& p, const PooledGradient& pg,
+                                                                          int64_t t0, int64_t t1, float* z) {
+  pooled_gradient_transform_tiles<kM, W>(p, pg, t0, t1, z);
+}
+AXON_CPU_DISPATCH(pooled_gradient_transform,
+                  (const Plan& p, const PooledGradient& pg, int64_t t0, int64_t t1, float* z), (p, pg, t0, t1, z))
+
+// The output's gradient as a dense tensor or a PooledGradient.
+struct Gradient {
+  const float* dy;
+  const PooledGradient* pooled;
+};
+void transform_gradient(const Plan& p, const Gradient& g, int64_t t0, int64_t t1, float* z) {
+  if (g.pooled != nullptr) return pooled_gradient_transform(p, *g.pooled, t0, t1, z);
+  gradient_transform(p, g.dy, t0, t1, z);
+}
 
 // u[(q * c + ci) * oc + co] = (G g G^T)[q], g[kh][kw] = tap(kh, kw, ci, co),
 // input channels shared among the pool's threads. Sixteen output channels
@@ -415,7 +470,7 @@ bool adjoint_input_gradient(const ConvGeometry& g) {
 // filter, stored [OC, C] per point), and each tile's B N B^T added into the
 // image's input gradient in tile order (patches of neighbouring tiles
 // overlap), so every value has one order of sums whatever the thread count.
-void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const Gradient& dy, const float* w, float* dx) {
   const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
   const int64_t c = g.c, oc = g.oc, q_count = p.points(), per_image = p.th * p.tw;
   float* ut = d.partials(static_cast<size_t>(q_count * c * oc));
@@ -431,7 +486,7 @@ void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy
     float* acc = nn + q_count * sn;
     for (int64_t n = b; n < e; ++n) {
       const int64_t t0 = n * per_image, t1 = t0 + per_image;
-      gradient_transform(p, dy, t0, t1, z);
+      transform_gradient(p, dy, t0, t1, z);
       for (int64_t q = 0; q < q_count; ++q) product(z + q * sz, per_image, oc, ut + q * oc * c, c, nn + q * sn);
       std::fill(acc, acc + ha * wa * c, 0.0f);
       scatter_transform(p, nn, t0, t1, acc);
@@ -479,7 +534,7 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
 }
 
 void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx) {
-  if (adjoint_input_gradient(g)) return adjoint_backprop_input(d, g, dy, w, dx);
+  if (adjoint_input_gradient(g)) return adjoint_backprop_input(d, g, Gradient{dy, nullptr}, w, dx);
   // dx[ih] = sum over kh of dy[ih + pad_h - kh] w[kh]: the convolution of dy
   // with w[2 - kh] from row 2 - pad_h before dx's first.
   const Plan p = make_plan(g.n, g.oh, g.ow, g.oc, g.h, g.w, g.c, 2 - g.pad_h, 2 - g.pad_w);
@@ -490,7 +545,9 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
   convolve(d, p, dy, u, dx, Epilogue{});
 }
 
-void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw) {
+namespace {
+
+void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const Gradient& dy, float* dw) {
   const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
   const int64_t tiles = p.tiles(), chunk = chunk_tiles(p), q_count = p.points(), size = g.c * g.oc;
   const int64_t group = (tiles + kGradientGroups * chunk - 1) / (kGradientGroups * chunk) * chunk;
@@ -506,7 +563,7 @@ void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* 
       const int64_t sv = point_stride(rows, p.c), sz = point_stride(rows, p.oc);
       float* z = v + q_count * sv;
       input_transform(p, x, t0, t1, v);
-      gradient_transform(p, dy, t0, t1, z);
+      transform_gradient(p, dy, t0, t1, z);
       for (int64_t q = 0; q < q_count; ++q)
         product_tn(v + q * sv, rows, p.c, z + q * sz, p.oc, s + q * size, t0 > g0);
     }
@@ -540,6 +597,24 @@ void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* 
     for (; i + 16 <= len; i += 16) inverse(simd::Vec<16>::f{}, i);
     for (; i < len; ++i) inverse(0.0f, i);
   });
+}
+
+}  // namespace
+
+void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw) {
+  backprop_filter(d, g, x, Gradient{dy, nullptr}, dw);
+}
+
+bool winograd_takes_pooled_gradient(const ConvGeometry& g, bool input_gradient) {
+  return use_winograd(g, ConvPass::filter_gradient) && (!input_gradient || adjoint_input_gradient(g));
+}
+void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const PooledGradient& dy,
+                              float* dw) {
+  backprop_filter(d, g, x, Gradient{nullptr, &dy}, dw);
+}
+void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const PooledGradient& dy, const float* w,
+                             float* dx) {
+  adjoint_backprop_input(d, g, Gradient{nullptr, &dy}, w, dx);
 }
 
 }  // namespace axon::cpu

@@ -24,4 +24,21 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
 void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx);
 void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw);
 
+// The gradient of a convolution's output as a 2x2 stride-2 max pooling after
+// it routes it (_FusedConv2DMaxPoolGrad): the pooled output's gradient [n,
+// ph, pw, oc] and its one-byte argmax (AXON_ARGMAX_NONE where relu passed
+// nothing). F(2x2, 3x3)'s output tiles are the pooling's windows, so each
+// tile's gradient is made in registers from one pooled pixel, with the bits
+// the routed conv-sized gradient gives, and that tensor is never written.
+struct PooledGradient {
+  const float* dy;
+  const uint8_t* argmax;
+  int64_t ph, pw;
+};
+// Whether both Winograd gradients (the input gradient only if wanted) take
+// a PooledGradient for g's convolution.
+bool winograd_takes_pooled_gradient(const ConvGeometry& g, bool input_gradient);
+void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const PooledGradient& dy, float* dw);
+void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const PooledGradient& dy, const float* w, float* dx);
+
 }  // namespace axon::cpu

@@ -461,6 +461,15 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "pooled Winograd gradient transposes the window's taps",
+        "what": "_FusedConv2DMaxPoolGrad's Winograd gradients, made from the pooled dy and argmax, "
+        "read tap (i, j) of each 2x2 window as (j, i)",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "pg.argmax + at + c0, i * M + j)", "pg.argmax + at + c0, j * M + i)"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "Winograd adjoint input gradient overwrites overlaps",
         "what": "the CPU's adjoint Winograd Conv2DBackpropInput stores each tile's patch instead of adding it, "
         "dropping what the tiles before it gave the pixels they share",

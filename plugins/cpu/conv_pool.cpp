@@ -37,6 +37,8 @@ struct ConvPoolGeom {
   // Conv output rows [lo, hi) that pooled row ph reads.
   int64_t lo(int64_t ph) const { return std::max<int64_t>(0, ph * p.sh - p.pad_h); }
   int64_t hi(int64_t ph) const { return std::min(p.h, ph * p.sh - p.pad_h + p.kh); }
+  // One past the last conv output column pooled column pw reads.
+  int64_t wi(int64_t pw) const { return std::min(p.w, pw * p.sw - p.pad_w + p.kw); }
 };
 
 ConvPoolGeom geometry(const KernelCall& c, const TensorRef& x, const TensorRef& filter) {
@@ -152,11 +154,14 @@ void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
   const ConvTaps taps = conv_taps(d, g);
   if (use_winograd(g, ConvPass::forward) || !conv_rows_independent(g, taps)) {
     // Conv2D runs as Winograd (winograd.hpp), or its products go to sgemm and
-    // round differently in other tiles: compute the whole convolution as
-    // Conv2D does, then pool it (exactly the separate ops, without the memory
-    // saving).
+    // round differently in other tiles: compute the convolution as Conv2D
+    // does, then pool it (exactly the separate ops, without the memory
+    // saving). Winograd computes only the tiles the windows read.
     float* z = d.intermediate(static_cast<size_t>(g.rows() * g.oc));
-    conv2d_into(d, g, xp, w, z, ep);
+    if (use_winograd(g, ConvPass::forward))
+      winograd_conv2d(d, g, xp, w, z, ep, OutputReach{cp.hi(p.oh - 1), cp.wi(p.ow - 1)});
+    else
+      conv2d_into(d, g, xp, w, z, ep);
     const int64_t image_out = p.oh * p.ow * p.c;
     d.pool().for_ranges(p.n, 1, parallel, [&](int, int64_t b, int64_t e) {
       for (int64_t n = b; n < e; ++n)

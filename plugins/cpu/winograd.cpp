@@ -94,16 +94,33 @@ __attribute__((always_inline)) inline T load_or_zero(const float* p) {
 
 // A stride-1 3x3 convolution in tiles: input [n, h, w, c] read from row
 // pad_t and column pad_l before the output's first (zeros outside), output
-// [n, oh, ow, oc] in th x tw tiles of m x m per image.
+// [n, oh, ow, oc] in th x tw tiles of m x m per image. Tiles are numbered in
+// that grid, but only the first lh x lw of an image are live: where a caller
+// reads only part of the output (a max pooling whose windows stop short of
+// the last row or column) the others are neither computed nor written, and
+// their gradient, zero, is not summed (the sums keep their order and bits).
 struct Plan {
   int m;
-  int64_t n, h, w, c, oh, ow, oc, pad_t, pad_l, th, tw;
+  int64_t n, h, w, c, oh, ow, oc, pad_t, pad_l, th, tw, lh, lw;
   int64_t tiles() const { return n * th * tw; }
   int64_t points() const { return (m + 2) * (m + 2); }
+  // Live tiles before tile t, and in [t0, t1).
+  int64_t live_before(int64_t t) const {
+    const int64_t r = t % (th * tw), ty = r / tw, tx = r % tw;
+    return t / (th * tw) * lh * lw + (ty < lh ? ty * lw + std::min(tx, lw) : lh * lw);
+  }
+  int64_t live(int64_t t0, int64_t t1) const { return live_before(t1) - live_before(t0); }
 };
 Plan make_plan(int64_t n, int64_t h, int64_t w, int64_t c, int64_t oh, int64_t ow, int64_t oc, int64_t pad_t,
                int64_t pad_l) {
-  return {kM, n, h, w, c, oh, ow, oc, pad_t, pad_l, (oh + kM - 1) / kM, (ow + kM - 1) / kM};
+  const int64_t th = (oh + kM - 1) / kM, tw = (ow + kM - 1) / kM;
+  return {kM, n, h, w, c, oh, ow, oc, pad_t, pad_l, th, tw, th, tw};
+}
+// p with only the tiles that reach into output rows [0, rows) and columns [0, cols) live.
+Plan with_reach(Plan p, int64_t rows, int64_t cols) {
+  p.lh = std::clamp<int64_t>((rows + p.m - 1) / p.m, 0, p.th);
+  p.lw = std::clamp<int64_t>((cols + p.m - 1) / p.m, 0, p.tw);
+  return p;
 }
 
 // Floats from one transform point's block of a chunk to the next's: `rows`
@@ -111,15 +128,19 @@ Plan make_plan(int64_t n, int64_t h, int64_t w, int64_t c, int64_t oh, int64_t o
 // writes or reads are not a power of two apart (they would share cache sets).
 int64_t point_stride(int64_t rows, int64_t c) { return (rows * c + 15) / 16 * 16 + 16; }
 
-// Tiles t0, t0 + 1, ... in order: image, first output row and column.
+// The live tiles from tile t on, in order: image, first output row and column.
 struct TileWalk {
   const Plan& p;
   int64_t n, y, x;
-  TileWalk(const Plan& plan, int64_t t) : p(plan), n(t / (p.th * p.tw)), y(t / p.tw % p.th * p.m), x(t % p.tw * p.m) {}
+  TileWalk(const Plan& plan, int64_t t) : p(plan), n(t / (p.th * p.tw)), y(t / p.tw % p.th), x(t % p.tw) {
+    if (x >= p.lw) x = 0, ++y;
+    if (y >= p.lh) y = x = 0, ++n;
+    y *= p.m, x *= p.m;
+  }
   void next() {
-    if ((x += p.m) < p.tw * p.m) return;
+    if ((x += p.m) < p.lw * p.m) return;
     x = 0;
-    if ((y += p.m) < p.th * p.m) return;
+    if ((y += p.m) < p.lh * p.m) return;
     y = 0, ++n;
   }
 };
@@ -178,17 +199,18 @@ __attribute__((always_inline)) inline void transform_patch(L l, Src src, int64_t
   });
 }
 
-// v[q * point_stride + (t - t0) * c + ci] = (B^T d B)[q] of tile t's input, channel ci.
+// v[q * point_stride + r * c + ci] = (B^T d B)[q] of the input of the live
+// tile r places after t0 (r from 0), channel ci.
 template <int M, int W>
 __attribute__((always_inline)) inline void input_transform_tiles(const Plan& p, const float* x, int64_t t0, int64_t t1,
                                                                  float* v) {
   constexpr int A = M + 2;
-  const int64_t step = point_stride(t1 - t0, p.c), row = p.w * p.c;
+  const int64_t step = point_stride(p.live(t0, t1), p.c), row = p.w * p.c;
   auto l = [](int i, int k) { return Matrices<M>::bt[i][k]; };
   TileWalk tw(p, t0);
-  for (int64_t t = t0; t < t1; ++t, tw.next()) {
+  for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
     const int64_t y0 = tw.y - p.pad_t, x0 = tw.x - p.pad_l;
-    float* dst = v + (t - t0) * p.c;
+    float* dst = v + r * p.c;
     if (Patch<A>::inside(p.h, p.w, y0, x0)) {
       const float* base = x + ((tw.n * p.h + y0) * p.w + x0) * p.c;
       transform_patch<W, A, A, false>(l, Dense{base, row}, p.c, dst, step);
@@ -199,17 +221,17 @@ __attribute__((always_inline)) inline void input_transform_tiles(const Plan& p, 
   }
 }
 
-// z[q * point_stride + (t - t0) * oc + o] = (A dy A^T)[q] of tile t's m x m
+// z[q * point_stride + r * oc + o] = (A dy A^T)[q] of live tile r's m x m
 // dy values (zeros beyond the output's edge), channel o.
 template <int M, int W>
 __attribute__((always_inline)) inline void gradient_transform_tiles(const Plan& p, const float* dy, int64_t t0,
                                                                     int64_t t1, float* z) {
   constexpr int A = M + 2;
-  const int64_t step = point_stride(t1 - t0, p.oc), row = p.ow * p.oc;
+  const int64_t step = point_stride(p.live(t0, t1), p.oc), row = p.ow * p.oc;
   auto l = [](int i, int k) { return Matrices<M>::at[k][i]; };
   TileWalk tw(p, t0);
-  for (int64_t t = t0; t < t1; ++t, tw.next()) {
-    float* dst = z + (t - t0) * p.oc;
+  for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
+    float* dst = z + r * p.oc;
     if (Patch<M>::inside(p.oh, p.ow, tw.y, tw.x)) {
       const float* base = dy + ((tw.n * p.oh + tw.y) * p.ow + tw.x) * p.oc;
       transform_patch<W, A, M, false>(l, Dense{base, row}, p.oc, dst, step);
@@ -237,14 +259,14 @@ __attribute__((always_inline)) inline void pooled_gradient_transform_tiles(const
                                                                            int64_t t0, int64_t t1, float* z) {
   static_assert(M == 2, "tiles are the 2x2 pooling's windows");
   constexpr int A = M + 2;
-  const int64_t step = point_stride(t1 - t0, p.oc);
+  const int64_t step = point_stride(p.live(t0, t1), p.oc);
   auto l = [](int i, int k) { return Matrices<M>::at[k][i]; };
   TileWalk tw(p, t0);
-  for (int64_t t = t0; t < t1; ++t, tw.next()) {
+  for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
     const int64_t ph = tw.y / M, pw = tw.x / M;
     const bool pooled = ph < pg.ph && pw < pg.pw;
     const int64_t at = ((tw.n * pg.ph + ph) * pg.pw + pw) * p.oc;
-    float* dst = z + (t - t0) * p.oc;
+    float* dst = z + r * p.oc;
     simd::for_channel_blocks<W>(p.oc, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
       using T = decltype(tag);
       T d[M][M], o[A][A];
@@ -282,15 +304,15 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
   });
 }
 
-// y's m x m pixels of tile t = ep(A^T M A), M_q at mm[q * point_stride + (t - t0) * oc].
+// y's m x m pixels of live tile r = ep(A^T M A), M_q at mm[q * point_stride + r * oc].
 template <int M, int W>
 __attribute__((always_inline)) inline void output_transform_tiles(const Plan& p, const float* mm, int64_t t0,
                                                                   int64_t t1, float* y, const Epilogue& ep) {
-  const int64_t step = point_stride(t1 - t0, p.oc);
+  const int64_t step = point_stride(p.live(t0, t1), p.oc);
   TileWalk tw(p, t0);
-  for (int64_t t = t0; t < t1; ++t, tw.next()) {
+  for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
     const int64_t ny = std::min<int64_t>(M, p.oh - tw.y), nx = std::min<int64_t>(M, p.ow - tw.x);
-    const float* src = mm + (t - t0) * p.oc;
+    const float* src = mm + r * p.oc;
     float* dst = y + ((tw.n * p.oh + tw.y) * p.ow + tw.x) * p.oc;
     if (ny == M && nx == M)
       output_tile<M, W, true>(p, src, step, ny, nx, dst, ep);
@@ -299,8 +321,8 @@ __attribute__((always_inline)) inline void output_transform_tiles(const Plan& p,
   }
 }
 
-// The adjoint of the input transform: tile t's (m+2) x (m+2) input gradient
-// B N B^T (N_q at nn[q * point_stride + (t - t0) * c]) added into acc, one
+// The adjoint of the input transform: live tile r's (m+2) x (m+2) input
+// gradient B N B^T (N_q at nn[q * point_stride + r * c]) added into acc, one
 // image's input gradient with the tiles' reach around it: pixel (i, j) of
 // tile (y, x)'s patch at acc[((y + i) * (tw m + 2) + x + j) * c]. Tiles in
 // order, so every pixel's sum has one order.
@@ -308,11 +330,11 @@ template <int M, int W>
 __attribute__((always_inline)) inline void scatter_transform_tiles(const Plan& p, const float* nn, int64_t t0,
                                                                    int64_t t1, float* acc) {
   constexpr int A = M + 2;
-  const int64_t step = point_stride(t1 - t0, p.c), row = (p.tw * M + 2) * p.c;
+  const int64_t step = point_stride(p.live(t0, t1), p.c), row = (p.tw * M + 2) * p.c;
   auto l = [](int i, int k) { return Matrices<M>::bt[k][i]; };
   TileWalk tw(p, t0);
-  for (int64_t t = t0; t < t1; ++t, tw.next()) {
-    const float* src = nn + (t - t0) * p.c;
+  for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
+    const float* src = nn + r * p.c;
     float* dst = acc + tw.y * row + tw.x * p.c;
     simd::for_channel_blocks<W>(p.c, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
       using T = decltype(tag);
@@ -372,6 +394,9 @@ AXON_CPU_DISPATCH(pooled_gradient_transform,
 struct Gradient {
   const float* dy;
   const PooledGradient* pooled;
+  // p's tiles that can hold gradient: a 2x2 pooling's windows (F(2x2)'s
+  // tiles) stop at its last pooled row and column.
+  Plan live_in(const Plan& p) const { return pooled ? with_reach(p, pooled->ph * 2, pooled->pw * 2) : p; }
 };
 void transform_gradient(const Plan& p, const Gradient& g, int64_t t0, int64_t t1, float* z) {
   if (g.pooled != nullptr) return pooled_gradient_transform(p, *g.pooled, t0, t1, z);
@@ -415,10 +440,15 @@ void filter_transform(CpuDevice& d, Tap tap, int64_t c, int64_t oc, float* u) {
 // OpenBLAS at these sizes (as in conv.cpp), so there it is sgemm; both give
 // the same bits for the same chunk, whatever the thread.
 void product(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* y) {
+  if (rows == 0) return;
   if (simd::isa() == simd::Isa::base) return sgemm(false, false, rows, n, k, a, k, b, n, 0.0f, y, n);
   small_k_gemm(a, rows, k, b, n, y);
 }
 void product_tn(const float* a, int64_t rows, int64_t k, const float* b, int64_t n, float* out, bool accumulate) {
+  if (rows == 0) {  // no live tiles: nothing to add (sgemm may leave out unset for k = 0)
+    if (!accumulate) std::fill(out, out + k * n, 0.0f);
+    return;
+  }
   if (simd::isa() == simd::Isa::base)
     return sgemm(true, false, k, n, rows, a, k, b, n, accumulate ? 1.0f : 0.0f, out, n);
   small_k_gemm_tn(a, rows, k, b, n, out, accumulate);
@@ -439,7 +469,7 @@ void convolve(CpuDevice& d, const Plan& p, const float* x, const float* u, float
   const bool parallel = tiles * q_count * p.c * p.oc >= kSerialMacs;
   const size_t floats = static_cast<size_t>(q_count * (point_stride(chunk, p.c) + point_stride(chunk, p.oc)));
   d.pool().for_tapered_ranges(tiles, chunk, parallel, [&](int t, int64_t, int64_t t0, int64_t t1) {
-    const int64_t rows = t1 - t0, sv = point_stride(rows, p.c), sm = point_stride(rows, p.oc);
+    const int64_t rows = p.live(t0, t1), sv = point_stride(rows, p.c), sm = point_stride(rows, p.oc);
     float* v = d.scratch(t, floats);
     float* mm = v + q_count * sv;
     input_transform(p, x, t0, t1, v);
@@ -471,12 +501,12 @@ bool adjoint_input_gradient(const ConvGeometry& g) {
 // image's input gradient in tile order (patches of neighbouring tiles
 // overlap), so every value has one order of sums whatever the thread count.
 void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const Gradient& dy, const float* w, float* dx) {
-  const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
-  const int64_t c = g.c, oc = g.oc, q_count = p.points(), per_image = p.th * p.tw;
+  const Plan p = dy.live_in(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w));
+  const int64_t c = g.c, oc = g.oc, q_count = p.points(), per_image = p.th * p.tw, live = p.lh * p.lw;
   float* ut = d.partials(static_cast<size_t>(q_count * c * oc));
   auto tap = [&](int kh, int kw, int64_t o, int64_t ci) { return w[((kh * 3 + kw) * c + ci) * oc + o]; };
   filter_transform<kM>(d, tap, oc, c, ut);
-  const int64_t sz = point_stride(per_image, oc), sn = point_stride(per_image, c);
+  const int64_t sz = point_stride(live, oc), sn = point_stride(live, c);
   const int64_t wa = p.tw * kM + 2, ha = p.th * kM + 2, reach = std::clamp<int64_t>(wa - p.pad_l, 0, g.w);
   const size_t floats = static_cast<size_t>(q_count * (sz + sn) + ha * wa * c);
   const bool parallel = g.n * per_image * q_count * c * oc >= kSerialMacs;
@@ -487,7 +517,7 @@ void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const Gradient&
     for (int64_t n = b; n < e; ++n) {
       const int64_t t0 = n * per_image, t1 = t0 + per_image;
       transform_gradient(p, dy, t0, t1, z);
-      for (int64_t q = 0; q < q_count; ++q) product(z + q * sz, per_image, oc, ut + q * oc * c, c, nn + q * sn);
+      for (int64_t q = 0; q < q_count; ++q) product(z + q * sz, live, oc, ut + q * oc * c, c, nn + q * sn);
       std::fill(acc, acc + ha * wa * c, 0.0f);
       scatter_transform(p, nn, t0, t1, acc);
       // dx's pixel (ih, iw) is acc's (ih + pad_t, iw + pad_l); pixels no tile reaches get 0.
@@ -524,8 +554,9 @@ bool use_winograd(const ConvGeometry& g, ConvPass pass) {
 }
 
 void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y,
-                     const Epilogue& ep) {
-  const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
+                     const Epilogue& ep, const OutputReach& reach) {
+  const Plan p = with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w),
+                            reach.rows < 0 ? g.oh : reach.rows, reach.cols < 0 ? g.ow : reach.cols);
   float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
   const int64_t c = g.c, oc = g.oc;
   auto tap = [&](int kh, int kw, int64_t ci, int64_t co) { return w[((kh * 3 + kw) * c + ci) * oc + co]; };
@@ -548,7 +579,9 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
 namespace {
 
 void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const Gradient& dy, float* dw) {
-  const Plan p = make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w);
+  // Chunks and groups in the whole grid's numbering, so skipping the tiles
+  // without gradient leaves every sum's terms in the same order.
+  const Plan p = dy.live_in(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w));
   const int64_t tiles = p.tiles(), chunk = chunk_tiles(p), q_count = p.points(), size = g.c * g.oc;
   const int64_t group = (tiles + kGradientGroups * chunk - 1) / (kGradientGroups * chunk) * chunk;
   const int64_t groups = (tiles + group - 1) / group;
@@ -559,7 +592,7 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const 
     float* s = partials + g0 / group * q_count * size;
     float* v = d.scratch(t, floats);
     for (int64_t t0 = g0; t0 < g1; t0 += chunk) {
-      const int64_t t1 = std::min(g1, t0 + chunk), rows = t1 - t0;
+      const int64_t t1 = std::min(g1, t0 + chunk), rows = p.live(t0, t1);
       const int64_t sv = point_stride(rows, p.c), sz = point_stride(rows, p.oc);
       float* z = v + q_count * sv;
       input_transform(p, x, t0, t1, v);

@@ -20,7 +20,15 @@ bool use_winograd(const ConvGeometry& g, ConvPass pass);
 
 // Conv2D / _FusedConv2D, Conv2DBackpropInput and Conv2DBackpropFilter, for
 // shapes where use_winograd says so (shapes checked by the caller).
-void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep);
+// The output rows [0, rows) and columns [0, cols) a caller reads (-1: all):
+// tiles wholly beyond are neither computed nor written (a max pooling whose
+// windows stop before the output's last row: the CNN's conv2, 11x11 pooled
+// to 5x5, needs 5x5 of its 6x6 tiles).
+struct OutputReach {
+  int64_t rows = -1, cols = -1;
+};
+void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep,
+                     const OutputReach& reach = {});
 void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx);
 void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw);
 

@@ -367,6 +367,12 @@ const std::vector<Case> kCases{
     {"K >= 32, conv SAME", 3, 8, 8, 40, 2, 2, 16, 1, S, 3, 3, 3, V, kRelu},
     {"K >= 32, both SAME, stride 2", 2, 9, 9, 36, 3, 3, 33, 2, S, 3, 2, 2, S, kNone},
     {"channels past the last 16-block", 1, 13, 13, 32, 3, 3, 40, 1, V, 2, 2, 2, V, kRelu},
+    // Winograd convolutions whose pooling reads part of the output: 17 of
+    // 18x18 tiles (33 of 35 rows; more than 256 tiles an image keep the input
+    // gradient on im2col), 7x5 tiles' last row only, 5x7 tiles' last column.
+    {"Winograd, a 3x3 stride-3 pool reads 33 of 35 rows", 1, 37, 37, 16, 3, 3, 16, 1, V, 3, 3, 3, V, kRelu},
+    {"Winograd, the pool reads 12 of 13 rows, all 10 columns", 3, 15, 12, 16, 3, 3, 16, 1, V, 2, 2, 2, V, kRelu},
+    {"Winograd, the pool reads all 10 rows, 12 of 13 columns", 3, 12, 15, 16, 3, 3, 16, 1, V, 2, 2, 2, V, kNone},
     {"channels past the last 16-block, conv SAME", 1, 13, 13, 32, 3, 3, 24, 1, S, 2, 2, 2, V, kRelu},
     {"1x1 pool", 1, 6, 5, 2, 3, 3, 4, 1, V, 1, 1, 1, V, kRelu},
     {"window 16x15 (240 taps)", 1, 18, 18, 2, 3, 3, 3, 1, V, 16, 15, 1, V, kNone},

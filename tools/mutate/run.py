@@ -470,6 +470,25 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "Winograd live tiles rounded down",
+        "what": "where a max pooling reads only part of a Winograd convolution's output, the live tile rows "
+        "are the rows it reads divided by the tile size, rounded down: a partly read tile row is never computed",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "std::clamp<int64_t>((rows + p.m - 1) / p.m, 0, p.th)",
+             "std::clamp<int64_t>(rows / p.m, 0, p.th)"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "Winograd tile walk keeps the column past the live rows",
+        "what": "a chunk of Winograd tiles that starts below an image's live tile rows starts the next image at "
+        "the column it had, skipping that image's first tiles",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "if (y >= p.lh) y = x = 0, ++n;", "if (y >= p.lh) y = 0, ++n;"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "Winograd adjoint input gradient overwrites overlaps",
         "what": "the CPU's adjoint Winograd Conv2DBackpropInput stores each tile's patch instead of adding it, "
         "dropping what the tiles before it gave the pixels they share",

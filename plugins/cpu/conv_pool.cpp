@@ -6,6 +6,8 @@
 //  - Forward: a thread computes the conv rows one group of pooled rows needs
 //    into its own tile (in L2), with bias and activation applied as the rows
 //    leave the registers, and pools the tile into y and a one-byte argmax.
+//    Where the convolution runs as Winograd F(2x2, 3x3) and the pooling is
+//    2x2 at stride 2, each output tile is a window, pooled in registers.
 //  - Backward: dz, the gradient of the conv output, is built row by row from
 //    dy and the argmax (one write, no read of the activations), the bias
 //    gradient summed in the same pass; Conv2DBackpropFilter and
@@ -151,6 +153,8 @@ void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
   const int64_t group = std::max<int64_t>(1, tile_rows(g.k()) / std::max<int64_t>(rows_per_pooled_row, 1));
   const int64_t groups = (p.oh + group - 1) / group, tasks = p.n * groups;
   const bool parallel = g.rows() * g.k() * g.oc >= kSerialMacs;
+  if (winograd_pools_output(g, p))
+    return winograd_conv2d_max_pool(d, g, xp, w, ep, PooledOutput{yp, ap, p.oh, p.ow});
   const ConvTaps taps = conv_taps(d, g);
   if (use_winograd(g, ConvPass::forward) || !conv_rows_independent(g, taps)) {
     // Conv2D runs as Winograd (winograd.hpp), or its products go to sgemm and

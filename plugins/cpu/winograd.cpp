@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace axon::cpu {
 namespace {
@@ -280,10 +281,12 @@ __attribute__((always_inline)) inline void pooled_gradient_transform_tiles(const
   }
 }
 
-// y's ny x nx pixels (Full: m x m) at dst = ep(A^T M A), M_q at src[q * step].
-template <int M, int W, bool Full>
-__attribute__((always_inline)) inline void output_tile(const Plan& p, const float* src, int64_t step, int64_t ny,
-                                                       int64_t nx, float* dst, const Epilogue& ep) {
+// A tile's m x m outputs ep(A^T M A), M_q at src[q * step], channel block
+// by channel block: emit(o, o0) with o[i][j] the values (vectors, or floats
+// for the last channels) of channels from o0.
+template <int M, int W, class Emit>
+__attribute__((always_inline)) inline void output_tile(const Plan& p, const float* src, int64_t step,
+                                                       const Epilogue& ep, Emit emit) {
   constexpr int A = M + 2;
   auto l = [](int i, int k) { return Matrices<M>::at[i][k]; };
   simd::for_channel_blocks<W>(p.oc, [&](auto tag, int64_t o0) __attribute__((always_inline)) {
@@ -294,13 +297,12 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
       for (int j = 0; j < A; ++j, from += step) in[i][j] = simd::load<T>(from);
     sandwich<M, A>(l, in, o);
     const T bias = ep.bias != nullptr ? simd::load<T>(ep.bias + o0) : T{};
-    for (int64_t i = 0; i < (Full ? M : ny); ++i)
-      for (int64_t j = 0; j < (Full ? M : nx); ++j) {
-        T r = o[i][j];
-        if (ep.bias != nullptr) r += bias;
-        if (ep.relu) r = r > T{} ? r : T{};  // NaN -> 0, as Relu
-        simd::store<T>(dst + (i * p.ow + j) * p.oc + o0, r);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < M; ++j) {
+        if (ep.bias != nullptr) o[i][j] += bias;
+        if (ep.relu) o[i][j] = o[i][j] > T{} ? o[i][j] : T{};  // NaN -> 0, as Relu
       }
+    emit(o, o0);
   });
 }
 
@@ -312,12 +314,52 @@ __attribute__((always_inline)) inline void output_transform_tiles(const Plan& p,
   TileWalk tw(p, t0);
   for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
     const int64_t ny = std::min<int64_t>(M, p.oh - tw.y), nx = std::min<int64_t>(M, p.ow - tw.x);
-    const float* src = mm + r * p.oc;
     float* dst = y + ((tw.n * p.oh + tw.y) * p.ow + tw.x) * p.oc;
-    if (ny == M && nx == M)
-      output_tile<M, W, true>(p, src, step, ny, nx, dst, ep);
-    else
-      output_tile<M, W, false>(p, src, step, ny, nx, dst, ep);
+    output_tile<M, W>(p, mm + r * p.oc, step, ep, [&](const auto& o, int64_t o0) __attribute__((always_inline)) {
+      using T = std::remove_cv_t<std::remove_reference_t<decltype(o[0][0])>>;
+      for (int64_t i = 0; i < ny; ++i)
+        for (int64_t j = 0; j < nx; ++j) simd::store<T>(dst + (i * p.ow + j) * p.oc + o0, o[i][j]);
+    });
+  }
+}
+
+// output_transform_tiles where each live tile is a 2x2 stride-2 max
+// pooling's window: its four outputs pooled as MaxPool and
+// _FusedConv2DMaxPool's pool_window do (taps in row-major order, the first
+// maximum wins; under relu no tap where the maximum is not above zero).
+template <int M, int W>
+__attribute__((always_inline)) inline void pooled_output_transform_tiles(const Plan& p, const float* mm, int64_t t0,
+                                                                         int64_t t1, const PooledOutput& out,
+                                                                         const Epilogue& ep) {
+  static_assert(M == 2, "tiles are the 2x2 pooling's windows");
+  const int64_t step = point_stride(p.live(t0, t1), p.oc);
+  TileWalk tw(p, t0);
+  for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
+    const int64_t at = ((tw.n * out.ph + tw.y / M) * out.pw + tw.x / M) * p.oc;
+    output_tile<M, W>(p, mm + r * p.oc, step, ep, [&](const auto& o, int64_t o0) __attribute__((always_inline)) {
+      using T = std::remove_cv_t<std::remove_reference_t<decltype(o[0][0])>>;
+      if constexpr (sizeof(T) == sizeof(float)) {
+        float best = o[0][0];
+        int won = 0;
+        for (int k = 1; k < M * M; ++k)
+          if (o[k / M][k % M] > best) best = o[k / M][k % M], won = k;
+        if (ep.relu && !(best > 0.0f)) won = AXON_ARGMAX_NONE;
+        out.y[at + o0] = best;
+        out.argmax[at + o0] = static_cast<uint8_t>(won);
+      } else {
+        using I = typename simd::Vec<sizeof(T) / 4>::i;
+        T best = o[0][0];
+        I won = simd::splat<I>(0);
+        for (int k = 1; k < M * M; ++k) {
+          const I more = o[k / M][k % M] > best;
+          best = more ? o[k / M][k % M] : best;
+          won = more ? simd::splat<I>(k) : won;
+        }
+        if (ep.relu) won = best > T{} ? won : simd::splat<I>(AXON_ARGMAX_NONE);
+        simd::store<T>(out.y + at + o0, best);
+        simd::narrow_to_bytes(out.argmax + at + o0, won);
+      }
+    });
   }
 }
 
@@ -373,6 +415,16 @@ AXON_CPU_DISPATCH(input_transform, (const Plan& p, const float* x, int64_t t0, i
 AXON_CPU_DISPATCH(output_transform,
                   (const Plan& p, const float* mm, int64_t t0, int64_t t1, float* y, const Epilogue& ep),
                   (p, mm, t0, t1, y, ep))
+template <int W>
+__attribute__((always_inline)) inline void pooled_output_transform_body(const Plan& p, const float* mm, int64_t t0,
+                                                                        int64_t t1, const PooledOutput& out,
+                                                                        const Epilogue& ep) {
+  pooled_output_transform_tiles<kM, W>(p, mm, t0, t1, out, ep);
+}
+AXON_CPU_DISPATCH(pooled_output_transform,
+                  (const Plan& p, const float* mm, int64_t t0, int64_t t1, const PooledOutput& out,
+                   const Epilogue& ep),
+                  (p, mm, t0, t1, out, ep))
 template <int W>
 __attribute__((always_inline)) inline void scatter_transform_body(const Plan& p, const float* nn, int64_t t0,
                                                                   int64_t t1, float* acc) {
@@ -463,8 +515,10 @@ int64_t chunk_tiles(const Plan& p) {
 // Below this many multiply-adds a kernel runs on the calling thread alone.
 constexpr int64_t kSerialMacs = 1 << 18;
 
-// y = ep(the convolution of x by the transformed filter u).
-void convolve(CpuDevice& d, const Plan& p, const float* x, const float* u, float* y, const Epilogue& ep) {
+// The convolution of x by the transformed filter u, each chunk's products
+// handed to output(mm, t0, t1) (y = ep(...), or pooled).
+template <class Output>
+void convolve(CpuDevice& d, const Plan& p, const float* x, const float* u, Output output) {
   const int64_t tiles = p.tiles(), chunk = chunk_tiles(p), q_count = p.points();
   const bool parallel = tiles * q_count * p.c * p.oc >= kSerialMacs;
   const size_t floats = static_cast<size_t>(q_count * (point_stride(chunk, p.c) + point_stride(chunk, p.oc)));
@@ -474,7 +528,7 @@ void convolve(CpuDevice& d, const Plan& p, const float* x, const float* u, float
     float* mm = v + q_count * sv;
     input_transform(p, x, t0, t1, v);
     for (int64_t q = 0; q < q_count; ++q) product(v + q * sv, rows, p.c, u + q * p.c * p.oc, p.oc, mm + q * sm);
-    output_transform(p, mm, t0, t1, y, ep);
+    output(mm, t0, t1);
   });
 }
 
@@ -561,7 +615,22 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
   const int64_t c = g.c, oc = g.oc;
   auto tap = [&](int kh, int kw, int64_t ci, int64_t co) { return w[((kh * 3 + kw) * c + ci) * oc + co]; };
   filter_transform<kM>(d, tap, c, oc, u);
-  convolve(d, p, x, u, y, ep);
+  convolve(d, p, x, u, [&](const float* mm, int64_t t0, int64_t t1) { output_transform(p, mm, t0, t1, y, ep); });
+}
+
+bool winograd_pools_output(const ConvGeometry& g, const PoolGeometry& pool) {
+  return kM == 2 && use_winograd(g, ConvPass::forward) && pool.kh == 2 && pool.kw == 2 && pool.sh == 2 &&
+         pool.sw == 2 && pool.pad_h == 0 && pool.pad_w == 0;
+}
+void winograd_conv2d_max_pool(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, const Epilogue& ep,
+                              const PooledOutput& out) {
+  const Plan p = with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w), out.ph * 2, out.pw * 2);
+  float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
+  const int64_t c = g.c, oc = g.oc;
+  auto tap = [&](int kh, int kw, int64_t ci, int64_t co) { return w[((kh * 3 + kw) * c + ci) * oc + co]; };
+  filter_transform<kM>(d, tap, c, oc, u);
+  convolve(d, p, x, u,
+           [&](const float* mm, int64_t t0, int64_t t1) { pooled_output_transform(p, mm, t0, t1, out, ep); });
 }
 
 void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx) {
@@ -573,7 +642,7 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
   const int64_t c = g.c, oc = g.oc;
   auto tap = [&](int kh, int kw, int64_t o, int64_t ci) { return w[(((2 - kh) * 3 + 2 - kw) * c + ci) * oc + o]; };
   filter_transform<kM>(d, tap, oc, c, u);
-  convolve(d, p, dy, u, dx, Epilogue{});
+  convolve(d, p, dy, u, [&](const float* mm, int64_t t0, int64_t t1) { output_transform(p, mm, t0, t1, dx, {}); });
 }
 
 namespace {

@@ -32,6 +32,20 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
 void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx);
 void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw);
 
+// A 2x2 stride-2 max pooling of the convolution's output (_FusedConv2DMaxPool),
+// where winograd_pools_output says so: F(2x2, 3x3)'s output tiles are the
+// pooling's windows, each pooled as it leaves the registers into y [n, ph,
+// pw, oc] and the argmax (MaxPool's first maximum; AXON_ARGMAX_NONE where
+// relu left nothing), so the conv-sized output is never written.
+struct PooledOutput {
+  float* y;
+  uint8_t* argmax;
+  int64_t ph, pw;
+};
+bool winograd_pools_output(const ConvGeometry& g, const PoolGeometry& pool);
+void winograd_conv2d_max_pool(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, const Epilogue& ep,
+                              const PooledOutput& out);
+
 // The gradient of a convolution's output as a 2x2 stride-2 max pooling after
 // it routes it (_FusedConv2DMaxPoolGrad): the pooled output's gradient [n,
 // ph, pw, oc] and its one-byte argmax (AXON_ARGMAX_NONE where relu passed

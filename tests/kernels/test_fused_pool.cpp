@@ -380,6 +380,10 @@ const std::vector<Case> kCases{
     {"exact ties", 2, 10, 10, 2, 3, 3, 4, 1, S, 2, 2, 2, V, kNone, Values::kIntegers},
     {"all taps tie", 2, 8, 8, 3, 3, 3, 6, 1, V, 3, 3, 2, S, kRelu, Values::kZeroFilter},
     {"all taps tie", 2, 8, 8, 3, 3, 3, 6, 1, V, 3, 3, 2, S, kNone, Values::kZeroFilter},
+    // Winograd pooled as its tiles leave the registers: integers keep its
+    // transforms exact, so windows tie exactly.
+    {"Winograd, exact ties", 2, 10, 10, 16, 3, 3, 16, 1, V, 2, 2, 2, V, kNone, Values::kIntegers},
+    {"Winograd, all taps tie", 2, 9, 9, 16, 3, 3, 16, 1, V, 2, 2, 2, V, kRelu, Values::kZeroFilter},
 };
 
 }  // namespace

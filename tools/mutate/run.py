@@ -489,6 +489,15 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "Winograd pooled forward: last maximum wins",
+        "what": "_FusedConv2DMaxPool's Winograd tiles, pooled as they leave the registers, take a later tap "
+        "that ties the maximum (>= instead of >)",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "const I more = o[k / M][k % M] > best;", "const I more = o[k / M][k % M] >= best;"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "Winograd adjoint input gradient overwrites overlaps",
         "what": "the CPU's adjoint Winograd Conv2DBackpropInput stores each tile's patch instead of adding it, "
         "dropping what the tiles before it gave the pixels they share",

@@ -6,8 +6,10 @@
 //  - Forward: a thread computes the conv rows one group of pooled rows needs
 //    into its own tile (in L2), with bias and activation applied as the rows
 //    leave the registers, and pools the tile into y and a one-byte argmax.
-//    Where the convolution runs as Winograd F(2x2, 3x3) and the pooling is
-//    2x2 at stride 2, each output tile is a window, pooled in registers.
+//    Where the pooling is 2x2 at stride 2 and the convolution runs as
+//    Winograd F(2x2, 3x3) (each output tile is a window), or has one input
+//    channel and a 3x3 filter (grey_windows), each window's four outputs are
+//    pooled in registers.
 //  - Backward: dz, the gradient of the conv output, is built row by row from
 //    dy and the argmax (one write, no read of the activations), the bias
 //    gradient summed in the same pass; Conv2DBackpropFilter and
@@ -21,6 +23,7 @@
 #include "winograd.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
+#include "pool_2x2.hpp"
 #include "simd.hpp"
 
 #include <algorithm>
@@ -127,6 +130,96 @@ __attribute__((always_inline)) inline void pool_tile_body(const ConvPoolGeom& cp
     }
 }
 
+// One input channel, a 3x3 filter (a grey image's first layer, the CNN's
+// conv1), VALID at stride 1, pooled 2x2 at stride 2: each window's four
+// conv outputs are computed in registers, NV vectors of channels from c0,
+// and pooled there. The tap loop is unrolled, so the filter's 9 NV vectors
+// stay in registers across a row of windows (AVX-512: 18 of 32). Each
+// output is its 9 products summed from zero in (kh, kw) order by the same
+// multiply-adds as the gathered kernel's (small_gemm.cpp), then the bias and
+// relu: the same bits as _FusedConv2D + MaxPool.
+template <int W, int NV>
+__attribute__((always_inline)) inline void grey_windows(const ConvPoolGeom& cp, const float* image, const float* w,
+                                                         const Epilogue& ep, int64_t ph, int64_t c0, float* y,
+                                                         uint8_t* argmax) {
+  using F = typename simd::Vec<W>::f;
+  const ConvGeometry& g = cp.g;
+  const int64_t oc = g.oc;
+  F wv[9][NV];
+  for (int t = 0; t < 9; ++t)
+    for (int j = 0; j < NV; ++j) wv[t][j] = simd::load<F>(w + t * oc + c0 + j * W);
+  F bias[NV] = {};
+  if (ep.bias != nullptr)
+    for (int j = 0; j < NV; ++j) bias[j] = simd::load<F>(ep.bias + c0 + j * W);
+  for (int64_t pw = 0; pw < cp.p.ow; ++pw) {
+    const float* at = image + (2 * ph) * g.w + 2 * pw;  // the window's top-left conv output's first tap
+    F acc[NV][2][2] = {};
+#pragma GCC unroll 9
+    for (int t = 0; t < 9; ++t) {
+      const float* px = at + (t / 3) * g.w + t % 3;
+      for (int i = 0; i < 2; ++i)
+        for (int k = 0; k < 2; ++k) {
+          const F s = simd::broadcast<F>(px + i * g.w + k);
+          for (int j = 0; j < NV; ++j) acc[j][i][k] += s * wv[t][j];
+        }
+    }
+    const int64_t out = (ph * cp.p.ow + pw) * oc + c0;
+    for (int j = 0; j < NV; ++j) {
+      for (int i = 0; i < 2; ++i)
+        for (int k = 0; k < 2; ++k) {
+          if (ep.bias != nullptr) acc[j][i][k] += bias[j];
+          if (ep.relu) acc[j][i][k] = acc[j][i][k] > F{} ? acc[j][i][k] : F{};  // NaN -> 0, as Relu
+        }
+      max_pool_2x2(acc[j], ep.relu, y + out + j * W, argmax + out + j * W);
+    }
+  }
+}
+
+// Pooled rows [ph0, ph1) of image n by grey_windows (channels in blocks of
+// two vectors, one, then one float at a time).
+template <int W>
+__attribute__((always_inline)) inline void grey_conv_pool_body(const ConvPoolGeom& cp, const float* x, const float* w,
+                                                                const Epilogue& ep, int64_t n, int64_t ph0,
+                                                                int64_t ph1, float* y, uint8_t* argmax) {
+  const ConvGeometry& g = cp.g;
+  const float* image = x + n * g.h * g.w;
+  const int64_t image_out = cp.p.oh * cp.p.ow * g.oc;
+  y += n * image_out, argmax += n * image_out;
+  for (int64_t ph = ph0; ph < ph1; ++ph) {
+    int64_t c0 = 0;
+    for (; c0 + 2 * W <= g.oc; c0 += 2 * W) grey_windows<W, 2>(cp, image, w, ep, ph, c0, y, argmax);
+    if (c0 + W <= g.oc) grey_windows<W, 1>(cp, image, w, ep, ph, c0, y, argmax), c0 += W;
+    for (; c0 < g.oc; ++c0)
+      for (int64_t pw = 0; pw < cp.p.ow; ++pw) {
+        const float* at = image + (2 * ph) * g.w + 2 * pw;
+        float v[2][2] = {};
+        for (int t = 0; t < 9; ++t)
+          for (int i = 0; i < 2; ++i)
+            for (int k = 0; k < 2; ++k) v[i][k] += at[(i + t / 3) * g.w + k + t % 3] * w[t * g.oc + c0];
+        for (int i = 0; i < 2; ++i)
+          for (int k = 0; k < 2; ++k) {
+            if (ep.bias != nullptr) v[i][k] += ep.bias[c0];
+            if (ep.relu) v[i][k] = v[i][k] > 0.0f ? v[i][k] : 0.0f;
+          }
+        const int64_t out = (ph * cp.p.ow + pw) * g.oc + c0;
+        max_pool_2x2(v, ep.relu, y + out, argmax + out);
+      }
+  }
+}
+
+AXON_CPU_DISPATCH(grey_conv_pool,
+                  (const ConvPoolGeom& cp, const float* x, const float* w, const Epilogue& ep, int64_t n, int64_t ph0,
+                   int64_t ph1, float* y, uint8_t* argmax),
+                  (cp, x, w, ep, n, ph0, ph1, y, argmax))
+
+bool grey_conv_pool_applies(const ConvPoolGeom& cp) {
+  const ConvGeometry& g = cp.g;
+  const PoolGeometry& p = cp.p;
+  return g.c == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
+         g.pad_h_total == 0 && g.pad_w_total == 0 && p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 &&
+         p.pad_h_total == 0 && p.pad_w_total == 0;
+}
+
 AXON_CPU_DISPATCH(pool_tile,
                   (const ConvPoolGeom& cp, const float* z, int64_t lo, int64_t ph0, int64_t ph1, float* y,
                    uint8_t* argmax),
@@ -155,6 +248,15 @@ void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
   const bool parallel = g.rows() * g.k() * g.oc >= kSerialMacs;
   if (winograd_pools_output(g, p))
     return winograd_conv2d_max_pool(d, g, xp, w, ep, PooledOutput{yp, ap, p.oh, p.ow});
+  if (grey_conv_pool_applies(cp)) {
+    d.pool().for_ranges(tasks, 1, parallel, [&](int, int64_t b, int64_t e) {
+      for (int64_t task = b; task < e; ++task) {
+        const int64_t n = task / groups, ph0 = task % groups * group;
+        grey_conv_pool(cp, xp, w, ep, n, ph0, std::min(p.oh, ph0 + group), yp, ap);
+      }
+    });
+    return;
+  }
   const ConvTaps taps = conv_taps(d, g);
   if (use_winograd(g, ConvPass::forward) || !conv_rows_independent(g, taps)) {
     // Conv2D runs as Winograd (winograd.hpp), or its products go to sgemm and

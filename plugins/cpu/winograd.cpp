@@ -19,6 +19,7 @@
 #include "winograd.hpp"
 
 #include "blas.hpp"
+#include "pool_2x2.hpp"
 #include "simd.hpp"
 
 #include <algorithm>
@@ -324,9 +325,7 @@ __attribute__((always_inline)) inline void output_transform_tiles(const Plan& p,
 }
 
 // output_transform_tiles where each live tile is a 2x2 stride-2 max
-// pooling's window: its four outputs pooled as MaxPool and
-// _FusedConv2DMaxPool's pool_window do (taps in row-major order, the first
-// maximum wins; under relu no tap where the maximum is not above zero).
+// pooling's window: its four outputs pooled in registers (max_pool_2x2).
 template <int M, int W>
 __attribute__((always_inline)) inline void pooled_output_transform_tiles(const Plan& p, const float* mm, int64_t t0,
                                                                          int64_t t1, const PooledOutput& out,
@@ -337,28 +336,7 @@ __attribute__((always_inline)) inline void pooled_output_transform_tiles(const P
   for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
     const int64_t at = ((tw.n * out.ph + tw.y / M) * out.pw + tw.x / M) * p.oc;
     output_tile<M, W>(p, mm + r * p.oc, step, ep, [&](const auto& o, int64_t o0) __attribute__((always_inline)) {
-      using T = std::remove_cv_t<std::remove_reference_t<decltype(o[0][0])>>;
-      if constexpr (sizeof(T) == sizeof(float)) {
-        float best = o[0][0];
-        int won = 0;
-        for (int k = 1; k < M * M; ++k)
-          if (o[k / M][k % M] > best) best = o[k / M][k % M], won = k;
-        if (ep.relu && !(best > 0.0f)) won = AXON_ARGMAX_NONE;
-        out.y[at + o0] = best;
-        out.argmax[at + o0] = static_cast<uint8_t>(won);
-      } else {
-        using I = typename simd::Vec<sizeof(T) / 4>::i;
-        T best = o[0][0];
-        I won = simd::splat<I>(0);
-        for (int k = 1; k < M * M; ++k) {
-          const I more = o[k / M][k % M] > best;
-          best = more ? o[k / M][k % M] : best;
-          won = more ? simd::splat<I>(k) : won;
-        }
-        if (ep.relu) won = best > T{} ? won : simd::splat<I>(AXON_ARGMAX_NONE);
-        simd::store<T>(out.y + at + o0, best);
-        simd::narrow_to_bytes(out.argmax + at + o0, won);
-      }
+      max_pool_2x2(o, ep.relu, out.y + at + o0, out.argmax + at + o0);
     });
   }
 }

@@ -354,6 +354,10 @@ constexpr axon_padding V = AXON_PADDING_VALID, S = AXON_PADDING_SAME;
 const std::vector<Case> kCases{
     {"CNN conv1", 64, 28, 28, 1, 3, 3, 32, 1, V, 2, 2, 2, V, kRelu},
     {"CNN conv2 (11 -> 5, ragged)", 64, 13, 13, 32, 3, 3, 64, 1, V, 2, 2, 2, V, kRelu},
+    // One channel, 3x3, pooled 2x2 (conv1's kernel): 21 filters are a
+    // vector and single floats on every instruction set, 11x10 -> 5x5.
+    {"one channel, 21 filters", 2, 13, 12, 1, 3, 3, 21, 1, V, 2, 2, 2, V, kRelu},
+    {"one channel, 21 filters", 2, 13, 12, 1, 3, 3, 21, 1, V, 2, 2, 2, V, kNone},
     {"batch 1, odd sizes", 1, 7, 9, 3, 2, 3, 5, 1, V, 2, 2, 2, V, kNone},
     {"batch 1, odd sizes", 1, 7, 9, 3, 2, 3, 5, 1, V, 2, 2, 2, V, kRelu},
     {"conv SAME stride 2", 2, 11, 10, 4, 3, 3, 6, 2, S, 2, 2, 2, V, kRelu},

@@ -498,6 +498,16 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "one-channel pooled conv reads the filter transposed",
+        "what": "_FusedConv2DMaxPool's kernel for a one-channel 3x3 convolution pooled 2x2 (the CNN's conv1) "
+        "takes filter tap (kh, kw) at the image offset of (kw, kh)",
+        "edits": [
+            (f"{CPU}/conv_pool.cpp", "const float* px = at + (t / 3) * g.w + t % 3;",
+             "const float* px = at + (t % 3) * g.w + t / 3;"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "Winograd adjoint input gradient overwrites overlaps",
         "what": "the CPU's adjoint Winograd Conv2DBackpropInput stores each tile's patch instead of adding it, "
         "dropping what the tiles before it gave the pixels they share",

@@ -489,11 +489,11 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
-        "name": "Winograd pooled forward: last maximum wins",
-        "what": "_FusedConv2DMaxPool's Winograd tiles, pooled as they leave the registers, take a later tap "
-        "that ties the maximum (>= instead of >)",
+        "name": "window pooled in registers: last maximum wins",
+        "what": "_FusedConv2DMaxPool's windows pooled as they leave the registers (the Winograd tiles, the "
+        "one-channel kernel) take a later tap that ties the maximum (>= instead of >)",
         "edits": [
-            (f"{CPU}/winograd.cpp", "const I more = o[k / M][k % M] > best;", "const I more = o[k / M][k % M] >= best;"),
+            (f"{CPU}/pool_2x2.hpp", "const I more = v[k / 2][k % 2] > best;", "const I more = v[k / 2][k % 2] >= best;"),
         ],
         "tests": KERNEL_TESTS,
     },

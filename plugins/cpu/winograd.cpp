@@ -585,28 +585,35 @@ bool use_winograd(const ConvGeometry& g, ConvPass pass) {
   return pass != ConvPass::input_gradient || (g.pad_h_total > 0 && g.pad_w_total > 0) || adjoint_input_gradient(g);
 }
 
+namespace {
+
+// The forward's filter transformed, U_q[C, OC] per point, in d's partials.
+const float* forward_filter(CpuDevice& d, const ConvGeometry& g, const float* w) {
+  float* u = d.partials(static_cast<size_t>((kM + 2) * (kM + 2) * g.c * g.oc));
+  const int64_t c = g.c, oc = g.oc;
+  auto tap = [&](int kh, int kw, int64_t ci, int64_t co) { return w[((kh * 3 + kw) * c + ci) * oc + co]; };
+  filter_transform<kM>(d, tap, c, oc, u);
+  return u;
+}
+
+}  // namespace
+
 void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y,
                      const Epilogue& ep, const OutputReach& reach) {
   const Plan p = with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w),
                             reach.rows < 0 ? g.oh : reach.rows, reach.cols < 0 ? g.ow : reach.cols);
-  float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
-  const int64_t c = g.c, oc = g.oc;
-  auto tap = [&](int kh, int kw, int64_t ci, int64_t co) { return w[((kh * 3 + kw) * c + ci) * oc + co]; };
-  filter_transform<kM>(d, tap, c, oc, u);
+  const float* u = forward_filter(d, g, w);
   convolve(d, p, x, u, [&](const float* mm, int64_t t0, int64_t t1) { output_transform(p, mm, t0, t1, y, ep); });
 }
 
 bool winograd_pools_output(const ConvGeometry& g, const PoolGeometry& pool) {
   return kM == 2 && use_winograd(g, ConvPass::forward) && pool.kh == 2 && pool.kw == 2 && pool.sh == 2 &&
-         pool.sw == 2 && pool.pad_h == 0 && pool.pad_w == 0;
+         pool.sw == 2 && pool.pad_h_total == 0 && pool.pad_w_total == 0;
 }
 void winograd_conv2d_max_pool(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, const Epilogue& ep,
                               const PooledOutput& out) {
   const Plan p = with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w), out.ph * 2, out.pw * 2);
-  float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
-  const int64_t c = g.c, oc = g.oc;
-  auto tap = [&](int kh, int kw, int64_t ci, int64_t co) { return w[((kh * 3 + kw) * c + ci) * oc + co]; };
-  filter_transform<kM>(d, tap, c, oc, u);
+  const float* u = forward_filter(d, g, w);
   convolve(d, p, x, u,
            [&](const float* mm, int64_t t0, int64_t t1) { pooled_output_transform(p, mm, t0, t1, out, ep); });
 }

@@ -388,6 +388,10 @@ const std::vector<Case> kCases{
     // transforms exact, so windows tie exactly.
     {"Winograd, exact ties", 2, 10, 10, 16, 3, 3, 16, 1, V, 2, 2, 2, V, kNone, Values::kIntegers},
     {"Winograd, all taps tie", 2, 9, 9, 16, 3, 3, 16, 1, V, 2, 2, 2, V, kRelu, Values::kZeroFilter},
+    // A SAME 2x2 pool over an odd Winograd output: its last windows clipped
+    // (padding after), so not pooled in registers.
+    {"Winograd, SAME pool of an odd output", 2, 13, 13, 16, 3, 3, 16, 1, V, 2, 2, 2, S, kRelu},
+    {"Winograd, SAME pool of an odd output", 2, 13, 12, 16, 3, 3, 16, 1, V, 2, 2, 2, S, kNone},
 };
 
 }  // namespace

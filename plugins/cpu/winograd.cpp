@@ -282,6 +282,13 @@ __attribute__((always_inline)) inline void pooled_gradient_transform_tiles(const
   }
 }
 
+// in[i][j] = the tile's transform point i * A + j, points `step` floats apart from `from`.
+template <int A, class T>
+__attribute__((always_inline)) inline void load_points(const float* from, int64_t step, T (&in)[A][A]) {
+  for (int i = 0; i < A; ++i)
+    for (int j = 0; j < A; ++j, from += step) in[i][j] = simd::load<T>(from);
+}
+
 // A tile's m x m outputs ep(A^T M A), M_q at src[q * step], channel block
 // by channel block: emit(o, o0) with o[i][j] the values (vectors, or floats
 // for the last channels) of channels from o0.
@@ -293,9 +300,7 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
   simd::for_channel_blocks<W>(p.oc, [&](auto tag, int64_t o0) __attribute__((always_inline)) {
     using T = decltype(tag);
     T in[A][A], o[M][M];
-    const float* from = src + o0;
-    for (int i = 0; i < A; ++i)
-      for (int j = 0; j < A; ++j, from += step) in[i][j] = simd::load<T>(from);
+    load_points(src + o0, step, in);
     sandwich<M, A>(l, in, o);
     const T bias = ep.bias != nullptr ? simd::load<T>(ep.bias + o0) : T{};
     for (int i = 0; i < M; ++i)
@@ -359,9 +364,7 @@ __attribute__((always_inline)) inline void scatter_transform_tiles(const Plan& p
     simd::for_channel_blocks<W>(p.c, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
       using T = decltype(tag);
       T in[A][A], o[A][A];
-      const float* from = src + c0;
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j, from += step) in[i][j] = simd::load<T>(from);
+      load_points(src + c0, step, in);
       sandwich<A, A>(l, in, o);
       for (int i = 0; i < A; ++i)
         for (int j = 0; j < A; ++j) {

@@ -34,7 +34,7 @@ int available_cpus() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-ThreadPool::ThreadPool(int threads) : size_(threads < 1 ? 1 : threads) {
+ThreadPool::ThreadPool(int threads) : size_(threads < 1 ? 1 : threads), runs_(static_cast<size_t>(size_)) {
   threads_.reserve(static_cast<size_t>(size_ - 1));
   for (int t = 1; t < size_; ++t) {
     try {
@@ -59,15 +59,26 @@ void ThreadPool::stop_threads() noexcept {
   threads_.clear();
 }
 
+int64_t ThreadPool::take(Run& r, bool from_front) {
+  // A ticket below the run's size is a chunk nobody else holds: the owner's
+  // tickets count up from begin, the others' down from end, and the tickets
+  // in all never exceed the chunks.
+  if (r.taken.fetch_add(1, std::memory_order_relaxed) >= r.end - r.begin) return -1;
+  return from_front ? r.begin + r.front.fetch_add(1, std::memory_order_relaxed)
+                    : r.end - 1 - r.back.fetch_add(1, std::memory_order_relaxed);
+}
+
 void ThreadPool::work(int t) {
-  for (;;) {
-    const int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
-    if (c >= chunks_) return;
-    try {
-      call_(obj_, t, c);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mu_);
-      if (!error_) error_ = std::current_exception();
+  const int n = size_;
+  for (int i = 0; i < n; ++i) {
+    Run& r = runs_[static_cast<size_t>((t + i) % n)];
+    for (int64_t c; (c = take(r, i == 0)) >= 0;) {
+      try {
+        call_(obj_, t, c);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu_);
+        if (!error_) error_ = std::current_exception();
+      }
     }
   }
 }
@@ -78,7 +89,14 @@ void ThreadPool::run(int64_t chunks, void* obj, Trampoline call) {
   call_ = call;
   chunks_ = chunks;
   error_ = nullptr;
-  next_.store(0, std::memory_order_relaxed);
+  for (int t = 0; t < size_; ++t) {
+    Run& r = runs_[static_cast<size_t>(t)];
+    r.begin = chunks * t / size_;
+    r.end = chunks * (t + 1) / size_;
+    r.taken.store(0, std::memory_order_relaxed);
+    r.front.store(0, std::memory_order_relaxed);
+    r.back.store(0, std::memory_order_relaxed);
+  }
   state_.store(kOpen, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();

@@ -508,6 +508,16 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "a thread takes another's chunks from the front",
+        "what": "the CPU thread pool's threads, done with their own runs of chunks, take the others' from the "
+        "front, where the owner is taking them, not from the end (each chunk still runs once)",
+        "edits": [
+            (f"{CPU}/thread_pool.cpp", ": r.end - 1 - r.back.fetch_add(1, std::memory_order_relaxed);",
+             ": r.begin + r.front.fetch_add(1, std::memory_order_relaxed);"),
+        ],
+        "tests": r"^kernels:.*thread pool",
+    },
+    {
         "name": "one-channel pooled conv reads the filter transposed",
         "what": "_FusedConv2DMaxPool's kernel for a one-channel 3x3 convolution pooled 2x2 (the CNN's conv1) "
         "takes filter tap (kh, kw) at the image offset of (kw, kh)",

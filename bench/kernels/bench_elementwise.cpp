@@ -87,6 +87,7 @@ void register_all() {
   static const axon_moving_average_attrs average{sizeof(axon_moving_average_attrs), 0.99f, 0.01f};
   static const axon_concat_attrs channels{sizeof(axon_concat_attrs), 3};
   static const axon_slice_attrs crop{sizeof(axon_slice_attrs), {0, 1, 1, 0}};
+  static const axon_slice_attrs fourth_channels{sizeof(axon_slice_attrs), {0, 0, 0, 4}};
   for (const auto& [label, d] : {std::pair<std::string, std::vector<int64_t>>{"conv1", {64, 26, 26, 32}},
                                  {"16Mi", {16, 1024, 1024}}}) {
     const Shape x{d}, unit{d, 0.0f, 1.0f};
@@ -116,10 +117,12 @@ void register_all() {
     add("Softmax/" + std::to_string(rows) + "x1000", "Softmax", {logits}, {logits});
     add("SoftmaxGrad/" + std::to_string(rows) + "x1000", "SoftmaxGrad", {logits, probs}, {logits});
   }
-  // Shapes at the CNN's conv1 size: two halves joined on channels, a 1-pixel crop and its padding back.
+  // Shapes at the CNN's conv1 size: two halves joined on channels, a 1-pixel crop and its padding back, and
+  // 4 of 28 channels cut out (a Concatenate's gradient into a 4-channel branch, as in the Inception cell).
   add("ConcatV2/channels_conv1", "ConcatV2", {{{64, 26, 26, 16}}, {{64, 26, 26, 16}}}, {{{64, 26, 26, 32}}}, &channels);
   add("Slice/crop_conv1", "Slice", {{{64, 26, 26, 32}}}, {{{64, 24, 24, 32}}}, &crop);
   add("Pad/conv1", "Pad", {{{64, 24, 24, 32}}}, {{{64, 26, 26, 32}}}, &crop);
+  add("Slice/4_of_28_channels_conv1", "Slice", {{{64, 26, 26, 28}}}, {{{64, 26, 26, 4}}}, &fourth_channels);
 }
 
 }  // namespace

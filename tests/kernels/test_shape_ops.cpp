@@ -75,6 +75,11 @@ TEST_CASE("Slice and Pad equal the reference at random places", "[shape][cpu]") 
   const std::vector<int64_t> image{64, 32, 32, 16}, cropped{64, 28, 27, 16};
   same("Slice", {HostTensor{image, counting(numel(image), 0.0f)}}, cropped, &crop);
   same("Pad", {HostTensor{cropped, counting(numel(cropped), 0.0f)}}, image, &crop);
+  // Large, whole in every dimension but the channels (rows at one stride): 4 of 28 channels, a
+  // Concatenate's gradient into one branch; enough rows for every thread.
+  axon_slice_attrs branch{sizeof(axon_slice_attrs), {0, 0, 0, 4}};
+  const std::vector<int64_t> joined{64, 26, 26, 28}, one_branch{64, 26, 26, 4};
+  same("Slice", {HostTensor{joined, counting(numel(joined), 0.0f)}}, one_branch, &branch);
 }
 
 TEST_CASE("ConcatV2, Slice and Pad follow hand-worked cases", "[shape][ref][cpu]") {

@@ -508,6 +508,14 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "channel slice rows at the run's stride",
+        "what": "Slice's rows that are whole in every dimension but the last sliced one step through the input by "
+        "the stride of the sliced dimension instead of the row's",
+        "edits": [(f"{CPU}/shape_ops.cpp", "if (linear) row_stride = large_strides[static_cast<size_t>(k - 1)];",
+                   "if (linear) row_stride = large_strides[static_cast<size_t>(k)];")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "a thread takes another's chunks from the front",
         "what": "the CPU thread pool's threads, done with their own runs of chunks, take the others' from the "
         "front, where the owner is taking them, not from the end (each chunk still runs once)",

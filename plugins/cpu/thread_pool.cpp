@@ -87,7 +87,6 @@ void ThreadPool::run(int64_t chunks, void* obj, Trampoline call) {
   std::lock_guard<std::mutex> lock(run_mu_);
   obj_ = obj;
   call_ = call;
-  chunks_ = chunks;
   error_ = nullptr;
   for (int t = 0; t < size_; ++t) {
     Run& r = runs_[static_cast<size_t>(t)];

@@ -97,7 +97,6 @@ class ThreadPool {
   std::mutex run_mu_;  // one job at a time per device
   void* obj_ = nullptr;
   Trampoline call_ = nullptr;
-  int64_t chunks_ = 0;
   // Chunks [begin, end) of one thread's run: taken counts chunks handed out
   // (by the owner from the front, by the others from the back).
   struct alignas(64) Run {

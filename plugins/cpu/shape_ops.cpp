@@ -162,7 +162,7 @@ void slice(CpuDevice& d, const KernelCall& c) {
   const int64_t row_cost = p.small_run + kRowCost;
   d.pool().for_ranges(p.rows, std::max<int64_t>(1, kCopyChunk / row_cost), p.rows * row_cost >= kSerialCopy,
                       [&](int, int64_t r0, int64_t r1) {
-                        if (p.linear) {
+                        if (p.linear) {  // its own loop: a branch in RowOffsets::next() ran 30 -> 47 us
                           const float* from = xp + p.run_offset + r0 * p.row_stride;
                           for (int64_t r = r0; r < r1; ++r, from += p.row_stride)
                             copy_floats(yp + r * p.small_run, from, p.small_run);

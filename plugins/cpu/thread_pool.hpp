@@ -11,8 +11,8 @@
 // the caller included, take its share), and where the threads keep pace each
 // one works on the same part of every tensor, op after op and step after
 // step, so that part stays in its core's caches. (The guide's CNN on 2
-// shared cores, where one shared counter handed out the chunks: 12,700 ->
-// 15,600-16,000 samples/s while a neighbour loaded the machine.)
+// shared cores, where one shared counter handed out the chunks: 12,400-12,700
+// -> 15,400-17,200 samples/s while a neighbour loaded the machine.)
 #pragma once
 
 #include <algorithm>

@@ -4,7 +4,8 @@
 // sample for the CNN), OpenBLAS's large-sgemm GFLOP/s measured here, their
 // ratio, how long the loop waited for input, where the time goes per op and,
 // per op, a roofline report: its FLOPs and bytes against the sgemm rate and a
-// STREAM bandwidth measured in the same run (roofline.hpp, docs/training.md).
+// STREAM bandwidth and the least time of an op call, all measured in the
+// same run (roofline.hpp, docs/training.md).
 // It prints figures; it never asserts speed.
 #include <axon/cli.hpp>
 #include <axon/data/mnist.hpp>
@@ -18,6 +19,7 @@
 #include <axon/runtime.hpp>
 #include <axon/train/atomic_file.hpp>
 
+#include "call_floor.hpp"
 #include "roofline.hpp"
 #include "stream_rate.hpp"
 
@@ -200,21 +202,26 @@ int main(int argc, char** argv) {
       std::printf("  %-38s %8lld %10.3f %10.3f %6.1f%%\n", t.op.c_str(), static_cast<long long>(t.calls), t.seconds,
                   1e3 * t.seconds / static_cast<double>(t.calls), 100 * t.seconds / ops_total);
 
-    // The roofline: each op's FLOPs and bytes against the sgemm rate and a
-    // STREAM bandwidth taken now, on the threads the ops ran on.
+    // The roofline: each op's FLOPs and bytes against the sgemm rate, a
+    // STREAM bandwidth taken now on the threads the ops ran on, and the
+    // least time of a call (measured last: it resets the op times).
     if (best_blas <= 0) {
       std::printf("\nno roofline: the sgemm rate was not measured\n");
       return 0;
     }
+    const std::vector<OpTime> profiled = op_times();
     const bench::StreamRates stream = bench::stream_rates(threads, vm["stream-mib"].as<int64_t>() << 20, 1.0);
-    const bench::Roofs roofs{best_blas, std::max(stream.copy_gbs, stream.triad_gbs)};
+    const double floor_s = bench::call_floor_seconds(dev);
+    const bench::Roofs roofs{best_blas, std::max(stream.copy_gbs, stream.triad_gbs), floor_s};
     std::printf("\nroofline over the profiled steps: sgemm %.2f GFLOP/s (the best above); STREAM copy %.2f GB/s, "
                 "triad %.2f GB/s\n(%d threads, arrays of %lld MiB, last-level cache %lld KiB); memory roof %.2f GB/s "
-                "(the faster); balance %.2f FLOP/B\n",
+                "(the faster); balance %.2f FLOP/B\n"
+                "call floor %.2f us (a Scale of one float, timed as the ops are: the fastest of 5 rounds of 2000 calls)\n",
                 best_blas, stream.copy_gbs, stream.triad_gbs, stream.threads,
                 static_cast<long long>(stream.array_bytes >> 20),
-                static_cast<long long>(bench::last_level_cache_bytes() >> 10), roofs.bandwidth_gbs, roofs.balance());
-    const std::vector<bench::RooflineRow> rows = bench::roofline_rows(op_times(), roofs);
+                static_cast<long long>(bench::last_level_cache_bytes() >> 10), roofs.bandwidth_gbs, roofs.balance(),
+                1e6 * floor_s);
+    const std::vector<bench::RooflineRow> rows = bench::roofline_rows(profiled, roofs);
     bench::print_roofline(rows, roofs);
     double bound = 0;
     for (const bench::RooflineRow& r : rows) bound += r.bound_seconds;

@@ -42,7 +42,25 @@ struct Axes {
   double y(double v) const { return top + height - height * (std::log10(v) - y_lo) / (y_hi - y_lo); }
 };
 
+const char* bound_colour(Bound b) {
+  switch (b) {
+    case Bound::compute: return "#36c";
+    case Bound::memory: return "#e90";
+    case Bound::call: return "#999";
+  }
+  return "#000";
+}
+
 }  // namespace
+
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::compute: return "compute";
+    case Bound::memory: return "memory";
+    case Bound::call: return "call";
+  }
+  return "?";
+}
 
 std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& ops, const Roofs& roofs) {
   std::vector<RooflineRow> rows;
@@ -54,8 +72,10 @@ std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& ops, const Roo
     r.gflops = t.seconds > 0 ? flops / t.seconds / 1e9 : 0;
     r.gbs = t.seconds > 0 ? bytes / t.seconds / 1e9 : 0;
     const double compute_s = flops / (roofs.peak_gflops * 1e9), memory_s = bytes / (roofs.bandwidth_gbs * 1e9);
-    r.compute_bound = compute_s >= memory_s;
-    r.bound_seconds = std::max(compute_s, memory_s);
+    const double work_s = std::max(compute_s, memory_s);
+    const double calls_s = static_cast<double>(t.calls) * roofs.call_seconds;
+    r.bound = calls_s > work_s ? Bound::call : compute_s >= memory_s ? Bound::compute : Bound::memory;
+    r.bound_seconds = calls_s + work_s;
     r.share = t.seconds > 0 ? r.bound_seconds / t.seconds : 0;
     rows.push_back(std::move(r));
   }
@@ -68,10 +88,11 @@ void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs) {
   for (const RooflineRow& r : rows)
     std::printf("  %-38s %9.3f %9.1f %8.2f %8.2f %8.2f %7s %9.3f %6.1f%%\n", r.op.op.c_str(),
                 static_cast<double>(r.op.flops) / 1e9, static_cast<double>(r.op.bytes) / 1e6, r.intensity, r.gflops,
-                r.gbs, r.compute_bound ? "compute" : "memory", 1e3 * r.bound_seconds, 100 * r.share);
-  std::printf("  (bound: compute when FLOP/B >= the balance %.2f, else memory; share: the bound time over the time "
-              "taken)\n",
-              roofs.balance());
+                r.gbs, bound_name(r.bound), 1e3 * r.bound_seconds, 100 * r.share);
+  std::printf("  (bound: compute when FLOP/B >= the balance %.2f, else memory, or call where the calls' floor of %.2f us "
+              "each exceeds that roof's time;\n   bound ms: the calls' floor plus the roof's time; share: the bound time "
+              "over the time taken)\n",
+              roofs.balance(), 1e6 * roofs.call_seconds);
 }
 
 void write_roofline_svg(const std::filesystem::path& file, const std::vector<RooflineRow>& rows, const Roofs& roofs,
@@ -158,11 +179,11 @@ void write_roofline_svg(const std::filesystem::path& file, const std::vector<Roo
       << fmt("%.3g FLOP/B, ", r.intensity) << fmt("%.3g GFLOP/s, ", r.gflops)
       << fmt("%.1f%% of the ops' time, ", total > 0 ? 100 * r.op.seconds / total : 0)
       << fmt("%.1f%% of its bound", 100 * r.share) << "</title><circle cx=\"" << x << "\" cy=\"" << y << "\" r=\""
-      << radius << "\" fill=\"" << (r.compute_bound ? "#36c" : "#e90") << "\" fill-opacity=\"0.5\" stroke=\"#333\"/>"
+      << radius << "\" fill=\"" << bound_colour(r.bound) << "\" fill-opacity=\"0.5\" stroke=\"#333\"/>"
       << "<text x=\"" << x + radius + 2 << "\" y=\"" << label_y << "\">" << xml_escaped(label) << "</text></g>\n";
   }
   s << "<text x=\"" << ax.left + ax.width << "\" y=\"" << ax.top - 8 << "\" text-anchor=\"end\" fill=\"#555\">"
-    << "blue: compute-bound, orange: memory-bound; area: share of the ops' time</text>\n"
+    << "blue: compute-bound, orange: memory-bound, grey: call-bound; area: share of the ops' time</text>\n"
     << "</svg>\n";
   train::write_file_atomically(file, s.str());
 }

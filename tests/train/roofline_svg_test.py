@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """axon-bench-train --roofline-svg on a small generated MNIST-format folder:
-the roofline table has a row per profiled op with its bound, the step's
-total line is printed, and the SVG is well-formed XML with one labelled
-point per op of the table. A folder that cannot take the file is refused
+the roofline table has a row per profiled op with its bound (compute,
+memory or call, under a measured call floor), the step's total line is
+printed, and the SVG is well-formed XML with one labelled point per op of
+the table. A folder that cannot take the file is refused
 before anything runs. Times are printed by the benchmark, never checked."""
 import os
 import struct
@@ -33,12 +34,15 @@ def table_ops(stdout):
     """The op names of the roofline table, checking each row's bound."""
     lines = stdout.splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith("roofline over the profiled steps"))
+    floor = lines[start + 2].split()
+    if floor[:2] != ["call", "floor"] or not float(floor[2]) > 0:
+        sys.exit(f"FAILED: no measured call floor under the roofline's header: {lines[start + 2]!r}")
     ops = []
-    for line in lines[start + 3:]:  # the header's two lines, the column names
+    for line in lines[start + 4:]:  # the header's three lines, the column names
         if line.strip().startswith("(bound:"):
             break
         fields = line.split()
-        if fields[6] not in ("compute", "memory"):
+        if fields[6] not in ("compute", "memory", "call"):
             sys.exit(f"FAILED: a roofline row without its bound: {line!r}")
         ops.append(fields[0])
     return ops

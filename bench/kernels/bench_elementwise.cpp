@@ -117,9 +117,12 @@ void register_all() {
     add("Softmax/" + std::to_string(rows) + "x1000", "Softmax", {logits}, {logits});
     add("SoftmaxGrad/" + std::to_string(rows) + "x1000", "SoftmaxGrad", {logits, probs}, {logits});
   }
-  // Shapes at the CNN's conv1 size: two halves joined on channels, a 1-pixel crop and its padding back, and
-  // 4 of 28 channels cut out (a Concatenate's gradient into a 4-channel branch, as in the Inception cell).
+  // Shapes at the CNN's conv1 size: two halves joined on channels, the Inception cell's four branches (8, 8, 4
+  // and 4 channels) joined, a 1-pixel crop and its padding back, and 4 of 28 channels cut out (a Concatenate's
+  // gradient into a 4-channel branch).
   add("ConcatV2/channels_conv1", "ConcatV2", {{{64, 26, 26, 16}}, {{64, 26, 26, 16}}}, {{{64, 26, 26, 32}}}, &channels);
+  add("ConcatV2/inception_branches", "ConcatV2",
+      {{{64, 26, 26, 8}}, {{64, 26, 26, 8}}, {{64, 26, 26, 4}}, {{64, 26, 26, 4}}}, {{{64, 26, 26, 24}}}, &channels);
   add("Slice/crop_conv1", "Slice", {{{64, 26, 26, 32}}}, {{{64, 24, 24, 32}}}, &crop);
   add("Pad/conv1", "Pad", {{{64, 24, 24, 32}}}, {{{64, 26, 26, 32}}}, &crop);
   add("Slice/4_of_28_channels_conv1", "Slice", {{{64, 26, 26, 28}}}, {{{64, 26, 26, 4}}}, &fourth_channels);

@@ -51,6 +51,16 @@ TEST_CASE("ConcatV2 equals the reference on every axis", "[shape][cpu]") {
   const HostTensor x2{{32, 28, 28, 40}, counting(32 * 28 * 28 * 40, -1e6f)};
   same("ConcatV2", {x1, x2}, {32, 28, 28, 64}, &channels);
   same("ConcatV2", {x1, x1}, {64, 28, 28, 24}, &batch);
+  // Short rows from many inputs, each width of the copy's fixed-width loops (4, 8, 12, 16) and others beside them,
+  // over many blocks and both threads: the Inception cell's branches and more.
+  std::vector<HostTensor> branches;
+  int64_t channels_out = 0;
+  for (int64_t ch : {8, 8, 4, 4, 12, 16, 5, 1}) {
+    branches.push_back(HostTensor{{64, 26, 26, ch}, counting(64 * 26 * 26 * static_cast<size_t>(ch),
+                                                             1e6f * static_cast<float>(branches.size()))});
+    channels_out += ch;
+    same("ConcatV2", branches, {64, 26, 26, channels_out}, &channels);
+  }
 }
 
 TEST_CASE("Slice and Pad equal the reference at random places", "[shape][cpu]") {

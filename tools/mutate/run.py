@@ -516,6 +516,21 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "concat blocks of a chunk copy its first block",
+        "what": "ConcatV2 of short rows, writing y a block of rows at a time, reads every block of a thread's chunk "
+        "from the inputs' rows of the chunk's first block",
+        "edits": [(f"{CPU}/shape_ops.cpp", "copy_rows(yp + b0 * row + start[k], row, src[k] + b0 * width[k],",
+                   "copy_rows(yp + b0 * row + start[k], row, src[k] + r0 * width[k],")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "rows of 12 floats copied as 8",
+        "what": "the CPU's fixed-width row copies (ConcatV2's short rows, Slice's channel slices) move 8 of a "
+        "12-float row",
+        "edits": [(f"{CPU}/shape_ops.cpp", "case 12: return copy_rows_of<12>(", "case 12: return copy_rows_of<8>(")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "a thread takes another's chunks from the front",
         "what": "the CPU thread pool's threads, done with their own runs of chunks, take the others' from the "
         "front, where the owner is taking them, not from the end (each chunk still runs once)",

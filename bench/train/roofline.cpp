@@ -42,25 +42,18 @@ struct Axes {
   double y(double v) const { return top + height - height * (std::log10(v) - y_lo) / (y_hi - y_lo); }
 };
 
-const char* bound_colour(Bound b) {
-  switch (b) {
-    case Bound::compute: return "#36c";
-    case Bound::memory: return "#e90";
-    case Bound::call: return "#999";
-  }
-  return "#000";
-}
+// Each Bound's name in the table and colour in the plot, in the enum's order.
+struct BoundStyle {
+  const char* name;
+  const char* colour;
+};
+constexpr BoundStyle kBoundStyles[] = {{"compute", "#36c"}, {"memory", "#e90"}, {"call", "#999"}};
+
+const char* bound_colour(Bound b) { return kBoundStyles[static_cast<int>(b)].colour; }
 
 }  // namespace
 
-const char* bound_name(Bound b) {
-  switch (b) {
-    case Bound::compute: return "compute";
-    case Bound::memory: return "memory";
-    case Bound::call: return "call";
-  }
-  return "?";
-}
+const char* bound_name(Bound b) { return kBoundStyles[static_cast<int>(b)].name; }
 
 std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& ops, const Roofs& roofs) {
   std::vector<RooflineRow> rows;

@@ -531,6 +531,14 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "loss chunks after the first skip their first row",
+        "what": "the CPU's SparseSoftmaxCrossEntropyWithLogits, its rows shared out among the threads, leaves the "
+        "first row of every chunk but the first without loss or gradient",
+        "edits": [(f"{CPU}/math.cpp", "    for (int64_t i = r0; i < r1; ++i) {\n      const float* row = lg + i * k;",
+                   "    for (int64_t i = r0 + (r0 > 0); i < r1; ++i) {\n      const float* row = lg + i * k;")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "a thread takes another's chunks from the front",
         "what": "the CPU thread pool's threads, done with their own runs of chunks, take the others' from the "
         "front, where the owner is taking them, not from the end (each chunk still runs once)",

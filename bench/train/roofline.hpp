@@ -42,9 +42,9 @@ std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& ops, const Roo
 void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs);
 
 // An SVG of the roofline: log-log axes (FLOP per byte, GFLOP/s), the two
-// roofs, one labelled point per op (coloured by its bound) with an area proportional to its share
-// of the ops' time (ops without FLOPs sit on the bottom edge). Written
-// atomically; `title` heads the plot.
+// roofs, one labelled point per op, coloured by its bound, with an area
+// proportional to its share of the ops' time (ops without FLOPs sit on the
+// bottom edge). Written atomically; `title` heads the plot.
 void write_roofline_svg(const std::filesystem::path& file, const std::vector<RooflineRow>& rows, const Roofs& roofs,
                         const std::string& title);
 

@@ -3,8 +3,8 @@
 the roofline table has a row per profiled op with its bound (compute,
 memory or call, under a measured call floor), the step's total line is
 printed, and the SVG is well-formed XML with one labelled point per op of
-the table. A folder that cannot take the file is refused
-before anything runs. Times are printed by the benchmark, never checked."""
+the table. A folder that cannot take the file is refused before anything
+runs. Times are printed by the benchmark, never checked."""
 import os
 import struct
 import subprocess

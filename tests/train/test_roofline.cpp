@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+
 using namespace axon;
 using namespace axon::bench;
 

@@ -120,6 +120,36 @@ __attribute__((always_inline)) inline void col2im_add_body(const ConvGeometry& g
 AXON_CPU_DISPATCH(col2im_add, (const ConvGeometry& g, const float* col, int64_t r0, int64_t r1, float* dx),
                   (g, col, r0, r1, dx))
 
+// A strided 1x1 convolution without padding (a ResNet's projection shortcut)
+// reaches each dx pixel through at most one tap, so one image's dx is written
+// in one pass: its col row where a tap lands, zero elsewhere. (+ 0.0f: the
+// sum col2im_add would form into a zeroed image, -0 included.)
+bool strided_pointwise(const ConvGeometry& g) {
+  return g.kh == 1 && g.kw == 1 && (g.sh > 1 || g.sw > 1) && g.pad_h == 0 && g.pad_w == 0;
+}
+template <int W>
+__attribute__((always_inline)) inline void col2im_strided_1x1_body(const ConvGeometry& g, const float* col, float* dx) {
+  const int64_t c = g.c, row_floats = g.w * c;
+  for (int64_t ih = 0; ih < g.h; ++ih) {
+    float* __restrict d = dx + ih * row_floats;
+    const int64_t oh = ih / g.sh;
+    if (ih % g.sh != 0 || oh >= g.oh) {
+      std::memset(d, 0, sizeof(float) * static_cast<size_t>(row_floats));
+      continue;
+    }
+    for (int64_t iw = 0; iw < g.w; ++iw, d += c) {
+      const int64_t ow = iw / g.sw;
+      if (iw % g.sw != 0 || ow >= g.ow) {
+        std::memset(d, 0, sizeof(float) * static_cast<size_t>(c));
+        continue;
+      }
+      const float* __restrict s = col + (oh * g.ow + ow) * c;
+      for (int64_t ci = 0; ci < c; ++ci) d[ci] = s[ci] + 0.0f;
+    }
+  }
+}
+AXON_CPU_DISPATCH(col2im_strided_1x1, (const ConvGeometry& g, const float* col, float* dx), (g, col, dx))
+
 // Small-K convolutions read their rows straight from the image when no tap of
 // the chunk falls into padding: off[p] is tap p's offset from a row's first
 // pixel, base[r] that first pixel. Returns false (use im2col) otherwise.
@@ -486,7 +516,16 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
   // W^T (transposed once here), which beats sgemm's packing at these sizes.
   const float* wt =
       simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK ? transposed(d, w, k, oc) : nullptr;
+  const bool direct = strided_pointwise(g) && wt != nullptr;
   d.pool().for_tapered_ranges(g.n, images, parallel, [&](int t, int64_t, int64_t n0, int64_t n1) {
+    if (direct) {  // an image at a time: its product, then dx written once
+      float* col = d.scratch(t, static_cast<size_t>(per_image * k));
+      for (int64_t n = n0; n < n1; ++n) {
+        small_k_gemm(dyp + n * per_image * oc, per_image, oc, wt, k, col);
+        col2im_strided_1x1(g, col, out + n * image_size);
+      }
+      return;
+    }
     zero(out + n0 * image_size, (n1 - n0) * image_size);
     if (oc == 0 || per_image == 0) return;
     float* col = d.scratch(t, static_cast<size_t>(std::max(tile, per_image) * k));

@@ -112,6 +112,10 @@ TEST_CASE("CPU convolutions match the reference at the ResNet's shapes", "[conv]
   check_case({2, 14, 14, 32, 3, 3, 64, 2, 2, 1, 1, AXON_PADDING_SAME}, rng);
   check_case({5, 7, 7, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
   check_case({3, 14, 14, 32, 1, 1, 64, 2, 2, 1, 1, AXON_PADDING_VALID}, rng);
+  // Strided 1x1 input gradients are written an image at a time, zero where no
+  // tap lands: a last row no tap reaches (8 rows at stride 3), unequal strides.
+  check_case({2, 8, 9, 5, 1, 1, 7, 3, 2, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({1, 7, 6, 3, 1, 1, 33, 2, 3, 1, 1, AXON_PADDING_SAME}, rng);
 }
 
 TEST_CASE("CPU convolutions match the reference at the Inception cell's shapes", "[conv][cpu]") {

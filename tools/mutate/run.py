@@ -539,6 +539,13 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "strided 1x1 input gradient copies between taps",
+        "what": "the CPU's input gradient of a strided 1x1 convolution writes the next tap's row into the dx rows "
+        "between taps instead of zeros",
+        "edits": [(f"{CPU}/conv.cpp", "    if (ih % g.sh != 0 || oh >= g.oh) {", "    if (oh >= g.oh) {")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "a thread takes another's chunks from the front",
         "what": "the CPU thread pool's threads, done with their own runs of chunks, take the others' from the "
         "front, where the owner is taking them, not from the end (each chunk still runs once)",

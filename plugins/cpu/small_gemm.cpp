@@ -38,6 +38,23 @@ struct Gathered {
 // Runs shorter than this go value by value.
 constexpr int64_t kMinRun = 8;
 
+// The epilogue on R x NV accumulators, then their store into y's rows
+// [r0, r0 + R), columns from c0.
+template <int W, int NV, int R, class F>
+__attribute__((always_inline)) inline void finish_rows(F (&acc)[R][NV], int64_t r0, int64_t n, float* y, int64_t c0,
+                                                       const Epilogue& ep) {
+  if (ep.bias != nullptr)
+    for (int j = 0; j < NV; ++j) {
+      const F bj = simd::load<F>(ep.bias + c0 + j * W);
+      for (int i = 0; i < R; ++i) acc[i][j] += bj;
+    }
+  if (ep.relu)
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < NV; ++j) acc[i][j] = acc[i][j] > F{} ? acc[i][j] : F{};  // NaN -> 0, as Relu
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < NV; ++j) simd::store<F>(y + (r0 + i) * n + c0 + j * W, acc[i][j]);
+}
+
 // Columns [c0, c0 + NV*W) of y, R rows at a time: R*NV independent
 // accumulators keep the FMA pipes busy (one chain would wait on latency).
 // Every y value is its products summed in p order, whatever the blocking.
@@ -71,16 +88,7 @@ __attribute__((always_inline)) inline void nn_rows(const A& a, int64_t r0, int64
       }
     }
   }
-  if (ep.bias != nullptr)
-    for (int j = 0; j < NV; ++j) {
-      const F bj = simd::load<F>(ep.bias + c0 + j * W);
-      for (int i = 0; i < R; ++i) acc[i][j] += bj;
-    }
-  if (ep.relu)
-    for (int i = 0; i < R; ++i)
-      for (int j = 0; j < NV; ++j) acc[i][j] = acc[i][j] > F{} ? acc[i][j] : F{};  // NaN -> 0, as Relu
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < NV; ++j) simd::store<F>(y + (r0 + i) * n + c0 + j * W, acc[i][j]);
+  finish_rows<W, NV, R>(acc, r0, n, y, c0, ep);
 }
 
 // Rows per block: with one vector per row, 8 (the row pointers and the loop
@@ -97,6 +105,40 @@ __attribute__((always_inline)) inline void nn_block(const A& a, int64_t rows, in
   if (R > 4 && r + 4 <= rows) nn_rows<W, NV, 4, A>(a, r, k, b, n, y, c0, ep), r += 4;
   if (R > 2 && r + 2 <= rows) nn_rows<W, NV, 2, A>(a, r, k, b, n, y, c0, ep), r += 2;
   for (; r < rows; ++r) nn_rows<W, NV, 1, A>(a, r, k, b, n, y, c0, ep);
+}
+
+// A dense a with k = 16 against 16 columns of b at a time (AVX-512: the
+// Winograd products of 16 channels into 16): the 16 vectors of b stay in
+// registers across all rows, so a multiply-add loads only its broadcast
+// value, where nn_rows loads a vector of b per 8 of them. The same sums in
+// the same order. (128 x 16 x 16 products on one core of an AVX-512 Xeon,
+// one run: 72-116 -> 96-149 GFLOP/s.)
+constexpr int kRowsInRegisters = 16;
+template <int W, int R>
+__attribute__((always_inline)) inline void k16_rows(const float* a, int64_t r0, const typename simd::Vec<W>::f (&bv)[16],
+                                                    int64_t n, float* y, int64_t c0, const Epilogue& ep) {
+  using F = typename simd::Vec<W>::f;
+  F acc[R][1] = {};
+  const float* q = a + r0 * kRowsInRegisters;
+#pragma GCC unroll 16
+  for (int p = 0; p < kRowsInRegisters; ++p)
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) acc[i][0] += simd::broadcast<F>(q + i * kRowsInRegisters + p) * bv[p];
+  finish_rows<W, 1, R>(acc, r0, n, y, c0, ep);
+}
+template <int W>
+__attribute__((always_inline)) inline void nn_k16(const float* a, int64_t rows, const float* b, int64_t n, float* y,
+                                                  const Epilogue& ep) {
+  using F = typename simd::Vec<W>::f;
+  for (int64_t c0 = 0; c0 < n; c0 += W) {
+    F bv[kRowsInRegisters];
+    for (int p = 0; p < kRowsInRegisters; ++p) bv[p] = simd::load<F>(b + p * n + c0);
+    int64_t r = 0;
+    for (; r + 12 <= rows; r += 12) k16_rows<W, 12>(a, r, bv, n, y, c0, ep);
+    if (r + 4 <= rows) k16_rows<W, 4>(a, r, bv, n, y, c0, ep), r += 4;
+    if (r + 2 <= rows) k16_rows<W, 2>(a, r, bv, n, y, c0, ep), r += 2;
+    for (; r < rows; ++r) k16_rows<W, 1>(a, r, bv, n, y, c0, ep);
+  }
 }
 
 inline float epilogue1(float v, const Epilogue& ep, int64_t col) {
@@ -289,6 +331,8 @@ __attribute__((always_inline)) inline void tn(const A& a, int64_t rows, int64_t 
 template <int W>
 __attribute__((always_inline)) inline void small_k_gemm_body(const float* a, int64_t rows, int64_t k, const float* b,
                                                               int64_t n, float* y, const Epilogue& ep) {
+  if constexpr (W == 16)
+    if (k == kRowsInRegisters && n % W == 0) return nn_k16<W>(a, rows, b, n, y, ep);
   nn<W>(Dense{a, k}, rows, k, b, n, y, ep);
 }
 template <int W>

@@ -546,6 +546,14 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "b in registers: the last row of b left out",
+        "what": "the CPU's product of a dense a with k = 16 against b held in registers (AVX-512) sums 15 of the 16 "
+        "products of each value",
+        "edits": [(f"{CPU}/small_gemm.cpp", "  for (int p = 0; p < kRowsInRegisters; ++p)\n#pragma GCC unroll 16\n    for",
+                   "  for (int p = 0; p < kRowsInRegisters - 1; ++p)\n#pragma GCC unroll 16\n    for")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "a thread takes another's chunks from the front",
         "what": "the CPU thread pool's threads, done with their own runs of chunks, take the others' from the "
         "front, where the owner is taking them, not from the end (each chunk still runs once)",

@@ -26,6 +26,19 @@ struct Dense {
   const float* at(int64_t r, int64_t p) const { return a + r * k + p; }
   Dense from(int64_t r) const { return {a + r * k, k}; }  // rows r...
 };
+// Dense rows of a length known when compiling (the Winograd products of 32
+// channels): a block's rows lie at fixed offsets from its first, so one
+// pointer reaches them all where Dense keeps one per row
+// (axon-bench-products, 32 x 32 over 64 rows: 129 -> 140 GFLOP/s, the best
+// of 8 alternated runs; 64 channels gained nothing).
+template <int K>
+struct DenseK {
+  const float* a;
+  int64_t taps() const { return 1; }
+  int64_t run() const { return K; }
+  const float* row(int64_t r, int64_t) const { return a + r * K; }
+  const float* at(int64_t r, int64_t p) const { return a + r * K + p; }
+};
 struct Gathered {
   Gather g;
   int64_t taps() const { return g.run > 0 ? g.k / g.run : 0; }
@@ -111,8 +124,8 @@ __attribute__((always_inline)) inline void nn_block(const A& a, int64_t rows, in
 // Winograd products of 16 channels into 16): the 16 vectors of b stay in
 // registers across all rows, so a multiply-add loads only its broadcast
 // value, where nn_rows loads a vector of b per 8 of them. The same sums in
-// the same order. (128 x 16 x 16 products on one core of an AVX-512 Xeon,
-// one run: 72-116 -> 96-149 GFLOP/s.)
+// the same order. (axon-bench-products, 16 x 16 over 128 rows on one core
+// of an AVX-512 Xeon, the best of 8 alternated runs: 109 -> 135 GFLOP/s.)
 constexpr int kRowsInRegisters = 16;
 template <int W, int R>
 __attribute__((always_inline)) inline void k16_rows(const float* a, int64_t r0, const typename simd::Vec<W>::f (&bv)[16],
@@ -226,8 +239,8 @@ __attribute__((always_inline)) inline void tn_columns(const A& a, int64_t rows, 
                                                       float* out, int64_t c0, bool accumulate) {
   // One vector of columns: 16 rows of out a pass, so the Winograd filter
   // gradient's 16 x 16 products take one pass, not 12 rows then 4 (whose 4
-  // accumulators leave two FMA pipes waiting on latency; 16 x 16 over 128
-  // rows: 101-104 -> 123 GFLOP/s on one core of an AVX-512 Xeon).
+  // accumulators leave two FMA pipes waiting on latency; axon-bench-products,
+  // 16 x 16 over 128 rows: 98 -> 122 GFLOP/s, the best of 8 alternated runs).
   constexpr int P = std::min(NV == 1 ? 16 : 12, simd::kAccumulators<W> / NV);
   const int64_t run = a.run();
   if (run < std::min(P, 12)) return tn_span<W, NV, P, A, false>(a, rows, 0, k, b, n, out, c0, accumulate);
@@ -333,6 +346,7 @@ __attribute__((always_inline)) inline void small_k_gemm_body(const float* a, int
                                                               int64_t n, float* y, const Epilogue& ep) {
   if constexpr (W == 16)
     if (k == kRowsInRegisters && n % W == 0) return nn_k16<W>(a, rows, b, n, y, ep);
+  if (k == 32) return nn<W>(DenseK<32>{a}, rows, k, b, n, y, ep);
   nn<W>(Dense{a, k}, rows, k, b, n, y, ep);
 }
 template <int W>

@@ -554,6 +554,14 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "fixed-length rows a float short",
+        "what": "the CPU's products of a dense a whose rows are 32 floats (one pointer per block) step to the next "
+        "row 31 floats on",
+        "edits": [(f"{CPU}/small_gemm.cpp", "  const float* row(int64_t r, int64_t) const { return a + r * K; }",
+                   "  const float* row(int64_t r, int64_t) const { return a + r * (K - 1); }")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "a thread takes another's chunks from the front",
         "what": "the CPU thread pool's threads, done with their own runs of chunks, take the others' from the "
         "front, where the owner is taking them, not from the end (each chunk still runs once)",

@@ -3,9 +3,9 @@
 // 16 transform points, each y[rows, n] = a[rows, k] * b[k, n] (forward and
 // input gradient) or out[k, n] += a^T * b' (filter gradient), with the rows a
 // chunk of the ResNet's 28x28x16, 14x14x32 and 7x7x64 layers has (128, 64
-// and 32 tiles). GFLOPS counts 2 k n per row and point. Against the machine's
-// FMA peak, not sgemm: these products are what Winograd leaves of a
-// convolution.
+// and 32 tiles). GFLOPS counts 2 k n per row and point; compare it with the
+// cores' FMA peak rather than sgemm's rate: these products are what Winograd
+// leaves of a convolution.
 #include "small_gemm.hpp"
 
 #include <benchmark/benchmark.h>

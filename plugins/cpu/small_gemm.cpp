@@ -17,28 +17,23 @@ namespace {
 // thread). Short runs (a 3x3 filter over a grey image: 3 floats) go value by
 // value through the tap offsets instead (at()); the transposed product (tn)
 // reads a block of P values of one run through one pointer per row too.
-struct Dense {
-  const float* a;
-  int64_t k;
-  int64_t taps() const { return 1; }
-  int64_t run() const { return k; }
-  const float* row(int64_t r, int64_t) const { return a + r * k; }
-  const float* at(int64_t r, int64_t p) const { return a + r * k + p; }
-  Dense from(int64_t r) const { return {a + r * k, k}; }  // rows r...
-};
-// Dense rows of a length known when compiling (the Winograd products of 32
-// channels): a block's rows lie at fixed offsets from its first, so one
-// pointer reaches them all where Dense keeps one per row
+// K > 0 fixes the row length when compiling (the Winograd products of 32
+// channels): a block's rows then lie at fixed offsets from its first, so one
+// pointer reaches them all where a run-time length takes one per row
 // (axon-bench-products, 32 x 32 over 64 rows: 129 -> 140 GFLOP/s, the best
 // of 8 alternated runs; 64 channels gained nothing).
-template <int K>
-struct DenseK {
+template <int K = 0>
+struct DenseRows {
   const float* a;
+  int64_t k = K;
+  int64_t len() const { return K > 0 ? K : k; }
   int64_t taps() const { return 1; }
-  int64_t run() const { return K; }
-  const float* row(int64_t r, int64_t) const { return a + r * K; }
-  const float* at(int64_t r, int64_t p) const { return a + r * K + p; }
+  int64_t run() const { return len(); }
+  const float* row(int64_t r, int64_t) const { return a + r * len(); }
+  const float* at(int64_t r, int64_t p) const { return a + r * len() + p; }
+  DenseRows from(int64_t r) const { return {a + r * len(), k}; }  // rows r...
 };
+using Dense = DenseRows<>;
 struct Gathered {
   Gather g;
   int64_t taps() const { return g.run > 0 ? g.k / g.run : 0; }
@@ -126,17 +121,17 @@ __attribute__((always_inline)) inline void nn_block(const A& a, int64_t rows, in
 // value, where nn_rows loads a vector of b per 8 of them. The same sums in
 // the same order. (axon-bench-products, 16 x 16 over 128 rows on one core
 // of an AVX-512 Xeon, the best of 8 alternated runs: 109 -> 135 GFLOP/s.)
-constexpr int kRowsInRegisters = 16;
+constexpr int kRegisterK = 16;  // the k this path takes: b's rows, a's row length
 template <int W, int R>
 __attribute__((always_inline)) inline void k16_rows(const float* a, int64_t r0, const typename simd::Vec<W>::f (&bv)[16],
                                                     int64_t n, float* y, int64_t c0, const Epilogue& ep) {
   using F = typename simd::Vec<W>::f;
   F acc[R][1] = {};
-  const float* q = a + r0 * kRowsInRegisters;
+  const float* q = a + r0 * kRegisterK;
 #pragma GCC unroll 16
-  for (int p = 0; p < kRowsInRegisters; ++p)
+  for (int p = 0; p < kRegisterK; ++p)
 #pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) acc[i][0] += simd::broadcast<F>(q + i * kRowsInRegisters + p) * bv[p];
+    for (int i = 0; i < R; ++i) acc[i][0] += simd::broadcast<F>(q + i * kRegisterK + p) * bv[p];
   finish_rows<W, 1, R>(acc, r0, n, y, c0, ep);
 }
 template <int W>
@@ -144,8 +139,8 @@ __attribute__((always_inline)) inline void nn_k16(const float* a, int64_t rows, 
                                                   const Epilogue& ep) {
   using F = typename simd::Vec<W>::f;
   for (int64_t c0 = 0; c0 < n; c0 += W) {
-    F bv[kRowsInRegisters];
-    for (int p = 0; p < kRowsInRegisters; ++p) bv[p] = simd::load<F>(b + p * n + c0);
+    F bv[kRegisterK];
+    for (int p = 0; p < kRegisterK; ++p) bv[p] = simd::load<F>(b + p * n + c0);
     int64_t r = 0;
     for (; r + 12 <= rows; r += 12) k16_rows<W, 12>(a, r, bv, n, y, c0, ep);
     if (r + 4 <= rows) k16_rows<W, 4>(a, r, bv, n, y, c0, ep), r += 4;
@@ -345,8 +340,8 @@ template <int W>
 __attribute__((always_inline)) inline void small_k_gemm_body(const float* a, int64_t rows, int64_t k, const float* b,
                                                               int64_t n, float* y, const Epilogue& ep) {
   if constexpr (W == 16)
-    if (k == kRowsInRegisters && n % W == 0) return nn_k16<W>(a, rows, b, n, y, ep);
-  if (k == 32) return nn<W>(DenseK<32>{a}, rows, k, b, n, y, ep);
+    if (k == kRegisterK && n % W == 0) return nn_k16<W>(a, rows, b, n, y, ep);
+  if (k == 32) return nn<W>(DenseRows<32>{a}, rows, k, b, n, y, ep);
   nn<W>(Dense{a, k}, rows, k, b, n, y, ep);
 }
 template <int W>

@@ -549,16 +549,16 @@ MUTATIONS += [
         "name": "b in registers: the last row of b left out",
         "what": "the CPU's product of a dense a with k = 16 against b held in registers (AVX-512) sums 15 of the 16 "
         "products of each value",
-        "edits": [(f"{CPU}/small_gemm.cpp", "  for (int p = 0; p < kRowsInRegisters; ++p)\n#pragma GCC unroll 16\n    for",
-                   "  for (int p = 0; p < kRowsInRegisters - 1; ++p)\n#pragma GCC unroll 16\n    for")],
+        "edits": [(f"{CPU}/small_gemm.cpp", "  for (int p = 0; p < kRegisterK; ++p)\n#pragma GCC unroll 16\n    for",
+                   "  for (int p = 0; p < kRegisterK - 1; ++p)\n#pragma GCC unroll 16\n    for")],
         "tests": KERNEL_TESTS,
     },
     {
         "name": "fixed-length rows a float short",
         "what": "the CPU's products of a dense a whose rows are 32 floats (one pointer per block) step to the next "
         "row 31 floats on",
-        "edits": [(f"{CPU}/small_gemm.cpp", "  const float* row(int64_t r, int64_t) const { return a + r * K; }",
-                   "  const float* row(int64_t r, int64_t) const { return a + r * (K - 1); }")],
+        "edits": [(f"{CPU}/small_gemm.cpp", "  const float* row(int64_t r, int64_t) const { return a + r * len(); }",
+                   "  const float* row(int64_t r, int64_t) const { return a + r * (len() - (K > 0)); }")],
         "tests": KERNEL_TESTS,
     },
     {

@@ -43,7 +43,7 @@ void write_op_table(std::ostream& out) {
     const char* attrs = attr_info(s.attrs).struct_name;
     out << "| `" << s.name << "` | " << slots(s.inputs, s.min_inputs, s.max_inputs) << " | "
         << slots(s.outputs, s.min_outputs, s.max_outputs) << " | " << (attrs[0] ? std::string("`") + attrs + "`" : "-")
-        << " | " << dtypes(s.kernel_dtypes) << " | 1." << s.abi_minor << " | " << what << " |\n";
+        << " | " << dtypes(s.kernel_dtypes) << " | " << s.added.major << "." << s.added.minor << " | " << what << " |\n";
   }
 }
 

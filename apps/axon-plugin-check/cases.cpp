@@ -728,8 +728,9 @@ void avg_pool_cases(Gen& g, OpId id) {
 // all five), 4-D and 2-D x, one value per channel, a constant channel (zero
 // variance), a running average, an empty batch; with relu (_FusedBatchNormEx
 // and its gradient, whose y is the reference forward's: about half of it 0)
-// the same cases. Judged with the bounds of axon/tolerance_batch_norm.hpp
-// (reference.cpp).
+// the same cases, and with a side input too (_FusedBatchNormAddEx and its
+// gradient; the first case also without the activation). Judged with the
+// bounds of axon/tolerance_batch_norm.hpp (reference.cpp).
 void batch_norm_cases(Gen& g, OpId id) {
   struct Spec {
     Dims x;
@@ -743,30 +744,39 @@ void batch_norm_cases(Gen& g, OpId id) {
       {{1, 4}, 1, 1.0f, 5, false},       {{2, 3, 5, 4}, 0, 1.0f, 1, false}, {{1, 3, 3, 7}, 0, 1.0f, 5, false},
       {{0, 4, 4, 3}, 0, 1.0f, 1, false},
   };
-  const bool relu = id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormGradEx;
-  const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx;
+  const bool side = id == OpId::FusedBatchNormAddEx || id == OpId::FusedBatchNormAddGradEx;
+  const bool relu = side || id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormGradEx;
+  const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormAddEx;
+  int32_t activation = AXON_ACTIVATION_RELU;
   auto set_attrs = [&](Case& c, const axon_batch_norm_attrs& a) {
     if (relu)
-      c.attrs = axon_fused_batch_norm_attrs{sizeof(axon_fused_batch_norm_attrs), a, AXON_ACTIVATION_RELU};
+      c.attrs = axon_fused_batch_norm_attrs{sizeof(axon_fused_batch_norm_attrs), a, activation};
     else
       c.attrs = a;
   };
-  for (const Spec& s : specs) {
+  std::vector<Spec> all = specs;
+  if (side) all.push_back(specs[0]);  // the last one without the activation
+  for (size_t at = 0; at < all.size(); ++at) {
+    const Spec& s = all[at];
+    if (side && at + 1 == all.size()) activation = AXON_ACTIVATION_NONE;
     const int64_t ch = s.x.back();
     const Dims v = {ch};
     const std::string text = std::string(s.training ? "training" : "inference") + " " + dims_text(s.x) +
                              (s.constant_channel ? ", a constant channel" : "") +
-                             (s.factor != 1.0f ? ", exponential_avg_factor 0.4" : "");
+                             (s.factor != 1.0f ? ", exponential_avg_factor 0.4" : "") +
+                             (activation == AXON_ACTIVATION_NONE ? ", no activation" : "");
     HostTensor x = g.floats(s.x, -1.0f, 3.0f);
     if (s.constant_channel)
       for (int64_t i = 1; i < x.numel(); i += ch) x.f32()[i] = 0.75f;
     HostTensor scale = g.floats(v, 0.5f, 1.5f), offset = g.floats(v, -0.5f, 0.5f);
     HostTensor mean = g.floats(v, -0.2f, 0.2f), var = g.floats(v, 0.5f, 2.0f);
     const axon_batch_norm_attrs a{sizeof(axon_batch_norm_attrs), 1e-3f, s.factor, s.training};
+    const HostTensor side_input = g.floats(s.x);
     if (forward) {
       Case& c = g.add(text + (s.outputs == 1 ? ", y only" : ""));
       set_attrs(c, a);
       c.inputs = {x, scale, offset, mean, var};
+      if (side) c.inputs.push_back(side_input);
       c.outputs = {f32(s.x)};
       for (int k = 1; k < s.outputs; ++k) c.outputs.push_back(f32(v));
       judge_all(c, Rule::sum, false);
@@ -777,7 +787,9 @@ void batch_norm_cases(Gen& g, OpId id) {
     HostTensor saved_mean = mean, saved_var = var, y = f32(s.x);
     if (s.x[0] > 0) {
       const axon_fused_batch_norm_attrs fa{sizeof(axon_fused_batch_norm_attrs), a, AXON_ACTIVATION_RELU};
-      const auto out = run_reference(op_schema(OpId::FusedBatchNormEx), {x, scale, offset, mean, var},
+      std::vector<HostTensor> fwd_in = {x, scale, offset, mean, var};
+      if (side) fwd_in.push_back(side_input);
+      const auto out = run_reference(op_schema(side ? OpId::FusedBatchNormAddEx : OpId::FusedBatchNormEx), fwd_in,
                                      {f32(s.x), f32(v), f32(v), f32(v), f32(v)}, &fa);
       if (s.training) saved_mean = out[3], saved_var = out[4];
       y = out[0];
@@ -787,14 +799,17 @@ void batch_norm_cases(Gen& g, OpId id) {
     c.inputs = {g.floats(s.x), x, scale, saved_mean, saved_var};
     if (relu) c.inputs.push_back(y);
     c.outputs = {f32(s.x), f32(v), f32(v)};
+    if (side) c.outputs.push_back(f32(s.x));
     judge_all(c, Rule::sum, false);
   }
+  activation = AXON_ACTIVATION_RELU;
   if (!forward) {  // an empty batch in training: zero sums
     Case& c = g.add("training 0x3x3x2");
     set_attrs(c, {sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1});
     c.inputs = {f32({0, 3, 3, 2}), f32({0, 3, 3, 2}), g.floats({2}), g.floats({2}), g.floats({2}, 0.5f, 2.0f)};
     if (relu) c.inputs.push_back(f32({0, 3, 3, 2}));
     c.outputs = {f32({0, 3, 3, 2}), f32({2}), f32({2})};
+    if (side) c.outputs.push_back(f32({0, 3, 3, 2}));
     judge_all(c, Rule::sum, false);
   }
 }
@@ -1082,7 +1097,9 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::FusedBatchNormV3:
     case OpId::FusedBatchNormGradV3:
     case OpId::FusedBatchNormEx:
-    case OpId::FusedBatchNormGradEx: batch_norm_cases(g, op.id); break;
+    case OpId::FusedBatchNormGradEx:
+    case OpId::FusedBatchNormAddEx:
+    case OpId::FusedBatchNormAddGradEx: batch_norm_cases(g, op.id); break;
     case OpId::DepthwiseConv2dNative:
     case OpId::DepthwiseConv2dNativeBackpropInput:
     case OpId::DepthwiseConv2dNativeBackpropFilter: depthwise_cases(g, op.id); break;

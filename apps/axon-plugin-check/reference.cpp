@@ -62,20 +62,22 @@ namespace {
 
 bool is_batch_norm(OpId id) {
   return id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormGradV3 || id == OpId::FusedBatchNormEx ||
-         id == OpId::FusedBatchNormGradEx;
+         id == OpId::FusedBatchNormGradEx || id == OpId::FusedBatchNormAddEx || id == OpId::FusedBatchNormAddGradEx;
 }
 
 // Batch normalization's results are not sums of products: S is the
 // magnitude B of axon/tolerance_batch_norm.hpp, computed from the inputs
 // (with relu: of the dy that counts, masked by y; relu itself only lowers
-// y's error).
+// y's error). A side input adds its magnitude to y's; its gradient, dy
+// masked, is exact (magnitude 0).
 std::vector<HostTensor> batch_norm_magnitudes(const Case& c) {
   const OpId id = c.op->id;
-  const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx;
-  const bool relu = id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormGradEx;
+  const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormAddEx;
+  const bool side = id == OpId::FusedBatchNormAddEx || id == OpId::FusedBatchNormAddGradEx;
+  const bool fused = id != OpId::FusedBatchNormV3 && id != OpId::FusedBatchNormGradV3;  // fused attrs
   const HostTensor& x = c.inputs[forward ? 0 : 1];
   const auto& a =
-      relu ? std::get<axon_fused_batch_norm_attrs>(c.attrs).batch_norm : std::get<axon_batch_norm_attrs>(c.attrs);
+      fused ? std::get<axon_fused_batch_norm_attrs>(c.attrs).batch_norm : std::get<axon_batch_norm_attrs>(c.attrs);
   const int64_t ch = x.dims.back(), rows = ch > 0 ? x.numel() / ch : 0;
   tol::BatchNormInputs in{};
   in.x = x.f32(), in.rows = rows, in.ch = ch;
@@ -83,14 +85,18 @@ std::vector<HostTensor> batch_norm_magnitudes(const Case& c) {
   in.mean = c.inputs[3].f32(), in.variance = c.inputs[4].f32();
   in.epsilon = a.epsilon, in.exponential_avg_factor = a.exponential_avg_factor, in.training = a.is_training != 0;
   HostTensor dy = c.inputs[0];
-  if (!forward && relu)
+  const bool masks = fused && std::get<axon_fused_batch_norm_attrs>(c.attrs).activation == AXON_ACTIVATION_RELU;
+  if (!forward && masks)
     for (int64_t i = 0; i < dy.numel(); ++i)
       if (!(c.inputs[5].f32()[i] > 0.0f)) dy.f32()[i] = 0.0f;
   const auto b = forward ? tol::batch_norm_magnitudes(in, static_cast<int>(c.outputs.size()))
                          : tol::batch_norm_grad_magnitudes(in, dy.f32());
   std::vector<HostTensor> out = c.outputs;
   for (size_t k = 0; k < out.size(); ++k)
-    for (int64_t i = 0; i < out[k].numel(); ++i) out[k].f32()[i] = static_cast<float>(b[k][static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < out[k].numel(); ++i)
+      out[k].f32()[i] = k < b.size() ? static_cast<float>(b[k][static_cast<size_t>(i)]) : 0.0f;
+  if (side && forward)
+    for (int64_t i = 0; i < out[0].numel(); ++i) out[0].f32()[i] += std::fabs(c.inputs[5].f32()[i]);
   return out;
 }
 

@@ -79,6 +79,12 @@ void register_layers() {
         &train_relu, 2 * xb, 0);
     add("_FusedBatchNormGradEx/training/" + s, "_FusedBatchNormGradEx", {x, x, {c}, {c}, {c}, x}, {x, {c}, {c}},
         &train_relu, 4 * xb, 0);
+    // With a residual branch too (ABI 2.1): against FusedBatchNormV3 + AddN + Relu and ReluGrad +
+    // FusedBatchNormGradV3. Bytes: the tensors each reads and writes once.
+    add("_FusedBatchNormAddEx/training/" + s, "_FusedBatchNormAddEx", {x, {c}, {c}, {c}, {c}, x},
+        {x, {c}, {c}, {c}, {c}}, &train_relu, 3 * xb, 0);
+    add("_FusedBatchNormAddGradEx/training/" + s, "_FusedBatchNormAddGradEx", {x, x, {c}, {c}, {c}, x},
+        {x, {c}, {c}, x}, &train_relu, 5 * xb, 0);
     add("Relu/" + s, "Relu", {x}, {x}, nullptr, 2 * xb, 0);
     // A residual block's gradient: the two branches' gradients of one tensor summed.
     add("AddN/2/" + s, "AddN", {x, x}, {x}, nullptr, 3 * xb, 0);

@@ -13,7 +13,9 @@ bool lowerable(OpId op) {
     case OpId::FusedReluGradBiasAddGrad:
     case OpId::SparseCategoricalAccuracy:
     case OpId::FusedBatchNormEx:
-    case OpId::FusedBatchNormGradEx: return true;
+    case OpId::FusedBatchNormGradEx:
+    case OpId::FusedBatchNormAddEx:
+    case OpId::FusedBatchNormAddGradEx: return true;
     default: return false;
   }
 }
@@ -72,6 +74,35 @@ void run_lowered(const OpCall& call, Device& device) {
         ops::relu_grad(in0, *call.inputs[5], d, layer);
       }
       ops::fused_batch_norm_grad(d, *call.inputs[1], *call.inputs[2], *call.inputs[3], *call.inputs[4],
+                                 *call.outputs[0], *call.outputs[1], *call.outputs[2], a.batch_norm, layer);
+      return;
+    }
+    case OpId::FusedBatchNormAddEx: {
+      const auto& a = *static_cast<const axon_fused_batch_norm_attrs*>(call.attrs);
+      Tensor& y = *call.outputs[0];
+      const bool relu = a.activation == AXON_ACTIVATION_RELU;
+      // The normalised values and, with relu, their sum go to temporaries
+      // (neither AddN nor Relu promises to run in place).
+      Tensor z = scratch_like(y), sum = relu ? scratch_like(y) : y;
+      const Tensor &scale = *call.inputs[1], &offset = *call.inputs[2], &mean = *call.inputs[3],
+                   &variance = *call.inputs[4];
+      if (call.outputs.size() == 1)
+        ops::fused_batch_norm(in0, scale, offset, mean, variance, z, a.batch_norm, layer);
+      else
+        ops::fused_batch_norm_training(in0, scale, offset, mean, variance, z, *call.outputs[1], *call.outputs[2],
+                                       *call.outputs[3], *call.outputs[4], a.batch_norm, layer);
+      ops::add_n({&z, call.inputs[5]}, sum, layer);
+      if (relu) ops::relu(sum, y, layer);
+      return;
+    }
+    case OpId::FusedBatchNormAddGradEx: {
+      const auto& a = *static_cast<const axon_fused_batch_norm_attrs*>(call.attrs);
+      Tensor& side = *call.outputs[3];
+      if (a.activation == AXON_ACTIVATION_RELU)
+        ops::relu_grad(in0, *call.inputs[5], side, layer);
+      else
+        ops::identity(in0, side, layer);
+      ops::fused_batch_norm_grad(side, *call.inputs[1], *call.inputs[2], *call.inputs[3], *call.inputs[4],
                                  *call.outputs[0], *call.outputs[1], *call.outputs[2], a.batch_norm, layer);
       return;
     }

@@ -447,6 +447,30 @@ void fused_batch_norm_relu_grad(const Tensor& dy, const Tensor& x, const Tensor&
   call<OpId::FusedBatchNormGradEx>(layer, in(&dy, &x, &scale, &reserve_space_1, &reserve_space_2, &y),
                                    out(&dx, &scale_backprop, &offset_backprop), &f);
 }
+void fused_batch_norm_add_relu(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                               const Tensor& variance, const Tensor& side_input, Tensor& y,
+                               const axon_batch_norm_attrs& a, const std::string& layer) {
+  const axon_fused_batch_norm_attrs f = fused_batch_norm_relu_attrs(a);
+  call<OpId::FusedBatchNormAddEx>(layer, in(&x, &scale, &offset, &mean, &variance, &side_input), out(&y), &f);
+}
+void fused_batch_norm_add_relu_training(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                                        const Tensor& variance, const Tensor& side_input, Tensor& y,
+                                        Tensor& batch_mean, Tensor& batch_variance, Tensor& reserve_space_1,
+                                        Tensor& reserve_space_2, const axon_batch_norm_attrs& a,
+                                        const std::string& layer) {
+  const axon_fused_batch_norm_attrs f = fused_batch_norm_relu_attrs(a);
+  call<OpId::FusedBatchNormAddEx>(layer, in(&x, &scale, &offset, &mean, &variance, &side_input),
+                                  out(&y, &batch_mean, &batch_variance, &reserve_space_1, &reserve_space_2), &f);
+}
+void fused_batch_norm_add_relu_grad(const Tensor& dy, const Tensor& x, const Tensor& scale,
+                                    const Tensor& reserve_space_1, const Tensor& reserve_space_2, const Tensor& y,
+                                    Tensor& dx, Tensor& scale_backprop, Tensor& offset_backprop,
+                                    Tensor& side_input_backprop, const axon_batch_norm_attrs& a,
+                                    const std::string& layer) {
+  const axon_fused_batch_norm_attrs f = fused_batch_norm_relu_attrs(a);
+  call<OpId::FusedBatchNormAddGradEx>(layer, in(&dy, &x, &scale, &reserve_space_1, &reserve_space_2, &y),
+                                      out(&dx, &scale_backprop, &offset_backprop, &side_input_backprop), &f);
+}
 void moving_average(Tensor& var, const Tensor& value, float momentum, float weight, const std::string& layer) {
   axon_moving_average_attrs a{};
   a.struct_size = sizeof a;

@@ -1,7 +1,9 @@
 // FusedBatchNormV3 and FusedBatchNormGradV3 over the last dimension of x,
 // seen as [rows, C] whatever its rank, and _FusedBatchNormEx /
 // _FusedBatchNormGradEx, the same with relu (applied as y is written; dy
-// masked by relu's output as it is read). Memory-bound: the forward reads x
+// masked by relu's output as it is read), and _FusedBatchNormAddEx /
+// _FusedBatchNormAddGradEx with a residual branch added before the relu
+// (its gradient written by the first pass). Memory-bound: the forward reads x
 // twice (the statistics, then y) and writes y once; the gradient reads dy and
 // x twice and writes dx once. Per-channel sums are taken in double over
 // blocks of rows summed in float, channels in the vector lanes and rows in
@@ -37,11 +39,13 @@ constexpr int64_t kShiftRows = 8;
 // row's whole cache line (AVX2) in one pass over the rows instead of two.
 // Same: b is a and b_shift a_shift (the forward's variance), so b - b_shift
 // is a - a_shift already (one load and one subtraction fewer, the same bits).
-template <int W, int NV, bool Masked, bool Same>
+// Store: a, masked, is also written to a_out (the side input's gradient of
+// _FusedBatchNormAddGradEx, which the second pass then reads unmasked).
+template <int W, int NV, bool Masked, bool Same, bool Store>
 __attribute__((always_inline)) inline void channel_sums_block(const float* a, const float* b, const float* mask,
-                                                               int64_t r0, int64_t r1, int64_t ch, int64_t c0,
-                                                               const float* a_shift, const float* b_shift, double* s1,
-                                                               double* s2) {
+                                                               float* a_out, int64_t r0, int64_t r1, int64_t ch,
+                                                               int64_t c0, const float* a_shift, const float* b_shift,
+                                                               double* s1, double* s2) {
   using F = typename simd::Vec<W>::f;
   using Half = typename simd::Vec<W / 2>::f;
   using D = typename simd::DoubleVec<W / 2>::d;
@@ -58,6 +62,7 @@ __attribute__((always_inline)) inline void channel_sums_block(const float* a, co
     for (int j = 0; j < NV; ++j) {
       F av = simd::load<F>(a + i * ch + c0 + j * W);
       if constexpr (Masked) av = simd::load<F>(mask + i * ch + c0 + j * W) > F{} ? av : F{};
+      if constexpr (Store) simd::store<F>(a_out + i * ch + c0 + j * W, av);
       const F da = av - as[j];
       f1[j] += da;
       if constexpr (Same)
@@ -110,15 +115,16 @@ __attribute__((always_inline)) inline void channel_sums_block(const float* a, co
 // lane does the same float operations in the same order on every
 // instruction set, the scalar remainder too (blocks start at r0, which the
 // caller's chunks fix by the shape).
-template <int W, bool Masked, bool Same>
+template <int W, bool Masked, bool Same, bool Store>
 __attribute__((always_inline)) inline void channel_sums_rows(const float* a, const float* b, const float* mask,
-                                                              int64_t r0, int64_t r1, int64_t ch, const float* a_shift,
-                                                              const float* b_shift, double* s1, double* s2) {
+                                                              float* a_out, int64_t r0, int64_t r1, int64_t ch,
+                                                              const float* a_shift, const float* b_shift, double* s1,
+                                                              double* s2) {
   int64_t c0 = 0;
   for (; c0 + 2 * W <= ch; c0 += 2 * W)
-    channel_sums_block<W, 2, Masked, Same>(a, b, mask, r0, r1, ch, c0, a_shift, b_shift, s1, s2);
+    channel_sums_block<W, 2, Masked, Same, Store>(a, b, mask, a_out, r0, r1, ch, c0, a_shift, b_shift, s1, s2);
   for (; c0 + W <= ch; c0 += W)
-    channel_sums_block<W, 1, Masked, Same>(a, b, mask, r0, r1, ch, c0, a_shift, b_shift, s1, s2);
+    channel_sums_block<W, 1, Masked, Same, Store>(a, b, mask, a_out, r0, r1, ch, c0, a_shift, b_shift, s1, s2);
   for (; c0 < ch; ++c0) {
     double t1 = 0.0, t2 = 0.0;
     for (int64_t r = r0; r < r1; r += kFloatBlockRows) {
@@ -127,6 +133,7 @@ __attribute__((always_inline)) inline void channel_sums_rows(const float* a, con
       for (int64_t i = r; i < end; ++i) {
         float av = a[i * ch + c0];
         if constexpr (Masked) av = mask[i * ch + c0] > 0.0f ? av : 0.0f;
+        if constexpr (Store) a_out[i * ch + c0] = av;
         const float da = av - a_shift[c0], db = b[i * ch + c0] - b_shift[c0];
         f1 += da;
         f2 += da * db;
@@ -140,35 +147,45 @@ __attribute__((always_inline)) inline void channel_sums_rows(const float* a, con
 }
 template <int W>
 __attribute__((always_inline)) inline void channel_sums_body(const float* a, const float* b, const float* mask,
-                                                              int64_t r0, int64_t r1, int64_t ch, const float* a_shift,
-                                                              const float* b_shift, double* s1, double* s2) {
-  if (mask != nullptr) return channel_sums_rows<W, true, false>(a, b, mask, r0, r1, ch, a_shift, b_shift, s1, s2);
+                                                              float* a_out, int64_t r0, int64_t r1, int64_t ch,
+                                                              const float* a_shift, const float* b_shift, double* s1,
+                                                              double* s2) {
+  if (mask != nullptr && a_out != nullptr)
+    return channel_sums_rows<W, true, false, true>(a, b, mask, a_out, r0, r1, ch, a_shift, b_shift, s1, s2);
+  if (mask != nullptr)
+    return channel_sums_rows<W, true, false, false>(a, b, mask, nullptr, r0, r1, ch, a_shift, b_shift, s1, s2);
+  if (a_out != nullptr)
+    return channel_sums_rows<W, false, false, true>(a, b, nullptr, a_out, r0, r1, ch, a_shift, b_shift, s1, s2);
   if (a == b && a_shift == b_shift)
-    return channel_sums_rows<W, false, true>(a, b, nullptr, r0, r1, ch, a_shift, b_shift, s1, s2);
-  channel_sums_rows<W, false, false>(a, b, nullptr, r0, r1, ch, a_shift, b_shift, s1, s2);
+    return channel_sums_rows<W, false, true, false>(a, b, nullptr, nullptr, r0, r1, ch, a_shift, b_shift, s1, s2);
+  channel_sums_rows<W, false, false, false>(a, b, nullptr, nullptr, r0, r1, ch, a_shift, b_shift, s1, s2);
 }
 
 AXON_CPU_DISPATCH(channel_sums,
-                  (const float* a, const float* b, const float* mask, int64_t r0, int64_t r1, int64_t ch,
+                  (const float* a, const float* b, const float* mask, float* a_out, int64_t r0, int64_t r1, int64_t ch,
                    const float* a_shift, const float* b_shift, double* s1, double* s2),
-                  (a, b, mask, r0, r1, ch, a_shift, b_shift, s1, s2))
+                  (a, b, mask, a_out, r0, r1, ch, a_shift, b_shift, s1, s2))
 
 // out = ((x - m) * k + o) or, with dy, (k * ((dy - o) - (x - m) * q)), per
 // channel constants, rows [r0, r1); each lane's float operations are the same
-// on every instruction set. With relu the forward's result is max(out, 0)
-// (NaN -> 0, as Relu), and the gradient's dy is 0 where relu's output (mask)
+// on every instruction set. The forward adds the side input if there is one
+// (a residual branch: AddN's sum), and with relu its result is max(out, 0)
+// (NaN -> 0, as Relu); the gradient's dy is 0 where relu's output (mask)
 // is not positive (as ReluGrad): the bits of the separate ops.
 struct Affine {
   const float *m, *k, *o, *q;  // q null: the forward form
   bool relu = false;           // forward: relu on the result
   const float* mask = nullptr;  // gradient: relu's output, dy masked where it is not positive
+  const float* side = nullptr;  // forward: [rows, ch] added before relu
 };
 
 // One element or vector of each form (T a float or a vector of floats): the
-// forward's y, with relu if asked, and the gradient's dx from dy already masked.
-template <bool Relu, class T>
-__attribute__((always_inline)) inline T affine_forward(T x, T m, T k, T o) {
-  const T v = (x - m) * k + o;
+// forward's y, with the side input and relu if asked, and the gradient's dx
+// from dy already masked.
+template <bool Relu, bool Side, class T>
+__attribute__((always_inline)) inline T affine_forward(T x, T m, T k, T o, [[maybe_unused]] const float* side) {
+  T v = (x - m) * k + o;
+  if constexpr (Side) v = v + simd::load<T>(side);
   if constexpr (Relu) return v > T{} ? v : T{};  // NaN -> 0, as Relu
   return v;
 }
@@ -177,7 +194,7 @@ __attribute__((always_inline)) inline T affine_gradient(T x, T g, T m, T k, T o,
   return k * ((g - o) - (x - m) * q);
 }
 
-template <int W, bool Relu, bool Masked>
+template <int W, bool Relu, bool Masked, bool Side>
 __attribute__((always_inline)) inline void affine_rows_of(const float* x, const float* dy, const Affine& f, int64_t r0,
                                                            int64_t r1, int64_t ch, float* out) {
   using F = typename simd::Vec<W>::f;
@@ -188,7 +205,7 @@ __attribute__((always_inline)) inline void affine_rows_of(const float* x, const 
       const F xv = simd::load<F>(x + base + c0), m = simd::load<F>(f.m + c0), k = simd::load<F>(f.k + c0),
               o = simd::load<F>(f.o + c0);
       if (f.q == nullptr) {
-        simd::store<F>(out + base + c0, affine_forward<Relu>(xv, m, k, o));
+        simd::store<F>(out + base + c0, affine_forward<Relu, Side>(xv, m, k, o, f.side + base + c0));
       } else {
         F g = simd::load<F>(dy + base + c0);
         if constexpr (Masked) g = simd::load<F>(f.mask + base + c0) > F{} ? g : F{};
@@ -197,7 +214,7 @@ __attribute__((always_inline)) inline void affine_rows_of(const float* x, const 
     }
     for (; c0 < ch; ++c0) {
       if (f.q == nullptr) {
-        out[base + c0] = affine_forward<Relu>(x[base + c0], f.m[c0], f.k[c0], f.o[c0]);
+        out[base + c0] = affine_forward<Relu, Side>(x[base + c0], f.m[c0], f.k[c0], f.o[c0], f.side + base + c0);
       } else {
         float g = dy[base + c0];
         if constexpr (Masked) g = f.mask[base + c0] > 0.0f ? g : 0.0f;
@@ -210,7 +227,7 @@ __attribute__((always_inline)) inline void affine_rows_of(const float* x, const 
 // The same where a row is exactly NV vectors: the per-channel constants are
 // loaded once, not once a row (reloading them kept the load ports busier
 // than the data: 28x28x16 inference at batch 64, AVX2, 112 -> 47 us).
-template <int W, int NV, bool Relu, bool Masked>
+template <int W, int NV, bool Relu, bool Masked, bool Side>
 __attribute__((always_inline)) inline void affine_rows_fixed(const float* x, const float* dy, const Affine& f,
                                                               int64_t r0, int64_t r1, float* out) {
   using F = typename simd::Vec<W>::f;
@@ -225,7 +242,8 @@ __attribute__((always_inline)) inline void affine_rows_fixed(const float* x, con
   if (f.q == nullptr) {
     for (int64_t r = r0; r < r1; ++r)
       for (int j = 0; j < NV; ++j)
-        simd::store<F>(out + r * ch + j * W, affine_forward<Relu>(simd::load<F>(x + r * ch + j * W), m[j], k[j], o[j]));
+        simd::store<F>(out + r * ch + j * W, affine_forward<Relu, Side>(simd::load<F>(x + r * ch + j * W), m[j], k[j],
+                                                                         o[j], f.side + r * ch + j * W));
     return;
   }
   for (int64_t r = r0; r < r1; ++r)
@@ -237,19 +255,21 @@ __attribute__((always_inline)) inline void affine_rows_fixed(const float* x, con
     }
 }
 
-template <int W, bool Relu, bool Masked>
+template <int W, bool Relu, bool Masked, bool Side = false>
 __attribute__((always_inline)) inline void affine_rows_any(const float* x, const float* dy, const Affine& f,
                                                             int64_t r0, int64_t r1, int64_t ch, float* out) {
-  if (ch == W) return affine_rows_fixed<W, 1, Relu, Masked>(x, dy, f, r0, r1, out);
-  if (ch == 2 * W) return affine_rows_fixed<W, 2, Relu, Masked>(x, dy, f, r0, r1, out);
-  if (ch == 4 * W) return affine_rows_fixed<W, 4, Relu, Masked>(x, dy, f, r0, r1, out);
-  if (ch == 8 * W) return affine_rows_fixed<W, 8, Relu, Masked>(x, dy, f, r0, r1, out);
-  affine_rows_of<W, Relu, Masked>(x, dy, f, r0, r1, ch, out);
+  if (ch == W) return affine_rows_fixed<W, 1, Relu, Masked, Side>(x, dy, f, r0, r1, out);
+  if (ch == 2 * W) return affine_rows_fixed<W, 2, Relu, Masked, Side>(x, dy, f, r0, r1, out);
+  if (ch == 4 * W) return affine_rows_fixed<W, 4, Relu, Masked, Side>(x, dy, f, r0, r1, out);
+  if (ch == 8 * W) return affine_rows_fixed<W, 8, Relu, Masked, Side>(x, dy, f, r0, r1, out);
+  affine_rows_of<W, Relu, Masked, Side>(x, dy, f, r0, r1, ch, out);
 }
 
 template <int W>
 __attribute__((always_inline)) inline void affine_rows_body(const float* x, const float* dy, const Affine& f,
                                                              int64_t r0, int64_t r1, int64_t ch, float* out) {
+  if (f.side != nullptr && f.relu) return affine_rows_any<W, true, false, true>(x, dy, f, r0, r1, ch, out);
+  if (f.side != nullptr) return affine_rows_any<W, false, false, true>(x, dy, f, r0, r1, ch, out);
   if (f.relu) return affine_rows_any<W, true, false>(x, dy, f, r0, r1, ch, out);
   if (f.mask != nullptr) return affine_rows_any<W, false, true>(x, dy, f, r0, r1, ch, out);
   affine_rows_any<W, false, false>(x, dy, f, r0, r1, ch, out);
@@ -260,14 +280,15 @@ AXON_CPU_DISPATCH(affine_rows,
                   (x, dy, f, r0, r1, ch, out))
 
 // The per-channel totals of channel_sums over all rows: chunk partials in
-// scratch, added in chunk order. t1, t2: [ch] doubles.
-void total_sums(CpuDevice& d, const float* a, const float* b, const float* mask, int64_t rows, int64_t ch,
-                const float* a_shift, const float* b_shift, double* t1, double* t2) {
+// scratch, added in chunk order. t1, t2: [ch] doubles; a_out: see
+// channel_sums_block.
+void total_sums(CpuDevice& d, const float* a, const float* b, const float* mask, float* a_out, int64_t rows,
+                int64_t ch, const float* a_shift, const float* b_shift, double* t1, double* t2) {
   const int64_t per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, per_chunk);
   double* acc = d.partials_f64(static_cast<size_t>(std::max<int64_t>(chunks, 1) * 2 * ch));
   d.pool().for_ranges(rows, per_chunk, rows * ch >= kSerialElements, [&](int, int64_t r0, int64_t r1) {
     double* part = acc + (r0 / per_chunk) * 2 * ch;
-    channel_sums(a, b, mask, r0, r1, ch, a_shift, b_shift, part, part + ch);
+    channel_sums(a, b, mask, a_out, r0, r1, ch, a_shift, b_shift, part, part + ch);
   });
   for (int64_t c = 0; c < ch; ++c) {
     double s1 = 0.0, s2 = 0.0;
@@ -301,8 +322,9 @@ struct ChannelScratch {
 
 // TensorFlow's FusedBatchNormV3 (the reference plugin's kernels_layers.cpp
 // states the semantics); y = (x - mean) * (scale / sqrt(var + epsilon)) + offset,
-// and with relu (_FusedBatchNormEx) max(y, 0) in the same pass.
-void batch_norm(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& a, bool relu) {
+// plus the side input (_FusedBatchNormAddEx) and with relu (_FusedBatchNormEx)
+// max(y, 0) in the same pass.
+void batch_norm(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& a, bool relu, const float* side) {
   TensorRef x = c.input(0), y = c.output(0);
   const int64_t ch = x.dim(-1), rows = ch > 0 ? x.numel() / ch : 0;
   if (ch == 0) return;
@@ -323,7 +345,7 @@ void batch_norm(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& 
       for (int64_t r = 0; r < first; ++r) t += xp[r * ch + k];
       shift[k] = static_cast<float>(t / double(first));
     }
-    total_sums(d, xp, xp, nullptr, rows, ch, shift, shift, mean, sq);
+    total_sums(d, xp, xp, nullptr, nullptr, rows, ch, shift, shift, mean, sq);
     for (int64_t k = 0; k < ch; ++k) {
       const double m = mean[k] / double(rows);  // the mean of x - shift
       mean[k] = shift[k] + m;
@@ -338,7 +360,7 @@ void batch_norm(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& 
       m[i] = static_cast<float>(mean[i]);
       k[i] = static_cast<float>(scale[i] / std::sqrt(var[i] + double(a.epsilon)));
     }
-    affine(d, xp, nullptr, Affine{m, k, offset, nullptr, relu}, rows, ch, y.data<float>());
+    affine(d, xp, nullptr, Affine{m, k, offset, nullptr, relu, nullptr, side}, rows, ch, y.data<float>());
   }
   if (c.num_outputs() == 1) return;
   float* batch_mean = c.output(1).data<float>();
@@ -367,8 +389,11 @@ void batch_norm(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& 
 // sum(dy (x - mean)), one for dx = scale r ((dy - mean(dy)) - (x - mean) q)
 // with q = r^2 mean(dy (x - mean)) in training, 0 in inference. With relu
 // (_FusedBatchNormGradEx) dy is masked by relu's output in both passes, so
-// ReluGrad's output is never written.
-void batch_norm_grad(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& a, const float* mask) {
+// ReluGrad's output is never written. With a side input's gradient to write
+// (_FusedBatchNormAddGradEx: dy, masked with relu) the first pass writes it
+// and the second reads it in place of dy.
+void batch_norm_grad(CpuDevice& d, const KernelCall& c, const axon_batch_norm_attrs& a, const float* mask,
+                     float* side_grad) {
   TensorRef dy = c.input(0), x = c.input(1), dx = c.output(0);
   const int64_t ch = x.dim(-1), rows = ch > 0 ? x.numel() / ch : 0;
   if (ch == 0) return;
@@ -381,7 +406,8 @@ void batch_norm_grad(CpuDevice& d, const KernelCall& c, const axon_batch_norm_at
   double *sum_dy = s.dbl(0), *sum_dy_xc = s.dbl(1);
   float* zero = s.flt(4);
   for (int64_t k = 0; k < ch; ++k) zero[k] = 0.0f, sum_dy[k] = 0.0, sum_dy_xc[k] = 0.0;
-  if (rows > 0) total_sums(d, g, xp, mask, rows, ch, zero, mean, sum_dy, sum_dy_xc);  // no rows: zero sums
+  if (rows > 0) total_sums(d, g, xp, mask, side_grad, rows, ch, zero, mean, sum_dy, sum_dy_xc);  // no rows: zero sums
+  if (side_grad != nullptr) g = side_grad, mask = nullptr;
   float* dscale = c.output(1).data<float>();
   float* doffset = c.output(2).data<float>();
   float *m = s.flt(0), *k = s.flt(1), *o = s.flt(2), *q = s.flt(3);
@@ -397,17 +423,29 @@ void batch_norm_grad(CpuDevice& d, const KernelCall& c, const axon_batch_norm_at
   if (rows > 0) affine(d, xp, g, Affine{m, k, o, q, false, mask}, rows, ch, dx.data<float>());
 }
 
-void fused_batch_norm(CpuDevice& d, const KernelCall& c) { batch_norm(d, c, c.attrs<axon_batch_norm_attrs>(), false); }
+void fused_batch_norm(CpuDevice& d, const KernelCall& c) {
+  batch_norm(d, c, c.attrs<axon_batch_norm_attrs>(), false, nullptr);
+}
 void fused_batch_norm_grad(CpuDevice& d, const KernelCall& c) {
-  batch_norm_grad(d, c, c.attrs<axon_batch_norm_attrs>(), nullptr);
+  batch_norm_grad(d, c, c.attrs<axon_batch_norm_attrs>(), nullptr, nullptr);
 }
 void fused_batch_norm_ex(CpuDevice& d, const KernelCall& c) {
   const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
-  batch_norm(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU);
+  batch_norm(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU, nullptr);
 }
 void fused_batch_norm_grad_ex(CpuDevice& d, const KernelCall& c) {
   const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
-  batch_norm_grad(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU ? c.input(5).data<float>() : nullptr);
+  batch_norm_grad(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU ? c.input(5).data<float>() : nullptr,
+                  nullptr);
+}
+void fused_batch_norm_add_ex(CpuDevice& d, const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  batch_norm(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU, c.input(5).data<float>());
+}
+void fused_batch_norm_add_grad_ex(CpuDevice& d, const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  batch_norm_grad(d, c, a.batch_norm, a.activation == AXON_ACTIVATION_RELU ? c.input(5).data<float>() : nullptr,
+                  c.output(3).data<float>());
 }
 
 }  // namespace
@@ -417,6 +455,8 @@ void add_batch_norm_kernels(sdk::KernelTable& t) {
   add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
   add<OpId::FusedBatchNormEx, fused_batch_norm_ex>(t);
   add<OpId::FusedBatchNormGradEx, fused_batch_norm_grad_ex>(t);
+  add<OpId::FusedBatchNormAddEx, fused_batch_norm_add_ex>(t);
+  add<OpId::FusedBatchNormAddGradEx, fused_batch_norm_add_grad_ex>(t);
 }
 
 }  // namespace axon::cpu

@@ -1,5 +1,5 @@
-// The CUDA kernel library's ops of ABI 1.4 (and 1.5's batch normalization
-// with relu) through its own kernel table and
+// The CUDA kernel library's ops of ABI 1.4 (and the batch normalization with
+// relu of 1.5, with a side input of 2.1) through its own kernel table and
 // op wrappers (activations.cpp, tensor_ops.cpp, batch_norm.cpp,
 // pool_activation.cpp) on the fake CUDA libraries, the device code replaced
 // by host loops over the same per-element arithmetic (fake_launch.cpp,
@@ -288,6 +288,66 @@ TEST_CASE("_FusedBatchNormEx and its gradient equal FusedBatchNormV3 then relu, 
     CHECK(sb.data == want_sb.data);
     CHECK(ob.data == want_ob.data);
   }
+}
+
+// Tolerance 0 against the compositions: the fused passes do the same float
+// operations in the same order (normalize, add the side input, relu; dy
+// masked, then the same sums), so any difference is a bug, not rounding.
+TEST_CASE("_FusedBatchNormAddEx and its gradient equal FusedBatchNormV3, the side input added, then relu, and "
+          "FusedBatchNormGradV3 of ReluGrad's dy") {
+  axon::fake::reset();
+  Device d(0);
+  const std::vector<int64_t> s = {2, 3, 4, 5}, ch = {5};
+  Tensor x(s, kBnX), dy(s, kBnDy), scale(ch, kBnScale), offset(ch, kBnOffset), mean(ch, kBnMean), var(ch, kBnVariance);
+  Tensor side(s, 0.25f);  // -1.5 .. 1.5: moves values across relu's kink both ways
+  for (int training : {1, 0})
+    for (int32_t act : {AXON_ACTIVATION_RELU, AXON_ACTIVATION_NONE}) {
+      const bool relu = act == AXON_ACTIVATION_RELU;
+      INFO((training ? "training" : "inference") << (relu ? ", relu" : ", no activation"));
+      const axon_batch_norm_attrs a{sizeof(axon_batch_norm_attrs), 0.001f, 1.f, training};
+      const axon_fused_batch_norm_attrs fa{sizeof(axon_fused_batch_norm_attrs), a, act};
+      Tensor y(s), bm(ch), bv(ch), r1(ch), r2(ch), plain(s), pbm(ch), pbv(ch), pr1(ch), pr2(ch);
+      REQUIRE(run(d, "_FusedBatchNormAddEx", {&x, &scale, &offset, &mean, &var, &side}, {&y, &bm, &bv, &r1, &r2},
+                  &fa)
+                  .message == "");
+      REQUIRE(run(d, "FusedBatchNormV3", {&x, &scale, &offset, &mean, &var}, {&plain, &pbm, &pbv, &pr1, &pr2}, &a)
+                  .message == "");
+      // The composition: AddN(plain, side), then Relu; z keeps the sum's signs.
+      Tensor z(s, plain.data);
+      size_t cut = 0, flipped = 0;
+      for (size_t i = 0; i < z.data.size(); ++i) {
+        z.data[i] = plain.data[i] + side.data[i];
+        const float want = relu ? (z.data[i] > 0.f ? z.data[i] : 0.f) : z.data[i];
+        INFO("y[" << i << "]: " << y.data[i] << ", want " << want);
+        CHECK(y.data[i] == want);
+        cut += z.data[i] <= 0.f;
+        flipped += (plain.data[i] > 0.f) != (z.data[i] > 0.f);
+      }
+      CHECK(cut > 0);      // relu had work to do
+      CHECK(flipped > 0);  // and the side input, added before it, changed its choice
+      CHECK(bm.data == pbm.data);
+      CHECK(bv.data == pbv.data);
+      CHECK(r1.data == pr1.data);
+      CHECK(r2.data == pr2.data);
+      // The gradient, with the forward's y (zeros and positives under relu)
+      // and with z (both signs, no exact zeros).
+      for (Tensor* y_in : {&y, &z}) {
+        Tensor masked(s, dy.data);  // ReluGrad(dy, y): dy where y > 0; dy itself without relu
+        if (relu)
+          for (size_t i = 0; i < masked.data.size(); ++i)
+            if (!(y_in->data[i] > 0.f)) masked.data[i] = 0.f;
+        Tensor dx(s), sb(ch), ob(ch), sib(s), want_dx(s), want_sb(ch), want_ob(ch);
+        REQUIRE(run(d, "_FusedBatchNormAddGradEx", {&dy, &x, &scale, &r1, &r2, y_in}, {&dx, &sb, &ob, &sib}, &fa)
+                    .message == "");
+        REQUIRE(run(d, "FusedBatchNormGradV3", {&masked, &x, &scale, &r1, &r2}, {&want_dx, &want_sb, &want_ob}, &a)
+                    .message == "");
+        CHECK(sib.data == masked.data);
+        if (!relu) CHECK(sib.data == dy.data);
+        CHECK(dx.data == want_dx.data);
+        CHECK(sb.data == want_sb.data);
+        CHECK(ob.data == want_ob.data);
+      }
+    }
 }
 
 TEST_CASE("AvgPool and AvgPoolGrad through the plugin's kernels agree with TensorFlow") {

@@ -207,7 +207,8 @@ void compare(const std::string& op, size_t index, const std::vector<unsigned cha
   std::memcpy(g.data(), got_bytes.data(), g.size() * sizeof(float));
   const axon::OpSchema* schema = axon::find_op(op.c_str());
   // Keras' optimizers, clipping and weight decay (ABI 1.6) and losses (ABI 1.7).
-  const bool keras_op = schema != nullptr && (schema->abi_minor == 6 || schema->abi_minor == 7);
+  const bool keras_op =
+      schema != nullptr && schema->added.major == 1 && (schema->added.minor == 6 || schema->added.minor == 7);
   const bool ops_rule = op == "SparseSoftmaxCrossEntropyWithLogits" || op == "ApplyAdam" || keras_op;
   auto allowed = [&](size_t i) {
     return ops_rule ? axon::test::tol::ops_allowed(s[i]) : axon::test::tol::sum_allowed(w[i], s[i], g_sum_ulps);

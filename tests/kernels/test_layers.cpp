@@ -17,6 +17,7 @@
 
 #include <axon/tolerance_batch_norm.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -306,6 +307,72 @@ TEST_CASE("_FusedBatchNormEx and _FusedBatchNormGradEx (relu): CPU matches the r
   }
 }
 
+TEST_CASE("_FusedBatchNormAddEx and _FusedBatchNormAddGradEx: CPU matches the reference and its own separate ops",
+          "[layers][fused][cpu]") {
+  std::mt19937 rng(408);
+  for (const int32_t activation : {AXON_ACTIVATION_RELU, AXON_ACTIVATION_NONE}) {
+    for (const BnCase& c : bn_cases()) {
+      INFO("x " << shape_str(c.x) << (c.training ? " training" : " inference") << ", exponential_avg_factor "
+                << c.factor << ", activation " << activation);
+      const axon_batch_norm_attrs a = bn_attrs(c);
+      const axon_fused_batch_norm_attrs fa{sizeof(axon_fused_batch_norm_attrs), a, activation};
+      const BnInputs in = bn_inputs(rng, c);
+      const HostTensor side{c.x, random_floats(rng, numel(c.x))};
+      const std::vector<HostTensor> inputs{in.x, in.scale, in.offset, in.mean, in.var, side};
+      const auto want = run_host(ref(), "_FusedBatchNormAddEx", inputs, bn_output_dims(c), &fa);
+      const auto got = run_host(cpu(), "_FusedBatchNormAddEx", inputs, bn_output_dims(c), &fa);
+      auto b = axon::tol::batch_norm_magnitudes(magnitude_inputs(in.x, in.scale, &in.offset, in.mean, in.var, a),
+                                                c.outputs());
+      for (size_t i = 0; i < b[0].size(); ++i) b[0][i] += std::fabs(side.values[i]);  // the side input's term
+      for (int k = 0; k < c.outputs(); ++k) {
+        const size_t i = static_cast<size_t>(k);
+        const Comparison r = compare_with(got[i], want[i], b[i]);
+        INFO("output " << k << ": " << r.report);
+        CHECK(r.ok);
+      }
+      // The CPU's FusedBatchNormV3, AddN (side input second, as the ResNet's
+      // Add has it) and Relu: the same bits.
+      auto separate = run_host(cpu(), "FusedBatchNormV3", {in.x, in.scale, in.offset, in.mean, in.var},
+                               bn_output_dims(c), &a);
+      separate[0] = run_host(cpu(), "AddN", {HostTensor{c.x, separate[0]}, side}, {c.x})[0];
+      if (activation == AXON_ACTIVATION_RELU)
+        separate[0] = run_host(cpu(), "Relu", {HostTensor{c.x, separate[0]}}, {c.x})[0];
+      for (size_t k = 0; k < got.size(); ++k) {
+        INFO("forward output " << k << " against FusedBatchNormV3 + AddN + Relu");
+        CHECK(compare_exact(got[k], separate[k]).ok);
+      }
+
+      const HostTensor mean = c.training ? HostTensor{{c.x.back()}, want[3]} : in.mean;
+      const HostTensor var = c.training ? HostTensor{{c.x.back()}, want[4]} : in.var;
+      const HostTensor dy{c.x, random_floats(rng, numel(c.x))}, y{c.x, got[0]};
+      const std::vector<HostTensor> grad_in{dy, in.x, in.scale, mean, var, y};
+      const std::vector<std::vector<int64_t>> grad_out{c.x, {c.x.back()}, {c.x.back()}, c.x};
+      const auto gwant = run_host(ref(), "_FusedBatchNormAddGradEx", grad_in, grad_out, &fa);
+      const auto ggot = run_host(cpu(), "_FusedBatchNormAddGradEx", grad_in, grad_out, &fa);
+      const std::vector<float> masked = activation == AXON_ACTIVATION_RELU ? relu_masked(dy.values, y.values)
+                                                                           : dy.values;
+      INFO("side_input_backprop: dy where y > 0 (relu), else 0; dy itself without an activation");
+      CHECK(compare_exact(ggot[3], masked).ok);
+      CHECK(compare_exact(gwant[3], masked).ok);
+      const auto gb = axon::tol::batch_norm_grad_magnitudes(magnitude_inputs(in.x, in.scale, nullptr, mean, var, a),
+                                                            masked.data());
+      for (size_t k = 0; k < 3; ++k) {
+        const Comparison r = compare_with(ggot[k], gwant[k], gb[k]);
+        INFO("gradient output " << k << ": " << r.report);
+        CHECK(r.ok);
+      }
+      // The CPU's FusedBatchNormGradV3 of the masked dy: the same bits.
+      const auto gseparate = run_host(cpu(), "FusedBatchNormGradV3",
+                                      {HostTensor{c.x, masked}, in.x, in.scale, mean, var},
+                                      {c.x, {c.x.back()}, {c.x.back()}}, &a);
+      for (size_t k = 0; k < 3; ++k) {
+        INFO("gradient output " << k << " against ReluGrad + FusedBatchNormGradV3");
+        CHECK(compare_exact(ggot[k], gseparate[k]).ok);
+      }
+    }
+  }
+}
+
 TEST_CASE("batch normalization of an empty batch gives NaN statistics and zero reserve spaces and gradients",
           "[layers][cpu]") {
   const axon_batch_norm_attrs train{sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1};
@@ -352,6 +419,13 @@ TEST_CASE("the CPU plugin's layer kernels do not depend on the thread count", "[
     r.push_back(y);
     for (auto& o : run_host(dev, "_FusedBatchNormGradEx", {in.x, in.x, in.scale, m, v, HostTensor{b.x, y}},
                             {b.x, {b.x.back()}, {b.x.back()}}, &fa))
+      r.push_back(o);
+    // With a side input (the input x again) and its gradient.
+    const auto sum = run_host(dev, "_FusedBatchNormAddEx", {in.x, in.scale, in.offset, in.mean, in.var, in.x},
+                              bn_output_dims(b), &fa)[0];
+    r.push_back(sum);
+    for (auto& o : run_host(dev, "_FusedBatchNormAddGradEx", {in.x, in.x, in.scale, m, v, HostTensor{b.x, sum}},
+                            {b.x, {b.x.back()}, {b.x.back()}, b.x}, &fa))
       r.push_back(o);
     return r;
   };
@@ -405,6 +479,13 @@ std::string layer_digests() {
                                   {dy, in.x, in.scale, in.mean, in.var, HostTensor{b.x, ex[0]}},
                                   {b.x, {b.x.back()}, {b.x.back()}}, &fa))
       add("_FusedBatchNormGradEx", o);
+    const auto add_ex = run_host(cpu(), "_FusedBatchNormAddEx", {in.x, in.scale, in.offset, in.mean, in.var, dy},
+                                 bn_output_dims(b), &fa);
+    for (const auto& o : add_ex) add("_FusedBatchNormAddEx", o);
+    for (const auto& o : run_host(cpu(), "_FusedBatchNormAddGradEx",
+                                  {dy, in.x, in.scale, in.mean, in.var, HostTensor{b.x, add_ex[0]}},
+                                  {b.x, {b.x.back()}, {b.x.back()}, b.x}, &fa))
+      add("_FusedBatchNormAddGradEx", o);
   }
   for (const DepthwiseCase& c : depthwise_cases()) {
     HostTensor x{c.x, random_floats(rng, numel(c.x))}, f{c.f, random_floats(rng, numel(c.f))},

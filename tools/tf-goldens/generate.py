@@ -5,6 +5,7 @@ Needs TensorFlow from PyPI (pip install tensorflow-cpu); nothing in axon's
 build or CI runs it. Usage:
 
     python3 tools/tf-goldens/generate.py [--out tests/goldens/tf] [--data DIR]
+    python3 tools/tf-goldens/generate.py --only fused_layers.axg|fused_residual.axg
 
 The file format, the cases and the bounds are described in
 tests/goldens/tf/README.md. Ops whose TensorFlow name matches axon's are run
@@ -1116,19 +1117,98 @@ def batch_norm_relu_cases(g):
               tensors)
 
 
+# ---------------------------------------------------------------- batch normalization, side input and relu (ABI 2.1)
+# fused_residual.axg, from a generator of its own (the other files keep their
+# bytes). TensorFlow's _FusedBatchNormEx with a side input is not in
+# tf.raw_ops: composed of FusedBatchNormV3, AddN of its y and the side input,
+# then Relu; backward ReluGrad (the side input's gradient), then
+# FusedBatchNormGradV3 of it.
+rrng = np.random.default_rng(20261204)
+
+
+def runiform(shape, lo=-1.0, hi=1.0):
+    return f32(rrng.uniform(lo, hi, size=shape))
+
+
+def batch_norm_add_relu_cases(g):
+    # (name, x shape, epsilon, is_training, exponential_avg_factor, outputs written, activation)
+    cases = [
+        ("train_4d", (8, 5, 5, 3), 1e-3, True, 1.0, 5, "relu"),
+        ("train_4d_running_average", (4, 6, 6, 8), 1e-3, True, 0.3, 5, "relu"),
+        ("train_2d", (32, 10), 1e-3, True, 1.0, 5, "relu"),
+        ("train_resnet_28x28x16", (2, 28, 28, 16), 1e-3, True, 1.0, 5, "relu"),
+        ("train_4d_no_activation", (4, 5, 5, 6), 1e-3, True, 1.0, 5, "none"),
+        ("infer_4d_y_only", (8, 5, 5, 3), 1e-3, False, 1.0, 1, "relu"),
+        ("infer_2d_all_outputs", (16, 7), 1e-5, False, 1.0, 5, "relu"),
+    ]
+    for name, xs, eps, training, factor, outputs, act in cases:
+        relu = act == "relu"
+        c = xs[-1]
+        x = runiform(xs, -1.0, 3.0)
+        scale, offset = runiform((c,), 0.5, 1.5), runiform((c,), -0.5, 0.5)
+        mean, var = runiform((c,), -0.2, 0.2), runiform((c,), 0.5, 2.0)
+        side = runiform(xs)
+        x4 = x.reshape(-1, 1, 1, c) if x.ndim == 2 else x
+        bn = tf.raw_ops.FusedBatchNormV3(x=x4, scale=scale, offset=offset, mean=mean, variance=var,
+                                         epsilon=np.float32(eps), exponential_avg_factor=np.float32(factor),
+                                         data_format="NHWC", is_training=training)
+        z = tf.raw_ops.AddN(inputs=[bn[0], side.reshape(x4.shape)])
+        y = (tf.raw_ops.Relu(features=z) if relu else z).numpy().reshape(xs)
+        got = [y] + [t.numpy() for t in bn[1:5]]
+        exact, bounds = batch_norm_reference(x, scale, offset, mean, var, eps, training, factor)
+        # The side input adds its magnitude (the add's rounding) to y's B;
+        # relu moves no value by more than its error.
+        exact[0] = exact[0] + np.float64(side)
+        bounds[0] = bounds[0] + np.abs(np.float64(side))
+        if relu:
+            exact[0] = np.maximum(exact[0], 0.0)
+        tensors = [("in", x), ("in", scale), ("in", offset), ("in", mean), ("in", var), ("in", side)]
+        for k in range(outputs):
+            note_error("_FusedBatchNormAddEx", got[k], exact[k], bounds[k])
+            tensors += [("out", got[k])] + ([("bound", f32(bounds[k]))] if np.any(bounds[k]) else [])
+        attrs = {"epsilon": repr(float(np.float32(eps))), "exponential_avg_factor": repr(float(np.float32(factor))),
+                 "is_training": int(training), "activation": act}
+        g.add(f"_FusedBatchNormAddEx/{name}", "_FusedBatchNormAddEx", attrs, tensors)
+
+        # The gradient: side_input_backprop is dy through ReluGrad with the
+        # forward's y (dy itself without relu), compared exactly; dx and the
+        # scale and offset gradients are FusedBatchNormGradV3's of it, with
+        # the reserve spaces (training) or the given statistics.
+        dy = runiform(xs)
+        rs1, rs2 = (got[3], got[4]) if training else (mean, var)
+        masked = tf.raw_ops.ReluGrad(gradients=dy, features=y).numpy() if relu else dy
+        assert np.array_equal(masked, np.where(y > 0, dy, 0.0) if relu else dy)
+        m4 = masked.reshape(-1, 1, 1, c) if x.ndim == 2 else masked
+        gr = tf.raw_ops.FusedBatchNormGradV3(y_backprop=m4, x=x4, scale=scale, reserve_space_1=rs1, reserve_space_2=rs2,
+                                             reserve_space_3=np.zeros(0, np.float32), epsilon=np.float32(eps),
+                                             data_format="NHWC", is_training=training)
+        gr = [gr[0].numpy().reshape(xs), gr[1].numpy(), gr[2].numpy()]
+        exact, bounds = batch_norm_grad_reference(masked, x, scale, rs1, rs2, eps, training)
+        tensors = [("in", dy), ("in", x), ("in", scale), ("in", rs1), ("in", rs2), ("in", y)]
+        for k in range(3):
+            note_error("_FusedBatchNormAddGradEx", gr[k], exact[k], bounds[k])
+            tensors += [("out", gr[k]), ("bound", f32(bounds[k]))]
+        tensors.append(("out", f32(masked)))
+        g.add(f"_FusedBatchNormAddGradEx/{name}", "_FusedBatchNormAddGradEx",
+              {**attrs, "exponential_avg_factor": "1.0"}, tensors)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=os.path.join(root, "tests", "goldens", "tf"))
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    p.add_argument("--only", help="write only this file of the folder (e.g. fused_layers.axg)")
+    # The files of their own generators: each can be written alone.
+    alone = {"fused_layers.axg": batch_norm_relu_cases, "fused_residual.axg": batch_norm_add_relu_cases}
+    p.add_argument("--only", choices=sorted(alone), help="write only this file of the folder")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}, NumPy {np.__version__}")
-    fused_layers = Golden()
-    batch_norm_relu_cases(fused_layers)
-    if a.only in (None, "fused_layers.axg"):
-        fused_layers.write(os.path.join(a.out, "fused_layers.axg"))
+    for file, cases in alone.items():
+        if a.only in (None, file):
+            golden = Golden()
+            cases(golden)
+            golden.write(os.path.join(a.out, file))
     if a.only is not None:
         print("TensorFlow's float32 error, in units of 2^-24 * B:",
               ", ".join(f"{k} {v:.2f}" for k, v in sorted(tf_error.items())))

@@ -172,6 +172,24 @@ void fused_batch_norm_relu_grad(const Tensor& dy, const Tensor& x, const Tensor&
                                 const Tensor& reserve_space_2, const Tensor& y, Tensor& dx, Tensor& scale_backprop,
                                 Tensor& offset_backprop, const axon_batch_norm_attrs& a,
                                 const std::string& layer = {});
+// The same with side_input (a residual branch, x's shape) added before the
+// relu (_FusedBatchNormAddEx), and its gradient (_FusedBatchNormAddGradEx:
+// side_input_backprop is dy masked where y is not positive, dx and the rest
+// FusedBatchNormGradV3's of it); dispatch runs FusedBatchNormV3 + AddN +
+// Relu, ReluGrad + FusedBatchNormGradV3 where a device lacks them.
+void fused_batch_norm_add_relu(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                               const Tensor& variance, const Tensor& side_input, Tensor& y,
+                               const axon_batch_norm_attrs& a, const std::string& layer = {});
+void fused_batch_norm_add_relu_training(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                                        const Tensor& variance, const Tensor& side_input, Tensor& y,
+                                        Tensor& batch_mean, Tensor& batch_variance, Tensor& reserve_space_1,
+                                        Tensor& reserve_space_2, const axon_batch_norm_attrs& a,
+                                        const std::string& layer = {});
+void fused_batch_norm_add_relu_grad(const Tensor& dy, const Tensor& x, const Tensor& scale,
+                                    const Tensor& reserve_space_1, const Tensor& reserve_space_2, const Tensor& y,
+                                    Tensor& dx, Tensor& scale_backprop, Tensor& offset_backprop,
+                                    Tensor& side_input_backprop, const axon_batch_norm_attrs& a,
+                                    const std::string& layer = {});
 // var = momentum * var + weight * value.
 void moving_average(Tensor& var, const Tensor& value, float momentum, float weight, const std::string& layer = {});
 

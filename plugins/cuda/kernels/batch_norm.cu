@@ -2,7 +2,9 @@
 // row chunks (a fixed order), the per-column arithmetic of
 // batch_norm_math.hpp, and one elementwise pass; with relu (_FusedBatchNormEx
 // and its gradient) applied in that pass, and dy masked by relu's output
-// wherever the gradient reads it.
+// wherever the gradient reads it. _FusedBatchNormAddEx adds its side input in
+// that pass before relu; its gradient's sums pass writes the masked dy as
+// side_input_backprop, and dx's pass reads that instead of dy and y.
 #include "batch_norm.hpp"
 #include "batch_norm_math.hpp"
 
@@ -75,15 +77,21 @@ __device__ inline float masked(const float* dy, const float* y, int64_t i) {
   return y == nullptr || y[i] > 0.f ? dy[i] : 0.f;
 }
 
-struct GradTerms {  // dy (masked by relu's output y, when given), and dy * (x - mean)
+// dy (masked by relu's output y, when given), and dy * (x - mean). The sums
+// visit each element once, so they also store that dy to g_out when given.
+struct GradTerms {
   const float* dy;
   const float* y;
   const float* x;
   const float* mean;
   int64_t cols;
+  float* g_out;
   __device__ double2 operator()(int64_t r, int64_t c) const {
-    const double g = masked(dy, y, r * cols + c);
-    return make_double2(g, g * (static_cast<double>(x[r * cols + c]) - mean[c]));
+    const int64_t i = r * cols + c;
+    const float g = masked(dy, y, i);
+    const double2 t = make_double2(g, g * (static_cast<double>(x[i]) - mean[c]));
+    if (g_out != nullptr) g_out[i] = g;
+    return t;
   }
 };
 
@@ -156,11 +164,13 @@ __global__ void inference_coefficient_kernel(const float* scale, const float* va
     coefficient[c] = batch_norm_coefficient(scale[c], variance[c], epsilon);
 }
 
+// side: null, or added after normalizing and before relu (as AddN then Relu).
 __global__ void normalize_kernel(const float* x, int64_t n, int64_t cols, const float* mean, const float* coefficient,
-                                 const float* offset, bool relu, float* y) {
+                                 const float* offset, const float* side, bool relu, float* y) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t c = i % cols;
-    const float v = (x[i] - mean[c]) * coefficient[c] + offset[c];
+    float v = (x[i] - mean[c]) * coefficient[c] + offset[c];
+    if (side != nullptr) v += side[i];
     y[i] = relu ? (v > 0.f ? v : 0.f) : v;  // NaN -> 0, as Relu
   }
 }
@@ -195,8 +205,8 @@ int64_t batch_norm_scratch_bytes(int64_t rows, int64_t cols) {
 
 void batch_norm_training(cudaStream_t s, const float* x, int64_t rows, int64_t cols, const float* scale,
                          const float* offset, const float* old_mean, const float* old_variance, float epsilon,
-                         float factor, bool relu, float* y, float* batch_mean, float* batch_variance,
-                         float* saved_mean, float* saved_variance, void* scratch) {
+                         float factor, bool relu, const float* side_input, float* y, float* batch_mean,
+                         float* batch_variance, float* saved_mean, float* saved_variance, void* scratch) {
   if (cols == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
   column_sums(s, SumX{x, cols}, rows, cols, sc);
@@ -208,33 +218,36 @@ void batch_norm_training(cudaStream_t s, const float* x, int64_t rows, int64_t c
                                                               saved_mean, saved_variance, sc.f[0], sc.f[1]);
   check_launch("batch_norm");
   if (rows == 0) return;
-  normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, sc.f[0], sc.f[1], offset, relu,
-                                                                y);
+  normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, sc.f[0], sc.f[1], offset,
+                                                                side_input, relu, y);
   check_launch("batch_norm");
 }
 
 void batch_norm_inference(cudaStream_t s, const float* x, int64_t rows, int64_t cols, const float* scale,
                           const float* offset, const float* mean, const float* variance, float epsilon, bool relu,
-                          float* y, void* scratch) {
+                          const float* side_input, float* y, void* scratch) {
   if (cols == 0 || rows == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
   inference_coefficient_kernel<<<blocks_for(cols), kThreads, 0, s>>>(scale, variance, epsilon, cols, sc.f[1]);
   check_launch("batch_norm");
-  normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, mean, sc.f[1], offset, relu, y);
+  normalize_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(x, rows * cols, cols, mean, sc.f[1], offset,
+                                                                side_input, relu, y);
   check_launch("batch_norm");
 }
 
-void batch_norm_grad(cudaStream_t s, const float* dy, const float* relu_y, const float* x, int64_t rows, int64_t cols,
-                     const float* scale, const float* mean, const float* variance, float epsilon, bool training,
-                     float* dx, float* scale_backprop, float* offset_backprop, void* scratch) {
+void batch_norm_grad(cudaStream_t s, const float* dy, const float* relu_y, float* side_input_backprop, const float* x,
+                     int64_t rows, int64_t cols, const float* scale, const float* mean, const float* variance,
+                     float epsilon, bool training, float* dx, float* scale_backprop, float* offset_backprop,
+                     void* scratch) {
   if (cols == 0) return;
   const Scratch sc = carve(scratch, rows, cols);
-  column_sums(s, GradTerms{dy, relu_y, x, mean, cols}, rows, cols, sc);
+  column_sums(s, GradTerms{dy, relu_y, x, mean, cols, side_input_backprop}, rows, cols, sc);
   grad_coefficients_kernel<<<blocks_for(cols), kThreads, 0, s>>>(sc.sums, rows, cols, scale, variance, epsilon,
                                                                  training, scale_backprop, offset_backprop, sc.f[0],
                                                                  sc.f[1], sc.f[2]);
   check_launch("batch_norm");
   if (rows == 0) return;
+  if (side_input_backprop != nullptr) dy = side_input_backprop, relu_y = nullptr;  // dx's pass: one read, not two
   grad_kernel<<<blocks_for(rows * cols), kThreads, 0, s>>>(dy, relu_y, x, rows * cols, cols, mean, sc.f[0], sc.f[1],
                                                            sc.f[2], dx);
   check_launch("batch_norm");

@@ -1,7 +1,8 @@
 // Naive, obviously correct kernels of the layers ABI 1.4 added: average
 // pooling, batch normalization and depthwise convolution, with their
-// gradients; and ABI 1.5's batch normalization with relu. As in kernels.cpp, every call is checked against the op table
-// first and sums are accumulated in double.
+// gradients; ABI 1.5's batch normalization with relu, and ABI 2.1's with a
+// side input added before it. As in kernels.cpp, every call is checked
+// against the op table first and sums are accumulated in double.
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -226,6 +227,33 @@ void fused_batch_norm_grad_ex(Device& d, const KernelCall& c) {
   fused_batch_norm_grad(d, KernelCall(s));
 }
 
+// _FusedBatchNormAddEx and _FusedBatchNormAddGradEx (ABI 2.1): the same with
+// the side input added to y before the activation, and the side input's
+// gradient (dy, masked with relu) written first, FusedBatchNormGradV3 run on it.
+void fused_batch_norm_add_ex(Device& d, const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  std::vector<axon_tensor> in, out;
+  fused_batch_norm(d, KernelCall(sub_call(c, 5, in, out, &a.batch_norm)));
+  TensorRef y = c.output(0), side = c.input(5);
+  float* p = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    p[i] = p[i] + side.data<float>()[i];
+    if (a.activation == AXON_ACTIVATION_RELU) p[i] = p[i] > 0.0f ? p[i] : 0.0f;
+  }
+}
+
+void fused_batch_norm_add_grad_ex(Device& d, const KernelCall& c) {
+  const auto& a = c.attrs<axon_fused_batch_norm_attrs>();
+  TensorRef dy = c.input(0), y = c.input(5), side = c.output(3);
+  float* g = side.data<float>();
+  for (int64_t i = 0; i < dy.numel(); ++i)
+    g[i] = a.activation != AXON_ACTIVATION_RELU || y.data<float>()[i] > 0.0f ? dy.data<float>()[i] : 0.0f;
+  std::vector<axon_tensor> in, out;
+  axon_kernel_call s = sub_call(c, 5, in, out, &a.batch_norm);
+  in[0].data = g;
+  fused_batch_norm_grad(d, KernelCall(s));
+}
+
 // ------------------------------------------------------------------ depthwise convolution
 // filter [KH, KW, C, M]: input channel c feeds output channels c * M .. c * M + M - 1,
 // each with its own KH x KW filter. The geometry is Conv2D's with oc = M.
@@ -301,6 +329,8 @@ void add_layer_kernels(KernelTable& t) {
   add<OpId::FusedBatchNormGradV3, fused_batch_norm_grad>(t);
   add<OpId::FusedBatchNormEx, fused_batch_norm_ex>(t);
   add<OpId::FusedBatchNormGradEx, fused_batch_norm_grad_ex>(t);
+  add<OpId::FusedBatchNormAddEx, fused_batch_norm_add_ex>(t);
+  add<OpId::FusedBatchNormAddGradEx, fused_batch_norm_add_grad_ex>(t);
   add<OpId::DepthwiseConv2dNative, depthwise_conv2d>(t);
   add<OpId::DepthwiseConv2dNativeBackpropInput, depthwise_conv2d_backprop_input>(t);
   add<OpId::DepthwiseConv2dNativeBackpropFilter, depthwise_conv2d_backprop_filter>(t);

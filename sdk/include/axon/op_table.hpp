@@ -101,6 +101,8 @@ enum class OpId : uint8_t {
   ReduceSum,
   Mean,
   Max,
+  FusedBatchNormAddEx,
+  FusedBatchNormAddGradEx,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
@@ -248,6 +250,13 @@ struct OpParts {
   OpId ops[kMaxParts] = {};
 };
 
+// The ABI that added an op: 1.x (a plain minor in the rows) or 2.x.
+struct AbiVersion {
+  int major = 1, minor = 0;
+  constexpr AbiVersion(int minor_1x) : minor(minor_1x) {}  // NOLINT: the rows' plain 1.x minors
+  constexpr AbiVersion(int major_, int minor_) : major(major_), minor(minor_) {}
+};
+
 struct OpSchema {
   OpId id;
   const char* name;  // TensorFlow's name where TensorFlow has the op
@@ -257,7 +266,7 @@ struct OpSchema {
   int min_outputs, max_outputs;  // a trailing output may be optional
   AttrKind attrs;
   int in_place_inputs;  // the first N inputs are updated in place (outputs empty)
-  int abi_minor;        // the ABI 1.x that added the op (every op of the table is in ABI 2.0)
+  AbiVersion added;     // the ABI that added the op (every 1.x op is in ABI 2.0)
   // Fused ops: the ops the host runs instead where a device lacks this one;
   // empty for the others. The results equal the composition within rounding.
   OpParts decomposes_into;
@@ -470,6 +479,18 @@ inline constexpr OpSchema kOpTable[] = {
    "TensorFlow's Mean over axes (keep_dims); over no element NaN"},
   {OpId::Max, "Max", {{"x"}}, 1, 1, {{"y"}}, 1, 1, AttrKind::reduce, 0, 9, {}, kF32,
    "TensorFlow's Max over axes (keep_dims; NaN propagates); over no element -inf"},
+
+  // ABI 2.1: batch normalization, a residual branch added and the activation
+  // in one pass (TensorFlow's _FusedBatchNormEx with a side input; rows of
+  // their own, so that a 2.0 plugin's _FusedBatchNormEx never gets one).
+  {OpId::FusedBatchNormAddEx, "_FusedBatchNormAddEx", {{"x"}, {"scale"}, {"offset"}, {"mean"}, {"variance"},
+   {"side_input"}}, 6, 6, {{"y"}, {"batch_mean"}, {"batch_variance"}, {"reserve_space_1"}, {"reserve_space_2"}}, 1, 5,
+   AttrKind::fused_batch_norm, 0, {2, 1}, {3, {OpId::FusedBatchNormV3, OpId::AddN, OpId::Relu}}, kF32,
+   "activation(FusedBatchNormV3(x, ...) + side_input) and FusedBatchNormV3's statistics"},
+  {OpId::FusedBatchNormAddGradEx, "_FusedBatchNormAddGradEx", {{"dy"}, {"x"}, {"scale"}, {"reserve_space_1"},
+   {"reserve_space_2"}, {"y"}}, 6, 6, {{"dx"}, {"scale_backprop"}, {"offset_backprop"}, {"side_input_backprop"}}, 4, 4,
+   AttrKind::fused_batch_norm, 0, {2, 1}, {2, {OpId::ReluGrad, OpId::FusedBatchNormGradV3}}, kF32,
+   "side_input_backprop = ReluGrad(dy, y), then FusedBatchNormGradV3 of it (y: _FusedBatchNormAddEx's output)"},
 };
 // clang-format on
 

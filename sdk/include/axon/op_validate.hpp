@@ -499,13 +499,15 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
     case OpId::Pad:
       return v.placed_inside(*static_cast<const axon_slice_attrs*>(c.attrs), in[0], "x", out[0], "y");
     case OpId::FusedBatchNormV3:
-    case OpId::FusedBatchNormEx: {
+    case OpId::FusedBatchNormEx:
+    case OpId::FusedBatchNormAddEx: {
       const auto& a = s.id == OpId::FusedBatchNormV3 ? *static_cast<const axon_batch_norm_attrs*>(c.attrs)
                                                      : static_cast<const axon_fused_batch_norm_attrs*>(c.attrs)->batch_norm;
       if (!v.at_least_rank(in[0], "x", 2)) return false;
       const int64_t ch = in[0].dims[in[0].rank - 1];
       for (int i = 1; i < 5; ++i)
         if (!v.channels(in[i], v.in_name(i), ch)) return false;
+      if (s.id == OpId::FusedBatchNormAddEx && !v.same_shape(in[5], "side_input", in[0], "x")) return false;
       if (a.is_training && c.num_outputs != 5)
         return v.fail("training needs all 5 outputs, got %d", c.num_outputs);
       for (int i = 1; i < c.num_outputs; ++i)
@@ -513,10 +515,13 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       return v.same_shape(out[0], "y", in[0], "x");
     }
     case OpId::FusedBatchNormGradV3:
-    case OpId::FusedBatchNormGradEx: {
+    case OpId::FusedBatchNormGradEx:
+    case OpId::FusedBatchNormAddGradEx: {
       if (!v.at_least_rank(in[1], "x", 2)) return false;
       const int64_t ch = in[1].dims[in[1].rank - 1];
-      if (s.id == OpId::FusedBatchNormGradEx && !v.same_shape(in[5], "y", in[1], "x")) return false;
+      if (s.id != OpId::FusedBatchNormGradV3 && !v.same_shape(in[5], "y", in[1], "x")) return false;
+      if (s.id == OpId::FusedBatchNormAddGradEx && !v.same_shape(out[3], "side_input_backprop", in[1], "x"))
+        return false;
       return v.same_shape(in[0], "dy", in[1], "x") && v.channels(in[2], "scale", ch) &&
              v.channels(in[3], "reserve_space_1", ch) && v.channels(in[4], "reserve_space_2", ch) &&
              v.same_shape(out[0], "dx", in[1], "x") && v.channels(out[1], "scale_backprop", ch) &&

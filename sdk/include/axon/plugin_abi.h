@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 2
-#define AXON_ABI_MINOR 0
+#define AXON_ABI_MINOR 1
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -254,7 +254,12 @@ typedef struct axon_batch_norm_attrs {
 
 /* _FusedBatchNormEx, _FusedBatchNormGradEx (ABI 1.5): FusedBatchNormV3 and
  * its gradient with an activation applied to y (TensorFlow's ops of these
- * names, without side input). */
+ * names, without side input). _FusedBatchNormAddEx, _FusedBatchNormAddGradEx
+ * (ABI 2.1): the same with a side input of x's shape added before the
+ * activation, y = activation(FusedBatchNormV3(x) + side_input), and its
+ * gradient: side_input_backprop = dy masked where y is not positive (relu;
+ * dy itself without an activation), dx, scale_backprop and offset_backprop
+ * FusedBatchNormGradV3's of it. */
 typedef struct axon_fused_batch_norm_attrs {
   size_t struct_size;
   axon_batch_norm_attrs batch_norm;

@@ -23,7 +23,8 @@ metrics CSV and the checkpoints hold nothing of the failed step.
   strict_placement  --strict-placement names all three at once (exit 2); with
                     every kernel there it trains
   placement_log     --log-device-placement lines carry the layer
-  lowered_fused_ops the ResNet's BatchNormalization + ReLU pairs on a TOY
+  lowered_fused_ops the ResNet's BatchNormalization + ReLU pairs and
+                    BatchNormalization + Add + ReLU block ends on a TOY
                     without the fused ops run as the ops' parts there and
                     give the reference device's weights, bit for bit
 
@@ -342,19 +343,26 @@ def lowered_fused_ops(t):
         check(r.code == 0, "the ResNet trains on " + device, r)
         check("Fusing batch_normalization + re_lu -> _FusedBatchNormEx, _FusedBatchNormGradEx" in r.err,
               "the fusion pass paired batch_normalization and re_lu for " + device, r)
+        check("Fusing batch_normalization_2 + add + re_lu_2 -> _FusedBatchNormAddEx, _FusedBatchNormAddGradEx" in r.err,
+              "the fusion pass joined batch_normalization_2, add and re_lu_2 for " + device, r)
         weights[device] = digest(save)
         log = r.err.splitlines()
         if device == "toy:0":
             for line in ("Executing op FusedBatchNormV3 (batch_normalization) in device /device:TOY:0",
                          "Executing op Relu (batch_normalization) in device /device:TOY:0",
                          "Executing op ReluGrad (batch_normalization) in device /device:TOY:0",
-                         "Executing op FusedBatchNormGradV3 (batch_normalization) in device /device:TOY:0"):
+                         "Executing op FusedBatchNormGradV3 (batch_normalization) in device /device:TOY:0",
+                         "Executing op AddN (batch_normalization_2) in device /device:TOY:0",
+                         "Executing op Relu (batch_normalization_2) in device /device:TOY:0",
+                         "Executing op ReluGrad (batch_normalization_2) in device /device:TOY:0"):
                 check(line in log, "the parts run on the TOY: " + line, r)
             check(not any("_FusedBatchNorm" in line and line.startswith("Executing") for line in log),
                   "no fused batch normalization op runs anywhere", r)
         else:
             check("Executing op _FusedBatchNormEx (batch_normalization) in device /device:REF:0" in log,
                   "the reference runs the fused op itself", r)
+            check("Executing op _FusedBatchNormAddGradEx (batch_normalization_2) in device /device:REF:0" in log,
+                  "the reference runs the fused residual op itself", r)
     check(weights["toy:0"] == weights["ref:0"], "the TOY's parts give the reference's weights, bit for bit",
           weights)
 

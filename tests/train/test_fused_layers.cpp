@@ -188,10 +188,10 @@ namespace {
 // tests/data/keras_resnet.json: the loss per sample, every parameter
 // gradient and the moving statistics after one compute_gradients (same
 // weights and batch for every call), and how often the fused batch
-// normalization ops ran.
+// normalization ops ran (with relu, and with a residual branch added too).
 struct ResnetStep {
   std::vector<std::vector<float>> values;
-  int64_t fused_calls = 0;
+  int64_t fused_calls = 0, fused_add_calls = 0;
 };
 
 ResnetStep resnet_step(Device& dev, bool fused) {
@@ -213,6 +213,7 @@ ResnetStep resnet_step(Device& dev, bool fused) {
   ResnetStep r;
   for (const OpTime& t : op_times())
     if (t.op == "_FusedBatchNormEx" || t.op == "_FusedBatchNormGradEx") r.fused_calls += t.calls;
+    else if (t.op == "_FusedBatchNormAddEx" || t.op == "_FusedBatchNormAddGradEx") r.fused_add_calls += t.calls;
   set_op_profiling(profiling);
   r.values.push_back(model.per_sample_loss(6).to_vector<float>());
   for (Parameter* p : model.parameters()) r.values.push_back((p->trainable ? p->grad : p->value).to_vector<float>());
@@ -223,9 +224,12 @@ ResnetStep resnet_step(Device& dev, bool fused) {
 
 // The fusion pass runs each BatchNormalization whose output only a ReLU
 // reads as _FusedBatchNormEx / _FusedBatchNormGradEx (four pairs in the
-// ResNet). The CPU plugin's fused ops round exactly like its separate ones,
-// so fusion never changes a training run there; the reference device's
-// separate ops agree within 1e-5 (1 + |value|).
+// ResNet), and each whose output only an Add reads, the sum only a ReLU, as
+// _FusedBatchNormAddEx / _FusedBatchNormAddGradEx (three residual block
+// ends: two with an identity shortcut, one with a projection). The CPU
+// plugin's fused ops round exactly like its separate ones, so fusion never
+// changes a training run there; the reference device's separate ops agree
+// within 1e-5 (1 + |value|).
 TEST_CASE("the ResNet's fused batch normalization + relu pairs match the separate ops", "[layers][fused]") {
   Runtime& rt = test::test_runtime();
   Device* cpu = rt.find_device("cpu:0");
@@ -235,7 +239,8 @@ TEST_CASE("the ResNet's fused batch normalization + relu pairs match the separat
   const ResnetStep fused = resnet_step(*cpu, true);
   const ResnetStep separate = resnet_step(*cpu, false);
   CHECK(fused.fused_calls == 8);  // four pairs, forward and backward
-  CHECK(separate.fused_calls == 0);
+  CHECK(fused.fused_add_calls == 6);  // three block ends
+  CHECK(separate.fused_calls + separate.fused_add_calls == 0);
   INFO("CPU fused vs CPU separate ops (gradients, moving statistics, loss)");
   check_close(fused.values, separate.values, 0.0);
   INFO("CPU fused vs reference separate ops");

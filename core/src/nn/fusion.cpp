@@ -164,6 +164,87 @@ class FusedBatchNormRelu : public FusedStep {
   Tensor x_, y_, mean_, variance_;
 };
 
+// A BatchNormalization, an Add of its output and one other tensor, and a
+// ReLU of the sum (a residual block's end) as one layer:
+// _FusedBatchNormAddEx writes relu(normalised + side) as it normalises, and
+// _FusedBatchNormAddGradEx writes the masked dy, which is the side input's
+// gradient, in the pass that sums it and reads it back for dx. Neither the
+// normalised values nor the sum cross memory, and Add and Relu (forward) and
+// ReluGrad (backward) are not passes of their own. As FusedBatchNormRelu
+// otherwise; inputs: the normalisation's, then the Add's other one.
+class FusedBatchNormAddRelu : public FusedStep {
+ public:
+  FusedBatchNormAddRelu(BatchNormalization& bn, Layer& add, int bn_slot, ReLU& relu, TensorPool& memory)
+      : FusedStep(bn.name()), bn_(bn), add_(add), bn_slot_(bn_slot), relu_(relu), memory_(memory) {}
+  const char* type() const override { return "BatchNormalization+Add+ReLU"; }
+  const char* ops() const override { return "_FusedBatchNormAddEx, _FusedBatchNormAddGradEx"; }
+  int min_inputs() const override { return 2; }
+  int max_inputs() const override { return 2; }
+  Shape output_shape(std::span<const Shape> in) const override { return relu_.output_shape(in.first(1)); }
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+
+  Tensor forward(std::span<const Tensor> in) override {
+    const Tensor &x = in[0], &side = in[1];
+    apart_ = !bn_.fused_ops() || !add_.fused_ops() || !relu_.fused_ops();  // turned off since the plan was made
+    if (apart_) {
+      Tensor terms[2];
+      terms[bn_slot_] = bn_.forward(x);
+      terms[1 - bn_slot_] = side;
+      return relu_.forward(add_.forward(terms));
+    }
+    Tensor y = memory_.take(x.dtype(), x.shape());
+    const float eps = static_cast<float>(bn_.epsilon());
+    if (!bn_.training()) {
+      ops::fused_batch_norm_add_relu(x, bn_.gamma(), bn_.beta(), bn_.moving_mean(), bn_.moving_variance(), side, y,
+                                     ops::batch_norm_attrs(eps, false), bn_.name());
+      return y;
+    }
+    const int64_t c = bn_.input_shape().back();
+    Tensor batch_mean = channels(c), batch_variance = channels(c), mean = channels(c), variance = channels(c);
+    ops::fused_batch_norm_add_relu_training(x, bn_.gamma(), bn_.beta(), bn_.moving_mean(), bn_.moving_variance(), side,
+                                            y, batch_mean, batch_variance, mean, variance,
+                                            ops::batch_norm_attrs(eps, true), bn_.name());
+    bn_.move_statistics(mean, variance);
+    if (bn_.remembers()) x_ = x, y_ = y, mean_ = mean, variance_ = variance;
+    return y;
+  }
+
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override {
+    if (apart_) {
+      const bool need_terms[2] = {true, true};
+      Tensor terms[2];
+      add_.backward(relu_.backward(dy, true), need_terms, terms);
+      bn_.backward(terms[bn_slot_], need_dx.first(1), dx.first(1));
+      if (need_dx[1]) dx[1] = terms[1 - bn_slot_];
+      return;
+    }
+    const int64_t c = bn_.input_shape().back();
+    Tensor dgamma = bn_.gamma_grad(), dbeta = bn_.beta_grad();
+    if (!dgamma.defined()) dgamma = channels(c);
+    if (!dbeta.defined()) dbeta = channels(c);
+    // The gradient op always writes both gradients; they are the inputs' when needed.
+    Tensor d = memory_.take(dy.dtype(), dy.shape()), dside = memory_.take(dy.dtype(), dy.shape());
+    ops::fused_batch_norm_add_relu_grad(dy, x_, bn_.gamma(), mean_, variance_, y_, d, dgamma, dbeta, dside,
+                                        ops::batch_norm_attrs(static_cast<float>(bn_.epsilon()), true), bn_.name());
+    if (need_dx[0]) dx[0] = d;
+    if (need_dx[1]) dx[1] = dside;
+    x_ = y_ = mean_ = variance_ = Tensor();
+  }
+
+ private:
+  Tensor channels(int64_t c) { return memory_.take(AXON_FLOAT32, {c}); }
+
+  BatchNormalization& bn_;
+  Layer& add_;
+  int bn_slot_;  // which of the Add's two inputs is the normalisation's output
+  ReLU& relu_;
+  TensorPool& memory_;
+  bool apart_ = false;  // the last forward ran the three layers' own passes
+  Tensor x_, y_, mean_, variance_;
+};
+
 bool is(const Layer& l, const char* type) { return std::strcmp(l.type(), type) == 0; }
 
 bool conv_pool_pair(const Layer& conv_layer, const Layer& pool_layer) {
@@ -181,6 +262,11 @@ bool conv_pool_pair(const Layer& conv_layer, const Layer& pool_layer) {
 bool batch_norm_relu_pair(const Layer& bn, const Layer& relu) {
   return is(bn, "BatchNormalization") && is(relu, "ReLU") && static_cast<const ReLU&>(relu).plain() &&
          !bn.synchronizes() && bn.fused_ops() && relu.fused_ops();
+}
+
+// A BatchNormalization, an Add and a plain ReLU, for the triple above.
+bool batch_norm_add_relu(const Layer& bn, const Layer& add, const Layer& relu) {
+  return batch_norm_relu_pair(bn, relu) && is(add, "Add") && add.fused_ops();
 }
 
 // The fused step for layers `first` and `second` (the second reads only the
@@ -209,6 +295,28 @@ std::vector<PlanStep> plan_steps(Graph& graph, TensorPool& pool) {
     s.inputs = graph.inputs[i];
     s.output = static_cast<int>(i);
     const size_t next = i + 1;
+    // Layer i's output read only by an Add of it and one other tensor (an
+    // earlier one: the graph is in topological order), whose sum only a
+    // ReLU reads: the three as one step, taking i's input and the other term.
+    if (i + 2 < n && readers[i] == 1 && readers[next] == 1 && graph.inputs[i].size() == 1 &&
+        graph.inputs[next].size() == 2 && graph.inputs[i + 2] == std::vector<int>{static_cast<int>(next)}) {
+      const std::vector<int>& terms = graph.inputs[next];
+      const int bn_slot = terms[0] == static_cast<int>(i) ? 0 : 1;
+      if (terms[bn_slot] == static_cast<int>(i) && terms[1 - bn_slot] != static_cast<int>(i) &&
+          batch_norm_add_relu(*graph.layers[i], *graph.layers[next], *graph.layers[i + 2])) {
+        s.fused = std::make_unique<FusedBatchNormAddRelu>(static_cast<BatchNormalization&>(*graph.layers[i]),
+                                                          *graph.layers[next], bn_slot,
+                                                          static_cast<ReLU&>(*graph.layers[i + 2]), pool);
+        s.fused_from = graph.layers[i]->name() + " + " + graph.layers[next]->name() + " + " +
+                       graph.layers[i + 2]->name();
+        s.layer = s.fused.get();
+        s.inputs = {graph.inputs[i][0], terms[1 - bn_slot]};
+        s.output = static_cast<int>(i + 2);
+        plan.push_back(std::move(s));
+        i += 2;
+        continue;
+      }
+    }
     if (next < n && readers[i] == 1 && graph.inputs[next] == std::vector<int>{static_cast<int>(i)}) {
       if (std::unique_ptr<FusedStep> fused = fuse(*graph.layers[i], *graph.layers[next], pool)) {
         s.fused_from = graph.layers[i]->name() + " + " + graph.layers[next]->name();

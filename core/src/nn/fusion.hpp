@@ -9,8 +9,11 @@
 //    lower it: it is chosen here, where both halves are known);
 //  - a BatchNormalization and a ReLU (max(x, 0) itself) run as
 //    _FusedBatchNormEx / _FusedBatchNormGradEx, which dispatch lowers to
-//    their parts where a device lacks them.
-// Neither rule pairs layers with fused ops turned off. The stateless fused
+//    their parts where a device lacks them;
+//  - a BatchNormalization, an Add of it and one earlier tensor, and a ReLU
+//    of the sum, each read only by the next, run as one step of two inputs
+//    (_FusedBatchNormAddEx / _FusedBatchNormAddGradEx, lowered alike).
+// No rule joins layers with fused ops turned off. The stateless fused
 // ops of single layers (_FusedConv2D, _FusedMatMul,
 // _FusedReluGradBiasAddGrad) need no pass: layers call them and dispatch
 // lowers them where a device lacks them.
@@ -28,7 +31,8 @@ namespace axon::nn {
 std::vector<PlanStep> plan_steps(Graph& graph, TensorPool& pool);
 
 // "conv2d + max_pooling2d -> _FusedConv2DMaxPool, _FusedConv2DMaxPoolGrad",
-// "batch_normalization + re_lu -> _FusedBatchNormEx, _FusedBatchNormGradEx"
+// "batch_normalization + re_lu -> _FusedBatchNormEx, _FusedBatchNormGradEx",
+// "batch_normalization_2 + add + re_lu_2 -> _FusedBatchNormAddEx, ..."
 // for each fused step, for the placement log and --dry-run.
 std::vector<std::string> describe_fusions(const std::vector<PlanStep>& plan);
 

@@ -33,6 +33,7 @@ add_dependencies(axon-golden-check axon-plugin-cuda axon-cuda-kernels)
 set(AXON_GOLDEN_DIR ${CMAKE_CURRENT_LIST_DIR}/../goldens/tf)
 add_test(NAME cuda_goldens COMMAND axon-golden-check --gpu $<TARGET_FILE:axon-plugin-cuda> ${AXON_GOLDEN_DIR}/ops.axg
                                    ${AXON_GOLDEN_DIR}/fused_ops.axg ${AXON_GOLDEN_DIR}/fused_layers.axg
+                                   ${AXON_GOLDEN_DIR}/fused_residual.axg
                                    ${AXON_GOLDEN_DIR}/layers.axg ${AXON_GOLDEN_DIR}/activations.axg
                                    ${AXON_GOLDEN_DIR}/optimizers.axg ${AXON_GOLDEN_DIR}/losses.axg)
 set_tests_properties(cuda_probe cuda_kernels cuda_memory_reserve cuda_memory_growth cuda_memory_limit cuda_collectives cuda_goldens PROPERTIES

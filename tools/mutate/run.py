@@ -562,6 +562,57 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "batch norm add drops the side input",
+        "what": "_FusedBatchNormAddEx normalises and applies relu but never adds the residual branch (CPU, vector and "
+        "scalar rows alike)",
+        "edits": [
+            (f"{CPU}/batch_norm.cpp", "if constexpr (Side) v = v + simd::load<T>(side);", "if constexpr (Side) v = v + T{};"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "batch norm add gradient's side input unmasked",
+        "what": "_FusedBatchNormAddGradEx writes the side input's gradient before relu's mask (CPU vector loop; "
+        "the sums still mask)",
+        "edits": [
+            (f"{CPU}/batch_norm.cpp",
+             "      if constexpr (Masked) av = simd::load<F>(mask + i * ch + c0 + j * W) > F{} ? av : F{};\n"
+             "      if constexpr (Store) simd::store<F>(a_out + i * ch + c0 + j * W, av);\n",
+             "      if constexpr (Store) simd::store<F>(a_out + i * ch + c0 + j * W, av);\n"
+             "      if constexpr (Masked) av = simd::load<F>(mask + i * ch + c0 + j * W) > F{} ? av : F{};\n"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "fused residual step takes the wrong term",
+        "what": "the fusion pass's BatchNormalization + Add + ReLU step is given the normalisation's own output "
+        "(never computed) as the Add's other term",
+        "edits": [
+            ("core/src/nn/fusion.cpp", "s.inputs = {graph.inputs[i][0], terms[1 - bn_slot]};",
+             "s.inputs = {graph.inputs[i][0], terms[bn_slot]};"),
+        ],
+        "tests": r"^(train\.model|errors\.)",
+    },
+    {
+        "name": "fused residual step keeps the moving statistics still",
+        "what": "the fusion pass's BatchNormalization + Add + ReLU step never moves moving_mean and moving_variance",
+        "edits": [
+            ("core/src/nn/fusion.cpp", "ops::batch_norm_attrs(eps, true), bn_.name());\n    bn_.move_statistics(mean, variance);\n",
+             "ops::batch_norm_attrs(eps, true), bn_.name());\n"),
+        ],
+        "tests": r"^(train\.model|goldens\.keras_models)",
+    },
+    {
+        "name": "lowered batch norm add gradient unmasked",
+        "what": "where a device lacks _FusedBatchNormAddGradEx, dispatch passes dy on as the side input's gradient "
+        "without ReluGrad",
+        "edits": [
+            ("core/src/lowering.cpp", "        ops::relu_grad(in0, *call.inputs[5], side, layer);",
+             "        ops::identity(in0, side, layer);"),
+        ],
+        "tests": r"^(errors\.|plugin_check)",
+    },
+    {
         "name": "a thread takes another's chunks from the front",
         "what": "the CPU thread pool's threads, done with their own runs of chunks, take the others' from the "
         "front, where the owner is taking them, not from the end (each chunk still runs once)",
@@ -594,7 +645,8 @@ MUTATIONS += [
         "name": "fused batch norm step keeps the moving statistics still",
         "what": "the fusion pass's BatchNormalization + ReLU step never moves moving_mean and moving_variance",
         "edits": [
-            ("core/src/nn/fusion.cpp", "    bn_.move_statistics(mean, variance);\n", ""),
+            ("core/src/nn/fusion.cpp", "                                        bn_.name());\n    bn_.move_statistics(mean, variance);\n",
+             "                                        bn_.name());\n"),
         ],
         "tests": r"^(train\.model|goldens\.keras_models)",
     },

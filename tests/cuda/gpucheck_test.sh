@@ -5,8 +5,9 @@
 #
 #   gpucheck_test.sh SCENARIO SOURCE_DIR BUILD_DIR SCRATCH_DIR
 #
-#   pack          packs BUILD_DIR into SCRATCH_DIR/.device (a copy of tools/ there
-#                 stands for the checkout); OpenBLAS, libgfortran, libquadmath in it
+#   pack          packs BUILD_DIR into SCRATCH_DIR/.device (a copy of tools/, the
+#                 goldens and the Keras models there stands for the checkout);
+#                 OpenBLAS, libgfortran, libquadmath in it
 #   no-gpu        no driver: GPU stages SKIP, the bundle's CPU epoch passes, exit 77
 #   no-wheels     no driver and no wheels: the CUDA libraries FAIL, named, while
 #                 the GPU stages SKIP
@@ -75,17 +76,15 @@ case "$scenario" in
     rm -rf "$scratch"
     mkdir -p "$scratch"
     cp -r "$src/tools" "$scratch/tools"
-    mkdir -p "$scratch/tests/goldens" "$scratch/tests/data"  # pack copies these into the bundle; the device runs use those
+    mkdir -p "$scratch/tests/goldens" "$scratch/tests/data"  # the goldens and models travel with the tree
     cp -r "$src/tests/goldens/tf" "$scratch/tests/goldens/tf"
     cp "$src"/tests/data/keras_*.json "$src"/tests/data/keras_*.safetensors "$scratch/tests/data/"
     bash "$scratch/tools/gpu-check" --pack --from "$build" >"$scratch/pack.log" 2>&1
     rc=$?
-    rm -rf "$scratch/tests"
     cat "$scratch/pack.log"
     check "pack exits 0" [ $rc = 0 ]
     tar -xzOf "$scratch/.device/bundle.tar.gz" bundle/MANIFEST >"$scratch/MANIFEST" 2>/dev/null
-    for f in bin/axon-train bin/cuda_probe bin/axon-golden-check bin/test_goldens_keras_models share/goldens/ops.axg \
-             share/goldens/keras_models.axg share/keras_models/keras_resnet.json \
+    for f in bin/axon-train bin/cuda_probe bin/axon-golden-check bin/test_goldens_keras_models \
              lib/axon/plugins/libaxon-plugin-cpu.so lib/libopenblas.so.0 lib/libgfortran.so.5 lib/libquadmath.so.0; do
       check "the bundle holds $f" has " \./$f\$" "$scratch/MANIFEST"
     done

@@ -265,7 +265,7 @@ __global__ void maximum_grad_kernel(const float* dy, const float* a, const float
 
 __global__ void moving_average_kernel(float* var, const float* value, int64_t n, float momentum, float weight) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-    var[i] = momentum * var[i] + weight * value[i];
+    var[i] = __fadd_rn(__fmul_rn(momentum, var[i]), __fmul_rn(weight, value[i]));  // never an FMA: TF's roundings
 }
 
 // One warp per row: the maximum, then the sum of exp(x - max), each reduced

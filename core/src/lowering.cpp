@@ -50,12 +50,15 @@ void run_lowered(const OpCall& call, Device& device) {
       ops::relu_grad(in0, *call.inputs[1], *call.outputs[0], layer);
       ops::bias_add_grad(*call.outputs[0], *call.outputs[1], layer);
       return;
-    case OpId::FusedBatchNormEx: {
+    case OpId::FusedBatchNormEx:
+    case OpId::FusedBatchNormAddEx: {
       const auto& a = *static_cast<const axon_fused_batch_norm_attrs*>(call.attrs);
       Tensor& y = *call.outputs[0];
-      const bool relu = a.activation == AXON_ACTIVATION_RELU;
-      // With relu, y first goes to a temporary (Relu does not promise to run in place).
-      Tensor z = relu ? scratch_like(y) : y;
+      const bool relu = a.activation == AXON_ACTIVATION_RELU, side = call.op == OpId::FusedBatchNormAddEx;
+      // The normalised values, and their sum with the side input, go to
+      // temporaries where a later part writes y (neither AddN nor Relu
+      // promises to run in place).
+      Tensor z = relu || side ? scratch_like(y) : y, sum = side && relu ? scratch_like(y) : y;
       const Tensor &scale = *call.inputs[1], &offset = *call.inputs[2], &mean = *call.inputs[3],
                    &variance = *call.inputs[4];
       if (call.outputs.size() == 1)
@@ -63,7 +66,8 @@ void run_lowered(const OpCall& call, Device& device) {
       else
         ops::fused_batch_norm_training(in0, scale, offset, mean, variance, z, *call.outputs[1], *call.outputs[2],
                                        *call.outputs[3], *call.outputs[4], a.batch_norm, layer);
-      if (relu) ops::relu(z, y, layer);
+      if (side) ops::add_n({&z, call.inputs[5]}, sum, layer);
+      if (relu) ops::relu(side ? sum : z, y, layer);
       return;
     }
     case OpId::FusedBatchNormGradEx: {
@@ -75,24 +79,6 @@ void run_lowered(const OpCall& call, Device& device) {
       }
       ops::fused_batch_norm_grad(d, *call.inputs[1], *call.inputs[2], *call.inputs[3], *call.inputs[4],
                                  *call.outputs[0], *call.outputs[1], *call.outputs[2], a.batch_norm, layer);
-      return;
-    }
-    case OpId::FusedBatchNormAddEx: {
-      const auto& a = *static_cast<const axon_fused_batch_norm_attrs*>(call.attrs);
-      Tensor& y = *call.outputs[0];
-      const bool relu = a.activation == AXON_ACTIVATION_RELU;
-      // The normalised values and, with relu, their sum go to temporaries
-      // (neither AddN nor Relu promises to run in place).
-      Tensor z = scratch_like(y), sum = relu ? scratch_like(y) : y;
-      const Tensor &scale = *call.inputs[1], &offset = *call.inputs[2], &mean = *call.inputs[3],
-                   &variance = *call.inputs[4];
-      if (call.outputs.size() == 1)
-        ops::fused_batch_norm(in0, scale, offset, mean, variance, z, a.batch_norm, layer);
-      else
-        ops::fused_batch_norm_training(in0, scale, offset, mean, variance, z, *call.outputs[1], *call.outputs[2],
-                                       *call.outputs[3], *call.outputs[4], a.batch_norm, layer);
-      ops::add_n({&z, call.inputs[5]}, sum, layer);
-      if (relu) ops::relu(sum, y, layer);
       return;
     }
     case OpId::FusedBatchNormAddGradEx: {

@@ -747,8 +747,7 @@ void batch_norm_cases(Gen& g, OpId id) {
   const bool side = id == OpId::FusedBatchNormAddEx || id == OpId::FusedBatchNormAddGradEx;
   const bool relu = side || id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormGradEx;
   const bool forward = id == OpId::FusedBatchNormV3 || id == OpId::FusedBatchNormEx || id == OpId::FusedBatchNormAddEx;
-  int32_t activation = AXON_ACTIVATION_RELU;
-  auto set_attrs = [&](Case& c, const axon_batch_norm_attrs& a) {
+  auto set_attrs = [&](Case& c, const axon_batch_norm_attrs& a, int32_t activation) {
     if (relu)
       c.attrs = axon_fused_batch_norm_attrs{sizeof(axon_fused_batch_norm_attrs), a, activation};
     else
@@ -758,7 +757,7 @@ void batch_norm_cases(Gen& g, OpId id) {
   if (side) all.push_back(specs[0]);  // the last one without the activation
   for (size_t at = 0; at < all.size(); ++at) {
     const Spec& s = all[at];
-    if (side && at + 1 == all.size()) activation = AXON_ACTIVATION_NONE;
+    const int32_t activation = side && at + 1 == all.size() ? AXON_ACTIVATION_NONE : AXON_ACTIVATION_RELU;
     const int64_t ch = s.x.back();
     const Dims v = {ch};
     const std::string text = std::string(s.training ? "training" : "inference") + " " + dims_text(s.x) +
@@ -774,7 +773,7 @@ void batch_norm_cases(Gen& g, OpId id) {
     const HostTensor side_input = g.floats(s.x);
     if (forward) {
       Case& c = g.add(text + (s.outputs == 1 ? ", y only" : ""));
-      set_attrs(c, a);
+      set_attrs(c, a, activation);
       c.inputs = {x, scale, offset, mean, var};
       if (side) c.inputs.push_back(side_input);
       c.outputs = {f32(s.x)};
@@ -795,17 +794,16 @@ void batch_norm_cases(Gen& g, OpId id) {
       y = out[0];
     }
     Case& c = g.add(text);
-    set_attrs(c, a);
+    set_attrs(c, a, activation);
     c.inputs = {g.floats(s.x), x, scale, saved_mean, saved_var};
     if (relu) c.inputs.push_back(y);
     c.outputs = {f32(s.x), f32(v), f32(v)};
     if (side) c.outputs.push_back(f32(s.x));
     judge_all(c, Rule::sum, false);
   }
-  activation = AXON_ACTIVATION_RELU;
   if (!forward) {  // an empty batch in training: zero sums
     Case& c = g.add("training 0x3x3x2");
-    set_attrs(c, {sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1});
+    set_attrs(c, {sizeof(axon_batch_norm_attrs), 1e-3f, 1.0f, 1}, AXON_ACTIVATION_RELU);
     c.inputs = {f32({0, 3, 3, 2}), f32({0, 3, 3, 2}), g.floats({2}), g.floats({2}), g.floats({2}, 0.5f, 2.0f)};
     if (relu) c.inputs.push_back(f32({0, 3, 3, 2}));
     c.outputs = {f32({0, 3, 3, 2}), f32({2}), f32({2})};

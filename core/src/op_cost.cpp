@@ -115,14 +115,12 @@ int64_t flops(OpId op, const axon_kernel_call& c) {
       return (kBatchNormForward + (attrs_of<axon_fused_batch_norm_attrs>(c).activation == AXON_ACTIVATION_RELU)) *
              numel(in[0]);
     case OpId::FusedBatchNormGradEx:
+    case OpId::FusedBatchNormAddGradEx:
       return (kBatchNormBackward + (attrs_of<axon_fused_batch_norm_attrs>(c).activation == AXON_ACTIVATION_RELU)) *
              numel(in[1]);
     case OpId::FusedBatchNormAddEx:  // and the side input's add
       return (kBatchNormForward + 1 + (attrs_of<axon_fused_batch_norm_attrs>(c).activation == AXON_ACTIVATION_RELU)) *
              numel(in[0]);
-    case OpId::FusedBatchNormAddGradEx:
-      return (kBatchNormBackward + (attrs_of<axon_fused_batch_norm_attrs>(c).activation == AXON_ACTIVATION_RELU)) *
-             numel(in[1]);
     case OpId::MovingAverage: return kMovingAverage * numel(in[0]);
     case OpId::ApplyAdam: return kAdam * numel(in[0]);
     case OpId::ApplyAdamWithAmsgrad: return (kAdam + 1) * numel(in[0]);

@@ -205,7 +205,7 @@ __attribute__((always_inline)) inline void affine_rows_of(const float* x, const 
       const F xv = simd::load<F>(x + base + c0), m = simd::load<F>(f.m + c0), k = simd::load<F>(f.k + c0),
               o = simd::load<F>(f.o + c0);
       if (f.q == nullptr) {
-        simd::store<F>(out + base + c0, affine_forward<Relu, Side>(xv, m, k, o, f.side + base + c0));
+        simd::store<F>(out + base + c0, affine_forward<Relu, Side>(xv, m, k, o, Side ? f.side + base + c0 : nullptr));
       } else {
         F g = simd::load<F>(dy + base + c0);
         if constexpr (Masked) g = simd::load<F>(f.mask + base + c0) > F{} ? g : F{};
@@ -214,7 +214,8 @@ __attribute__((always_inline)) inline void affine_rows_of(const float* x, const 
     }
     for (; c0 < ch; ++c0) {
       if (f.q == nullptr) {
-        out[base + c0] = affine_forward<Relu, Side>(x[base + c0], f.m[c0], f.k[c0], f.o[c0], f.side + base + c0);
+        out[base + c0] =
+            affine_forward<Relu, Side>(x[base + c0], f.m[c0], f.k[c0], f.o[c0], Side ? f.side + base + c0 : nullptr);
       } else {
         float g = dy[base + c0];
         if constexpr (Masked) g = f.mask[base + c0] > 0.0f ? g : 0.0f;
@@ -241,9 +242,11 @@ __attribute__((always_inline)) inline void affine_rows_fixed(const float* x, con
   }
   if (f.q == nullptr) {
     for (int64_t r = r0; r < r1; ++r)
-      for (int j = 0; j < NV; ++j)
-        simd::store<F>(out + r * ch + j * W, affine_forward<Relu, Side>(simd::load<F>(x + r * ch + j * W), m[j], k[j],
-                                                                         o[j], f.side + r * ch + j * W));
+      for (int j = 0; j < NV; ++j) {
+        const float* side = Side ? f.side + r * ch + j * W : nullptr;
+        simd::store<F>(out + r * ch + j * W,
+                       affine_forward<Relu, Side>(simd::load<F>(x + r * ch + j * W), m[j], k[j], o[j], side));
+      }
     return;
   }
   for (int64_t r = r0; r < r1; ++r)

@@ -3,8 +3,8 @@
 // convolution and pooling) linked against stand-ins for cudart, cuDNN, cuBLAS
 // and NCCL that fail where a test tells them to. These are the paths a real
 // GPU run would meet only by bad luck: an NCCL set-up or call that fails, an
-// all-reduce that never finishes, cuDNN refusing an algorithm or wanting more
-// workspace than a memory limit leaves, a layout without algorithms, tensors
+// all-reduce that never finishes, cuDNN refusing an engine or wanting more
+// workspace than a memory limit leaves, a layout without engines, tensors
 // beyond cuDNN's 2^31 elements. Driven through the library's own table
 // (axon_cuda_kernels_init), as the plugin drives it. One process per case
 // (ctest runs each tag alone): NCCL communicators live for the process.
@@ -373,54 +373,62 @@ TEST_CASE(
   CHECK(d0.synchronize().message == "");
 }
 
-TEST_CASE("cuDNN candidates it does not support are skipped, from as many results as cuDNN may give",
+TEST_CASE("cuDNN engines the policy forbids or that make no plan are skipped; the fallback list comes after",
           "[cudnn-candidates]") {
   fake::reset();
-  // Eight offers the math policy drops (float32 converted down), then one
-  // whose math type cuDNN refuses and one whose workspace query it refuses:
-  // past CUDNN_CONVOLUTION_*_ALGO_COUNT, only cudnnGet*AlgorithmMaxCount
-  // reaches the one that runs.
-  fake::script().algorithm_max_count = 12;
+  // Eight engines the math policy drops (float32 converted down), one with
+  // tensor cores while TF32 is off, one whose plan cuDNN will not make: the
+  // next one runs.
   for (int algo = 0; algo < 8; ++algo)
-    fake::script().nhwc_offers.push_back({.algo = algo, .math = CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION});
-  fake::script().nhwc_offers.push_back({.algo = 1, .math = CUDNN_DEFAULT_MATH});
-  fake::script().nhwc_offers.push_back({.algo = 2, .workspace_query = CUDNN_STATUS_NOT_SUPPORTED});
-  fake::script().nhwc_offers.push_back({.algo = 5, .workspace = 4096});
-  fake::script().nhwc_offers.push_back({.algo = 6});
-  fake::script().refused_math = {CUDNN_DEFAULT_MATH};
-  Device d(0, AXON_MEMORY_GROWTH, 0, /*allow_tf32=*/true);
+    fake::script().nhwc_offers.push_back(
+        {.algo = algo, .notes = {CUDNN_NUMERICAL_NOTE_TENSOR_CORE, CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS}});
+  fake::script().nhwc_offers.push_back({.algo = 11, .notes = {CUDNN_NUMERICAL_NOTE_TENSOR_CORE}});
+  fake::script().nhwc_offers.push_back({.algo = 12, .plan = CUDNN_STATUS_NOT_SUPPORTED});
+  fake::script().nhwc_offers.push_back({.algo = 15, .notes = {CUDNN_NUMERICAL_NOTE_WINOGRAD}, .workspace = 4096});
+  fake::script().nhwc_offers.push_back({.algo = 16});
+  Device d(0);
   ConvCase c({2, 6, 5, 3}, {3, 2, 3, 4}, 1, AXON_PADDING_VALID);
   for (const char* op : kConvOps) CHECK(c.check(d, op) == "");
-  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward algo 5 NHWC workspace 4096",
-                                                             "backward-data algo 5 NHWC workspace 4096",
-                                                             "backward-filter algo 5 NHWC workspace 4096"});
+  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward engine 15 NHWC workspace 4096",
+                                                             "backward-data engine 15 NHWC workspace 4096",
+                                                             "backward-filter engine 15 NHWC workspace 4096"});
+  // With TF32 allowed, the tensor-core engine comes first.
+  fake::reset();
+  fake::script().nhwc_offers = {{.algo = 11, .notes = {CUDNN_NUMERICAL_NOTE_TENSOR_CORE}}, {.algo = 16}};
+  Device tf32(1, AXON_MEMORY_GROWTH, 0, /*allow_tf32=*/true);
+  CHECK(c.check(tf32, "Conv2D") == "");
+  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward engine 11 NHWC workspace 0"});
+  // Where the heuristics' first list has nothing usable, their fallback list is asked.
+  fake::reset();
+  fake::script().nhwc_offers = {{.algo = 3, .plan = CUDNN_STATUS_NOT_SUPPORTED}, {.algo = 40, .fallback = true}};
+  Device fallback(2);
+  CHECK(c.check(fallback, "Conv2D") == "");
+  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward engine 40 NHWC workspace 0"});
 }
 
 TEST_CASE("a workspace that does not fit under the memory limit moves to the next candidate needing less",
           "[cudnn-workspace]") {
   fake::reset();
-  fake::script().nhwc_offers = {{.algo = 0, .memory = 512u << 20, .workspace = 512u << 20},
-                                {.algo = 1, .memory = 1u << 20, .workspace = 1u << 20}};
+  fake::script().nhwc_offers = {{.algo = 0, .workspace = 512u << 20}, {.algo = 1, .workspace = 1u << 20}};
   Device d(0, AXON_MEMORY_LIMIT, 64u << 20);
   ConvCase c({2, 6, 5, 3}, {3, 3, 3, 4}, 1, AXON_PADDING_SAME);
   CHECK(c.check(d, "Conv2D") == "");
   CHECK(c.check(d, "Conv2D") == "");  // the choice is kept
   CHECK(fake::record().conv_runs ==
-        std::vector<std::string>{"forward algo 1 NHWC workspace 1048576", "forward algo 1 NHWC workspace 1048576"});
-  CHECK(logged("no room for the 536870912-byte workspace of forward algorithm 0; using algorithm 1") == 1);
+        std::vector<std::string>{"forward engine 1 NHWC workspace 1048576", "forward engine 1 NHWC workspace 1048576"});
+  CHECK(logged("no room for the 536870912-byte workspace of forward engine 0; using engine 1") == 1);
   // When nothing smaller is left, the out-of-memory error names the op.
-  fake::script().nhwc_offers = {{.algo = 0, .memory = 512u << 20, .workspace = 512u << 20},
-                                {.algo = 3, .memory = 768u << 20, .workspace = 768u << 20}};
+  fake::script().nhwc_offers = {{.algo = 0, .workspace = 512u << 20}, {.algo = 3, .workspace = 768u << 20}};
   const std::string failed = c.check(d, "Conv2DBackpropFilter");
-  CHECK_THAT(failed, Contains("Conv2DBackpropFilter: no backward-filter algorithm fits") && Contains("out of memory") &&
+  CHECK_THAT(failed, Contains("Conv2DBackpropFilter: no backward-filter engine fits") && Contains("out of memory") &&
                          Contains("memory mode limit"));
 }
 
-TEST_CASE("a shape with no usable NHWC algorithm runs in NCHW through transposes, said once per shape",
+TEST_CASE("a shape with no usable NHWC engine runs in NCHW through transposes, said once per shape",
           "[cudnn-nchw]") {
   fake::reset();
-  fake::script().nhwc_offers = {{.algo = 0, .status = CUDNN_STATUS_NOT_SUPPORTED},
-                                {.algo = 1, .workspace_query = CUDNN_STATUS_NOT_SUPPORTED}};
+  fake::script().nhwc_offers = {{.algo = 0, .plan = CUDNN_STATUS_NOT_SUPPORTED},
+                                {.algo = 1, .plan = CUDNN_STATUS_NOT_SUPPORTED}};
   fake::script().nchw_offers = {{.algo = 1, .workspace = 256}};
   Device d(0);
   // Stride 2 and an even filter: SAME pads one more row and column after.
@@ -430,19 +438,19 @@ TEST_CASE("a shape with no usable NHWC algorithm runs in NCHW through transposes
   for (int round = 0; round < 2; ++round)
     for (const char* op : kConvOps) CHECK(c.check(d, op) == "");
   CHECK(fake::record().conv_runs ==
-        std::vector<std::string>{"forward algo 1 NCHW workspace 256", "backward-data algo 1 NCHW workspace 256",
-                                 "backward-filter algo 1 NCHW workspace 256", "forward algo 1 NCHW workspace 256",
-                                 "backward-data algo 1 NCHW workspace 256",
-                                 "backward-filter algo 1 NCHW workspace 256"});
+        std::vector<std::string>{"forward engine 1 NCHW workspace 256", "backward-data engine 1 NCHW workspace 256",
+                                 "backward-filter engine 1 NCHW workspace 256", "forward engine 1 NCHW workspace 256",
+                                 "backward-data engine 1 NCHW workspace 256",
+                                 "backward-filter engine 1 NCHW workspace 256"});
   for (const char* kind : {"forward", "backward-data", "backward-filter"})
-    CHECK(logged(std::string("cuDNN has no usable NHWC ") + kind +
-                 " algorithm for N=2 H=8 W=6 C=3 K=5 R=2 S=4, stride 2x2") == 1);
+    CHECK(logged(std::string("cuDNN has no usable NHWC ") + kind + " engine for N=2 H=8 W=6 C=3 K=5 R=2 S=4, stride 2x2") ==
+          1);
   // With neither layout, the error says so.
   fake::script().nchw_offers.clear();
   ConvCase other({1, 5, 5, 2}, {3, 3, 2, 2}, 1, AXON_PADDING_VALID);
   CHECK_THAT(
       other.check(d, "Conv2D"),
-      Contains("Conv2D: cuDNN offers no usable forward algorithm, in NHWC or NCHW, for N=1 H=5 W=5 C=2 K=2 R=3 S=3"));
+      Contains("Conv2D: cuDNN offers no usable forward engine, in NHWC or NCHW, for N=1 H=5 W=5 C=2 K=2 R=3 S=3"));
 }
 
 TEST_CASE("tensors beyond cuDNN's 2^31 - 1 elements fail with one message naming the op and shape, or are cut up",
@@ -498,13 +506,13 @@ TEST_CASE("depthwise convolutions are cuDNN's grouped ones, in NHWC and through 
   Device d(0);
   ConvCase c({2, 7, 6, 3}, {3, 2, 3, 2}, 2, AXON_PADDING_SAME, /*depthwise=*/true);
   for (const char* op : kConvOps) CHECK(c.check(d, op) == "");
-  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward algo 2 NHWC workspace 64",
-                                                             "backward-data algo 2 NHWC workspace 64",
-                                                             "backward-filter algo 2 NHWC workspace 64"});
+  CHECK(fake::record().conv_runs == std::vector<std::string>{"forward engine 2 NHWC workspace 64",
+                                                             "backward-data engine 2 NHWC workspace 64",
+                                                             "backward-filter engine 2 NHWC workspace 64"});
   fake::script().nhwc_offers.clear();
   fake::script().nchw_offers = {{.algo = 4}};
   ConvCase other({1, 5, 4, 4}, {3, 3, 4, 3}, 1, AXON_PADDING_VALID, /*depthwise=*/true);
   for (const char* op : kConvOps) CHECK(other.check(d, op) == "");
-  CHECK(logged("cuDNN has no usable NHWC forward algorithm for N=1 H=5 W=4 C=4 K=12 R=3 S=3, stride 1x1, dilation 1x1, "
+  CHECK(logged("cuDNN has no usable NHWC forward engine for N=1 H=5 W=4 C=4 K=12 R=3 S=3, stride 1x1, dilation 1x1, "
                "4 groups") == 1);
 }

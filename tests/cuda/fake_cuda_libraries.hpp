@@ -2,7 +2,7 @@
 // the real libraries (fake_cudart.cpp, fake_cudnn.cpp, fake_cublas.cpp,
 // fake_nccl.cpp), so that the CUDA kernel library's own sources run on a
 // machine without a GPU and its failure paths can be driven: an NCCL set-up
-// or call that fails, a collective that never finishes, a cuDNN algorithm
+// or call that fails, a collective that never finishes, a cuDNN engine
 // refused or needing more workspace than there is. "Device memory" is host
 // memory and every queued operation runs at once, except a collective told to
 // hang, which blocks its stream until its communicator is aborted.
@@ -20,18 +20,15 @@
 
 namespace axon::fake {
 
-// One algorithm as the fake cuDNN's heuristics offer it, and how the fake
-// treats it afterwards. `memory` is what the heuristics report; `workspace`
-// what cudnnGet*WorkspaceSize says and the run requires.
+// One engine configuration as the fake cuDNN's heuristics offer it, and how
+// the fake treats it afterwards.
 struct ConvOffer {
-  int algo = 0;
-  cudnnMathType_t math = CUDNN_FMA_MATH;
-  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;  // as the heuristics report it
-  size_t memory = 0;
-  bool deterministic = true;
-  cudnnStatus_t workspace_query = CUDNN_STATUS_SUCCESS;
-  size_t workspace = 0;
-  cudnnStatus_t run = CUDNN_STATUS_SUCCESS;
+  int algo = 0;                                    // the engine's global index
+  std::vector<cudnnBackendNumericalNote_t> notes;  // what the engine says of its math
+  cudnnStatus_t plan = CUDNN_STATUS_SUCCESS;       // what finalizing its execution plan returns
+  size_t workspace = 0;                            // the plan's workspace
+  cudnnStatus_t run = CUDNN_STATUS_SUCCESS;        // what executing the plan returns
+  bool fallback = false;                           // offered in CUDNN_HEUR_MODE_FALLBACK, not mode A
 };
 
 struct Script {
@@ -43,12 +40,9 @@ struct Script {
   bool hang_collectives = false;               // collectives launched from now on never finish...
   ncclResult_t hang_async_error =
       ncclSuccess;  // ...and their communicators report this asynchronous error (read at each poll)
-  // cuDNN: the heuristics' offers for tensors in NHWC and in NCHW (every kind
-  // of convolution alike), how many results cudnnGet*AlgorithmMaxCount
-  // reports, and math types cudnnSetConvolutionMathType refuses.
+  // cuDNN: the heuristics' offers for images in NHWC and in NCHW (every kind
+  // of convolution alike).
   std::vector<ConvOffer> nhwc_offers, nchw_offers;
-  int algorithm_max_count = 8;
-  std::vector<cudnnMathType_t> refused_math;
   // cuDNN activations: record the calls without touching the data (for
   // shapes too large to allocate).
   bool record_only = false;
@@ -62,7 +56,7 @@ struct Record {
   int aborted = 0;                     // communicators aborted
   int async_polls = 0;                 // ncclCommGetAsyncError calls
   int stream_waits = 0;                // cudaStreamWaitEvent calls
-  std::vector<std::string> conv_runs;  // "forward algo 3 NCHW workspace 1024"
+  std::vector<std::string> conv_runs;  // "forward engine 3 NCHW workspace 1024"
   struct Activation {
     int64_t count;
     const void* x;

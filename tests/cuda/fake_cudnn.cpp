@@ -1,13 +1,16 @@
 // The fake cuDNN (fake_cuda_libraries.hpp): descriptors that remember what
-// they were set to, convolution heuristics that offer script().nhwc_offers or
-// nchw_offers (by the input's layout), and convolutions computed naively on
-// the host in the layout their descriptors give, so a test sees both which
-// algorithm and layout ran and whether the data went in and out the right way.
+// they were set to; for convolutions, the backend (graph) API, whose
+// heuristics offer script().nhwc_offers or nchw_offers (by the image's
+// layout) as engine configurations, and whose plans compute naively on the
+// host in the layout their tensors' strides give, so a test sees both which
+// engine and layout ran and whether the data went in and out the right way.
 #include "fake_cuda_libraries.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 
 struct cudnnContext {
   cudaStream_t stream = nullptr;
@@ -19,11 +22,6 @@ struct cudnnTensorStruct {
 struct cudnnFilterStruct {
   cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
   int k = 0, c = 0, r = 0, s = 0;
-};
-struct cudnnConvolutionStruct {
-  int pad_h = 0, pad_w = 0, u = 1, v = 1, dil_h = 1, dil_w = 1;
-  int groups = 1;
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
 struct cudnnPoolingStruct {
   cudnnPoolingMode_t mode = CUDNN_POOLING_MAX;
@@ -45,52 +43,12 @@ cudnnStatus_t failed(cudnnStatus_t s, const std::string& why) {
 
 const char* layout(cudnnTensorFormat_t f) { return f == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW"; }
 
-const std::vector<ConvOffer>& offers_for(cudnnTensorDescriptor_t x) {
-  return x->format == CUDNN_TENSOR_NHWC ? script().nhwc_offers : script().nchw_offers;
-}
-
-const ConvOffer* find_offer(cudnnTensorDescriptor_t x, int algo, cudnnMathType_t math) {
-  const ConvOffer* any = nullptr;
-  for (const ConvOffer& o : offers_for(x))
-    if (o.algo == algo) {
-      if (o.math == math || (math == CUDNN_FMA_MATH && o.math == CUDNN_DEFAULT_MATH)) return &o;
-      any = any ? any : &o;
-    }
-  return any;
-}
-
-template <class Perf, class Algo>
-cudnnStatus_t heuristics(cudnnTensorDescriptor_t x, int requested, int* returned, Perf* perf) {
-  const auto& offers = offers_for(x);
-  const int n = std::min<int>(requested, static_cast<int>(offers.size()));
-  for (int i = 0; i < n; ++i) {
-    std::memset(&perf[i], 0, sizeof perf[i]);
-    perf[i].algo = static_cast<Algo>(offers[i].algo);
-    perf[i].status = offers[i].status;
-    perf[i].memory = offers[i].memory;
-    perf[i].determinism = offers[i].deterministic ? CUDNN_DETERMINISTIC : CUDNN_NON_DETERMINISTIC;
-    perf[i].mathType = offers[i].math;
-  }
-  *returned = n;
-  return CUDNN_STATUS_SUCCESS;
-}
-
-cudnnStatus_t workspace_size(cudnnTensorDescriptor_t x, cudnnConvolutionDescriptor_t conv, int algo, size_t* bytes) {
-  const ConvOffer* o = find_offer(x, algo, conv->math);
-  if (o == nullptr)
-    return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: algorithm " + std::to_string(algo) + " never offered");
-  if (o->workspace_query != CUDNN_STATUS_SUCCESS)
-    return failed(o->workspace_query, "fake cuDNN: workspace query refused");
-  *bytes = o->workspace;
-  return CUDNN_STATUS_SUCCESS;
-}
-
 // Element offsets in the descriptors' layouts.
-int64_t at(cudnnTensorDescriptor_t t, int64_t n, int64_t c, int64_t h, int64_t w) {
+int64_t at(const cudnnTensorStruct* t, int64_t n, int64_t c, int64_t h, int64_t w) {
   return t->format == CUDNN_TENSOR_NHWC ? ((n * t->h + h) * t->w + w) * t->c + c
                                         : ((n * t->c + c) * t->h + h) * t->w + w;
 }
-int64_t at(cudnnFilterDescriptor_t f, int64_t k, int64_t c, int64_t r, int64_t s) {
+int64_t at(const cudnnFilterStruct* f, int64_t k, int64_t c, int64_t r, int64_t s) {
   return f->format == CUDNN_TENSOR_NHWC ? ((k * f->r + r) * f->s + s) * f->c + c
                                         : ((k * f->c + c) * f->r + r) * f->s + s;
 }
@@ -98,21 +56,22 @@ int64_t at(cudnnFilterDescriptor_t f, int64_t k, int64_t c, int64_t r, int64_t s
 enum Kind { kForward, kBackwardData, kBackwardFilter };
 const char* kind_name[] = {"forward", "backward-data", "backward-filter"};
 
+// A convolution's geometry: padding, strides, dilations, groups.
+struct Convolution {
+  int pad_h = 0, pad_w = 0, u = 1, v = 1, dil_h = 1, dil_w = 1, groups = 1;
+};
+
 // One convolution, naively: y = alpha * conv(x, w) + beta * y, or its
-// gradient with respect to x or w, each in the layout of its descriptor.
-cudnnStatus_t convolve(Kind kind, const void* alpha, cudnnTensorDescriptor_t xd, const float* x,
-                       cudnnFilterDescriptor_t wd, const float* w, cudnnConvolutionDescriptor_t cd,
-                       cudnnTensorDescriptor_t yd, const float* y, int algo, size_t workspace, const void* beta,
-                       float* out) {
-  const ConvOffer* o = find_offer(xd, algo, cd->math);
-  if (o == nullptr)
-    return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: algorithm " + std::to_string(algo) + " never offered");
+// gradient with respect to x or w, each in the layout of its descriptor, as
+// engine configuration `o` in its plan.
+cudnnStatus_t convolve(Kind kind, const void* alpha, const cudnnTensorStruct* xd, const float* x,
+                       const cudnnFilterStruct* wd, const float* w, const Convolution* cd,
+                       const cudnnTensorStruct* yd, const float* y, const ConvOffer* o, const void* beta, float* out) {
   if (xd->format != yd->format || xd->format != wd->format)
     return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: mixed layouts");
-  if (o->run != CUDNN_STATUS_SUCCESS) return failed(o->run, "fake cuDNN: the algorithm refused to run");
-  if (workspace < o->workspace) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: workspace too small");
-  record().conv_runs.push_back(std::string(kind_name[kind]) + " algo " + std::to_string(algo) + " " +
-                               layout(xd->format) + " workspace " + std::to_string(workspace));
+  if (o->run != CUDNN_STATUS_SUCCESS) return failed(o->run, "fake cuDNN: the engine refused to run");
+  record().conv_runs.push_back(std::string(kind_name[kind]) + " engine " + std::to_string(o->algo) + " " +
+                               layout(xd->format) + " workspace " + std::to_string(o->workspace));
   const float a = *static_cast<const float*>(alpha), b = *static_cast<const float*>(beta);
   const int64_t out_count = kind == kForward        ? int64_t{yd->n} * yd->c * yd->h * yd->w
                             : kind == kBackwardData ? int64_t{xd->n} * xd->c * xd->h * xd->w
@@ -137,6 +96,135 @@ cudnnStatus_t convolve(Kind kind, const void* alpha, cudnnTensorDescriptor_t xd,
                 if (kind == kBackwardFilter) acc[wi] += double(x[xi]) * y[yi];
               }
   for (int64_t i = 0; i < out_count; ++i) out[i] = static_cast<float>(a * acc[i] + (b != 0.f ? b * out[i] : 0.0));
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// A backend descriptor: its type, its attributes as set (raw bytes), and
+// what finalizing it made of them.
+struct Backend {
+  cudnnBackendDescriptorType_t type;
+  std::map<int, std::vector<char>> attributes;
+  bool finalized = false;
+  cudnnTensorStruct tensor;          // TENSOR: the layout its strides give
+  int64_t id = 0;                    // TENSOR: its unique id
+  Convolution conv;                  // CONVOLUTION
+  Kind kind = kForward;              // OPERATION_*
+  Backend *image = nullptr, *filter = nullptr, *output = nullptr, *conv_desc = nullptr;  // OPERATION_*
+  Backend* op = nullptr;             // OPERATIONGRAPH; ENGINEHEUR, ENGINECFG, EXECUTION_PLAN: the graph's op
+  std::vector<ConvOffer> offers;     // ENGINEHEUR: the heuristics' results
+  ConvOffer offer;                   // ENGINECFG, ENGINE, EXECUTION_PLAN
+};
+
+size_t element_size(cudnnBackendAttributeType_t t) {
+  switch (t) {
+    case CUDNN_TYPE_INT64: return sizeof(int64_t);
+    case CUDNN_TYPE_FLOAT: return sizeof(float);
+    case CUDNN_TYPE_DOUBLE: return sizeof(double);
+    case CUDNN_TYPE_DATA_TYPE: return sizeof(cudnnDataType_t);
+    case CUDNN_TYPE_CONVOLUTION_MODE: return sizeof(cudnnConvolutionMode_t);
+    case CUDNN_TYPE_HEUR_MODE: return sizeof(cudnnBackendHeurMode_t);
+    case CUDNN_TYPE_NUMERICAL_NOTE: return sizeof(cudnnBackendNumericalNote_t);
+    case CUDNN_TYPE_HANDLE: return sizeof(cudnnHandle_t);
+    case CUDNN_TYPE_VOID_PTR: return sizeof(void*);
+    case CUDNN_TYPE_BACKEND_DESCRIPTOR: return sizeof(cudnnBackendDescriptor_t);
+    default: return 0;
+  }
+}
+
+template <class T>
+std::vector<T> values(const Backend& b, cudnnBackendAttributeName_t name) {
+  const auto it = b.attributes.find(name);
+  if (it == b.attributes.end()) return {};
+  std::vector<T> out(it->second.size() / sizeof(T));
+  std::memcpy(out.data(), it->second.data(), out.size() * sizeof(T));
+  return out;
+}
+template <class T>
+T value(const Backend& b, cudnnBackendAttributeName_t name, T otherwise = T{}) {
+  const auto v = values<T>(b, name);
+  return v.empty() ? otherwise : v[0];
+}
+Backend* descriptor(const Backend& b, cudnnBackendAttributeName_t name) {
+  return static_cast<Backend*>(value<cudnnBackendDescriptor_t>(b, name));
+}
+
+// The attributes of the three convolution operations, by kind: image, filter,
+// output side, convolution.
+constexpr cudnnBackendAttributeName_t kOperands[][4] = {
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC}};
+
+cudnnStatus_t finalize(Backend& b) {
+  switch (b.type) {
+    case CUDNN_BACKEND_TENSOR_DESCRIPTOR: {
+      const auto dims = values<int64_t>(b, CUDNN_ATTR_TENSOR_DIMENSIONS);
+      const auto strides = values<int64_t>(b, CUDNN_ATTR_TENSOR_STRIDES);
+      if (dims.size() != 4 || strides.size() != 4) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: not 4-d");
+      if (dims[0] * dims[1] * dims[2] * dims[3] > INT32_MAX)
+        return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: over 2^31 elements");
+      // NHWC keeps channels innermost (for one channel: stride 1 along c).
+      const bool nhwc = dims[1] > 1 ? strides[3] == dims[1] : strides[1] == 1;
+      b.tensor = {nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, int(dims[0]), int(dims[1]), int(dims[2]),
+                  int(dims[3])};
+      b.id = value<int64_t>(b, CUDNN_ATTR_TENSOR_UNIQUE_ID);
+      break;
+    }
+    case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR: {
+      const auto pad = values<int64_t>(b, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS);
+      const auto post = values<int64_t>(b, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS);
+      const auto stride = values<int64_t>(b, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES);
+      const auto dilation = values<int64_t>(b, CUDNN_ATTR_CONVOLUTION_DILATIONS);
+      if (pad.size() != 2 || post != pad || stride.size() != 2 || dilation.size() != 2)
+        return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: a 2-d convolution padded alike on both sides");
+      b.conv = {int(pad[0]), int(pad[1]), int(stride[0]), int(stride[1]), int(dilation[0]), int(dilation[1]), 1};
+      break;
+    }
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR: {
+      b.kind = b.type == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR         ? kForward
+               : b.type == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR ? kBackwardData
+                                                                                          : kBackwardFilter;
+      const auto& a = kOperands[b.kind];
+      b.image = descriptor(b, a[0]), b.filter = descriptor(b, a[1]), b.output = descriptor(b, a[2]);
+      b.conv_desc = descriptor(b, a[3]);
+      if (!b.image || !b.filter || !b.output || !b.conv_desc)
+        return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: an operand is missing");
+      if (b.filter->tensor.c == 0 || b.image->tensor.c % b.filter->tensor.c != 0)
+        return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: channels do not divide into groups");
+      b.conv_desc->conv.groups = b.image->tensor.c / b.filter->tensor.c;
+      break;
+    }
+    case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
+      b.op = descriptor(b, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+      if (!b.op) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: a graph without operations");
+      break;
+    case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: {
+      const Backend* graph = descriptor(b, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
+      if (!graph) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: heuristics without a graph");
+      b.op = graph->op;
+      const bool fallback = value<cudnnBackendHeurMode_t>(b, CUDNN_ATTR_ENGINEHEUR_MODE) == CUDNN_HEUR_MODE_FALLBACK;
+      const auto& offers =
+          b.op->image->tensor.format == CUDNN_TENSOR_NHWC ? script().nhwc_offers : script().nchw_offers;
+      for (const ConvOffer& o : offers)
+        if (o.fallback == fallback) b.offers.push_back(o);
+      break;
+    }
+    case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: {
+      const Backend* config = descriptor(b, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+      if (!config) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: a plan without an engine configuration");
+      b.op = config->op;
+      b.offer = config->offer;
+      if (b.offer.plan != CUDNN_STATUS_SUCCESS) return failed(b.offer.plan, "fake cuDNN: no plan for this engine");
+      break;
+    }
+    default: break;
+  }
+  b.finalized = true;
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -185,121 +273,98 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t t, cudnnTensorF
   *t = {f, n, c, h, w};
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* f) {
-  *f = new cudnnFilterStruct;
+cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t* d) {
+  *d = new Backend{type, {}};
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t f) {
-  delete f;
+cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d) {
+  delete static_cast<Backend*>(d);
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t f, cudnnDataType_t, cudnnTensorFormat_t format, int k,
-                                         int c, int r, int s) {
-  *f = {format, k, c, r, s};
+cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+                                       cudnnBackendAttributeType_t type, int64_t count, const void* v) {
+  auto& b = *static_cast<Backend*>(d);
+  const size_t size = element_size(type);
+  if (size == 0 || count < 0 || b.finalized) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: bad attribute");
+  const char* bytes = static_cast<const char*>(v);
+  b.attributes[name].assign(bytes, bytes + size * static_cast<size_t>(count));
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* c) {
-  *c = new cudnnConvolutionStruct;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t c) {
-  delete c;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t c, int pad_h, int pad_w, int u, int v,
-                                              int dil_h, int dil_w, cudnnConvolutionMode_t, cudnnDataType_t) {
-  c->pad_h = pad_h, c->pad_w = pad_w, c->u = u, c->v = v, c->dil_h = dil_h, c->dil_w = dil_w;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t c, int groups) {
-  c->groups = groups;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t c, cudnnMathType_t m) {
-  const auto& refused = script().refused_math;
-  if (std::find(refused.begin(), refused.end(), m) != refused.end())
-    return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: math type " + std::to_string(m) + " refused");
-  c->math = m;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t x,
-                                                    cudnnFilterDescriptor_t w, int* n, int* k, int* h, int* wo) {
-  *n = x->n;
-  *k = w->k;
-  *h = (x->h + 2 * c->pad_h - ((w->r - 1) * c->dil_h + 1)) / c->u + 1;
-  *wo = (x->w + 2 * c->pad_w - ((w->s - 1) * c->dil_w + 1)) / c->v + 1;
-  return CUDNN_STATUS_SUCCESS;
+cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d) { return finalize(*static_cast<Backend*>(d)); }
+
+// What the plugin reads back: the heuristics' results, a configuration's
+// engine, an engine's index and notes, a plan's workspace.
+cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+                                       cudnnBackendAttributeType_t, int64_t requested, int64_t* count, void* out) {
+  const auto& b = *static_cast<const Backend*>(d);
+  if (!b.finalized && b.type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR && b.type != CUDNN_BACKEND_ENGINE_DESCRIPTOR)
+    return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: read before finalizing");
+  switch (name) {
+    case CUDNN_ATTR_ENGINEHEUR_RESULTS: {
+      *count = static_cast<int64_t>(b.offers.size());
+      auto* configs = static_cast<cudnnBackendDescriptor_t*>(out);
+      for (int64_t i = 0; i < std::min(requested, *count); ++i) {
+        auto& c = *static_cast<Backend*>(configs[i]);
+        c.op = b.op, c.offer = b.offers[static_cast<size_t>(i)], c.finalized = true;
+      }
+      return CUDNN_STATUS_SUCCESS;
+    }
+    case CUDNN_ATTR_ENGINECFG_ENGINE: {
+      auto& e = *static_cast<Backend*>(*static_cast<cudnnBackendDescriptor_t*>(out));
+      e.offer = b.offer, e.finalized = true;
+      *count = 1;
+      return CUDNN_STATUS_SUCCESS;
+    }
+    case CUDNN_ATTR_ENGINE_GLOBAL_INDEX:
+      *static_cast<int64_t*>(out) = b.offer.algo;
+      *count = 1;
+      return CUDNN_STATUS_SUCCESS;
+    case CUDNN_ATTR_ENGINE_NUMERICAL_NOTE: {
+      *count = static_cast<int64_t>(b.offer.notes.size());
+      auto* notes = static_cast<cudnnBackendNumericalNote_t*>(out);
+      for (int64_t i = 0; i < std::min(requested, *count); ++i) notes[i] = b.offer.notes[static_cast<size_t>(i)];
+      return CUDNN_STATUS_SUCCESS;
+    }
+    case CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE:
+      *static_cast<int64_t*>(out) = static_cast<int64_t>(b.offer.workspace);
+      *count = 1;
+      return CUDNN_STATUS_SUCCESS;
+    default: return failed(CUDNN_STATUS_NOT_SUPPORTED, "fake cuDNN: attribute not modelled");
+  }
 }
 
-cudnnStatus_t cudnnGetConvolutionForwardAlgorithmMaxCount(cudnnHandle_t, int* n) {
-  *n = script().algorithm_max_count;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnnHandle_t, int* n) {
-  *n = script().algorithm_max_count;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnnHandle_t, int* n) {
-  *n = script().algorithm_max_count;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t,
-                                                     cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t,
-                                                     int requested, int* returned,
-                                                     cudnnConvolutionFwdAlgoPerf_t* perf) {
-  return heuristics<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(x, requested, returned, perf);
-}
-cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t, cudnnFilterDescriptor_t,
-                                                          cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t,
-                                                          cudnnTensorDescriptor_t dx, int requested, int* returned,
-                                                          cudnnConvolutionBwdDataAlgoPerf_t* perf) {
-  return heuristics<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(dx, requested, returned, perf);
-}
-cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t, cudnnTensorDescriptor_t x,
-                                                            cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t,
-                                                            cudnnFilterDescriptor_t, int requested, int* returned,
-                                                            cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
-  return heuristics<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(x, requested, returned, perf);
-}
-cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t,
-                                                      cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t,
-                                                      cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
-  return workspace_size(x, c, algo, bytes);
-}
-cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t, cudnnFilterDescriptor_t,
-                                                           cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t c,
-                                                           cudnnTensorDescriptor_t dx,
-                                                           cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
-  return workspace_size(dx, c, algo, bytes);
-}
-cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t, cudnnTensorDescriptor_t x,
-                                                             cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t c,
-                                                             cudnnFilterDescriptor_t,
-                                                             cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
-  return workspace_size(x, c, algo, bytes);
-}
-
-cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t, const void* alpha, cudnnTensorDescriptor_t xd, const void* x,
-                                      cudnnFilterDescriptor_t wd, const void* w, cudnnConvolutionDescriptor_t cd,
-                                      cudnnConvolutionFwdAlgo_t algo, void*, size_t workspace, const void* beta,
-                                      cudnnTensorDescriptor_t yd, void* y) {
-  return convolve(kForward, alpha, xd, static_cast<const float*>(x), wd, static_cast<const float*>(w), cd, yd, nullptr,
-                  algo, workspace, beta, static_cast<float*>(y));
-}
-cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t, const void* alpha, cudnnFilterDescriptor_t wd, const void* w,
-                                           cudnnTensorDescriptor_t dyd, const void* dy, cudnnConvolutionDescriptor_t cd,
-                                           cudnnConvolutionBwdDataAlgo_t algo, void*, size_t workspace,
-                                           const void* beta, cudnnTensorDescriptor_t dxd, void* dx) {
-  return convolve(kBackwardData, alpha, dxd, nullptr, wd, static_cast<const float*>(w), cd, dyd,
-                  static_cast<const float*>(dy), algo, workspace, beta, static_cast<float*>(dx));
-}
-cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t, const void* alpha, cudnnTensorDescriptor_t xd,
-                                             const void* x, cudnnTensorDescriptor_t dyd, const void* dy,
-                                             cudnnConvolutionDescriptor_t cd, cudnnConvolutionBwdFilterAlgo_t algo,
-                                             void*, size_t workspace, const void* beta, cudnnFilterDescriptor_t dwd,
-                                             void* dw) {
-  return convolve(kBackwardFilter, alpha, xd, static_cast<const float*>(x), dwd, nullptr, cd, dyd,
-                  static_cast<const float*>(dy), algo, workspace, beta, static_cast<float*>(dw));
+// The plan's convolution on the variant pack's pointers, by tensor id.
+cudnnStatus_t cudnnBackendExecute(cudnnHandle_t, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack) {
+  const auto& p = *static_cast<const Backend*>(plan);
+  const auto& v = *static_cast<const Backend*>(pack);
+  if (!p.finalized || !v.finalized) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: not finalized");
+  const auto pointers = values<void*>(v, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
+  const auto ids = values<int64_t>(v, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
+  if (pointers.size() != ids.size()) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: pointers and ids differ");
+  auto pointer = [&](const Backend* t) -> float* {
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] == t->id) return static_cast<float*>(pointers[i]);
+    return nullptr;
+  };
+  const Backend& op = *p.op;
+  float *image = pointer(op.image), *filter = pointer(op.filter), *output = pointer(op.output);
+  if (!image || !filter || !output) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: a tensor has no pointer");
+  if (p.offer.workspace > 0 && value<void*>(v, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) == nullptr)
+    return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: no workspace");
+  const float one = 1.f, zero = 0.f;
+  const cudnnTensorStruct* x = &op.image->tensor;
+  const cudnnTensorStruct* y = &op.output->tensor;
+  const cudnnTensorStruct& wt = op.filter->tensor;
+  const cudnnFilterStruct w{wt.format, wt.n, wt.c, wt.h, wt.w};
+  switch (op.kind) {
+    case kForward: return convolve(kForward, &one, x, image, &w, filter, &op.conv_desc->conv, y, nullptr, &p.offer,
+                                   &zero, output);
+    case kBackwardData: return convolve(kBackwardData, &one, x, nullptr, &w, filter, &op.conv_desc->conv, y, output,
+                                        &p.offer, &zero, image);
+    case kBackwardFilter: return convolve(kBackwardFilter, &one, x, image, &w, nullptr, &op.conv_desc->conv, y,
+                                          output, &p.offer, &zero, filter);
+  }
+  return CUDNN_STATUS_BAD_PARAM;
 }
 
 // Pooling and activations: linked in with the kernels that use them; the

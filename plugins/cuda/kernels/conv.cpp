@@ -1,10 +1,11 @@
-// Conv2D and its two gradients on cuDNN. Layouts are TensorFlow's: NHWC
-// activations and HWIO filters. cuDNN's NHWC filter layout is KRSC (OHWI), so
-// filters are transposed on the device on the way in (and dfilter on the way
-// out). A shape cuDNN has no usable NHWC algorithm for runs in NCHW (KCRS
-// filters), its tensors permuted on the way in and out. Depthwise
+// Conv2D and its two gradients on cuDNN's backend (graph) API. Layouts are
+// TensorFlow's: NHWC activations and HWIO filters. cuDNN's NHWC filter layout
+// is KRSC (OHWI), so filters are transposed on the device on the way in (and
+// dfilter on the way out). A shape cuDNN has no usable NHWC engine for runs in
+// NCHW (KCRS filters), its tensors permuted on the way in and out. Depthwise
 // convolutions (TensorFlow's DepthwiseConv2dNative and its gradients) are
-// cuDNN's grouped convolutions, one group per input channel.
+// cuDNN's grouped convolutions, one group per input channel (the filter
+// tensor's channels are the input's over the groups).
 #include "conv.hpp"
 
 #include "cuda_device.hpp"
@@ -24,18 +25,29 @@
 
 namespace axon::cuda {
 
-ConvPlan::~ConvPlan() {
-  if (x) cudnnDestroyTensorDescriptor(x);
-  if (y) cudnnDestroyTensorDescriptor(y);
-  if (w) cudnnDestroyFilterDescriptor(w);
-  if (conv) cudnnDestroyConvolutionDescriptor(conv);
+BackendDescriptor::BackendDescriptor(cudnnBackendDescriptorType_t type) {
+  CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_));
+}
+BackendDescriptor::~BackendDescriptor() {
+  if (d_) cudnnBackendDestroyDescriptor(d_);
+}
+void BackendDescriptor::set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
+                            const void* values) {
+  check_cudnn(cudnnBackendSetAttribute(d_, name, type, count, values), "cudnnBackendSetAttribute", __FILE__, __LINE__);
+}
+void BackendDescriptor::finalize(const char* what) {
+  check_cudnn(cudnnBackendFinalize(d_), what, __FILE__, __LINE__);
 }
 
 namespace {
 
 enum Kind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
 
-constexpr size_t kMaxWorkspace = size_t{1} << 30;  // algorithms needing more are skipped
+constexpr size_t kMaxWorkspace = size_t{1} << 30;  // engines needing more are skipped
+
+// The tensors' ids in the graph and in each call's variant pack: the image
+// (x or dx), the filter (w or dw) and the output side (y or dy).
+constexpr int64_t kImage = 'x', kFilter = 'w', kOutput = 'y';
 
 // TensorFlow's geometry (op_geometry.hpp) as cuDNN takes it: cuDNN pads both
 // sides alike, so SAME's odd row/column (at the end) is made part of the input.
@@ -53,175 +65,244 @@ struct Geometry : ConvGeometry {
   bool padded() const { return extra_h() != 0 || extra_w() != 0; }
 };
 
-int as_int(int64_t v, const char* op) {
-  sdk::require(v <= INT32_MAX, sdk::format("%s: dimension %lld is too large for cuDNN", op, (long long)v));
-  return static_cast<int>(v);
-}
-
 MathPolicy math_policy(const CudaDevice& d) { return {d.allow_tf32(), d.deterministic(), kMaxWorkspace}; }
 
 constexpr const char* kKindNames[] = {"forward", "backward-data", "backward-filter"};
 
 const char* layout_name(cudnnTensorFormat_t f) { return f == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW"; }
 
-// Whether cuDNN will run candidate `index` of the plan: its math type set
-// and its workspace asked for (in `bytes`). NOT_SUPPORTED from either means
-// it will not for these descriptors, whatever the heuristics said: false,
-// and the caller moves on; any other error throws.
-bool accepted(CudaDevice& d, ConvPlan& p, Kind kind, size_t index, size_t& bytes) {
-  const auto [algo, math] = p.candidates[index];
-  auto refused = [](cudnnStatus_t s, const char* call) {
-    if (s == CUDNN_STATUS_SUCCESS) return false;
-    if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED) return true;
-    check_cudnn(s, call, __FILE__, __LINE__);
-    return true;
-  };
-  if (refused(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType")) return false;
-  cudnnStatus_t s;
-  if (kind == kForward)
-    s = cudnnGetConvolutionForwardWorkspaceSize(d.cudnn(), p.x, p.w, p.conv, p.y,
-                                                static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes);
-  else if (kind == kBackwardData)
-    s = cudnnGetConvolutionBackwardDataWorkspaceSize(d.cudnn(), p.w, p.y, p.conv, p.x,
-                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
-  else
-    s = cudnnGetConvolutionBackwardFilterWorkspaceSize(d.cudnn(), p.x, p.y, p.conv, p.w,
-                                                       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes);
-  return !refused(s, "cudnnGetConvolution*WorkspaceSize") && bytes <= kMaxWorkspace;
+bool not_supported(cudnnStatus_t s) { return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED; }
+
+// A float tensor of logical dims [n, c, h, w] laid out as `layout` (the
+// filter's KRSC is NHWC's order, KCRS NCHW's).
+BackendDescriptor tensor(int64_t id, std::array<int64_t, 4> dims, cudnnTensorFormat_t layout) {
+  const auto [n, c, h, w] = dims;
+  const std::array<int64_t, 4> strides = layout == CUDNN_TENSOR_NHWC ? std::array<int64_t, 4>{h * w * c, 1, w * c, c}
+                                                                      : std::array<int64_t, 4>{c * h * w, h * w, w, 1};
+  const cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  const int64_t alignment = 4;  // a float; the allocator gives more, views into tensors may not
+  BackendDescriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+  t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
+  t.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data());
+  t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &id);
+  t.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+  t.finalize("cuDNN tensor descriptor");
+  return t;
 }
 
-// Makes the first candidate from `from` on that cuDNN accepts, with a
-// workspace under `below` bytes, the plan's algorithm. False when none is.
+// The operation graph of one convolution of `kind` in `layout`: its tensors,
+// convolution, operation and graph descriptors, the graph last.
+std::vector<BackendDescriptor> conv_graph(CudaDevice& d, Kind kind, const Geometry& g, cudnnTensorFormat_t layout) {
+  std::vector<BackendDescriptor> parts;
+  parts.push_back(tensor(kImage, {g.n, g.c, g.hp(), g.wp()}, layout));
+  parts.push_back(tensor(kOutput, {g.n, g.out_c(), g.oh, g.ow}, layout));
+  parts.push_back(tensor(kFilter, {g.out_c(), g.in_per_group(), g.kh, g.kw}, layout));
+  BackendDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const int64_t spatial = 2, pad[] = {g.pad_h, g.pad_w}, stride[] = {g.sh, g.sw}, dilation[] = {g.dh, g.dw};
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  conv.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
+  conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  conv.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  conv.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+  conv.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+  conv.set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dilation);
+  conv.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
+  conv.finalize("cuDNN convolution descriptor");
+  static constexpr cudnnBackendDescriptorType_t kOperation[] = {
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR};
+  // The operation's attributes by kind: image, filter, output side, convolution, alpha, beta.
+  static constexpr cudnnBackendAttributeName_t kAttributes[][6] = {
+      {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA},
+      {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA},
+      {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA}};
+  const auto& a = kAttributes[kind];
+  const float alpha = 1.f, beta = 0.f;
+  BackendDescriptor op(kOperation[kind]);
+  op.set(a[0], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, parts[0].address());
+  op.set(a[1], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, parts[2].address());
+  op.set(a[2], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, parts[1].address());
+  op.set(a[3], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, conv.address());
+  op.set(a[4], CUDNN_TYPE_FLOAT, 1, &alpha);
+  op.set(a[5], CUDNN_TYPE_FLOAT, 1, &beta);
+  op.finalize("cuDNN convolution operation");
+  BackendDescriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  cudnnHandle_t handle = d.cudnn();
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, op.address());
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  graph.finalize("cuDNN operation graph");
+  parts.push_back(std::move(conv));
+  parts.push_back(std::move(op));
+  parts.push_back(std::move(graph));
+  return parts;
+}
+
+// The engine configurations cuDNN's heuristics offer for `graph` in `mode`
+// (no timing runs: they allocate nothing and need no data), best first,
+// those the math policy allows.
+void heuristic_candidates(const BackendDescriptor& graph, cudnnBackendHeurMode_t mode, const MathPolicy& policy,
+                          std::vector<ConvPlan::Candidate>& out) {
+  BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heuristics.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, graph.address());
+  heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  const cudnnStatus_t s = cudnnBackendFinalize(heuristics.get());
+  if (not_supported(s)) return;  // this mode has nothing for the graph
+  check_cudnn(s, "cudnnBackendFinalize (cuDNN heuristics)", __FILE__, __LINE__);
+  int64_t count = 0;
+  CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+  std::vector<BackendDescriptor> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    raw.push_back(configs.back().get());
+  }
+  int64_t got = 0;
+  CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()));
+  for (int64_t i = 0; i < std::min(got, count); ++i) {
+    BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    cudnnBackendDescriptor_t e = engine.get();
+    int64_t n = 0, index = -1;
+    CUDNN_CHECK(cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                         &e));
+    CUDNN_CHECK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index));
+    std::vector<cudnnBackendNumericalNote_t> notes(CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
+    CUDNN_CHECK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                         CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes.data()));
+    notes.resize(static_cast<size_t>(std::clamp<int64_t>(n, 0, CUDNN_NUMERICAL_NOTE_TYPE_COUNT)));
+    if (engine_allowed(notes, policy)) out.push_back({std::move(configs[static_cast<size_t>(i)]), index});
+  }
+}
+
+// Candidate `index`'s execution plan, and the workspace it needs in `bytes`;
+// false where cuDNN will not run it for this graph (NOT_SUPPORTED when the
+// plan is made) or it needs more workspace than the policy allows. Other
+// errors throw.
+bool accepted(CudaDevice& d, const ConvPlan& p, size_t index, BackendDescriptor& plan, size_t& bytes) {
+  BackendDescriptor made(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  cudnnHandle_t handle = d.cudnn();
+  made.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  made.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+           p.candidates[index].config.address());
+  const cudnnStatus_t s = cudnnBackendFinalize(made.get());
+  if (not_supported(s)) return false;
+  check_cudnn(s, "cudnnBackendFinalize (cuDNN execution plan)", __FILE__, __LINE__);
+  int64_t n = 0, workspace = 0;
+  CUDNN_CHECK(cudnnBackendGetAttribute(made.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                       &workspace));
+  if (workspace < 0 || static_cast<size_t>(workspace) > kMaxWorkspace) return false;
+  bytes = static_cast<size_t>(workspace);
+  plan = std::move(made);
+  return true;
+}
+
+// Chooses the first candidate from `from` on that cuDNN accepts and whose
+// workspace is below `below`; false if none is.
 bool choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t from, const Geometry& g, const char* op,
             size_t below = SIZE_MAX) {
   for (size_t i = from; i < p.candidates.size(); ++i) {
+    BackendDescriptor plan;
     size_t bytes = 0;
-    if (!accepted(d, p, kind, i, bytes)) {
+    if (!accepted(d, p, i, plan, bytes)) {
       d.log(AXON_LOG_DEBUG,
-            sdk::format("%s: %s: cuDNN does not support %s algorithm %d (candidate %zu of %zu) here; skipped",
-                        d.label().c_str(), op, kKindNames[kind], p.candidates[i].first, i + 1, p.candidates.size()));
+            sdk::format("%s: %s: cuDNN does not support %s engine %lld (candidate %zu of %zu) here; skipped",
+                        d.label().c_str(), op, kKindNames[kind], (long long)p.candidates[i].engine, i + 1,
+                        p.candidates.size()));
       continue;
     }
     if (bytes >= below) continue;
     p.chosen = i;
-    p.algo = p.candidates[i].first;
+    p.plan = std::move(plan);
     p.workspace = bytes;
-    d.log(
-        AXON_LOG_DEBUG,
-        sdk::format("%s: %s uses %s %s algorithm %d (candidate %zu of %zu, math %d, workspace %zu bytes) "
-                    "for N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
-                    d.label().c_str(), op, layout_name(p.layout), kKindNames[kind], p.algo, i + 1, p.candidates.size(),
-                    static_cast<int>(p.candidates[i].second), p.workspace, (long long)g.n, (long long)g.hp(),
-                    (long long)g.wp(), (long long)g.c, (long long)g.out_c(), (long long)g.kh, (long long)g.kw));
+    d.log(AXON_LOG_DEBUG,
+          sdk::format("%s: %s uses %s %s engine %lld (candidate %zu of %zu, workspace %zu bytes) "
+                      "for N=%lld H=%lld W=%lld C=%lld K=%lld R=%lld S=%lld",
+                      d.label().c_str(), op, layout_name(p.layout), kKindNames[kind], (long long)p.engine(), i + 1,
+                      p.candidates.size(), p.workspace, (long long)g.n, (long long)g.hp(), (long long)g.wp(),
+                      (long long)g.c, (long long)g.out_c(), (long long)g.kh, (long long)g.kw));
     return true;
   }
   return false;
 }
 
-// Runs `call(algo, workspace, bytes)` with the plan's algorithm. If cuDNN
-// refuses it after all (not supported), or its workspace does not fit in
-// the memory left (a --gpu-memory-limit), the next candidate that cuDNN
-// accepts (needing less workspace, for the latter) is taken and kept.
-template <class Call>
-void execute(CudaDevice& d, ConvPlan& p, Kind kind, const Geometry& g, const char* op, Call call) {
+// Runs the plan on (image, filter, output side): x, w, y forward; dx, w, dy
+// for the data gradient; x, dw, dy for the filter gradient. If cuDNN refuses
+// it after all (not supported), or its workspace does not fit in the memory
+// left (a --gpu-memory-limit), the next candidate that cuDNN accepts (needing
+// less workspace, for the latter) is taken and kept.
+void execute(CudaDevice& d, ConvPlan& p, Kind kind, const Geometry& g, const char* op, const float* image,
+             const float* filter, const float* output) {
   for (;;) {
-    // The descriptor's math type is the chosen candidate's (choose() may have tried others since).
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, p.candidates[p.chosen].second));
     std::optional<CudaDevice::Scratch> ws;
     try {
       ws.emplace(d, p.workspace);
     } catch (const sdk::Error& e) {
       if (e.code() != AXON_OUT_OF_MEMORY) throw;
-      const int algo = p.algo;
+      const int64_t engine = p.engine();
       const size_t wanted = p.workspace;
       if (!choose(d, p, kind, p.chosen + 1, g, op, wanted))
         sdk::fail(AXON_OUT_OF_MEMORY,
-                  sdk::format("%s: no %s algorithm fits: %s (the workspace of algorithm %d; no other needs less)",
-                              op, kKindNames[kind], e.what(), algo));
+                  sdk::format("%s: no %s engine fits: %s (the workspace of engine %lld; no other needs less)", op,
+                              kKindNames[kind], e.what(), (long long)engine));
       d.log(AXON_LOG_INFO,
-            sdk::format("%s: %s: no room for the %zu-byte workspace of %s algorithm %d; using algorithm %d (%zu bytes) "
+            sdk::format("%s: %s: no room for the %zu-byte workspace of %s engine %lld; using engine %lld (%zu bytes) "
                         "instead",
-                        d.label().c_str(), op, wanted, kKindNames[kind], algo, p.algo, p.workspace));
+                        d.label().c_str(), op, wanted, kKindNames[kind], (long long)engine, (long long)p.engine(),
+                        p.workspace));
       continue;
     }
-    const cudnnStatus_t s = call(p.algo, ws->get(), p.workspace);
+    // The call binds this call's pointers to the plan (a variant pack costs
+    // the host about what executing does: bench_cudnn_calls.cpp).
+    void* pointers[] = {const_cast<float*>(image), const_cast<float*>(filter), const_cast<float*>(output)};
+    const int64_t ids[] = {kImage, kFilter, kOutput};
+    void* workspace = ws->get();
+    BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers);
+    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids);
+    pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+    pack.finalize("cuDNN variant pack");
+    const cudnnStatus_t s = cudnnBackendExecute(d.cudnn(), p.plan.get(), pack.get());
     if (s == CUDNN_STATUS_SUCCESS) return;
-    const int algo = p.algo;
-    if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED && choose(d, p, kind, p.chosen + 1, g, op)) {
-      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s algorithm %d refused (%s); using algorithm %d", d.label().c_str(), op,
-                                        algo, cudnnGetErrorString(s), p.algo));
+    const int64_t engine = p.engine();
+    if (not_supported(s) && choose(d, p, kind, p.chosen + 1, g, op)) {
+      d.log(AXON_LOG_DEBUG, sdk::format("%s: %s engine %lld refused (%s); using engine %lld", d.label().c_str(), op,
+                                        (long long)engine, cudnnGetErrorString(s), (long long)p.engine()));
       continue;
     }
-    check_cudnn(s, sdk::format("cudnnConvolution %s (algorithm %d) for %s", kKindNames[kind], algo, op).c_str(),
+    check_cudnn(s, sdk::format("cudnnBackendExecute, %s engine %lld for %s", kKindNames[kind], (long long)engine, op)
+                       .c_str(),
                 __FILE__, __LINE__);
   }
 }
 
-// cuDNN's heuristics for the plan's descriptors (no timing runs: they
-// allocate nothing and need no data), as many results as cuDNN may give
-// (cudnnGet*AlgorithmMaxCount: its DEFAULT and TENSOR_OP variants of one
-// algorithm count apart), filtered by the math policy.
-std::vector<std::pair<int, cudnnMathType_t>> heuristic_candidates(CudaDevice& d, const ConvPlan& p, Kind kind,
-                                                                  const MathPolicy& policy) {
-  int max = 0, n = 0;
-  if (kind == kForward) {
-    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(d.cudnn(), &max));
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(d.cudnn(), p.x, p.w, p.conv, p.y, max, &n, perf.data()));
-    return usable_algorithms(perf.data(), n, policy);
-  }
-  if (kind == kBackwardData) {
-    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(d.cudnn(), &max));
-    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.cudnn(), p.w, p.y, p.conv, p.x, max, &n, perf.data()));
-    return usable_algorithms(perf.data(), n, policy);
-  }
-  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(d.cudnn(), &max));
-  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.cudnn(), p.x, p.y, p.conv, p.w, max, &n, perf.data()));
-  return usable_algorithms(perf.data(), n, policy);
-}
-
-// Descriptors in `layout` (activations NHWC with KRSC filters, or NCHW with
-// KCRS) and the first candidate cuDNN accepts; nullptr when there is none.
+// The graph in `layout` and its first engine cuDNN accepts; nullptr when
+// there is none. The heuristics' instant-mode list first, then their
+// fallback list where none of it was usable.
 std::unique_ptr<ConvPlan> make_plan(CudaDevice& d, Kind kind, const Geometry& g, const char* op,
                                     const MathPolicy& policy, cudnnTensorFormat_t layout) {
   auto p = std::make_unique<ConvPlan>();
   p->layout = layout;
-  CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
-  CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
-  CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
-  CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.c, op),
-                                         as_int(g.hp(), op), as_int(g.wp(), op)));
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, layout, CUDNN_DATA_FLOAT, as_int(g.n, op), as_int(g.out_c(), op),
-                                         as_int(g.oh, op), as_int(g.ow, op)));
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, layout, as_int(g.out_c(), op),
-                                         as_int(g.in_per_group(), op), as_int(g.kh, op), as_int(g.kw, op)));
-  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.pad_h, op), as_int(g.pad_w, op), as_int(g.sh, op),
-                                              as_int(g.sw, op), as_int(g.dh, op), as_int(g.dw, op),
-                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, descriptor_math(policy)));
-  if (g.groups > 1) CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, as_int(g.groups, op)));
-
-  // cuDNN's own output size must agree with TensorFlow's (it does, given the
-  // explicit extra row/column); a mismatch would be a bug here.
-  int on = 0, oc = 0, oh = 0, ow = 0;
-  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &on, &oc, &oh, &ow));
-  if (oh != g.oh || ow != g.ow)
-    sdk::fail(AXON_INTERNAL, sdk::format("%s: cuDNN output %dx%d differs from TensorFlow's %lldx%lld", op, oh, ow,
-                                         (long long)g.oh, (long long)g.ow));
-
-  // The policy drops what may not run (down-conversion, TF32 when off, too
-  // much workspace, non-deterministic algorithms when determinism is asked);
-  // cuDNN itself may still refuse a candidate's math type or workspace query.
-  p->candidates = heuristic_candidates(d, *p, kind, policy);
-  if (!choose(d, *p, kind, 0, g, op)) return nullptr;
-  return p;
+  p->graph = conv_graph(d, kind, g, layout);
+  heuristic_candidates(p->graph.back(), CUDNN_HEUR_MODE_A, policy, p->candidates);
+  if (choose(d, *p, kind, 0, g, op)) return p;
+  p->candidates.clear();
+  heuristic_candidates(p->graph.back(), CUDNN_HEUR_MODE_FALLBACK, policy, p->candidates);
+  if (choose(d, *p, kind, 0, g, op)) return p;
+  return nullptr;
 }
 
 // The plan for one convolution shape, made once: NHWC, or where cuDNN has no
-// usable NHWC algorithm (few exist for float32, none for some dilated or
+// usable NHWC engine (few exist for float32, none for some dilated or
 // deterministic gradients), NCHW through transposes, as TensorFlow does.
 ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) {
   const MathPolicy policy = math_policy(d);
@@ -241,17 +322,16 @@ ConvPlan& plan_for(CudaDevice& d, Kind kind, const Geometry& g, const char* op) 
   if (p == nullptr) {
     p = make_plan(d, kind, g, op, policy, CUDNN_TENSOR_NCHW);
     if (p == nullptr)
-      sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s algorithm, in NHWC or NCHW, for %s", op,
+      sdk::fail(AXON_UNIMPLEMENTED, sdk::format("%s: cuDNN offers no usable %s engine, in NHWC or NCHW, for %s", op,
                                                 kKindNames[kind], shape.c_str()));
     d.log(AXON_LOG_INFO,
-          sdk::format("%s: %s: cuDNN has no usable NHWC %s algorithm for %s; using NCHW through transposes",
+          sdk::format("%s: %s: cuDNN has no usable NHWC %s engine for %s; using NCHW through transposes",
                       d.label().c_str(), op, kKindNames[kind], shape.c_str()));
   }
   slot = std::move(p);
   return *slot;
 }
 
-const float kOne = 1.f, kZero = 0.f;
 constexpr int kNhwcToNchw[] = {0, 3, 1, 2}, kNchwToNhwc[] = {0, 2, 3, 1};
 constexpr int kHwioToKcrs[] = {3, 2, 0, 1}, kKcrsToHwio[] = {2, 3, 1, 0};
 
@@ -319,10 +399,7 @@ void conv2d(CudaDevice& d, const sdk::KernelCall& c) {
   }
   xin = to_plan(d, p, xin, {g.n, g.hp(), g.wp(), g.c}, xplan);
   float* out = out_plan(d, p, y.data<float>(), {g.n, g.oh, g.ow, g.out_c()}, yplan);
-  execute(d, p, kForward, g, c.op(), [&](int algo, void* ws, size_t bytes) {
-    return cudnnConvolutionForward(d.cudnn(), &kOne, p.x, xin, p.w, w.get(), p.conv,
-                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, &kZero, p.y, out);
-  });
+  execute(d, p, kForward, g, c.op(), xin, w.get<float>(), out);
   from_plan(d, p, y.data<float>(), {g.n, g.oh, g.ow, g.out_c()}, yplan);
 }
 
@@ -344,10 +421,7 @@ void conv2d_backprop_input(CudaDevice& d, const sdk::KernelCall& c) {
   }
   const float* dyin = to_plan(d, p, dy.data<float>(), {g.n, g.oh, g.ow, g.out_c()}, dyplan);
   float* out = out_plan(d, p, dx_nhwc, {g.n, g.hp(), g.wp(), g.c}, dxplan);
-  execute(d, p, kBackwardData, g, c.op(), [&](int algo, void* ws, size_t bytes) {
-    return cudnnConvolutionBackwardData(d.cudnn(), &kOne, p.w, w.get(), p.y, dyin, p.conv,
-                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes, &kZero, p.x, out);
-  });
+  execute(d, p, kBackwardData, g, c.op(), out, w.get<float>(), dyin);
   from_plan(d, p, dx_nhwc, {g.n, g.hp(), g.wp(), g.c}, dxplan);
   if (g.padded())  // drop the gradient of the padding row/column
     launch::window_copy(d.stream(), dx_nhwc, g.n, g.hp(), g.wp(), g.c, dx.data<float>(), g.h, g.w, 0, 0, 0.f);
@@ -371,11 +445,7 @@ void conv2d_backprop_filter(CudaDevice& d, const sdk::KernelCall& c) {
   xin = to_plan(d, p, xin, {g.n, g.hp(), g.wp(), g.c}, xplan);
   const float* dyin = to_plan(d, p, dy.data<float>(), {g.n, g.oh, g.ow, g.out_c()}, dyplan);
   CudaDevice::Scratch dw(d, df.numel() * sizeof(float));
-  execute(d, p, kBackwardFilter, g, c.op(), [&](int algo, void* ws, size_t bytes) {
-    return cudnnConvolutionBackwardFilter(d.cudnn(), &kOne, p.x, xin, p.y, dyin, p.conv,
-                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes, &kZero, p.w,
-                                          dw.get());
-  });
+  execute(d, p, kBackwardFilter, g, c.op(), xin, dw.get<float>(), dyin);
   if (p.layout == CUDNN_TENSOR_NHWC)  // KRSC [K, R*S*C/groups] -> HWIO [R*S*C/groups, K]
     return launch::transpose(d.stream(), dw.get<float>(), df.data<float>(), g.out_c(), g.kh * g.kw * g.in_per_group());
   const int64_t kcrs[] = {g.out_c(), g.in_per_group(), g.kh, g.kw};

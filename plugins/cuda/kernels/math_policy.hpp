@@ -1,8 +1,8 @@
 // What cuDNN and cuBLAS may do with float32 data, from two settings:
 // `allow-tf32` (TF32 tensor cores allowed) and `deterministic` (the same
 // inputs give the same bits on every run). Whatever the settings, float32 is
-// never down-converted to FP16/BF16: cuDNN's *_ALLOW_CONVERSION math and
-// cuBLAS's TENSOR_OP (= FAST_16F) math are never chosen. Host-only
+// never down-converted to FP16/BF16: cuDNN engines noted DOWN_CONVERT_INPUTS
+// and cuBLAS's TENSOR_OP (= FAST_16F) math are never chosen. Host-only
 // decisions, tested without a GPU (tests/cuda/math_policy_test.cpp).
 #pragma once
 
@@ -10,7 +10,6 @@
 #include <cudnn.h>
 
 #include <cstddef>
-#include <utility>
 #include <vector>
 
 namespace axon::cuda {
@@ -18,42 +17,22 @@ namespace axon::cuda {
 struct MathPolicy {
   bool allow_tf32 = false;
   bool deterministic = false;
-  size_t max_workspace = 0;  // bytes; cuDNN algorithms needing more are skipped
+  size_t max_workspace = 0;  // bytes; cuDNN engines needing more are skipped
 };
 
-// The convolution descriptor's math type when asking cuDNN for algorithms:
-// plain FP32 FMA, or tensor-op math, which uses TF32 for float32 data and
-// never converts it down.
-inline cudnnMathType_t descriptor_math(const MathPolicy& p) {
-  return p.allow_tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
-}
-
-// Whether an algorithm offered with math type `m` may run.
-inline bool math_allowed(cudnnMathType_t m, const MathPolicy& p) {
-  if (m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;  // float32 -> FP16: never
-  return p.allow_tf32 || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
-}
-
-// The math type an allowed algorithm runs with: default math would permit
-// TF32 on Ampere and later, so it becomes FMA while TF32 is off.
-inline cudnnMathType_t run_math(cudnnMathType_t offered, const MathPolicy& p) {
-  return !p.allow_tf32 && offered == CUDNN_DEFAULT_MATH ? CUDNN_FMA_MATH : offered;
-}
-
-// The usable algorithms among cuDNN's offers (cudnnGet/FindConvolution*_v7
-// results, best first), in cuDNN's order, each with the math type to run it
-// with: it succeeded, its math is allowed, its workspace fits, and, when
-// determinism is asked for, cuDNN marks it CUDNN_DETERMINISTIC.
-template <class Perf>
-std::vector<std::pair<int, cudnnMathType_t>> usable_algorithms(const Perf* offers, int count, const MathPolicy& p) {
-  std::vector<std::pair<int, cudnnMathType_t>> out;
-  for (int i = 0; i < count; ++i) {
-    const Perf& o = offers[i];
-    if (o.status != CUDNN_STATUS_SUCCESS || !math_allowed(o.mathType, p) || o.memory > p.max_workspace) continue;
-    if (p.deterministic && o.determinism != CUDNN_DETERMINISTIC) continue;
-    out.emplace_back(static_cast<int>(o.algo), run_math(o.mathType, p));
+// Whether a cuDNN engine (backend API) may run, from its numerical notes:
+// never one that converts float32 inputs down or reduces in lower precision;
+// tensor cores (TF32 for float32) only when allowed; a non-deterministic one
+// only when determinism is not asked for. FFT and Winograd engines may run
+// (their rounding is within the GPU tolerance, docs/testing.md).
+inline bool engine_allowed(const std::vector<cudnnBackendNumericalNote_t>& notes, const MathPolicy& p) {
+  for (const cudnnBackendNumericalNote_t n : notes) {
+    if (n == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS || n == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)
+      return false;
+    if (n == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && !p.allow_tf32) return false;
+    if (n == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC && p.deterministic) return false;
   }
-  return out;
+  return true;
 }
 
 // cuBLAS's math mode for float32 products: TF32 tensor cores when allowed,

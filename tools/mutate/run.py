@@ -333,6 +333,23 @@ MUTATIONS += [
                    'r.reason = "cuInit failed: " + d.error_text(e);')],
         "tests": r"^cuda_fake_driver",
     },
+    {
+        "name": "cuDNN tensor cores with TF32 off",
+        "what": "the CUDA plugin's math policy lets a cuDNN engine noted TENSOR_CORE (TF32 for float32) run while "
+                "TF32 is off",
+        "edits": [("plugins/cuda/kernels/math_policy.hpp",
+                   "    if (n == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && !p.allow_tf32) return false;",
+                   "    if (n == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && p.allow_tf32 && !p.allow_tf32) return false;")],
+        "tests": r"^cuda_(math_policy|failure_paths_cudnn)",
+    },
+    {
+        "name": "cuDNN data gradient bound the wrong way round",
+        "what": "the CUDA plugin's input gradient binds dy to the plan's image and dx to its output side",
+        "edits": [("plugins/cuda/kernels/conv.cpp",
+                   "  execute(d, p, kBackwardData, g, c.op(), out, w.get<float>(), dyin);",
+                   "  execute(d, p, kBackwardData, g, c.op(), dyin, w.get<float>(), out);")],
+        "tests": r"^cuda_failure_paths_cudnn",
+    },
 ]
 
 

@@ -215,7 +215,8 @@ bool choose(CudaDevice& d, ConvPlan& p, Kind kind, size_t from, const Geometry& 
     size_t bytes = 0;
     if (!accepted(d, p, i, plan, bytes)) {
       d.log(AXON_LOG_DEBUG,
-            sdk::format("%s: %s: cuDNN does not support %s engine %lld (candidate %zu of %zu) here; skipped",
+            sdk::format("%s: %s: cuDNN makes no plan of %s engine %lld (candidate %zu of %zu) here, or it needs "
+                        "more than 1 GiB of workspace; skipped",
                         d.label().c_str(), op, kKindNames[kind], (long long)p.candidates[i].engine, i + 1,
                         p.candidates.size()));
       continue;
@@ -286,8 +287,8 @@ void execute(CudaDevice& d, ConvPlan& p, Kind kind, const Geometry& g, const cha
 }
 
 // The graph in `layout` and its first engine cuDNN accepts; nullptr when
-// there is none. The heuristics' instant-mode list first, then their
-// fallback list where none of it was usable.
+// there is none. The heuristics' mode A list first, then their fallback
+// list where none of it was usable.
 std::unique_ptr<ConvPlan> make_plan(CudaDevice& d, Kind kind, const Geometry& g, const char* op,
                                     const MathPolicy& policy, cudnnTensorFormat_t layout) {
   auto p = std::make_unique<ConvPlan>();

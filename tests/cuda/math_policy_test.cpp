@@ -51,9 +51,11 @@ TEST_CASE("cuDNN engines: non-deterministic ones only when determinism is not as
                              MathPolicy{true, true, 0}));
 }
 
-TEST_CASE("cuBLAS math mode", "[cuda][math]") {
+TEST_CASE("cuBLAS math mode and cuBLASLt compute type", "[cuda][math]") {
   const MathPolicy off{false, false, 0}, on{true, false, 0};
   CHECK(cublas_math(off) == CUBLAS_DEFAULT_MATH);
   CHECK(cublas_math(on) == CUBLAS_TF32_TENSOR_OP_MATH);
+  CHECK(cublaslt_compute(off) == CUBLAS_COMPUTE_32F);
+  CHECK(cublaslt_compute(on) == CUBLAS_COMPUTE_32F_FAST_TF32);
   for (const MathPolicy& p : {off, on}) CHECK(cublas_math(p) != CUBLAS_TENSOR_OP_MATH);  // FP16 compute
 }

@@ -350,6 +350,14 @@ MUTATIONS += [
                    "  execute(d, p, kBackwardData, g, c.op(), dyin, w.get<float>(), out);")],
         "tests": r"^cuda_failure_paths_cudnn",
     },
+    {
+        "name": "cuBLASLt in TF32 with TF32 off",
+        "what": "the CUDA plugin's MatMul asks cuBLASLt for TF32 tensor-core compute whatever the setting",
+        "edits": [("plugins/cuda/kernels/math_policy.hpp",
+                   "  return p.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;",
+                   "  return p.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_FAST_TF32;")],
+        "tests": r"^cuda_math_policy",
+    },
 ]
 
 

@@ -107,6 +107,7 @@ void CudaDevice::init(const axon_cuda_open_args& a) {
   if (mode == AXON_MEMORY_LIMIT) workspace = std::min<size_t>(workspace, cfg.memory_limit_bytes / 16 / (1u << 20) * (1u << 20));
   if (workspace > 0) {
     cublas_workspace_ = allocator_->allocate(workspace);
+    cublas_workspace_bytes_ = workspace;
     CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_, workspace));
   }
 }
@@ -130,12 +131,14 @@ void CudaDevice::release() noexcept {
   if (joined_) cudaEventDestroy(joined_);
   joined_ = nullptr;
   conv_plans_.reset();
+  matmul_plans_.reset();
   if (cublas_) cublasDestroy(cublas_);
   cublas_ = nullptr;
   if (cudnn_) cudnnDestroy(cudnn_);
   cudnn_ = nullptr;
   if (allocator_ && cublas_workspace_) allocator_->deallocate(cublas_workspace_);
   cublas_workspace_ = nullptr;
+  cublas_workspace_bytes_ = 0;
   allocator_.reset();
   if (stream_) cudaStreamDestroy(stream_);
   stream_ = nullptr;

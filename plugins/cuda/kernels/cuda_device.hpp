@@ -101,6 +101,11 @@ class CudaDevice final : public sdk::Device {
   bool allow_tf32() const { return allow_tf32_; }
   bool deterministic() const { return deterministic_; }
   ConvPlans& conv_plans() { return *conv_plans_; }
+  // cuBLAS's workspace (cuBLASLt products use it too), and a slot for
+  // matmul.cpp's per-shape plans (made there, released before the handles).
+  void* cublas_workspace() const { return cublas_workspace_; }
+  size_t cublas_workspace_bytes() const { return cublas_workspace_bytes_; }
+  std::shared_ptr<void>& matmul_plans() { return matmul_plans_; }
 
   // Device memory for the duration of one kernel call (workspaces, padded
   // copies); freed on scope exit, which is safe because reuse is stream-ordered.
@@ -138,6 +143,8 @@ class CudaDevice final : public sdk::Device {
   std::unique_ptr<Segments> segments_;
   std::unique_ptr<CachingAllocator> allocator_;
   void* cublas_workspace_ = nullptr;
+  size_t cublas_workspace_bytes_ = 0;
+  std::shared_ptr<void> matmul_plans_;
   std::unique_ptr<ConvPlans> conv_plans_;
   cudaEvent_t idle_ = nullptr;  // recorded by wait_stream
   cudaEvent_t joined_ = nullptr;  // recorded by join

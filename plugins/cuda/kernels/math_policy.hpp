@@ -41,4 +41,10 @@ inline cublasMath_t cublas_math(const MathPolicy& p) {
   return p.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
 }
 
+// cuBLASLt's compute type for float32 products (MatMul): TF32 tensor cores
+// when allowed, else plain FP32; never a 16-bit one.
+inline cublasComputeType_t cublaslt_compute(const MathPolicy& p) {
+  return p.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
 }  // namespace axon::cuda

@@ -3,7 +3,9 @@
 torch_resnet.py): the same IDX files as axon-train, Adam(1e-3, eps 1e-7 as
 Keras), cross-entropy on logits, accuracy counted each step as Keras' fit
 does. The first few batches are not timed; each timed epoch prints
-`peer torch epoch E: S samples in T s`. Not part of the build; needs
+`peer torch epoch E: S samples in T s`. `--device cuda` makes it a GPU
+peer (PyTorch's defaults: eager, cuDNN without benchmark mode). Not part
+of the build; needs
 PyTorch (e.g. the venv /tmp/torchenv). PyPI's torch for Linux is the CUDA
 build and imports only with its CUDA libraries, even without a GPU; on a
 machine with the CUDA toolkit installed, torch 2.15.0 imported after
@@ -29,6 +31,8 @@ def run(build):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--memory-format", choices=["channels_last", "contiguous"], default="channels_last")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda: the GPU peer (batches copied over one by one, "
+                    "as axon-train does; cuDNN at its defaults)")
     ap.add_argument("--flush-denormal", type=int, default=1, help="1: flush denormals to zero (TensorFlow does)")
     args = ap.parse_args()
 
@@ -42,7 +46,8 @@ def run(build):
     x, y = training_set(args.data, args.samples)
     x = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2))).contiguous(memory_format=fmt)
     y = torch.from_numpy(y)
-    model = build(nn).to(memory_format=fmt)
+    dev = torch.device(args.device)
+    model = build(nn).to(device=dev, memory_format=fmt)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
     loss_fn = nn.CrossEntropyLoss()
     model.train()
@@ -50,12 +55,12 @@ def run(build):
     gen = torch.Generator().manual_seed(args.seed)
 
     def epoch(order):
-        correct = torch.zeros((), dtype=torch.int64)
-        total = torch.zeros(())
+        correct = torch.zeros((), dtype=torch.int64, device=dev)
+        total = torch.zeros((), device=dev)
         for i in range(0, len(order), b):
             idx = order[i:i + b]
-            xb = x[idx].contiguous(memory_format=fmt)
-            yb = y[idx]
+            xb = x[idx].contiguous(memory_format=fmt).to(dev)
+            yb = y[idx].to(dev)
             opt.zero_grad(set_to_none=True)
             logits = model(xb)
             loss = loss_fn(logits, yb)
@@ -64,10 +69,11 @@ def run(build):
             with torch.no_grad():
                 correct += (logits.argmax(1) == yb).sum()
                 total += loss.detach() * len(idx)
-        return correct.item(), total.item()
+        return correct.item(), total.item()  # on a GPU: waits for the epoch's last kernels
 
     epoch(torch.arange(10 * b) % len(x))  # warm-up: allocator, kernels' first calls
-    print(f"peer torch: PyTorch {torch.__version__}, {torch.get_num_threads()} threads, {args.memory_format}, "
+    where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"peer torch: PyTorch {torch.__version__}, {where}, {args.memory_format}, "
           f"{sum(p.numel() for p in model.parameters())} parameters", flush=True)
     for e in range(1, args.epochs + 1):
         order = torch.randperm(len(x), generator=gen)

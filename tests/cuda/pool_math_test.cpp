@@ -114,3 +114,38 @@ TEST_CASE("AvgPool averages only the taps inside x (TensorFlow's SAME), and AvgP
     }
   }
 }
+
+TEST_CASE("32-bit indices give the 64-bit ones' taps and values, bit for bit") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  int cases = 0;
+  for (int k : {2, 3})
+    for (int s : {1, 2, 3})
+      for (axon_padding pad : {AXON_PADDING_VALID, AXON_PADDING_SAME}) {
+        const PoolShape p = shape_of(2, 7, 9, 3, k, s, pad);
+        const auto q = axon::cuda::narrow(p);
+        std::vector<float> x(static_cast<size_t>(p.n * p.h * p.w * p.c));
+        std::vector<float> dy(static_cast<size_t>(p.n * p.oh * p.ow * p.c));
+        for (float& v : x) v = u(rng);
+        for (float& v : dy) v = u(rng);
+        std::vector<int32_t> taps(dy.size());
+        INFO("window " << k << " stride " << s << (pad == AXON_PADDING_SAME ? " SAME" : " VALID"));
+        for (size_t o = 0; o < dy.size(); ++o) {
+          taps[o] = axon::cuda::max_pool_first_max_tap(p, x.data(), static_cast<int64_t>(o));
+          CHECK(axon::cuda::max_pool_first_max_tap(q, x.data(), static_cast<int32_t>(o)) == taps[o]);
+          const float a64 = axon::cuda::avg_pool_at(p, x.data(), static_cast<int64_t>(o));
+          const float a32 = axon::cuda::avg_pool_at(q, x.data(), static_cast<int32_t>(o));
+          CHECK(std::memcmp(&a64, &a32, sizeof a64) == 0);
+        }
+        for (size_t i = 0; i < x.size(); ++i) {
+          const float m64 = axon::cuda::max_pool_grad_at(p, taps.data(), dy.data(), static_cast<int64_t>(i));
+          const float m32 = axon::cuda::max_pool_grad_at(q, taps.data(), dy.data(), static_cast<int32_t>(i));
+          const float g64 = axon::cuda::avg_pool_grad_at(p, dy.data(), static_cast<int64_t>(i));
+          const float g32 = axon::cuda::avg_pool_grad_at(q, dy.data(), static_cast<int32_t>(i));
+          CHECK(std::memcmp(&m64, &m32, sizeof m64) == 0);
+          CHECK(std::memcmp(&g64, &g32, sizeof g64) == 0);
+        }
+        ++cases;
+      }
+  CHECK(cases == 12);
+}

@@ -358,6 +358,13 @@ MUTATIONS += [
                    "  return p.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_FAST_TF32;")],
         "tests": r"^cuda_math_policy",
     },
+    {
+        "name": "pooling's 32-bit shape swaps its output sides",
+        "what": "the CUDA pooling kernels' 32-bit index shape takes the output's width for its height and back",
+        "edits": [("plugins/cuda/kernels/pool_math.hpp", "i(p.kh), i(p.kw), i(p.oh), i(p.ow),",
+                   "i(p.kh), i(p.kw), i(p.ow), i(p.oh),")],
+        "tests": r"^cuda_pool_math",
+    },
 ]
 
 

@@ -109,6 +109,7 @@ struct Backend {
   int64_t id = 0;                    // TENSOR: its unique id
   Convolution conv;                  // CONVOLUTION
   Kind kind = kForward;              // OPERATION_*
+  float alpha = 1.f, beta = 0.f;     // OPERATION_*: y = alpha * conv + beta * y
   Backend *image = nullptr, *filter = nullptr, *output = nullptr, *conv_desc = nullptr;  // OPERATION_*
   Backend* op = nullptr;             // OPERATIONGRAPH; ENGINEHEUR, ENGINECFG, EXECUTION_PLAN: the graph's op
   std::vector<ConvOffer> offers;     // ENGINEHEUR: the heuristics' results
@@ -149,14 +150,17 @@ Backend* descriptor(const Backend& b, cudnnBackendAttributeName_t name) {
 }
 
 // The attributes of the three convolution operations, by kind: image, filter,
-// output side, convolution.
-constexpr cudnnBackendAttributeName_t kOperands[][4] = {
+// output side, convolution, alpha, beta.
+constexpr cudnnBackendAttributeName_t kOperands[][6] = {
     {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
-     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC},
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA},
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
-     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC},
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA},
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
-     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC}};
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA}};
 
 cudnnStatus_t finalize(Backend& b) {
   switch (b.type) {
@@ -192,6 +196,7 @@ cudnnStatus_t finalize(Backend& b) {
       const auto& a = kOperands[b.kind];
       b.image = descriptor(b, a[0]), b.filter = descriptor(b, a[1]), b.output = descriptor(b, a[2]);
       b.conv_desc = descriptor(b, a[3]);
+      b.alpha = value<float>(b, a[4], 1.f), b.beta = value<float>(b, a[5], 0.f);
       if (!b.image || !b.filter || !b.output || !b.conv_desc)
         return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: an operand is missing");
       if (b.filter->tensor.c == 0 || b.image->tensor.c % b.filter->tensor.c != 0)
@@ -351,18 +356,18 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t, cudnnBackendDescriptor_t plan, 
   if (!image || !filter || !output) return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: a tensor has no pointer");
   if (p.offer.workspace > 0 && value<void*>(v, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) == nullptr)
     return failed(CUDNN_STATUS_BAD_PARAM, "fake cuDNN: no workspace");
-  const float one = 1.f, zero = 0.f;
+  const float *alpha = &op.alpha, *beta = &op.beta;
   const cudnnTensorStruct* x = &op.image->tensor;
   const cudnnTensorStruct* y = &op.output->tensor;
   const cudnnTensorStruct& wt = op.filter->tensor;
   const cudnnFilterStruct w{wt.format, wt.n, wt.c, wt.h, wt.w};
   switch (op.kind) {
-    case kForward: return convolve(kForward, &one, x, image, &w, filter, &op.conv_desc->conv, y, nullptr, &p.offer,
-                                   &zero, output);
-    case kBackwardData: return convolve(kBackwardData, &one, x, nullptr, &w, filter, &op.conv_desc->conv, y, output,
-                                        &p.offer, &zero, image);
-    case kBackwardFilter: return convolve(kBackwardFilter, &one, x, image, &w, nullptr, &op.conv_desc->conv, y,
-                                          output, &p.offer, &zero, filter);
+    case kForward: return convolve(kForward, alpha, x, image, &w, filter, &op.conv_desc->conv, y, nullptr, &p.offer,
+                                   beta, output);
+    case kBackwardData: return convolve(kBackwardData, alpha, x, nullptr, &w, filter, &op.conv_desc->conv, y, output,
+                                        &p.offer, beta, image);
+    case kBackwardFilter: return convolve(kBackwardFilter, alpha, x, image, &w, nullptr, &op.conv_desc->conv, y,
+                                          output, &p.offer, beta, filter);
   }
   return CUDNN_STATUS_BAD_PARAM;
 }

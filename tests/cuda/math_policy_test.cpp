@@ -27,7 +27,7 @@ const Notes kHalfSums = {CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION};
 TEST_CASE("cuDNN engines: plain, FFT and Winograd float32 math always runs", "[cuda][math]") {
   for (bool tf32 : {false, true})
     for (bool deterministic : {false, true}) {
-      const MathPolicy p{tf32, deterministic, 0};
+      const MathPolicy p{tf32, deterministic};
       CHECK(engine_allowed(kPlain, p));
       CHECK(engine_allowed(kWinograd, p));
       CHECK(engine_allowed(kFft, p));
@@ -35,7 +35,7 @@ TEST_CASE("cuDNN engines: plain, FFT and Winograd float32 math always runs", "[c
 }
 
 TEST_CASE("cuDNN engines: tensor cores (TF32) only when allowed, down-conversion never", "[cuda][math]") {
-  const MathPolicy off{false, false, 0}, on{true, false, 0};
+  const MathPolicy off{false, false}, on{true, false};
   CHECK_FALSE(engine_allowed(kTf32, off));
   CHECK(engine_allowed(kTf32, on));
   for (const MathPolicy& p : {off, on}) {
@@ -45,14 +45,14 @@ TEST_CASE("cuDNN engines: tensor cores (TF32) only when allowed, down-conversion
 }
 
 TEST_CASE("cuDNN engines: non-deterministic ones only when determinism is not asked for", "[cuda][math]") {
-  CHECK(engine_allowed(kNondeterministic, MathPolicy{false, false, 0}));
-  CHECK_FALSE(engine_allowed(kNondeterministic, MathPolicy{false, true, 0}));
+  CHECK(engine_allowed(kNondeterministic, MathPolicy{false, false}));
+  CHECK_FALSE(engine_allowed(kNondeterministic, MathPolicy{false, true}));
   CHECK_FALSE(engine_allowed({CUDNN_NUMERICAL_NOTE_TENSOR_CORE, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC},
-                             MathPolicy{true, true, 0}));
+                             MathPolicy{true, true}));
 }
 
 TEST_CASE("cuBLAS math mode and cuBLASLt compute type", "[cuda][math]") {
-  const MathPolicy off{false, false, 0}, on{true, false, 0};
+  const MathPolicy off{false, false}, on{true, false};
   CHECK(cublas_math(off) == CUBLAS_DEFAULT_MATH);
   CHECK(cublas_math(on) == CUBLAS_TF32_TENSOR_OP_MATH);
   CHECK(cublaslt_compute(off) == CUBLAS_COMPUTE_32F);

@@ -65,7 +65,7 @@ struct Geometry : ConvGeometry {
   bool padded() const { return extra_h() != 0 || extra_w() != 0; }
 };
 
-MathPolicy math_policy(const CudaDevice& d) { return {d.allow_tf32(), d.deterministic(), kMaxWorkspace}; }
+MathPolicy math_policy(const CudaDevice& d) { return {d.allow_tf32(), d.deterministic()}; }
 
 constexpr const char* kKindNames[] = {"forward", "backward-data", "backward-filter"};
 

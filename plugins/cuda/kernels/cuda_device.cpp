@@ -66,7 +66,7 @@ void CudaDevice::init(const axon_cuda_open_args& a) {
   CUBLAS_CHECK(cublasCreate(&cublas_));
   CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   // TF32 changes float32 results; it is off unless asked for, and FP16 never.
-  CUBLAS_CHECK(cublasSetMathMode(cublas_, cublas_math({allow_tf32_, deterministic_, 0})));
+  CUBLAS_CHECK(cublasSetMathMode(cublas_, cublas_math({allow_tf32_, deterministic_})));
   // cuBLAS is deterministic on one stream with its own workspace unless atomics
   // are allowed; say so explicitly when determinism is asked for.
   if (deterministic_) CUBLAS_CHECK(cublasSetAtomicsMode(cublas_, CUBLAS_ATOMICS_NOT_ALLOWED));

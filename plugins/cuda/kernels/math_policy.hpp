@@ -9,7 +9,6 @@
 #include <cublas_api.h>
 #include <cudnn.h>
 
-#include <cstddef>
 #include <vector>
 
 namespace axon::cuda {
@@ -17,7 +16,6 @@ namespace axon::cuda {
 struct MathPolicy {
   bool allow_tf32 = false;
   bool deterministic = false;
-  size_t max_workspace = 0;  // bytes; cuDNN engines needing more are skipped
 };
 
 // Whether a cuDNN engine (backend API) may run, from its numerical notes:

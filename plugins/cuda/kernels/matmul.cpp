@@ -2,8 +2,8 @@
 // C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T with no copies. Each
 // shape's operation, layouts and algorithm (cuBLASLt's heuristics, no timing
 // runs) are chosen once and kept for the life of the device: a call only runs
-// them. cublasSgemm chose again on every call, at 14-16 us of host time a
-// call on an H200 (axon-bench-cuda), more than the small products take.
+// them. On an H200 a call costs 8-9 us of host time this way, cublasSgemm
+// 14-16 us (axon-bench-cuda): more than the small products themselves take.
 #include "cuda_device.hpp"
 #include "math_policy.hpp"
 
@@ -12,13 +12,10 @@
 #include <array>
 #include <map>
 #include <memory>
-#include <mutex>
 
 namespace axon::cuda {
 
 namespace {
-
-void check_lt(cublasStatus_t s, const char* call) { check_cublas(s, call, __FILE__, __LINE__); }
 
 // One product shape's plan.
 struct MatmulPlan {
@@ -41,12 +38,12 @@ struct MatmulPlan {
 // m, n, k, transpose a, transpose b, TF32, deterministic.
 using MatmulKey = std::array<int64_t, 7>;
 
-// A device's plans and its cuBLASLt handle (CudaDevice::matmul_plans).
+// A device's plans and its cuBLASLt handle (CudaDevice::matmul_plans); a
+// device's kernels come from one thread at a time, as its ConvPlans do.
 struct MatmulPlans {
   cublasLtHandle_t lt = nullptr;
-  std::mutex mu;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> plans;
-  MatmulPlans() { check_lt(cublasLtCreate(&lt), "cublasLtCreate"); }
+  MatmulPlans() { CUBLAS_CHECK(cublasLtCreate(&lt)); }
   MatmulPlans(const MatmulPlans&) = delete;
   MatmulPlans& operator=(const MatmulPlans&) = delete;
   ~MatmulPlans() {
@@ -65,39 +62,35 @@ MatmulPlans& plans_of(CudaDevice& d) {
 // row-major a [m, k] (or [k, m] transposed) and b [k, n] (or [n, k]).
 MatmulPlan& plan_for(CudaDevice& d, MatmulPlans& all, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   const MatmulKey key{m, n, k, ta, tb, d.allow_tf32(), d.deterministic()};
-  std::lock_guard<std::mutex> lock(all.mu);
   auto& slot = all.plans[key];
   if (slot) return *slot;
   auto p = std::make_unique<MatmulPlan>();
-  const cublasComputeType_t compute = cublaslt_compute({d.allow_tf32(), d.deterministic(), 0});
-  check_lt(cublasLtMatmulDescCreate(&p->op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  const cublasComputeType_t compute = cublaslt_compute({d.allow_tf32(), d.deterministic()});
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op, compute, CUDA_R_32F));
   const cublasOperation_t op_b = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  check_lt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof op_b),
-           "cublasLtMatmulDescSetAttribute");
-  check_lt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof op_a),
-           "cublasLtMatmulDescSetAttribute");
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof op_b));
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof op_a));
   // Stored column-major: b as [rows, cols] = [n, k] (or [k, n] transposed), a as [k, m] (or [m, k]).
-  check_lt(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_32F, tb ? k : n, tb ? n : k, tb ? k : n),
-           "cublasLtMatrixLayoutCreate");
-  check_lt(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_32F, ta ? m : k, ta ? k : m, ta ? m : k),
-           "cublasLtMatrixLayoutCreate");
-  check_lt(cublasLtMatrixLayoutCreate(&p->c, CUDA_R_32F, n, m, n), "cublasLtMatrixLayoutCreate");
-  cublasLtMatmulPreference_t pref = nullptr;
-  check_lt(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_32F, tb ? k : n, tb ? n : k, tb ? k : n));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_32F, ta ? m : k, ta ? k : m, ta ? m : k));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->c, CUDA_R_32F, n, m, n));
+  cublasLtMatmulPreference_t raw = nullptr;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&raw));
+  const std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, cublasStatus_t (*)(cublasLtMatmulPreference_t)> pref(
+      raw, cublasLtMatmulPreferenceDestroy);
   const size_t workspace = d.cublas_workspace_bytes();
-  cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                                          sizeof workspace);
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                                    sizeof workspace));
   // Under --deterministic, no split-K reduction (sums in an order that may vary).
   const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE;
-  if (s == CUBLAS_STATUS_SUCCESS && d.deterministic())
-    s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
-                                             sizeof reductions);
+  if (d.deterministic())
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                      &reductions, sizeof reductions));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  if (s == CUBLAS_STATUS_SUCCESS)
-    s = cublasLtMatmulAlgoGetHeuristic(all.lt, p->op, p->a, p->b, p->c, p->c, pref, 1, &result, &found);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (s != CUBLAS_STATUS_SUCCESS && s != CUBLAS_STATUS_NOT_SUPPORTED) check_lt(s, "cublasLtMatmulAlgoGetHeuristic");
+  const cublasStatus_t s =
+      cublasLtMatmulAlgoGetHeuristic(all.lt, p->op, p->a, p->b, p->c, p->c, pref.get(), 1, &result, &found);
+  if (s != CUBLAS_STATUS_NOT_SUPPORTED) CUBLAS_CHECK(s);
   p->found = s == CUBLAS_STATUS_SUCCESS && found > 0 && result.state == CUBLAS_STATUS_SUCCESS;
   if (p->found) {
     p->algo = result.algo;

@@ -2,7 +2,7 @@
 #include "pooling.hpp"
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 

@@ -201,6 +201,13 @@ void conv_cases(Gen& g, OpId id) {
         judge_all(c, Rule::sum, true);
         break;
       }
+      case OpId::Conv2DBackpropInputAccumulate: {  // dx holds another reader's gradient
+        Case& c = g.add(conv_text(s));
+        c.inputs = {g.floats(s.x), g.floats(y), g.floats(s.f)};
+        c.attrs = conv_attrs(s);
+        judge_all(c, Rule::sum, true);
+        break;
+      }
       case OpId::Conv2DBackpropFilter: {
         Case& c = g.add(conv_text(s));
         c.inputs = {g.floats(s.x), g.floats(y)};
@@ -1050,6 +1057,7 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
   switch (op.id) {
     case OpId::Conv2D:
     case OpId::Conv2DBackpropInput:
+    case OpId::Conv2DBackpropInputAccumulate:
     case OpId::Conv2DBackpropFilter:
     case OpId::FusedConv2D: conv_cases(g, op.id); break;
     case OpId::MaxPool:

@@ -15,7 +15,8 @@ bool lowerable(OpId op) {
     case OpId::FusedBatchNormEx:
     case OpId::FusedBatchNormGradEx:
     case OpId::FusedBatchNormAddEx:
-    case OpId::FusedBatchNormAddGradEx: return true;
+    case OpId::FusedBatchNormAddGradEx:
+    case OpId::Conv2DBackpropInputAccumulate: return true;
     default: return false;
   }
 }
@@ -90,6 +91,17 @@ void run_lowered(const OpCall& call, Device& device) {
         ops::identity(in0, side, layer);
       ops::fused_batch_norm_grad(side, *call.inputs[1], *call.inputs[2], *call.inputs[3], *call.inputs[4],
                                  *call.outputs[0], *call.outputs[1], *call.outputs[2], a.batch_norm, layer);
+      return;
+    }
+    case OpId::Conv2DBackpropInputAccumulate: {
+      // AddN does not promise to run in place: the sum goes to a temporary
+      // and is copied back.
+      Tensor dx = in0;  // a handle on the tensor updated in place
+      Tensor part = scratch_like(dx), sum = scratch_like(dx);
+      ops::conv2d_backprop_input(*call.inputs[1], *call.inputs[2], part,
+                                 *static_cast<const axon_conv2d_attrs*>(call.attrs), layer);
+      ops::add_n({&dx, &part}, sum, layer);
+      ops::identity(sum, dx, layer);
       return;
     }
     case OpId::SparseCategoricalAccuracy:

@@ -76,6 +76,8 @@ int64_t flops(OpId op, const axon_kernel_call& c) {
     case OpId::DepthwiseConv2dNative: return conv_flops(attrs_of<axon_conv2d_attrs>(c), in[0], in[1]);
     case OpId::Conv2DBackpropInput:
     case OpId::DepthwiseConv2dNativeBackpropInput: return conv_flops(attrs_of<axon_conv2d_attrs>(c), out[0], in[1]);
+    case OpId::Conv2DBackpropInputAccumulate:  // and an add per dx element
+      return conv_flops(attrs_of<axon_conv2d_attrs>(c), in[0], in[2]) + numel(in[0]);
     case OpId::Conv2DBackpropFilter:
     case OpId::DepthwiseConv2dNativeBackpropFilter: return conv_flops(attrs_of<axon_conv2d_attrs>(c), in[0], out[0]);
     case OpId::MatMul: return matmul_flops(attrs_of<axon_matmul_attrs>(c), in[0], out[0]);

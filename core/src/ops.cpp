@@ -69,6 +69,10 @@ void conv2d_backprop_filter(const Tensor& x, const Tensor& dy, Tensor& dfilter, 
                             const std::string& layer) {
   call<OpId::Conv2DBackpropFilter>(layer, in(&x, &dy), out(&dfilter), &a);
 }
+void conv2d_backprop_input_accumulate(const Tensor& dy, const Tensor& filter, Tensor& dx, const axon_conv2d_attrs& a,
+                                      const std::string& layer) {
+  call<OpId::Conv2DBackpropInputAccumulate>(layer, in(&dx, &dy, &filter), std::array<Tensor*, 0>{}, &a);
+}
 void max_pool(const Tensor& x, Tensor& y, const axon_pool_attrs& a, const std::string& layer) {
   call<OpId::MaxPool>(layer, in(&x), out(&y), &a);
 }

@@ -277,6 +277,15 @@ void zero(float* p, int64_t n) {
   if (n > 0) std::memset(p, 0, sizeof(float) * static_cast<size_t>(n));
 }
 
+// y += x: AddN's y + x, the same bits on every instruction set.
+void add_floats(float* __restrict y, const float* __restrict x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+void add_into(CpuDevice& d, float* y, const float* x, int64_t n) {
+  d.pool().for_ranges(n, kSerialElements, n >= 2 * kSerialElements,
+                      [&](int, int64_t b, int64_t e) { add_floats(y + b, x + b, e - b); });
+}
+
 }  // namespace
 
 int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
@@ -366,6 +375,14 @@ void conv2d_backprop_input(CpuDevice& d, const KernelCall& c) {
   TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
   const ConvGeometry g = conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c());
   conv2d_backprop_input_into(d, g, dy.data<float>(), f.data<float>(), dx.data<float>());
+}
+
+// ------------------------------------------------------------------ _Conv2DBackpropInputAccumulate
+
+void conv2d_backprop_input_accumulate(CpuDevice& d, const KernelCall& c) {
+  TensorRef dx = c.input(0), dy = c.input(1), f = c.input(2);
+  const ConvGeometry g = conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c());
+  conv2d_backprop_input_into(d, g, dy.data<float>(), f.data<float>(), dx.data<float>(), true);
 }
 
 }  // namespace
@@ -479,10 +496,19 @@ const float* transposed(CpuDevice& d, const float* w, int64_t k, int64_t oc) {
   return t;
 }
 
-void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dyp, const float* w, float* out) {
+void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dyp, const float* w, float* out,
+                                bool accumulate) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
   if (g.n * g.h * g.w * g.c == 0) return;
-  if (use_winograd(g, ConvPass::input_gradient)) return winograd_backprop_input(d, g, dyp, w, out);
+  if (use_winograd(g, ConvPass::input_gradient)) return winograd_backprop_input(d, g, dyp, w, out, accumulate);
+  const bool direct = strided_pointwise(g) && simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK;
+  if (accumulate && (backprop_input_turned(g) || pointwise(g) || direct)) {
+    // These paths write dx whole: the gradient goes to a temporary first.
+    const int64_t size = g.n * g.h * g.w * g.c;
+    float* part = d.intermediate(static_cast<size_t>(size));
+    conv2d_backprop_input_into(d, g, dyp, w, part, false);
+    return add_into(d, out, part, size);
+  }
   if (backprop_input_turned(g)) {
     const ConvGeometry t = turned(g);
     float* wt = d.partials(static_cast<size_t>(k * oc));  // [kh, kw, o, c] = w[KH-1-kh, KW-1-kw, c, o]
@@ -516,7 +542,6 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
   // W^T (transposed once here), which beats sgemm's packing at these sizes.
   const float* wt =
       simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK ? transposed(d, w, k, oc) : nullptr;
-  const bool direct = strided_pointwise(g) && wt != nullptr;
   d.pool().for_tapered_ranges(g.n, images, parallel, [&](int t, int64_t, int64_t n0, int64_t n1) {
     if (direct) {  // an image at a time: its product, then dx written once
       float* col = d.scratch(t, static_cast<size_t>(per_image * k));
@@ -526,18 +551,27 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
       }
       return;
     }
-    zero(out + n0 * image_size, (n1 - n0) * image_size);
-    if (oc == 0 || per_image == 0) return;
-    float* col = d.scratch(t, static_cast<size_t>(std::max(tile, per_image) * k));
-    const int64_t e = n1 * per_image;
-    for (int64_t r0 = n0 * per_image; r0 < e; r0 += tile) {
-      const int64_t r1 = std::min(e, r0 + tile);
-      if (wt != nullptr)
-        small_k_gemm(dyp + r0 * oc, r1 - r0, oc, wt, k, col);
-      else
-        sgemm(false, true, r1 - r0, k, oc, dyp + r0 * oc, oc, w, oc, 0.0f, col, k);
-      col2im_add(g, col, r0, r1, out);
+    // The chunk's images are summed from zero, in dx or, to accumulate, in
+    // a copy in cache that is then added into dx: dx + (the sum), AddN's
+    // bits, in one pass over dx.
+    const int64_t floats = (n1 - n0) * image_size;
+    float* images_dx = accumulate ? d.tile(t, static_cast<size_t>(floats)) : out + n0 * image_size;
+    zero(images_dx, floats);
+    if (oc > 0 && per_image > 0) {
+      ConvGeometry chunk = g;  // the chunk's images alone
+      chunk.n = n1 - n0;
+      float* col = d.scratch(t, static_cast<size_t>(std::max(tile, per_image) * k));
+      const int64_t first = n0 * per_image, e = n1 * per_image;
+      for (int64_t r0 = first; r0 < e; r0 += tile) {
+        const int64_t r1 = std::min(e, r0 + tile);
+        if (wt != nullptr)
+          small_k_gemm(dyp + r0 * oc, r1 - r0, oc, wt, k, col);
+        else
+          sgemm(false, true, r1 - r0, k, oc, dyp + r0 * oc, oc, w, oc, 0.0f, col, k);
+        col2im_add(chunk, col, r0 - first, r1 - first, images_dx);
+      }
     }
+    if (accumulate) add_floats(out + n0 * image_size, images_dx, floats);
   });
 }
 
@@ -545,6 +579,7 @@ void add_conv_kernels(sdk::KernelTable& t) {
   add<OpId::Conv2D, conv2d>(t);
   add<OpId::FusedConv2D, fused_conv2d>(t);
   add<OpId::Conv2DBackpropInput, conv2d_backprop_input>(t);
+  add<OpId::Conv2DBackpropInputAccumulate, conv2d_backprop_input_accumulate>(t);
   add<OpId::Conv2DBackpropFilter, conv2d_backprop_filter>(t);
 }
 

@@ -50,8 +50,11 @@ void planar_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const fl
                    bool parallel);
 
 // Conv2DBackpropFilter and Conv2DBackpropInput on raw buffers (shapes checked
-// by the caller). Both use the device's partials() scratch.
+// by the caller). Both use the device's partials() scratch. accumulate: dx
+// += the gradient (_Conv2DBackpropInputAccumulate, AddN's bits; also uses
+// the device's intermediate() and tile() scratch).
 void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dfilter);
-void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx);
+void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx,
+                                bool accumulate = false);
 
 }  // namespace axon::cpu

@@ -312,10 +312,12 @@ __attribute__((always_inline)) inline void output_tile(const Plan& p, const floa
   });
 }
 
-// y's m x m pixels of live tile r = ep(A^T M A), M_q at mm[q * point_stride + r * oc].
+// y's m x m pixels of live tile r = ep(A^T M A), M_q at mm[q * point_stride + r * oc];
+// accumulate: y += instead.
 template <int M, int W>
 __attribute__((always_inline)) inline void output_transform_tiles(const Plan& p, const float* mm, int64_t t0,
-                                                                  int64_t t1, float* y, const Epilogue& ep) {
+                                                                  int64_t t1, float* y, const Epilogue& ep,
+                                                                  bool accumulate) {
   const int64_t step = point_stride(p.live(t0, t1), p.oc);
   TileWalk tw(p, t0);
   for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
@@ -324,7 +326,10 @@ __attribute__((always_inline)) inline void output_transform_tiles(const Plan& p,
     output_tile<M, W>(p, mm + r * p.oc, step, ep, [&](const auto& o, int64_t o0) __attribute__((always_inline)) {
       using T = std::remove_cv_t<std::remove_reference_t<decltype(o[0][0])>>;
       for (int64_t i = 0; i < ny; ++i)
-        for (int64_t j = 0; j < nx; ++j) simd::store<T>(dst + (i * p.ow + j) * p.oc + o0, o[i][j]);
+        for (int64_t j = 0; j < nx; ++j) {
+          float* to = dst + (i * p.ow + j) * p.oc + o0;
+          simd::store<T>(to, accumulate ? simd::load<T>(to) + o[i][j] : o[i][j]);
+        }
     });
   }
 }
@@ -382,8 +387,9 @@ __attribute__((always_inline)) inline void input_transform_body(const Plan& p, c
 }
 template <int W>
 __attribute__((always_inline)) inline void output_transform_body(const Plan& p, const float* mm, int64_t t0, int64_t t1,
-                                                                 float* y, const Epilogue& ep) {
-  output_transform_tiles<kM, W>(p, mm, t0, t1, y, ep);
+                                                                 float* y, const Epilogue& ep, bool accumulate) {
+  if (accumulate) return output_transform_tiles<kM, W>(p, mm, t0, t1, y, ep, true);
+  output_transform_tiles<kM, W>(p, mm, t0, t1, y, ep, false);
 }
 template <int W>
 __attribute__((always_inline)) inline void gradient_transform_body(const Plan& p, const float* dy, int64_t t0,
@@ -394,8 +400,9 @@ __attribute__((always_inline)) inline void gradient_transform_body(const Plan& p
 AXON_CPU_DISPATCH(input_transform, (const Plan& p, const float* x, int64_t t0, int64_t t1, float* v),
                   (p, x, t0, t1, v))
 AXON_CPU_DISPATCH(output_transform,
-                  (const Plan& p, const float* mm, int64_t t0, int64_t t1, float* y, const Epilogue& ep),
-                  (p, mm, t0, t1, y, ep))
+                  (const Plan& p, const float* mm, int64_t t0, int64_t t1, float* y, const Epilogue& ep,
+                   bool accumulate),
+                  (p, mm, t0, t1, y, ep, accumulate))
 template <int W>
 __attribute__((always_inline)) inline void pooled_output_transform_body(const Plan& p, const float* mm, int64_t t0,
                                                                         int64_t t1, const PooledOutput& out,
@@ -535,7 +542,8 @@ bool adjoint_input_gradient(const ConvGeometry& g) {
 // filter, stored [OC, C] per point), and each tile's B N B^T added into the
 // image's input gradient in tile order (patches of neighbouring tiles
 // overlap), so every value has one order of sums whatever the thread count.
-void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const Gradient& dy, const float* w, float* dx) {
+void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const Gradient& dy, const float* w, float* dx,
+                            bool accumulate) {
   const Plan p = dy.live_in(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w));
   const int64_t c = g.c, oc = g.oc, q_count = p.points(), per_image = p.th * p.tw, live = p.lh * p.lw;
   float* ut = d.partials(static_cast<size_t>(q_count * c * oc));
@@ -555,12 +563,19 @@ void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const Gradient&
       for (int64_t q = 0; q < q_count; ++q) product(z + q * sz, live, oc, ut + q * oc * c, c, nn + q * sn);
       std::fill(acc, acc + ha * wa * c, 0.0f);
       scatter_transform(p, nn, t0, t1, acc);
-      // dx's pixel (ih, iw) is acc's (ih + pad_t, iw + pad_l); pixels no tile reaches get 0.
+      // dx's pixel (ih, iw) is acc's (ih + pad_t, iw + pad_l); pixels no tile
+      // reaches get 0 (accumulating: + 0, as AddN would add it).
       float* out = dx + n * g.h * g.w * c;
       for (int64_t ih = 0; ih < g.h; ++ih) {
         float* row = out + ih * g.w * c;
         const int64_t ia = ih + p.pad_t, got = ia < ha ? reach : 0;
-        if (got > 0) std::copy(acc + (ia * wa + p.pad_l) * c, acc + (ia * wa + p.pad_l + got) * c, row);
+        const float* from = got > 0 ? acc + (ia * wa + p.pad_l) * c : acc;
+        if (accumulate) {
+          for (int64_t i = 0; i < got * c; ++i) row[i] += from[i];
+          for (int64_t i = got * c; i < g.w * c; ++i) row[i] += 0.0f;
+          continue;
+        }
+        if (got > 0) std::copy(from, from + got * c, row);
         std::fill(row + got * c, row + g.w * c, 0.0f);
       }
     }
@@ -606,7 +621,8 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
   const Plan p = with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w),
                             reach.rows < 0 ? g.oh : reach.rows, reach.cols < 0 ? g.ow : reach.cols);
   const float* u = forward_filter(d, g, w);
-  convolve(d, p, x, u, [&](const float* mm, int64_t t0, int64_t t1) { output_transform(p, mm, t0, t1, y, ep); });
+  convolve(d, p, x, u,
+           [&](const float* mm, int64_t t0, int64_t t1) { output_transform(p, mm, t0, t1, y, ep, false); });
 }
 
 bool winograd_pools_output(const ConvGeometry& g, const PoolGeometry& pool) {
@@ -621,8 +637,9 @@ void winograd_conv2d_max_pool(CpuDevice& d, const ConvGeometry& g, const float* 
            [&](const float* mm, int64_t t0, int64_t t1) { pooled_output_transform(p, mm, t0, t1, out, ep); });
 }
 
-void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx) {
-  if (adjoint_input_gradient(g)) return adjoint_backprop_input(d, g, Gradient{dy, nullptr}, w, dx);
+void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx,
+                             bool accumulate) {
+  if (adjoint_input_gradient(g)) return adjoint_backprop_input(d, g, Gradient{dy, nullptr}, w, dx, accumulate);
   // dx[ih] = sum over kh of dy[ih + pad_h - kh] w[kh]: the convolution of dy
   // with w[2 - kh] from row 2 - pad_h before dx's first.
   const Plan p = make_plan(g.n, g.oh, g.ow, g.oc, g.h, g.w, g.c, 2 - g.pad_h, 2 - g.pad_w);
@@ -630,7 +647,8 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
   const int64_t c = g.c, oc = g.oc;
   auto tap = [&](int kh, int kw, int64_t o, int64_t ci) { return w[(((2 - kh) * 3 + 2 - kw) * c + ci) * oc + o]; };
   filter_transform<kM>(d, tap, oc, c, u);
-  convolve(d, p, dy, u, [&](const float* mm, int64_t t0, int64_t t1) { output_transform(p, mm, t0, t1, dx, {}); });
+  convolve(d, p, dy, u,
+           [&](const float* mm, int64_t t0, int64_t t1) { output_transform(p, mm, t0, t1, dx, {}, accumulate); });
 }
 
 namespace {
@@ -704,7 +722,7 @@ void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* 
 }
 void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const PooledGradient& dy, const float* w,
                              float* dx) {
-  adjoint_backprop_input(d, g, Gradient{nullptr, &dy}, w, dx);
+  adjoint_backprop_input(d, g, Gradient{nullptr, &dy}, w, dx, false);
 }
 
 }  // namespace axon::cpu

@@ -29,7 +29,9 @@ struct OutputReach {
 };
 void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep,
                      const OutputReach& reach = {});
-void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx);
+// accumulate: dx += the gradient (each value added as it is stored: AddN's bits).
+void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx,
+                             bool accumulate = false);
 void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw);
 
 // A 2x2 stride-2 max pooling of the convolution's output (_FusedConv2DMaxPool),

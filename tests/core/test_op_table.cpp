@@ -91,6 +91,7 @@ std::vector<Case> good_cases() {
   std::vector<Case> cases = {
       {OpId::Conv2D, {x, f}, {y}, &kSame2},
       {OpId::Conv2DBackpropInput, {y, f}, {x}, &kSame2},
+      {OpId::Conv2DBackpropInputAccumulate, {x, y, f}, {}, &kSame2},
       {OpId::Conv2DBackpropFilter, {x, y}, {f}, &kSame2},
       {OpId::MaxPool, {tensor({2, 7, 5, 3})}, {tensor({2, 3, 2, 3})}, &kPool2},
       {OpId::MaxPoolGrad, {tensor({2, 7, 5, 3}), tensor({2, 3, 2, 3}), tensor({2, 3, 2, 3})}, {tensor({2, 7, 5, 3})},

@@ -25,8 +25,10 @@ metrics CSV and the checkpoints hold nothing of the failed step.
   placement_log     --log-device-placement lines carry the layer
   lowered_fused_ops the ResNet's BatchNormalization + ReLU pairs and
                     BatchNormalization + Add + ReLU block ends on a TOY
-                    without the fused ops run as the ops' parts there and
-                    give the reference device's weights, bit for bit
+                    without the fused ops run as the ops' parts there, its
+                    block inputs' gradients are summed by AddN where the
+                    reference adds into them (_Conv2DBackpropInputAccumulate),
+                    and both give the same weights, bit for bit
 
 Usage: errors_test.py CASE AXON_TRAIN AXON_DEVICES PLUGIN_DIRS"""
 import hashlib
@@ -354,7 +356,8 @@ def lowered_fused_ops(t):
                          "Executing op FusedBatchNormGradV3 (batch_normalization) in device /device:TOY:0",
                          "Executing op AddN (batch_normalization_2) in device /device:TOY:0",
                          "Executing op Relu (batch_normalization_2) in device /device:TOY:0",
-                         "Executing op ReluGrad (batch_normalization_2) in device /device:TOY:0"):
+                         "Executing op ReluGrad (batch_normalization_2) in device /device:TOY:0",
+                         "Executing op AddN (re_lu_2) in device /device:TOY:0"):
                 check(line in log, "the parts run on the TOY: " + line, r)
             check(not any("_FusedBatchNorm" in line and line.startswith("Executing") for line in log),
                   "no fused batch normalization op runs anywhere", r)
@@ -363,6 +366,8 @@ def lowered_fused_ops(t):
                   "the reference runs the fused op itself", r)
             check("Executing op _FusedBatchNormAddGradEx (batch_normalization_2) in device /device:REF:0" in log,
                   "the reference runs the fused residual op itself", r)
+            check("Executing op _Conv2DBackpropInputAccumulate (conv2d_3) in device /device:REF:0" in log,
+                  "the reference adds conv2d_3's input gradient into re_lu_2's", r)
     check(weights["toy:0"] == weights["ref:0"], "the TOY's parts give the reference's weights, bit for bit",
           weights)
 

@@ -99,6 +99,21 @@ inline std::vector<std::vector<float>> run_host(TestDevice& dev, const char* op,
   return result;
 }
 
+// Runs a float-only op that updates its first input in place (it has no
+// outputs); returns that input's values after the call.
+inline std::vector<float> run_host_in_place(TestDevice& dev, const char* op, const std::vector<HostTensor>& inputs,
+                                            const void* attrs = nullptr) {
+  std::vector<std::unique_ptr<DeviceTensor>> in;
+  std::vector<const DeviceTensor*> in_ptrs;
+  for (const auto& h : inputs) {
+    in.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, h.dims));
+    in.back()->upload(h.values);
+    in_ptrs.push_back(in.back().get());
+  }
+  run_op(dev, op, in_ptrs, {}, attrs);
+  return in.at(0)->download<float>();
+}
+
 // A float32 or uint8 tensor by shape and host values, for ops that mix the
 // two (the argmax of _FusedConv2DMaxPool): `values` or `bytes` by dtype.
 struct MixedTensor {

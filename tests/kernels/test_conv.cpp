@@ -7,6 +7,9 @@
 // Tolerance (compare_sum): each output is a float32 sum of products;
 // |cpu - ref| <= 16 * 2^-24 * S + 2^-24 |ref|, S being the same op run by the
 // reference on the absolute values of the inputs (tests/common/tolerance.hpp).
+// _Conv2DBackpropInputAccumulate (dx += the input gradient) is held to the
+// same bound against the reference, and to the bits of the CPU's own
+// Conv2DBackpropInput followed by AddN.
 #include "kernel_test_util.hpp"
 
 using namespace axon::test;
@@ -52,6 +55,18 @@ void check_case(const ConvCase& k, std::mt19937& rng) {
     auto r = compare_sum(got, want, bound);
     INFO("Conv2DBackpropInput " << r.report);
     CHECK(r.ok);
+  }
+  {
+    HostTensor dx0{xd, random_floats(rng, numel(xd))}, adx0{xd, abs_of(dx0.values)};
+    auto want = run_host_in_place(ref(), "_Conv2DBackpropInputAccumulate", {dx0, dy, w}, &a);
+    auto bound = run_host_in_place(ref(), "_Conv2DBackpropInputAccumulate", {adx0, ady, aw}, &a);
+    auto got = run_host_in_place(cpu(), "_Conv2DBackpropInputAccumulate", {dx0, dy, w}, &a);
+    auto r = compare_sum(got, want, bound);
+    INFO("_Conv2DBackpropInputAccumulate " << r.report);
+    CHECK(r.ok);
+    const HostTensor part{xd, run_host(cpu(), "Conv2DBackpropInput", {dy, w}, {xd}, &a)[0]};
+    const auto separate = run_host(cpu(), "AddN", {dx0, part}, {xd})[0];
+    CHECK(std::memcmp(got.data(), separate.data(), got.size() * sizeof(float)) == 0);
   }
   {
     auto want = run_host(ref(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];

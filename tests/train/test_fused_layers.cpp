@@ -187,11 +187,12 @@ namespace {
 
 // tests/data/keras_resnet.json: the loss per sample, every parameter
 // gradient and the moving statistics after one compute_gradients (same
-// weights and batch for every call), and how often the fused batch
-// normalization ops ran (with relu, and with a residual branch added too).
+// weights and batch for every call), how often the fused batch
+// normalization ops ran (with relu, and with a residual branch added too)
+// and how often a convolution added its input gradient into a sum.
 struct ResnetStep {
   std::vector<std::vector<float>> values;
-  int64_t fused_calls = 0, fused_add_calls = 0;
+  int64_t fused_calls = 0, fused_add_calls = 0, accumulate_calls = 0, add_n_calls = 0;
 };
 
 ResnetStep resnet_step(Device& dev, bool fused) {
@@ -214,6 +215,8 @@ ResnetStep resnet_step(Device& dev, bool fused) {
   for (const OpTime& t : op_times())
     if (t.op == "_FusedBatchNormEx" || t.op == "_FusedBatchNormGradEx") r.fused_calls += t.calls;
     else if (t.op == "_FusedBatchNormAddEx" || t.op == "_FusedBatchNormAddGradEx") r.fused_add_calls += t.calls;
+    else if (t.op == "_Conv2DBackpropInputAccumulate") r.accumulate_calls += t.calls;
+    else if (t.op == "AddN") r.add_n_calls += t.calls;
   set_op_profiling(profiling);
   r.values.push_back(model.per_sample_loss(6).to_vector<float>());
   for (Parameter* p : model.parameters()) r.values.push_back((p->trainable ? p->grad : p->value).to_vector<float>());
@@ -226,10 +229,12 @@ ResnetStep resnet_step(Device& dev, bool fused) {
 // reads as _FusedBatchNormEx / _FusedBatchNormGradEx (four pairs in the
 // ResNet), and each whose output only an Add reads, the sum only a ReLU, as
 // _FusedBatchNormAddEx / _FusedBatchNormAddGradEx (three residual block
-// ends: two with an identity shortcut, one with a projection). The CPU
-// plugin's fused ops round exactly like its separate ones, so fusion never
-// changes a training run there; the reference device's separate ops agree
-// within 1e-5 (1 + |value|).
+// ends: two with an identity shortcut, one with a projection). The three
+// tensors two layers read (each block's input) get their gradient summed by
+// _Conv2DBackpropInputAccumulate instead of AddN. The CPU plugin's fused
+// ops round exactly like its separate ones, so fusion never changes a
+// training run there; the reference device's separate ops agree within 1e-5
+// (1 + |value|).
 TEST_CASE("the ResNet's fused batch normalization + relu pairs match the separate ops", "[layers][fused]") {
   Runtime& rt = test::test_runtime();
   Device* cpu = rt.find_device("cpu:0");
@@ -240,9 +245,83 @@ TEST_CASE("the ResNet's fused batch normalization + relu pairs match the separat
   const ResnetStep separate = resnet_step(*cpu, false);
   CHECK(fused.fused_calls == 8);  // four pairs, forward and backward
   CHECK(fused.fused_add_calls == 6);  // three block ends
-  CHECK(separate.fused_calls + separate.fused_add_calls == 0);
+  CHECK(fused.accumulate_calls == 3);
+  CHECK(separate.fused_calls + separate.fused_add_calls + separate.accumulate_calls == 0);
+  CHECK(fused.add_n_calls == 1);  // the step's metric sums: no gradient is summed by AddN
   INFO("CPU fused vs CPU separate ops (gradients, moving statistics, loss)");
   check_close(fused.values, separate.values, 0.0);
   INFO("CPU fused vs reference separate ops");
   check_close(fused.values, resnet_step(*ref, false).values, 1e-5);
+}
+
+namespace {
+
+// A model whose tensors two layers read: a = conv(input); b = conv(a), of
+// 16 channels and no activation (Winograd reads its dy while writing its
+// input gradient); c = Add(a, b), so a's gradient is the sum of b's input
+// gradient and the Add's, which hands one dy to both its inputs: b's dy
+// is that sum so far. d = conv(c) and e = conv(c), summed
+// by an Add, so c's gradient is the sum of two convolutions' input
+// gradients, neither shared. The loss, every parameter's gradient and how
+// often a convolution added into a gradient sum, after one
+// compute_gradients.
+struct GraphStep {
+  std::vector<std::vector<float>> values;
+  int64_t accumulate_calls = 0;
+};
+
+GraphStep shared_readers_step(Device& dev, bool fused) {
+  Model model("readers");
+  auto conv = [](int filters, int kernel, int stride, const char* name, Activation act = Activation::relu) {
+    return std::make_unique<Conv2D>(filters, Size2(kernel), act, Size2(stride), AXON_PADDING_SAME, name);
+  };
+  const int a = model.add_node(conv(16, 3, 1, "a"), {kModelInput});
+  const int b = model.add_node(conv(16, 3, 1, "b", Activation::linear), {a});
+  const int c = model.add_node(std::make_unique<Merge>(Merge::Kind::add, "c"), {a, b});
+  const int d = model.add_node(conv(6, 3, 2, "d"), {c});
+  const int e = model.add_node(conv(6, 1, 2, "e"), {c});
+  const int f = model.add_node(std::make_unique<Merge>(Merge::Kind::add, "f"), {d, e});
+  const int g = model.add_node(std::make_unique<Flatten>("g"), {f});
+  model.add_node(std::make_unique<Dense>(10, Activation::linear, "h"), {g});
+  model.build({9, 9, 1}, dev, 3);
+  model.compile();
+  for (Layer* l : model.layers()) l->set_fused_ops(fused);
+  Rng rng(5);
+  data::HostBatch batch;
+  batch.size = 4;
+  for (int i = 0; i < 4 * 81; ++i) batch.images.push_back(static_cast<uint8_t>(rng.below(256)));
+  batch.labels = {2, 7, 0, 9};
+  const bool profiling = op_profiling();
+  set_op_profiling(true);
+  reset_op_times();
+  model.compute_gradients(batch);
+  GraphStep r;
+  for (const OpTime& t : op_times())
+    if (t.op == "_Conv2DBackpropInputAccumulate") r.accumulate_calls += t.calls;
+  set_op_profiling(profiling);
+  r.values.push_back(model.per_sample_loss(4).to_vector<float>());
+  for (Parameter* p : model.parameters()) r.values.push_back(p->grad.to_vector<float>());
+  return r;
+}
+
+}  // namespace
+
+// A gradient sum goes to the next reader's backward to add into only where
+// no other tensor shares it: c's sum (d's input gradient) takes e's, while
+// a's (the Add's dy, which is also b's dy) is summed by AddN. The CPU gives
+// the separate ops' bits either way; the reference agrees within 1e-5.
+TEST_CASE("a convolution adds its input gradient into a sum only where nothing shares it", "[layers][fused]") {
+  Runtime& rt = test::test_runtime();
+  Device* cpu = rt.find_device("cpu:0");
+  Device* ref = rt.find_device("ref:0");
+  REQUIRE(cpu != nullptr);
+  REQUIRE(ref != nullptr);
+  const GraphStep fused = shared_readers_step(*cpu, true);
+  const GraphStep separate = shared_readers_step(*cpu, false);
+  CHECK(fused.accumulate_calls == 1);
+  CHECK(separate.accumulate_calls == 0);
+  INFO("CPU adding into sums vs CPU separate ops (loss, gradients)");
+  check_close(fused.values, separate.values, 0.0);
+  INFO("CPU vs reference separate ops");
+  check_close(fused.values, shared_readers_step(*ref, false).values, 1e-5);
 }

@@ -832,6 +832,33 @@ MUTATIONS += [
     },
 ]
 
+# A gradient added into (ABI 2.2).
+MUTATIONS += [
+    {
+        "name": "accumulated input gradient overwrites dx",
+        "what": "the CPU's _Conv2DBackpropInputAccumulate on the im2col path copies a chunk's images into dx "
+                "instead of adding them",
+        "edits": [(f"{CPU}/conv.cpp", "    if (accumulate) add_floats(out + n0 * image_size, images_dx, floats);",
+                   "    if (accumulate) std::memcpy(out + n0 * image_size, images_dx, sizeof(float) * floats);")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "Winograd accumulation stores",
+        "what": "the CPU's Winograd input gradient stores its output tiles where it is asked to add them into dx",
+        "edits": [(f"{CPU}/winograd.cpp", "simd::store<T>(to, accumulate ? simd::load<T>(to) + o[i][j] : o[i][j]);",
+                   "simd::store<T>(to, o[i][j]);")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "gradient sum handed over while shared",
+        "what": "the replica hands a gradient sum to a layer to add into even where another tensor shares its "
+                "buffer (an Add passes one dy to both its inputs)",
+        "edits": [("core/src/nn/replica.cpp", "  if (sum.defined() && sum.sole_handle()) dx = std::move(sum);",
+                   "  if (sum.defined()) dx = std::move(sum);")],
+        "tests": r"^(train\.model|goldens\.keras_models)",
+    },
+]
+
 def sh(cmd, cwd, log=None, timeout=None):
     # errors="replace": a mutated test may print bytes of uninitialised memory.
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout)

@@ -5,7 +5,7 @@ Needs TensorFlow from PyPI (pip install tensorflow-cpu); nothing in axon's
 build or CI runs it. Usage:
 
     python3 tools/tf-goldens/generate.py [--out tests/goldens/tf] [--data DIR]
-    python3 tools/tf-goldens/generate.py --only fused_layers.axg|fused_residual.axg
+    python3 tools/tf-goldens/generate.py --only fused_layers.axg|fused_residual.axg|conv_accumulate.axg
 
 The file format, the cases and the bounds are described in
 tests/goldens/tf/README.md. Ops whose TensorFlow name matches axon's are run
@@ -1193,13 +1193,53 @@ def batch_norm_add_relu_cases(g):
               {**attrs, "exponential_avg_factor": "1.0"}, tensors)
 
 
+# ---------------------------------------------------------------- a convolution's input gradient summed into (ABI 2.2)
+# conv_accumulate.axg, from a generator of its own: _Conv2DBackpropInputAccumulate
+# is dx + Conv2DBackpropInput(dy, filter), composed of TensorFlow's
+# Conv2DBackpropInput and AddN. The shapes reach each of the CPU plugin's
+# paths: Winograd (padded: the turned convolution; unpadded: the adjoint),
+# im2col at stride 2, the strided 1x1, few channels and a 1x1 at stride 1.
+arng = np.random.default_rng(20261205)
+
+
+def conv_accumulate_cases(g):
+    # (name, x shape, filter shape, strides (h, w), padding)
+    cases = [
+        ("resnet_3x3_s2_16_to_32", (2, 28, 28, 16), (3, 3, 16, 32), (2, 2), "SAME"),
+        ("resnet_3x3_s1_16_to_16", (2, 28, 28, 16), (3, 3, 16, 16), (1, 1), "SAME"),
+        ("valid_3x3_s1_16_to_17", (2, 13, 13, 16), (3, 3, 16, 17), (1, 1), "VALID"),
+        ("resnet_1x1_s2_32_to_64", (2, 14, 14, 32), (1, 1, 32, 64), (2, 2), "VALID"),
+        ("same_3x3_4_to_8", (2, 9, 9, 4), (3, 3, 4, 8), (1, 1), "SAME"),
+        ("pointwise_7_to_5", (3, 5, 4, 7), (1, 1, 7, 5), (1, 1), "VALID"),
+        ("same_s2_asym", (2, 7, 8, 3), (3, 3, 3, 4), (2, 2), "SAME"),
+    ]
+    for name, xs, ws, st, pad in cases:
+        w = f32(arng.uniform(-1.0, 1.0, size=ws))
+        ys = (xs[0], conv_out(xs[1], ws[0], st[0], 1, pad), conv_out(xs[2], ws[1], st[1], 1, pad), ws[3])
+        dy = f32(arng.uniform(-1.0, 1.0, size=ys))
+        dx = f32(arng.uniform(-1.0, 1.0, size=xs))
+        kw = dict(strides=[1, st[0], st[1], 1], padding=pad)
+
+        def accumulate(into, d, f):
+            part = tf.raw_ops.Conv2DBackpropInput(input_sizes=list(xs), filter=f, out_backprop=d, **kw)
+            return tf.raw_ops.AddN(inputs=[into, part])
+
+        got = accumulate(dx, dy, w).numpy()
+        bound = bound_of(accumulate, dx, dy, w)
+        note_error("_Conv2DBackpropInputAccumulate", got, run64(accumulate, dx, dy, w), bound)
+        attrs = {"stride_h": st[0], "stride_w": st[1], "dilation_h": 1, "dilation_w": 1, "padding": pad}
+        g.add(f"_Conv2DBackpropInputAccumulate/{name}", "_Conv2DBackpropInputAccumulate", attrs,
+              [("in", dx), ("in", dy), ("in", w), ("out", got), ("bound", f32(bound))])
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=os.path.join(root, "tests", "goldens", "tf"))
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     # The files of their own generators: each can be written alone.
-    alone = {"fused_layers.axg": batch_norm_relu_cases, "fused_residual.axg": batch_norm_add_relu_cases}
+    alone = {"fused_layers.axg": batch_norm_relu_cases, "fused_residual.axg": batch_norm_add_relu_cases,
+             "conv_accumulate.axg": conv_accumulate_cases}
     p.add_argument("--only", choices=sorted(alone), help="write only this file of the folder")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)

@@ -19,6 +19,10 @@ void conv2d_backprop_input(const Tensor& dy, const Tensor& filter, Tensor& dx, c
                            const std::string& layer = {});
 void conv2d_backprop_filter(const Tensor& x, const Tensor& dy, Tensor& dfilter, const axon_conv2d_attrs& a,
                             const std::string& layer = {});
+// dx += the input gradient (_Conv2DBackpropInputAccumulate); dispatch runs
+// Conv2DBackpropInput into a temporary and AddN where a device lacks it.
+void conv2d_backprop_input_accumulate(const Tensor& dy, const Tensor& filter, Tensor& dx, const axon_conv2d_attrs& a,
+                                      const std::string& layer = {});
 void max_pool(const Tensor& x, Tensor& y, const axon_pool_attrs& a, const std::string& layer = {});
 void max_pool_grad(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx, const axon_pool_attrs& a,
                    const std::string& layer = {});

@@ -40,7 +40,7 @@ struct PhysicalDeviceInfo {
 // A loaded plugin and what it said about itself.
 struct PluginInfo {
   std::string name, version, device_type, path;
-  std::string abi;  // "2.1"; "1.3 (translated)" for an ABI 1 plugin
+  std::string abi;  // "2.2"; "1.3 (translated)" for an ABI 1 plugin
   int priority = 0;
   int device_count = 0;
   std::string unavailable_reason;  // when device_count == 0

@@ -28,6 +28,9 @@ class Tensor {
   Tensor(Device& device, axon_dtype dtype, Shape shape);  // uninitialised memory
 
   bool defined() const { return buffer_ != nullptr; }
+  // No other tensor (a copy or a view) shares the buffer: writing into it
+  // changes no one else's values.
+  bool sole_handle() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
   Device& device() const;
   axon_dtype dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }

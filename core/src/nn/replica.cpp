@@ -246,6 +246,16 @@ void Replica::accumulate(int node, const Tensor& g) {
   sum = std::move(total);
 }
 
+void Replica::hand_over(const PlanStep& step, size_t i, Tensor& dx) {
+  const int node = step.inputs[i];
+  if (node < 0 || std::count(step.inputs.begin(), step.inputs.end(), node) != 1) return;
+  Tensor& sum = grads_[static_cast<size_t>(node)];
+  // The layer adds its part into the sum so far, in place: only where no
+  // other tensor shares the sum's buffer (an Add passes one dy to both its
+  // inputs).
+  if (sum.defined() && sum.sole_handle()) dx = std::move(sum);
+}
+
 void Replica::backward(const Tensor& dlogits) {
   PoolScope scratch(pool_);
   grads_.back() = dlogits;
@@ -258,6 +268,9 @@ void Replica::backward(const Tensor& dlogits) {
     const size_t n_in = step.inputs.size();
     for (size_t i = 0; i < n_in; ++i) need_[i] = needs_grad(step.inputs[i]);
     dx.assign(n_in, Tensor());
+    if (step.layer->adds_into_dx())
+      for (size_t i = 0; i < n_in; ++i)
+        if (need_[i]) hand_over(step, i, dx[i]);
     step.layer->backward(dy, std::span<const bool>(need_.get(), n_in), dx);
     for (size_t i = 0; i < n_in; ++i)
       if (need_[i]) accumulate(step.inputs[i], dx[i]);

@@ -58,8 +58,13 @@ void conv2d(Device&, const KernelCall& c) {
 }
 
 // dx[x pixel] += dy[y pixel] * filter for every tap that read that pixel.
+// _Conv2DBackpropInputAccumulate (dx its first input, updated in place) adds
+// that gradient, rounded to float, to dx in float: Conv2DBackpropInput then
+// AddN, the ops it stands for.
 void conv2d_backprop_input(Device&, const KernelCall& c) {
-  TensorRef dy = c.input(0), f = c.input(1), dx = c.output(0);
+  const bool accumulate = c.num_outputs() == 0;
+  const int first = accumulate ? 1 : 0;  // dy's input
+  TensorRef dy = c.input(first), f = c.input(first + 1), dx = accumulate ? c.input(0) : c.output(0);
   const ConvGeometry g = axon::conv_geometry(c.attrs<axon_conv2d_attrs>(), dx.c(), f.c());
   const float* dyp = dy.data<float>();
   const float* fp = f.data<float>();
@@ -69,7 +74,9 @@ void conv2d_backprop_input(Device&, const KernelCall& c) {
     for (int64_t ci = 0; ci < g.c; ++ci)
       for (int64_t o = 0; o < g.oc; ++o) acc[static_cast<size_t>(xi + ci)] += double(d[o]) * fp[((kh * g.kw + kw) * g.c + ci) * g.oc + o];
   });
-  store(acc, dx.data<float>());
+  float* out = dx.data<float>();
+  if (!accumulate) return store(acc, out);
+  for (size_t i = 0; i < acc.size(); ++i) out[i] += static_cast<float>(acc[i]);
 }
 
 // dfilter[tap, ci, o] += x[pixel read by the tap] * dy[output pixel].
@@ -604,6 +611,7 @@ const KernelTable& kernel_table() {
     KernelTable t;
     add<OpId::Conv2D, conv2d>(t);
     add<OpId::Conv2DBackpropInput, conv2d_backprop_input>(t);
+    add<OpId::Conv2DBackpropInputAccumulate, conv2d_backprop_input>(t);
     add<OpId::Conv2DBackpropFilter, conv2d_backprop_filter>(t);
     add<OpId::MaxPool, max_pool>(t);
     add<OpId::MaxPoolGrad, max_pool_grad>(t);

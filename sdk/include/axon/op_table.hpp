@@ -103,6 +103,7 @@ enum class OpId : uint8_t {
   Max,
   FusedBatchNormAddEx,
   FusedBatchNormAddGradEx,
+  Conv2DBackpropInputAccumulate,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
@@ -491,6 +492,13 @@ inline constexpr OpSchema kOpTable[] = {
    {"reserve_space_2"}, {"y"}}, 6, 6, {{"dx"}, {"scale_backprop"}, {"offset_backprop"}, {"side_input_backprop"}}, 4, 4,
    AttrKind::fused_batch_norm, 0, {2, 1}, {2, {OpId::ReluGrad, OpId::FusedBatchNormGradV3}}, kF32,
    "side_input_backprop = ReluGrad(dy, y), then FusedBatchNormGradV3 of it (y: _FusedBatchNormAddEx's output)"},
+
+  // ABI 2.2: a convolution's input gradient added into the gradient its input
+  // already has from another reader (a ResNet block's input feeds two
+  // branches), with no separate AddN pass over the tensor.
+  {OpId::Conv2DBackpropInputAccumulate, "_Conv2DBackpropInputAccumulate", {{"dx"}, {"dy"}, {"filter"}}, 3, 3, {}, 0, 0,
+   AttrKind::conv2d, 1, {2, 2}, {2, {OpId::Conv2DBackpropInput, OpId::AddN}}, kF32,
+   "dx += Conv2DBackpropInput(dy, filter), dx updated in place (its shape says x's)"},
 };
 // clang-format on
 

@@ -257,6 +257,11 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       const auto& a = *static_cast<const axon_conv2d_attrs*>(c.attrs);
       return v.conv(a, out[0], "dx", in[1], "filter", &g) && v.shape_is(in[0], "dy", {g.n, g.oh, g.ow, g.oc});
     }
+    case OpId::Conv2DBackpropInputAccumulate: {
+      ConvGeometry g;
+      const auto& a = *static_cast<const axon_conv2d_attrs*>(c.attrs);
+      return v.conv(a, in[0], "dx", in[2], "filter", &g) && v.shape_is(in[1], "dy", {g.n, g.oh, g.ow, g.oc});
+    }
     case OpId::Conv2DBackpropFilter: {
       ConvGeometry g;
       const auto& a = *static_cast<const axon_conv2d_attrs*>(c.attrs);

@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 2
-#define AXON_ABI_MINOR 1
+#define AXON_ABI_MINOR 2
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -136,7 +136,9 @@ typedef struct axon_tensor {
 
 typedef enum axon_padding { AXON_PADDING_VALID = 0, AXON_PADDING_SAME = 1 } axon_padding;
 
-/* Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter. */
+/* Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, and
+ * _Conv2DBackpropInputAccumulate (ABI 2.2): dx += Conv2DBackpropInput(dy,
+ * filter) with dx, its first input, updated in place. */
 typedef struct axon_conv2d_attrs {
   size_t struct_size;
   int32_t stride_h, stride_w;

@@ -123,9 +123,14 @@ class Layer {
   virtual Tensor forward(std::span<const Tensor> x) = 0;
   // After a forward with remembers() true: given dy = dLoss/dy, writes the
   // trainable weights' gradients and, for each input i with need_dx[i],
-  // dx[i] = dLoss/dx[i] (left empty otherwise). Lets go of what the forward
-  // kept. dy is read only.
+  // dx[i] = dLoss/dx[i] (left empty otherwise); where adds_into_dx() and
+  // dx[i] arrives holding a tensor, dx[i] += dLoss/dx[i] in that tensor
+  // instead. Lets go of what the forward kept. dy is read only.
   virtual void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) = 0;
+  // Whether backward adds its input gradients into gradients handed to it
+  // (an input read by several layers: the sum of the others' so far), so
+  // that no separate AddN pass over the tensor is needed.
+  virtual bool adds_into_dx() const { return false; }
   // One-input forms.
   Tensor forward(const Tensor& x) { return forward(std::span<const Tensor>(&x, 1)); }
   Tensor backward(const Tensor& dy, bool need_dx);

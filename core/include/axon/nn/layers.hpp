@@ -41,6 +41,8 @@ class Conv2D : public Layer {
   using Layer::output_shape;
   Tensor forward(std::span<const Tensor> x) override;
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  // Where the device has _Conv2DBackpropInputAccumulate.
+  bool adds_into_dx() const override;
   int64_t forward_flops() const override;
   int64_t backward_flops(bool need_dx) const override;
   Activation output_activation() const override { return activation_; }

@@ -140,6 +140,9 @@ class Replica {
   Inputs& upload(const Samples& s);
   void backward(const Tensor& dlogits);
   void accumulate(int node, const Tensor& g);
+  // Moves input i's gradient sum so far into dx, for a layer that adds into
+  // it (Layer::adds_into_dx), where it may be updated in place.
+  void hand_over(const PlanStep& step, size_t i, Tensor& dx);
   // A step without samples: zero gradients, and the collectives joined.
   void join_without_samples();
 

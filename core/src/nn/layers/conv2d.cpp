@@ -100,11 +100,17 @@ void Conv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span
     if (use_bias_) ops::bias_add_grad(dz, weight(1).grad, name());
   }
   ops::conv2d_backprop_filter(x_, dz, weight(0).grad, attrs_, name());
-  if (need_dx[0]) {
+  if (need_dx[0] && dx[0].defined()) {
+    ops::conv2d_backprop_input_accumulate(dz, weight(0).value, dx[0], attrs_, name());
+  } else if (need_dx[0]) {
     dx[0] = take(n, input_shape());
     ops::conv2d_backprop_input(dz, weight(0).value, dx[0], attrs_, name());
   }
   x_ = z_ = y_ = Tensor();
+}
+
+bool Conv2D::adds_into_dx() const {
+  return fused_ops() && device().has_kernel(OpId::Conv2DBackpropInputAccumulate, AXON_FLOAT32);
 }
 
 int64_t Conv2D::forward_flops() const {

@@ -844,9 +844,10 @@ MUTATIONS += [
     },
     {
         "name": "Winograd accumulation stores",
-        "what": "the CPU's Winograd input gradient stores its output tiles where it is asked to add them into dx",
-        "edits": [(f"{CPU}/winograd.cpp", "simd::store<T>(to, accumulate ? simd::load<T>(to) + o[i][j] : o[i][j]);",
-                   "simd::store<T>(to, o[i][j]);")],
+        "what": "the CPU's Winograd input gradient of a padded convolution stores its output tiles where it is "
+                "asked to add them into dx",
+        "edits": [(f"{CPU}/winograd.cpp", "output_transform(p, mm, t0, t1, dx, {}, accumulate); });",
+                   "output_transform(p, mm, t0, t1, dx, {}, false); });")],
         "tests": KERNEL_TESTS,
     },
     {

@@ -20,6 +20,8 @@
 
 #include <cmath>
 #include <functional>
+#include <initializer_list>
+#include <map>
 #include <memory>
 
 using namespace axon;
@@ -130,35 +132,68 @@ TEST_CASE("the CPU's fused layers match the reference's separate ops", "[layers]
 
 namespace {
 
-// Loss per sample and every parameter gradient of one compute_gradients of
-// the trainer's CNN on `dev` (same weights and batch for every call), and
-// how many times the fused conv+pool ops ran.
-struct Gradients {
+// One compute_gradients of a built and compiled model with its layers'
+// fused ops on or off, on random images (a seeded batch, one per label):
+// the loss per sample, every parameter's gradient (the value of one that is
+// not trained: the moving statistics), and how often each op ran.
+struct Step {
   std::vector<std::vector<float>> values;
-  int64_t fused_calls = 0;
+  std::map<std::string, int64_t> calls;
+  int64_t calls_of(std::initializer_list<const char*> ops) const {
+    int64_t n = 0;
+    for (const char* op : ops)
+      if (auto it = calls.find(op); it != calls.end()) n += it->second;
+    return n;
+  }
 };
 
-Gradients cnn_gradients(Device& dev, bool fused) {
-  auto model = make_cnn(10);
-  model->build({28, 28, 1}, dev, 5);
-  model->compile();
-  for (Layer* l : model->layers()) l->set_fused_ops(fused);
-  Rng rng(6);
+Step run_step(Model& model, bool fused, uint64_t seed, int64_t pixels, const std::vector<int32_t>& labels) {
+  for (Layer* l : model.layers()) l->set_fused_ops(fused);
+  Rng rng(seed);
   data::HostBatch batch;
-  batch.size = 5;  // odd, so no chunk boundary lines up by luck
-  for (int i = 0; i < 5 * 784; ++i) batch.images.push_back(static_cast<uint8_t>(rng.below(256)));
-  batch.labels = {1, 0, 9, 3, 3};
+  batch.size = static_cast<int64_t>(labels.size());
+  for (int64_t i = 0; i < batch.size * pixels; ++i) batch.images.push_back(static_cast<uint8_t>(rng.below(256)));
+  batch.labels = labels;
   const bool profiling = op_profiling();
   set_op_profiling(true);
   reset_op_times();
-  model->compute_gradients(batch);
-  Gradients g;
-  for (const OpTime& t : op_times())
-    if (t.op == "_FusedConv2DMaxPool" || t.op == "_FusedConv2DMaxPoolGrad") g.fused_calls += t.calls;
+  model.compute_gradients(batch);
+  Step s;
+  for (const OpTime& t : op_times()) s.calls[t.op] += t.calls;
   set_op_profiling(profiling);
-  g.values.push_back(model->per_sample_loss(5).to_vector<float>());
-  for (Parameter* p : model->parameters()) g.values.push_back(p->grad.to_vector<float>());
-  return g;
+  s.values.push_back(model.per_sample_loss(batch.size).to_vector<float>());
+  for (Parameter* p : model.parameters()) s.values.push_back((p->trainable ? p->grad : p->value).to_vector<float>());
+  return s;
+}
+
+// The trainer's CNN on `dev`, the same weights and batch for every call:
+// five images, an odd count, so no chunk boundary lines up by luck.
+Step cnn_step(Device& dev, bool fused) {
+  auto model = make_cnn(10);
+  model->build({28, 28, 1}, dev, 5);
+  model->compile();
+  return run_step(*model, fused, 6, 784, {1, 0, 9, 3, 3});
+}
+
+// A model's step on the CPU with its fused ops and without, and on the
+// reference device without; the CPU's two must agree bit for bit (its fused
+// kernels round exactly like its separate ones), the reference within 1e-5
+// (1 + |value|).
+struct Paths {
+  Step fused, separate, reference;
+};
+Paths three_paths(Step (*step)(Device&, bool)) {
+  Runtime& rt = test::test_runtime();
+  Device* cpu = rt.find_device("cpu:0");
+  Device* ref = rt.find_device("ref:0");
+  REQUIRE(cpu != nullptr);
+  REQUIRE(ref != nullptr);
+  Paths p{step(*cpu, true), step(*cpu, false), step(*ref, false)};
+  INFO("CPU fused vs CPU separate ops (loss, gradients, moving statistics)");
+  check_close(p.fused.values, p.separate.values, 0.0);
+  INFO("CPU fused vs reference separate ops");
+  check_close(p.fused.values, p.reference.values, 1e-5);
+  return p;
 }
 
 }  // namespace
@@ -168,59 +203,20 @@ Gradients cnn_gradients(Device& dev, bool fused) {
 // rounds exactly like its separate ops, so fusion never changes a training
 // run there; the reference device's separate ops agree within 1e-5.
 TEST_CASE("the CNN's fused conv+pool pairs match the separate ops", "[layers][fused][pool]") {
-  Runtime& rt = test::test_runtime();
-  Device* cpu = rt.find_device("cpu:0");
-  Device* ref = rt.find_device("ref:0");
-  REQUIRE(cpu != nullptr);
-  REQUIRE(ref != nullptr);
-  const Gradients fused = cnn_gradients(*cpu, true);
-  const Gradients separate = cnn_gradients(*cpu, false);
-  CHECK(fused.fused_calls == 4);  // two pairs, forward and backward
-  CHECK(separate.fused_calls == 0);
-  INFO("CPU fused vs CPU separate ops");
-  check_close(fused.values, separate.values, 0.0);
-  INFO("CPU fused vs reference separate ops");
-  check_close(fused.values, cnn_gradients(*ref, false).values, 1e-5);
+  const Paths p = three_paths(cnn_step);
+  CHECK(p.fused.calls_of({"_FusedConv2DMaxPool", "_FusedConv2DMaxPoolGrad"}) == 4);  // two pairs, forward and backward
+  CHECK(p.separate.calls_of({"_FusedConv2DMaxPool", "_FusedConv2DMaxPoolGrad"}) == 0);
 }
 
 namespace {
 
-// tests/data/keras_resnet.json: the loss per sample, every parameter
-// gradient and the moving statistics after one compute_gradients (same
-// weights and batch for every call), how often the fused batch
-// normalization ops ran (with relu, and with a residual branch added too)
-// and how often a convolution added its input gradient into a sum.
-struct ResnetStep {
-  std::vector<std::vector<float>> values;
-  int64_t fused_calls = 0, fused_add_calls = 0, accumulate_calls = 0, add_n_calls = 0;
-};
-
-ResnetStep resnet_step(Device& dev, bool fused) {
+// tests/data/keras_resnet.json on `dev`, the same weights and batch for every call.
+Step resnet_step(Device& dev, bool fused) {
   KerasModel k = model_from_keras_json(
       io::read_regular_file(std::string(AXON_TEST_DATA_DIR) + "/keras_resnet.json", 1 << 20, "model"), "resnet");
-  Model& model = *k.model;
-  model.build(k.input_shape, dev, 5);
-  model.compile();
-  for (Layer* l : model.layers()) l->set_fused_ops(fused);
-  Rng rng(7);
-  data::HostBatch batch;
-  batch.size = 6;
-  for (int i = 0; i < 6 * 784; ++i) batch.images.push_back(static_cast<uint8_t>(rng.below(256)));
-  batch.labels = {1, 0, 9, 3, 3, 7};
-  const bool profiling = op_profiling();
-  set_op_profiling(true);
-  reset_op_times();
-  model.compute_gradients(batch);
-  ResnetStep r;
-  for (const OpTime& t : op_times())
-    if (t.op == "_FusedBatchNormEx" || t.op == "_FusedBatchNormGradEx") r.fused_calls += t.calls;
-    else if (t.op == "_FusedBatchNormAddEx" || t.op == "_FusedBatchNormAddGradEx") r.fused_add_calls += t.calls;
-    else if (t.op == "_Conv2DBackpropInputAccumulate") r.accumulate_calls += t.calls;
-    else if (t.op == "AddN") r.add_n_calls += t.calls;
-  set_op_profiling(profiling);
-  r.values.push_back(model.per_sample_loss(6).to_vector<float>());
-  for (Parameter* p : model.parameters()) r.values.push_back((p->trainable ? p->grad : p->value).to_vector<float>());
-  return r;
+  k.model->build(k.input_shape, dev, 5);
+  k.model->compile();
+  return run_step(*k.model, fused, 7, 784, {1, 0, 9, 3, 3, 7});
 }
 
 }  // namespace
@@ -236,22 +232,15 @@ ResnetStep resnet_step(Device& dev, bool fused) {
 // training run there; the reference device's separate ops agree within 1e-5
 // (1 + |value|).
 TEST_CASE("the ResNet's fused batch normalization + relu pairs match the separate ops", "[layers][fused]") {
-  Runtime& rt = test::test_runtime();
-  Device* cpu = rt.find_device("cpu:0");
-  Device* ref = rt.find_device("ref:0");
-  REQUIRE(cpu != nullptr);
-  REQUIRE(ref != nullptr);
-  const ResnetStep fused = resnet_step(*cpu, true);
-  const ResnetStep separate = resnet_step(*cpu, false);
-  CHECK(fused.fused_calls == 8);  // four pairs, forward and backward
-  CHECK(fused.fused_add_calls == 6);  // three block ends
-  CHECK(fused.accumulate_calls == 3);
-  CHECK(separate.fused_calls + separate.fused_add_calls + separate.accumulate_calls == 0);
-  CHECK(fused.add_n_calls == 1);  // the step's metric sums: no gradient is summed by AddN
-  INFO("CPU fused vs CPU separate ops (gradients, moving statistics, loss)");
-  check_close(fused.values, separate.values, 0.0);
-  INFO("CPU fused vs reference separate ops");
-  check_close(fused.values, resnet_step(*ref, false).values, 1e-5);
+  const Paths p = three_paths(resnet_step);
+  const std::initializer_list<const char*> pairs = {"_FusedBatchNormEx", "_FusedBatchNormGradEx"},
+                                           ends = {"_FusedBatchNormAddEx", "_FusedBatchNormAddGradEx"},
+                                           accumulate = {"_Conv2DBackpropInputAccumulate"};
+  CHECK(p.fused.calls_of(pairs) == 8);  // four pairs, forward and backward
+  CHECK(p.fused.calls_of(ends) == 6);   // three block ends
+  CHECK(p.fused.calls_of(accumulate) == 3);
+  CHECK(p.separate.calls_of(pairs) + p.separate.calls_of(ends) + p.separate.calls_of(accumulate) == 0);
+  CHECK(p.fused.calls_of({"AddN"}) == 1);  // the step's metric sums: no gradient is summed by AddN
 }
 
 namespace {
@@ -260,17 +249,9 @@ namespace {
 // 16 channels and no activation (Winograd reads its dy while writing its
 // input gradient); c = Add(a, b), so a's gradient is the sum of b's input
 // gradient and the Add's, which hands one dy to both its inputs: b's dy
-// is that sum so far. d = conv(c) and e = conv(c), summed
-// by an Add, so c's gradient is the sum of two convolutions' input
-// gradients, neither shared. The loss, every parameter's gradient and how
-// often a convolution added into a gradient sum, after one
-// compute_gradients.
-struct GraphStep {
-  std::vector<std::vector<float>> values;
-  int64_t accumulate_calls = 0;
-};
-
-GraphStep shared_readers_step(Device& dev, bool fused) {
+// is that sum so far. d = conv(c) and e = conv(c), summed by an Add, so c's
+// gradient is the sum of two convolutions' input gradients, neither shared.
+Step shared_readers_step(Device& dev, bool fused) {
   Model model("readers");
   auto conv = [](int filters, int kernel, int stride, const char* name, Activation act = Activation::relu) {
     return std::make_unique<Conv2D>(filters, Size2(kernel), act, Size2(stride), AXON_PADDING_SAME, name);
@@ -285,23 +266,7 @@ GraphStep shared_readers_step(Device& dev, bool fused) {
   model.add_node(std::make_unique<Dense>(10, Activation::linear, "h"), {g});
   model.build({9, 9, 1}, dev, 3);
   model.compile();
-  for (Layer* l : model.layers()) l->set_fused_ops(fused);
-  Rng rng(5);
-  data::HostBatch batch;
-  batch.size = 4;
-  for (int i = 0; i < 4 * 81; ++i) batch.images.push_back(static_cast<uint8_t>(rng.below(256)));
-  batch.labels = {2, 7, 0, 9};
-  const bool profiling = op_profiling();
-  set_op_profiling(true);
-  reset_op_times();
-  model.compute_gradients(batch);
-  GraphStep r;
-  for (const OpTime& t : op_times())
-    if (t.op == "_Conv2DBackpropInputAccumulate") r.accumulate_calls += t.calls;
-  set_op_profiling(profiling);
-  r.values.push_back(model.per_sample_loss(4).to_vector<float>());
-  for (Parameter* p : model.parameters()) r.values.push_back(p->grad.to_vector<float>());
-  return r;
+  return run_step(model, fused, 5, 81, {2, 7, 0, 9});
 }
 
 }  // namespace
@@ -311,17 +276,7 @@ GraphStep shared_readers_step(Device& dev, bool fused) {
 // a's (the Add's dy, which is also b's dy) is summed by AddN. The CPU gives
 // the separate ops' bits either way; the reference agrees within 1e-5.
 TEST_CASE("a convolution adds its input gradient into a sum only where nothing shares it", "[layers][fused]") {
-  Runtime& rt = test::test_runtime();
-  Device* cpu = rt.find_device("cpu:0");
-  Device* ref = rt.find_device("ref:0");
-  REQUIRE(cpu != nullptr);
-  REQUIRE(ref != nullptr);
-  const GraphStep fused = shared_readers_step(*cpu, true);
-  const GraphStep separate = shared_readers_step(*cpu, false);
-  CHECK(fused.accumulate_calls == 1);
-  CHECK(separate.accumulate_calls == 0);
-  INFO("CPU adding into sums vs CPU separate ops (loss, gradients)");
-  check_close(fused.values, separate.values, 0.0);
-  INFO("CPU vs reference separate ops");
-  check_close(fused.values, shared_readers_step(*ref, false).values, 1e-5);
+  const Paths p = three_paths(shared_readers_step);
+  CHECK(p.fused.calls_of({"_Conv2DBackpropInputAccumulate"}) == 1);
+  CHECK(p.separate.calls_of({"_Conv2DBackpropInputAccumulate"}) == 0);
 }

@@ -498,7 +498,7 @@ inline constexpr OpSchema kOpTable[] = {
   // branches), with no separate AddN pass over the tensor.
   {OpId::Conv2DBackpropInputAccumulate, "_Conv2DBackpropInputAccumulate", {{"dx"}, {"dy"}, {"filter"}}, 3, 3, {}, 0, 0,
    AttrKind::conv2d, 1, {2, 2}, {2, {OpId::Conv2DBackpropInput, OpId::AddN}}, kF32,
-   "dx += Conv2DBackpropInput(dy, filter), dx updated in place (its shape says x's)"},
+   "dx += Conv2DBackpropInput(dy, filter), dx's shape giving x's"},
 };
 // clang-format on
 

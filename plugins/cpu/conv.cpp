@@ -15,6 +15,7 @@
 // instead (winograd.hpp; use_winograd says where).
 #include "blas.hpp"
 #include "device.hpp"
+#include "elementwise.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
 #include "small_gemm.hpp"
@@ -277,15 +278,6 @@ void zero(float* p, int64_t n) {
   if (n > 0) std::memset(p, 0, sizeof(float) * static_cast<size_t>(n));
 }
 
-// y += x: AddN's y + x, the same bits on every instruction set.
-void add_floats(float* __restrict y, const float* __restrict x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
-}
-void add_into(CpuDevice& d, float* y, const float* x, int64_t n) {
-  d.pool().for_ranges(n, kSerialElements, n >= 2 * kSerialElements,
-                      [&](int, int64_t b, int64_t e) { add_floats(y + b, x + b, e - b); });
-}
-
 }  // namespace
 
 int64_t tile_rows(int64_t k) { return std::max<int64_t>(16, (96 * 1024) / std::max<int64_t>(k, 1)); }
@@ -501,13 +493,16 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
   const int64_t m = g.rows(), k = g.k(), oc = g.oc;
   if (g.n * g.h * g.w * g.c == 0) return;
   if (use_winograd(g, ConvPass::input_gradient)) return winograd_backprop_input(d, g, dyp, w, out, accumulate);
-  const bool direct = strided_pointwise(g) && simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK;
+  // With AVX2/AVX-512 the product runs in the register-blocked kernel against
+  // W^T (transposed below), which beats sgemm's packing at these sizes.
+  const bool blocked = simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK;
+  const bool direct = strided_pointwise(g) && blocked;
   if (accumulate && (backprop_input_turned(g) || pointwise(g) || direct)) {
     // These paths write dx whole: the gradient goes to a temporary first.
     const int64_t size = g.n * g.h * g.w * g.c;
     float* part = d.intermediate(static_cast<size_t>(size));
     conv2d_backprop_input_into(d, g, dyp, w, part, false);
-    return add_into(d, out, part, size);
+    return for_elements(d, size, [&](int64_t b, int64_t e) { add_range(out + b, part + b, e - b); });
   }
   if (backprop_input_turned(g)) {
     const ConvGeometry t = turned(g);
@@ -538,10 +533,7 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
   // whole images and scatter without races.
   const int64_t per_image = g.oh * g.ow, image_size = g.h * g.w * g.c;
   const int64_t images = std::max<int64_t>(1, tile / std::max<int64_t>(per_image, 1));
-  // With AVX2/AVX-512 the product runs in the register-blocked kernel against
-  // W^T (transposed once here), which beats sgemm's packing at these sizes.
-  const float* wt =
-      simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK ? transposed(d, w, k, oc) : nullptr;
+  const float* wt = blocked ? transposed(d, w, k, oc) : nullptr;
   d.pool().for_tapered_ranges(g.n, images, parallel, [&](int t, int64_t, int64_t n0, int64_t n1) {
     if (direct) {  // an image at a time: its product, then dx written once
       float* col = d.scratch(t, static_cast<size_t>(per_image * k));
@@ -571,7 +563,7 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
         col2im_add(chunk, col, r0 - first, r1 - first, images_dx);
       }
     }
-    if (accumulate) add_floats(out + n0 * image_size, images_dx, floats);
+    if (accumulate) add_range(out + n0 * image_size, images_dx, floats);
   });
 }
 

@@ -44,6 +44,10 @@ inline int64_t bias_grad_rows_per_chunk(int64_t channels) { return (int64_t{1} <
 // Runs on the device's threads: call it before a parallel loop, not in one.
 const float* transposed(CpuDevice& d, const float* w, int64_t k, int64_t oc);
 
+// y[0, n) += x[0, n) on the calling thread: AddN's sum of (y, x), the same
+// bits on every instruction set (math.cpp).
+void add_range(float* y, const float* x, int64_t n);
+
 void add_conv_kernels(sdk::KernelTable& t);       // conv.cpp
 void add_conv_pool_kernels(sdk::KernelTable& t);  // conv_pool.cpp
 void add_pool_kernels(sdk::KernelTable& t);  // pool.cpp

@@ -75,25 +75,35 @@ struct HostTensor {
   std::vector<float> values;
 };
 
+// Host tensors copied to `dev`, and views of them for run_op.
+struct Uploaded {
+  std::vector<std::unique_ptr<DeviceTensor>> tensors;
+  std::vector<const DeviceTensor*> ptrs;
+};
+inline Uploaded upload(TestDevice& dev, const std::vector<HostTensor>& inputs) {
+  Uploaded u;
+  for (const auto& h : inputs) {
+    u.tensors.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, h.dims));
+    u.tensors.back()->upload(h.values);
+    u.ptrs.push_back(u.tensors.back().get());
+  }
+  return u;
+}
+
 // Runs a float-only op on `dev` with host inputs; returns the host outputs.
 inline std::vector<std::vector<float>> run_host(TestDevice& dev, const char* op, const std::vector<HostTensor>& inputs,
                                                 const std::vector<std::vector<int64_t>>& output_dims,
                                                 const void* attrs = nullptr) {
-  std::vector<std::unique_ptr<DeviceTensor>> in, out;
-  std::vector<const DeviceTensor*> in_ptrs;
+  const Uploaded in = upload(dev, inputs);
+  std::vector<std::unique_ptr<DeviceTensor>> out;
   std::vector<DeviceTensor*> out_ptrs;
-  for (const auto& h : inputs) {
-    in.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, h.dims));
-    in.back()->upload(h.values);
-    in_ptrs.push_back(in.back().get());
-  }
   for (const auto& d : output_dims) {
     out.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, d));
     // Poison outputs so a kernel that leaves elements unwritten is caught.
     out.back()->upload(std::vector<float>(numel(d), std::nanf("")));
     out_ptrs.push_back(out.back().get());
   }
-  run_op(dev, op, in_ptrs, out_ptrs, attrs);
+  run_op(dev, op, in.ptrs, out_ptrs, attrs);
   std::vector<std::vector<float>> result;
   for (auto& o : out) result.push_back(o->download<float>());
   return result;
@@ -103,15 +113,9 @@ inline std::vector<std::vector<float>> run_host(TestDevice& dev, const char* op,
 // outputs); returns that input's values after the call.
 inline std::vector<float> run_host_in_place(TestDevice& dev, const char* op, const std::vector<HostTensor>& inputs,
                                             const void* attrs = nullptr) {
-  std::vector<std::unique_ptr<DeviceTensor>> in;
-  std::vector<const DeviceTensor*> in_ptrs;
-  for (const auto& h : inputs) {
-    in.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, h.dims));
-    in.back()->upload(h.values);
-    in_ptrs.push_back(in.back().get());
-  }
-  run_op(dev, op, in_ptrs, {}, attrs);
-  return in.at(0)->download<float>();
+  const Uploaded in = upload(dev, inputs);
+  run_op(dev, op, in.ptrs, {}, attrs);
+  return in.tensors.at(0)->download<float>();
 }
 
 // A float32 or uint8 tensor by shape and host values, for ops that mix the

@@ -838,7 +838,7 @@ MUTATIONS += [
         "name": "accumulated input gradient overwrites dx",
         "what": "the CPU's _Conv2DBackpropInputAccumulate on the im2col path copies a chunk's images into dx "
                 "instead of adding them",
-        "edits": [(f"{CPU}/conv.cpp", "    if (accumulate) add_floats(out + n0 * image_size, images_dx, floats);",
+        "edits": [(f"{CPU}/conv.cpp", "    if (accumulate) add_range(out + n0 * image_size, images_dx, floats);",
                    "    if (accumulate) std::memcpy(out + n0 * image_size, images_dx, sizeof(float) * floats);")],
         "tests": KERNEL_TESTS,
     },

@@ -328,39 +328,6 @@ void sum(CpuDevice& d, const KernelCall& c) {
   *y.data<float>() = static_cast<float>(s);
 }
 
-// loss = logsumexp(logits) - logits[label]; dlogits = softmax - onehot, in
-// double. Rows go to the threads from kXentParallelLogits logits on: a batch
-// of 64 x 10 calls exp 1,280 times (8-9 us on one thread, the step's longest
-// serial op); each row is its own, so the bits do not depend on the split.
-constexpr int64_t kXentParallelLogits = 512;
-constexpr int64_t kXentChunkLogits = 256;
-
-void sparse_softmax_xent(CpuDevice& d, const KernelCall& c) {
-  TensorRef logits = c.input(0), labels = c.input(1), loss = c.output(0), grad = c.output(1);
-  const int64_t n = logits.dim(0), k = logits.dim(1);
-  const float* lg = logits.data<float>();
-  const int32_t* lb = labels.data<int32_t>();
-  for (int64_t i = 0; i < n; ++i)
-    AXON_CHECK(lb[i] >= 0 && lb[i] < k, "%s: label %d at index %lld is outside [0, %lld)", c.op(), lb[i],
-                                            static_cast<long long>(i), static_cast<long long>(k));
-  float* lo = loss.data<float>();
-  float* g = grad.data<float>();
-  const int64_t rows = std::max<int64_t>(1, kXentChunkLogits / std::max<int64_t>(k, 1));
-  d.pool().for_ranges(n, rows, n * k >= kXentParallelLogits, [&](int, int64_t r0, int64_t r1) {
-    for (int64_t i = r0; i < r1; ++i) {
-      const float* row = lg + i * k;
-      float mx = row[0];
-      for (int64_t j = 1; j < k; ++j) mx = std::max(mx, row[j]);
-      double se = 0.0;
-      for (int64_t j = 0; j < k; ++j) se += std::exp(double(row[j]) - mx);
-      const double lse = mx + std::log(se);
-      lo[i] = static_cast<float>(lse - row[lb[i]]);
-      for (int64_t j = 0; j < k; ++j)
-        g[i * k + j] = static_cast<float>(std::exp(row[j] - lse) - (j == lb[i] ? 1.0 : 0.0));
-    }
-  });
-}
-
 // TensorFlow's InTopK (k = 1) and InTopKV2: 1 where the label's logit is
 // finite and fewer than k logits of the row are greater (ties count); a NaN
 // or infinity anywhere in the row, or a label outside [0, C), gives 0.
@@ -460,7 +427,6 @@ void add_math_kernels(sdk::KernelTable& t) {
   add<OpId::FusedReluGradBiasAddGrad, relu_grad_bias_add_grad>(t);
   add<OpId::BiasAdd, bias_add>(t);
   add<OpId::BiasAddGrad, bias_add_grad>(t);
-  add<OpId::SparseSoftmaxCrossEntropyWithLogits, sparse_softmax_xent>(t);
   add<OpId::ApplyAdam, apply_adam>(t);
   add<OpId::InTopK, in_top_k>(t);
   add<OpId::InTopKV2, in_top_k_v2>(t);

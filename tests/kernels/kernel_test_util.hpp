@@ -109,6 +109,24 @@ inline std::vector<std::vector<float>> run_host(TestDevice& dev, const char* op,
   return result;
 }
 
+// Runs an op with (float logits, int32 labels) inputs and float outputs.
+inline std::vector<std::vector<float>> run_labels(TestDevice& dev, const char* op, const std::vector<float>& logits,
+                                                  int64_t n, int64_t k, const std::vector<int32_t>& labels,
+                                                  int outputs) {
+  DeviceTensor l(dev, AXON_FLOAT32, {n, k}), lb(dev, AXON_INT32, {n});
+  l.upload(logits);
+  lb.upload(labels);
+  std::vector<std::unique_ptr<DeviceTensor>> outs;
+  std::vector<DeviceTensor*> ptrs;
+  outs.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, std::vector<int64_t>{n}));
+  if (outputs == 2) outs.push_back(std::make_unique<DeviceTensor>(dev, AXON_FLOAT32, std::vector<int64_t>{n, k}));
+  for (auto& o : outs) ptrs.push_back(o.get());
+  run_op(dev, op, {&l, &lb}, ptrs);
+  std::vector<std::vector<float>> r;
+  for (auto& o : outs) r.push_back(o->download<float>());
+  return r;
+}
+
 // Runs a float-only op that updates its first input in place (it has no
 // outputs); returns that input's values after the call.
 inline std::vector<float> run_host_in_place(TestDevice& dev, const char* op, const std::vector<HostTensor>& inputs,

@@ -1,7 +1,8 @@
-// The CPU plugin's elementwise kernels of ABI 1.4 give the same bits with
-// AVX-512, AVX2 and the baseline instruction set (on a CPU without AVX-512
-// the first two copies are the same level): they fuse no multiply-add and
-// share one polynomial per function (plugins/cpu/vec_math.hpp). The plugin picks its instruction set once per
+// The CPU plugin's elementwise kernels of ABI 1.4 and its loss give the same
+// bits with AVX-512, AVX2 and the baseline instruction set (on a CPU without
+// AVX-512 the first two copies are the same level): they fuse no
+// multiply-add and share one polynomial per function
+// (plugins/cpu/vec_math.hpp). The plugin picks its instruction set once per
 // process, so each level gets its own copy of the plugin file, loaded with
 // AXON_CPU_ISA set.
 #include "kernel_test_util.hpp"
@@ -75,7 +76,7 @@ struct Run {
 
 }  // namespace
 
-TEST_CASE("the CPU plugin's elementwise kernels give the same bits on every instruction set", "[isa][cpu]") {
+TEST_CASE("the CPU plugin's elementwise kernels and loss give the same bits on every instruction set", "[isa][cpu]") {
   std::mt19937 rng(1410);
   // 1013 elements: a partial last vector at every width. Wide values and the edges of the polynomials' ranges.
   const std::vector<int64_t> d{1013};
@@ -120,6 +121,21 @@ TEST_CASE("the CPU plugin's elementwise kernels give the same bits on every inst
     for (size_t k = 1; k < copies.size(); ++k) {
       INFO(r.op << ": " << copies[0]->simd << " against " << copies[k]->simd);
       const auto other = run_host(*copies[k]->dev, r.op, r.in, r.out, r.attrs);
+      for (size_t o = 0; o < first.size(); ++o)
+        CHECK(std::memcmp(first[o].data(), other[o].data(), 4 * first[o].size()) == 0);
+    }
+  }
+  // The loss over 64 x 10 logits (whole vectors) and 2026 x 3 (blocks of rows, a partial last vector).
+  std::vector<int32_t> labels(2026);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>(i % 3);
+  for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{64, 10}, {2026, 3}}) {
+    const std::vector<float> l(logits.begin(), logits.begin() + n * k);
+    const std::vector<int32_t> lb(labels.begin(), labels.begin() + n);
+    const auto first = run_labels(*copies[0]->dev, "SparseSoftmaxCrossEntropyWithLogits", l, n, k, lb, 2);
+    for (size_t c = 1; c < copies.size(); ++c) {
+      INFO("SparseSoftmaxCrossEntropyWithLogits [" << n << "," << k << "]: " << copies[0]->simd << " against "
+                                                   << copies[c]->simd);
+      const auto other = run_labels(*copies[c]->dev, "SparseSoftmaxCrossEntropyWithLogits", l, n, k, lb, 2);
       for (size_t o = 0; o < first.size(); ++o)
         CHECK(std::memcmp(first[o].data(), other[o].data(), 4 * first[o].size()) == 0);
     }

@@ -563,11 +563,11 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
-        "name": "loss chunks after the first skip their first row",
-        "what": "the CPU's SparseSoftmaxCrossEntropyWithLogits, its rows shared out among the threads, leaves the "
-        "first row of every chunk but the first without loss or gradient",
-        "edits": [(f"{CPU}/math.cpp", "    for (int64_t i = r0; i < r1; ++i) {\n      const float* row = lg + i * k;",
-                   "    for (int64_t i = r0 + (r0 > 0); i < r1; ++i) {\n      const float* row = lg + i * k;")],
+        "name": "loss blocks after the first skip their first row",
+        "what": "the CPU's SparseSoftmaxCrossEntropyWithLogits, its rows taken 64 at a time, leaves the loss of the "
+        "first row of every block but the first unwritten",
+        "edits": [(f"{CPU}/softmax.cpp", "    for (int64_t r = 0; r < n; ++r) loss[r0 + r] =",
+                   "    for (int64_t r = r0 > 0; r < n; ++r) loss[r0 + r] =")],
         "tests": KERNEL_TESTS,
     },
     {

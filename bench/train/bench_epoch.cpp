@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
       std::printf("\nno roofline: the sgemm rate was not measured\n");
       return 0;
     }
-    const std::vector<OpTime> profiled = op_times();
+    const std::vector<OpTime> profiled = op_times_by_layer();
     const bench::StreamRates stream = bench::stream_rates(threads, vm["stream-mib"].as<int64_t>() << 20, 1.0);
     const double floor_s = bench::call_floor_seconds(dev);
     const bench::Roofs roofs{best_blas, std::max(stream.copy_gbs, stream.triad_gbs), floor_s};

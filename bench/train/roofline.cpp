@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace axon::bench {
@@ -55,23 +57,42 @@ const char* bound_colour(Bound b) { return kBoundStyles[static_cast<int>(b)].col
 
 const char* bound_name(Bound b) { return kBoundStyles[static_cast<int>(b)].name; }
 
-std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& ops, const Roofs& roofs) {
+std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& by_layer, const Roofs& roofs) {
+  // Each layer's bound, then the sums per (op, bound) in order of first appearance.
   std::vector<RooflineRow> rows;
-  for (const OpTime& t : ops) {
-    RooflineRow r;
-    r.op = t;
+  std::map<std::string, std::set<Bound>> bounds_of_op;
+  for (const OpTime& t : by_layer) {
     const double flops = static_cast<double>(t.flops), bytes = static_cast<double>(t.bytes);
-    r.intensity = bytes > 0 ? flops / bytes : 0;
-    r.gflops = t.seconds > 0 ? flops / t.seconds / 1e9 : 0;
-    r.gbs = t.seconds > 0 ? bytes / t.seconds / 1e9 : 0;
     const double compute_s = flops / (roofs.peak_gflops * 1e9), memory_s = bytes / (roofs.bandwidth_gbs * 1e9);
     const double work_s = std::max(compute_s, memory_s);
     const double calls_s = static_cast<double>(t.calls) * roofs.call_seconds;
-    r.bound = calls_s > work_s ? Bound::call : compute_s >= memory_s ? Bound::compute : Bound::memory;
-    r.bound_seconds = calls_s + work_s;
-    r.share = t.seconds > 0 ? r.bound_seconds / t.seconds : 0;
-    rows.push_back(std::move(r));
+    const Bound bound = calls_s > work_s ? Bound::call : compute_s >= memory_s ? Bound::compute : Bound::memory;
+    bounds_of_op[t.op].insert(bound);
+    auto row = std::find_if(rows.begin(), rows.end(),
+                            [&](const RooflineRow& r) { return r.op.op == t.op && r.bound == bound; });
+    if (row == rows.end()) {
+      RooflineRow r;
+      r.op.op = t.op;
+      r.op.device = t.device;
+      r.bound = bound;
+      row = rows.insert(rows.end(), r);
+    }
+    row->op.calls += t.calls;
+    row->op.seconds += t.seconds;
+    row->op.flops += t.flops;
+    row->op.bytes += t.bytes;
+    row->bound_seconds += calls_s + work_s;
   }
+  for (RooflineRow& r : rows) {
+    const double flops = static_cast<double>(r.op.flops), bytes = static_cast<double>(r.op.bytes);
+    r.name = bounds_of_op[r.op.op].size() > 1 ? r.op.op + " (" + bound_name(r.bound) + ")" : r.op.op;
+    r.intensity = bytes > 0 ? flops / bytes : 0;
+    r.gflops = r.op.seconds > 0 ? flops / r.op.seconds / 1e9 : 0;
+    r.gbs = r.op.seconds > 0 ? bytes / r.op.seconds / 1e9 : 0;
+    r.share = r.op.seconds > 0 ? r.bound_seconds / r.op.seconds : 0;
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const RooflineRow& a, const RooflineRow& b) { return a.op.seconds > b.op.seconds; });
   return rows;
 }
 
@@ -79,12 +100,13 @@ void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs) {
   std::printf("  %-38s %9s %9s %8s %8s %8s %7s %9s %7s\n", "op", "GFLOP", "MB", "FLOP/B", "GFLOP/s", "GB/s", "bound",
               "bound ms", "share");
   for (const RooflineRow& r : rows)
-    std::printf("  %-38s %9.3f %9.1f %8.2f %8.2f %8.2f %7s %9.3f %6.1f%%\n", r.op.op.c_str(),
+    std::printf("  %-38s %9.3f %9.1f %8.2f %8.2f %8.2f %7s %9.3f %6.1f%%\n", r.name.c_str(),
                 static_cast<double>(r.op.flops) / 1e9, static_cast<double>(r.op.bytes) / 1e6, r.intensity, r.gflops,
                 r.gbs, bound_name(r.bound), 1e3 * r.bound_seconds, 100 * r.share);
-  std::printf("  (bound: compute when FLOP/B >= the balance %.2f, else memory, or call where the calls' floor of %.2f us "
-              "each exceeds that roof's time;\n   bound ms: the calls' floor plus the roof's time; share: the bound time "
-              "over the time taken)\n",
+  std::printf("  (bound, per op and layer: compute when FLOP/B >= the balance %.2f, else memory, or call where the "
+              "calls' floor of %.2f us\n   each exceeds that roof's time; an op whose layers fall under several bounds has "
+              "a row for each; bound ms: the calls' floor\n   plus the roof's time; share: the bound time over the time "
+              "taken)\n",
               roofs.balance(), 1e6 * roofs.call_seconds);
 }
 
@@ -165,8 +187,8 @@ void write_roofline_svg(const std::filesystem::path& file, const std::vector<Roo
     const double y = plotted ? ax.y(r.gflops) : ax.y(y_min) - 12 - 12.0 * (on_edge % 4);
     if (!plotted) ++on_edge;
     const double radius = 2 + 24 * std::sqrt(total > 0 ? r.op.seconds / total : 0);
-    const std::string name = xml_escaped(r.op.op);
-    const std::string label = r.op.op + (plotted ? "" : " (no FLOPs)");
+    const std::string name = xml_escaped(r.name);
+    const std::string label = r.name + (plotted ? "" : " (no FLOPs)");
     const double label_y = place_label(x + radius + 2, y + 4, label.size());
     s << "<g class=\"op\" data-op=\"" << name << "\"><title>" << name << ": "
       << fmt("%.3g FLOP/B, ", r.intensity) << fmt("%.3g GFLOP/s, ", r.gflops)

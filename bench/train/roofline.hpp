@@ -6,7 +6,10 @@
 // bandwidth): compute-bound when its arithmetic intensity (FLOP per byte) is
 // at least the machine balance (peak / bandwidth), memory-bound below it,
 // call-bound when the calls' floor alone exceeds that time (a few kilobytes
-// a call: the call, not the memory, sets how fast it can be).
+// a call: the call, not the memory, sets how fast it can be). The bound is
+// taken per op and layer (op_times_by_layer: one shape each), then summed
+// per op and bound: an op whose layers fall under different bounds (an
+// Inception cell's 1x1 and 3x3 convolutions) gets one row per bound.
 #pragma once
 
 #include <axon/profile.hpp>
@@ -28,7 +31,8 @@ enum class Bound { compute, memory, call };
 const char* bound_name(Bound b);
 
 struct RooflineRow {
-  OpTime op;
+  std::string name;          // the op, with its bound in brackets where its layers fall under several
+  OpTime op;                 // summed over the layers the row holds
   double intensity = 0;      // FLOP per byte (0 when the op moves nothing)
   double gflops = 0, gbs = 0;
   Bound bound = Bound::memory;
@@ -36,7 +40,8 @@ struct RooflineRow {
   double share = 0;          // bound_seconds / op.seconds
 };
 
-std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& ops, const Roofs& roofs);
+// Rows from the profiler's per-layer totals (op_times_by_layer), largest time first.
+std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& by_layer, const Roofs& roofs);
 
 // The table, one line per op, to stdout.
 void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs);

@@ -341,8 +341,8 @@ void execute(const OpCall& call, CallViews& v, Device& d, axon_dtype dtype) {
     auto t0 = std::chrono::steady_clock::now();
     d.launch(v.kc, call.op, dtype);
     d.synchronize();
-    record_op_time(schema.name, d.name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                   op_cost(call.op, v.kc));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    record_op_time(schema.name, d.name(), call.layer, seconds, op_cost(call.op, v.kc));
   } else {
     d.launch(v.kc, call.op, dtype);
   }

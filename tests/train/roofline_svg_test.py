@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """axon-bench-train --roofline-svg on a small generated MNIST-format folder:
-the roofline table has a row per profiled op with its bound (compute,
-memory or call, under a measured call floor), the step's total line is
+the roofline table has a row per profiled op and bound (compute, memory
+or call, under a measured call floor; an op whose layers fall under two
+bounds has a row for each, its name followed by the bound), the step's total line is
 printed, and the SVG is well-formed XML with one labelled point per op of
 the table. A folder that cannot take the file is refused before anything
 runs. Times are printed by the benchmark, never checked."""
@@ -39,12 +40,15 @@ def table_ops(stdout):
         sys.exit(f"FAILED: no measured call floor under the roofline's header: {lines[start + 2]!r}")
     ops = []
     for line in lines[start + 4:]:  # the header's three lines, the column names
-        if line.strip().startswith("(bound:"):
+        if line.strip().startswith("(bound"):
             break
-        fields = line.split()
-        if fields[6] not in ("compute", "memory", "call"):
+        fields = line.split()  # the name (an op, with its bound in brackets where it has several), 8 columns
+        name, bound = " ".join(fields[:-8]), fields[-3]
+        if bound not in ("compute", "memory", "call"):
             sys.exit(f"FAILED: a roofline row without its bound: {line!r}")
-        ops.append(fields[0])
+        if " " in name and name.split(" ", 1)[1] != f"({bound})":
+            sys.exit(f"FAILED: a row named for another bound than its own: {line!r}")
+        ops.append(name)
     return ops
 
 

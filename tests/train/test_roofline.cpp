@@ -15,9 +15,10 @@ namespace {
 // 100 GFLOP/s, 10 GB/s (balance 10 FLOP/B), 1 us a call.
 const Roofs kRoofs{100, 10, 1e-6};
 
-OpTime op(int64_t calls, double seconds, int64_t flops, int64_t bytes) {
+OpTime op(int64_t calls, double seconds, int64_t flops, int64_t bytes, const char* layer = "") {
   OpTime t;
   t.op = "Op";
+  t.layer = layer;
   t.calls = calls;
   t.seconds = seconds;
   t.flops = flops;
@@ -59,4 +60,29 @@ TEST_CASE("roofline: without a measured floor no op is call-bound") {
   const RooflineRow r = roofline_rows({op(1000, 0.004, 1000 * 250, 1000 * 1000)}, roofs).front();
   CHECK(r.bound == Bound::memory);
   CHECK(r.bound_seconds == Approx(1e-4));
+}
+
+TEST_CASE("roofline: an op's layers take their own bounds, one row per bound") {
+  // conv_a: 1e8 bytes, 1e8 FLOPs: memory, 10 ms. conv_b: 1e10 FLOPs, 1e8 bytes: compute, 100 ms. Their totals
+  // (1.01e10 FLOPs over 2e8 bytes, above the balance) would call both compute-bound: 101 ms, not 110.
+  const std::vector<RooflineRow> rows = roofline_rows(
+      {op(1, 0.2, 10'000'000'000, 100'000'000, "conv_b"), op(1, 0.02, 100'000'000, 100'000'000, "conv_a")},
+      Roofs{100, 10, 0});
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].name == "Op (compute)");
+  CHECK(rows[0].bound_seconds == Approx(0.1));
+  CHECK(rows[0].share == Approx(0.5));
+  CHECK(rows[1].name == "Op (memory)");
+  CHECK(rows[1].bound_seconds == Approx(0.01));
+  CHECK(rows[1].gbs == Approx(5.0));
+}
+
+TEST_CASE("roofline: an op's layers under one bound share its row, their bounds summed") {
+  const std::vector<RooflineRow> rows = roofline_rows(
+      {op(10, 0.02, 100'000'000, 100'000'000, "a"), op(5, 0.01, 50'000'000, 50'000'000, "b")}, kRoofs);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].name == "Op");
+  CHECK(rows[0].op.calls == 15);
+  CHECK(rows[0].op.seconds == Approx(0.03));
+  CHECK(rows[0].bound_seconds == Approx(0.015 + 15e-6));
 }

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
       ("sgemm-size", po::value<int>()->default_value(2048), "n of the n x n x n sgemm (0: not measured)")
       ("stream-mib", po::value<int64_t>()->default_value(0),
        "MiB per array of the STREAM bandwidth (0: 4 x the last-level cache, at least 64)")
-      ("roofline-svg", po::value<std::string>(), "write the roofline of the profiled steps as an SVG to this file");
+      ("roofline-svg", po::value<std::string>(), "write the roofline of the profiled steps as an SVG to this file")
+      ("roofline-layers", "after the roofline's table, one row per op and layer");
     cli::add_device_options(opts);
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -90,12 +91,12 @@ int main(int argc, char** argv) {
     if (batch < 1) throw UsageError("--batch-size must be at least 1");
     if (vm["stream-mib"].as<int64_t>() < 0 || vm["stream-mib"].as<int64_t>() > 65536)
       throw UsageError("--stream-mib must be 0 to 65536");
-    if (vm.count("roofline-svg")) {
-      if (vm["profile-steps"].as<int64_t>() <= 0 || vm["sgemm-size"].as<int>() <= 0 || !kSgemmInBuild)
-        throw UsageError("--roofline-svg needs profiled steps and the sgemm rate (--profile-steps, --sgemm-size, "
-                         "bench/kernels in the build)");
-      train::check_output_file(vm["roofline-svg"].as<std::string>(), "--roofline-svg");
-    }
+    const bool roofline = vm["profile-steps"].as<int64_t>() > 0 && vm["sgemm-size"].as<int>() > 0 && kSgemmInBuild;
+    for (const char* flag : {"roofline-svg", "roofline-layers"})
+      if (vm.count(flag) && !roofline)
+        throw UsageError(std::string("--") + flag + " needs profiled steps and the sgemm rate (--profile-steps, "
+                         "--sgemm-size, bench/kernels in the build)");
+    if (vm.count("roofline-svg")) train::check_output_file(vm["roofline-svg"].as<std::string>(), "--roofline-svg");
     data::ImageDataset ds = data::load_image_dataset(vm["data"].as<std::string>());
     if (vm["train-limit"].as<int64_t>() > 0) ds.train.truncate(vm["train-limit"].as<int64_t>());
 
@@ -223,6 +224,10 @@ int main(int argc, char** argv) {
                 1e6 * floor_s);
     const std::vector<bench::RooflineRow> rows = bench::roofline_rows(profiled, roofs);
     bench::print_roofline(rows, roofs);
+    if (vm.count("roofline-layers")) {
+      std::printf("\nper op and layer:\n");
+      bench::print_roofline(bench::roofline_layer_rows(profiled, roofs), roofs, /*legend=*/false);
+    }
     double bound = 0;
     for (const bench::RooflineRow& r : rows) bound += r.bound_seconds;
     const double profiled_steps = static_cast<double>(ph.epochs.front().steps);

@@ -53,56 +53,84 @@ constexpr BoundStyle kBoundStyles[] = {{"compute", "#36c"}, {"memory", "#e90"}, 
 
 const char* bound_colour(Bound b) { return kBoundStyles[static_cast<int>(b)].colour; }
 
+// One op and layer's totals against the roofs (its calls have one shape).
+RooflineRow layer_row(const OpTime& t, const Roofs& roofs) {
+  RooflineRow r;
+  r.op = t;
+  r.name = t.layer.empty() ? t.op : t.op + " " + t.layer;
+  const double flops = static_cast<double>(t.flops), bytes = static_cast<double>(t.bytes);
+  const double compute_s = flops / (roofs.peak_gflops * 1e9), memory_s = bytes / (roofs.bandwidth_gbs * 1e9);
+  const double work_s = std::max(compute_s, memory_s);
+  const double calls_s = static_cast<double>(t.calls) * roofs.call_seconds;
+  r.bound = calls_s > work_s ? Bound::call : compute_s >= memory_s ? Bound::compute : Bound::memory;
+  r.bound_seconds = calls_s + work_s;
+  return r;
+}
+
+// The rates and share from a row's totals and bound time.
+void finish(RooflineRow& r) {
+  const double flops = static_cast<double>(r.op.flops), bytes = static_cast<double>(r.op.bytes);
+  r.intensity = bytes > 0 ? flops / bytes : 0;
+  r.gflops = r.op.seconds > 0 ? flops / r.op.seconds / 1e9 : 0;
+  r.gbs = r.op.seconds > 0 ? bytes / r.op.seconds / 1e9 : 0;
+  r.share = r.op.seconds > 0 ? r.bound_seconds / r.op.seconds : 0;
+}
+
 }  // namespace
 
 const char* bound_name(Bound b) { return kBoundStyles[static_cast<int>(b)].name; }
 
+std::vector<RooflineRow> roofline_layer_rows(const std::vector<OpTime>& by_layer, const Roofs& roofs) {
+  std::vector<RooflineRow> rows;
+  for (const OpTime& t : by_layer) {
+    rows.push_back(layer_row(t, roofs));
+    finish(rows.back());
+  }
+  return rows;
+}
+
 std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& by_layer, const Roofs& roofs) {
-  // Each layer's bound, then the sums per (op, bound) in order of first appearance.
+  // The layers' rows summed per (op, bound), in order of first appearance.
   std::vector<RooflineRow> rows;
   std::map<std::string, std::set<Bound>> bounds_of_op;
   for (const OpTime& t : by_layer) {
-    const double flops = static_cast<double>(t.flops), bytes = static_cast<double>(t.bytes);
-    const double compute_s = flops / (roofs.peak_gflops * 1e9), memory_s = bytes / (roofs.bandwidth_gbs * 1e9);
-    const double work_s = std::max(compute_s, memory_s);
-    const double calls_s = static_cast<double>(t.calls) * roofs.call_seconds;
-    const Bound bound = calls_s > work_s ? Bound::call : compute_s >= memory_s ? Bound::compute : Bound::memory;
-    bounds_of_op[t.op].insert(bound);
+    const RooflineRow part = layer_row(t, roofs);
+    bounds_of_op[t.op].insert(part.bound);
     auto row = std::find_if(rows.begin(), rows.end(),
-                            [&](const RooflineRow& r) { return r.op.op == t.op && r.bound == bound; });
+                            [&](const RooflineRow& r) { return r.op.op == t.op && r.bound == part.bound; });
     if (row == rows.end()) {
       RooflineRow r;
       r.op.op = t.op;
       r.op.device = t.device;
-      r.bound = bound;
+      r.bound = part.bound;
       row = rows.insert(rows.end(), r);
     }
     row->op.calls += t.calls;
     row->op.seconds += t.seconds;
     row->op.flops += t.flops;
     row->op.bytes += t.bytes;
-    row->bound_seconds += calls_s + work_s;
+    row->bound_seconds += part.bound_seconds;
   }
   for (RooflineRow& r : rows) {
-    const double flops = static_cast<double>(r.op.flops), bytes = static_cast<double>(r.op.bytes);
     r.name = bounds_of_op[r.op.op].size() > 1 ? r.op.op + " (" + bound_name(r.bound) + ")" : r.op.op;
-    r.intensity = bytes > 0 ? flops / bytes : 0;
-    r.gflops = r.op.seconds > 0 ? flops / r.op.seconds / 1e9 : 0;
-    r.gbs = r.op.seconds > 0 ? bytes / r.op.seconds / 1e9 : 0;
-    r.share = r.op.seconds > 0 ? r.bound_seconds / r.op.seconds : 0;
+    finish(r);
   }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const RooflineRow& a, const RooflineRow& b) { return a.op.seconds > b.op.seconds; });
   return rows;
 }
 
-void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs) {
-  std::printf("  %-38s %9s %9s %8s %8s %8s %7s %9s %7s\n", "op", "GFLOP", "MB", "FLOP/B", "GFLOP/s", "GB/s", "bound",
+void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs, bool legend) {
+  size_t width = 38;
+  for (const RooflineRow& r : rows) width = std::max(width, r.name.size());
+  const int w = static_cast<int>(width);
+  std::printf("  %-*s %9s %9s %8s %8s %8s %7s %9s %7s\n", w, "op", "GFLOP", "MB", "FLOP/B", "GFLOP/s", "GB/s", "bound",
               "bound ms", "share");
   for (const RooflineRow& r : rows)
-    std::printf("  %-38s %9.3f %9.1f %8.2f %8.2f %8.2f %7s %9.3f %6.1f%%\n", r.name.c_str(),
+    std::printf("  %-*s %9.3f %9.1f %8.2f %8.2f %8.2f %7s %9.3f %6.1f%%\n", w, r.name.c_str(),
                 static_cast<double>(r.op.flops) / 1e9, static_cast<double>(r.op.bytes) / 1e6, r.intensity, r.gflops,
                 r.gbs, bound_name(r.bound), 1e3 * r.bound_seconds, 100 * r.share);
+  if (!legend) return;
   std::printf("  (bound, per op and layer: compute when FLOP/B >= the balance %.2f, else memory, or call where the "
               "calls' floor of %.2f us\n   each exceeds that roof's time; an op whose layers fall under several bounds has "
               "a row for each; bound ms: the calls' floor\n   plus the roof's time; share: the bound time over the time "

@@ -42,9 +42,11 @@ struct RooflineRow {
 
 // Rows from the profiler's per-layer totals (op_times_by_layer), largest time first.
 std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& by_layer, const Roofs& roofs);
+// One row per op and layer, named "op layer" ("op" for calls outside a layer), in the given order.
+std::vector<RooflineRow> roofline_layer_rows(const std::vector<OpTime>& by_layer, const Roofs& roofs);
 
-// The table, one line per op, to stdout.
-void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs);
+// The table, one line per row, to stdout, and (legend) what its columns mean.
+void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs, bool legend = true);
 
 // An SVG of the roofline: log-log axes (FLOP per byte, GFLOP/s), the two
 // roofs, one labelled point per op, coloured by its bound, with an area

@@ -31,22 +31,26 @@ def write_mnist(folder, n):
         write_idx(os.path.join(folder, f"{split}-labels-idx1-ubyte"), [n], [i % 10 for i in range(n)])
 
 
-def table_ops(stdout):
-    """The op names of the roofline table, checking each row's bound."""
+def table_ops(stdout, heading="roofline over the profiled steps"):
+    """The row names of the roofline table under `heading`, checking each row's bound."""
     lines = stdout.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("roofline over the profiled steps"))
-    floor = lines[start + 2].split()
-    if floor[:2] != ["call", "floor"] or not float(floor[2]) > 0:
-        sys.exit(f"FAILED: no measured call floor under the roofline's header: {lines[start + 2]!r}")
+    start = next(i for i, l in enumerate(lines) if l.startswith(heading))
+    if heading.startswith("roofline"):
+        floor = lines[start + 2].split()
+        if floor[:2] != ["call", "floor"] or not float(floor[2]) > 0:
+            sys.exit(f"FAILED: no measured call floor under the roofline's header: {lines[start + 2]!r}")
+        start += 3  # the header's three lines
+    else:
+        start += 1
     ops = []
-    for line in lines[start + 4:]:  # the header's three lines, the column names
-        if line.strip().startswith("(bound"):
+    for line in lines[start + 1:]:  # after the column names
+        if not line.startswith("  ") or line.strip().startswith("(bound"):  # the legend, or the table's end
             break
         fields = line.split()  # the name (an op, with its bound in brackets where it has several), 8 columns
         name, bound = " ".join(fields[:-8]), fields[-3]
         if bound not in ("compute", "memory", "call"):
             sys.exit(f"FAILED: a roofline row without its bound: {line!r}")
-        if " " in name and name.split(" ", 1)[1] != f"({bound})":
+        if heading.startswith("roofline") and " " in name and name.split(" ", 1)[1] != f"({bound})":
             sys.exit(f"FAILED: a row named for another bound than its own: {line!r}")
         ops.append(name)
     return ops
@@ -65,7 +69,12 @@ def main():
         if bad.returncode == 0 or "--roofline-svg" not in bad.stderr:
             sys.exit(f"FAILED: a folder that does not exist was not refused naming --roofline-svg:\n{bad.stderr}")
 
-        run = subprocess.run(common + ["--roofline-svg", svg], capture_output=True, text=True)
+        bad = subprocess.run(common[:-6] + ["--profile-steps", "0", "--roofline-layers"], capture_output=True,
+                             text=True)
+        if bad.returncode != 2 or "--roofline-layers needs profiled steps" not in bad.stderr:
+            sys.exit(f"FAILED: --roofline-layers without profiled steps was not refused:\n{bad.stderr}")
+
+        run = subprocess.run(common + ["--roofline-svg", svg, "--roofline-layers"], capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"FAILED: axon-bench-train exited with {run.returncode}:\n{run.stdout}\n{run.stderr}")
         ops = table_ops(run.stdout)
@@ -73,6 +82,9 @@ def main():
             sys.exit(f"FAILED: expected the CNN's ops once each in the roofline table, got {ops}")
         if "this step could take" not in run.stdout:
             sys.exit("FAILED: no step total in the report")
+        layers = table_ops(run.stdout, "per op and layer:")
+        if not any(name.startswith("Conv2D") and len(name.split()) == 2 for name in layers):
+            sys.exit(f"FAILED: no row of a convolution's layer in the per-layer table: {layers}")
 
         root = ET.parse(svg).getroot()  # raises on malformed XML
         if root.tag != SVG + "svg":

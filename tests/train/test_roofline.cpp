@@ -86,3 +86,15 @@ TEST_CASE("roofline: an op's layers under one bound share its row, their bounds 
   CHECK(rows[0].op.seconds == Approx(0.03));
   CHECK(rows[0].bound_seconds == Approx(0.015 + 15e-6));
 }
+
+TEST_CASE("roofline: the per-layer rows name op and layer and keep their own bounds") {
+  const std::vector<RooflineRow> rows = roofline_layer_rows(
+      {op(1, 0.2, 10'000'000'000, 100'000'000, "conv_b"), op(10, 0.02, 100'000'000, 100'000'000)}, kRoofs);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].name == "Op conv_b");
+  CHECK(rows[0].bound == Bound::compute);
+  CHECK(rows[0].share == Approx((0.1 + 1e-6) / 0.2));
+  CHECK(rows[1].name == "Op");
+  CHECK(rows[1].bound == Bound::memory);
+  CHECK(rows[1].bound_seconds == Approx(0.01 + 10e-6));
+}

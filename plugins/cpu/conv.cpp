@@ -379,13 +379,36 @@ void conv2d_backprop_input_accumulate(CpuDevice& d, const KernelCall& c) {
 
 }  // namespace
 
-void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* xp, const float* dyp, float* out) {
+namespace {
+
+// dy's rows as the filter gradient gets them: in memory (dense), or made by
+// fill on demand.
+struct DyRows {
+  const float* dense;
+  const FillRows* fill;
+};
+
+// Rows of dy filled per tile of the gathered kernels: 16 KiB, L1-resident.
+int64_t fill_tile_rows(int64_t oc) { return std::max<int64_t>(16, 4096 / std::max<int64_t>(oc, 1)); }
+
+void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRows dy, float* out) {
   const int64_t m = g.rows(), k = g.k(), oc = g.oc, size = k * oc;
   if (size == 0) return;
   if (m == 0) return zero(out, size);
-  if (use_winograd(g, ConvPass::filter_gradient)) return winograd_backprop_filter(d, g, xp, dyp, out);
-
   const bool parallel = m * size >= kSerialMacs;
+  // dy whole, for the paths that read it so (filled where it is not in memory).
+  float* whole = dy.dense == nullptr ? d.intermediate(static_cast<size_t>(m * oc)) : nullptr;
+  auto fill_whole = [&] {
+    if (dy.dense != nullptr) return;
+    d.pool().for_ranges(m, fill_tile_rows(oc), parallel,
+                        [&](int, int64_t b, int64_t e) { (*dy.fill)(b, e, whole + b * oc); });
+    dy.dense = whole;
+  };
+  if (use_winograd(g, ConvPass::filter_gradient)) {
+    fill_whole();
+    return winograd_backprop_filter(d, g, xp, dy.dense, out);
+  }
+
   const int64_t tile = tile_rows(k);
   const bool direct = pointwise(g);
   const ConvTaps taps = conv_taps(d, g);
@@ -398,6 +421,7 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const floa
   if (chunks * size > (int64_t{1} << 17) && taps.direct != nullptr) {
     int64_t* base = reinterpret_cast<int64_t*>(d.partials(static_cast<size_t>(2 * m)));
     if (row_bases(g, 0, m, base)) {
+      fill_whole();
       // Blocks of at most kBlock rows of dW inside one gathered run (a run's
       // floats are contiguous in the image, as the kernel's pointer path needs).
       constexpr int64_t kBlock = 48;
@@ -406,7 +430,7 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const floa
         for (int64_t i = b; i < e; ++i) {
           const int64_t k0 = i / per_run * run + i % per_run * kBlock;
           const int64_t k1 = std::min(i / per_run * run + run, k0 + kBlock);
-          small_k_conv_tn(Gather{xp, base, taps.direct + k0, k1 - k0, run}, m, k1 - k0, dyp, oc, out + k0 * oc);
+          small_k_conv_tn(Gather{xp, base, taps.direct + k0, k1 - k0, run}, m, k1 - k0, dy.dense, oc, out + k0 * oc);
         }
       });
       return;
@@ -416,12 +440,32 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const floa
   // One partial dW per chunk of rows, added in chunk order afterwards.
   float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t chunk, int64_t b, int64_t e) {
-    const float* a = xp + b * k;
     float* acc = partials + chunk * size;
     if (!direct) {
       TileScratch sc = tile_scratch(d, t, tile, k, g);
-      if (taps.direct != nullptr && row_bases(g, b, e, sc.base))
-        return small_k_conv_tn(Gather{xp, sc.base, taps.direct, k, gather_run(g)}, e - b, k, dyp + b * oc, oc, acc);
+      if (taps.direct != nullptr && row_bases(g, b, e, sc.base)) {
+        const Gather rows{xp, sc.base, taps.direct, k, gather_run(g)};
+        if (dy.dense != nullptr) return small_k_conv_tn(rows, e - b, k, dy.dense + b * oc, oc, acc);
+        // The same sums tile by tile: they carry through acc exactly (small_gemm.hpp).
+        const int64_t step = fill_tile_rows(oc);
+        float* dz = d.tile(t, static_cast<size_t>(step * oc));
+        for (int64_t r = b; r < e; r += step) {
+          const int64_t r1 = std::min(e, r + step);
+          (*dy.fill)(r, r1, dz);
+          small_k_conv_tn(Gather{xp, sc.base + (r - b), taps.direct, k, gather_run(g)}, r1 - r, k, dz, oc, acc, r > b);
+        }
+        return;
+      }
+    }
+    // The other paths read dy's rows [b, e) from memory.
+    const float* dyp = dy.dense;
+    if (dyp == nullptr) {
+      (*dy.fill)(b, e, whole + b * oc);
+      dyp = whole;
+    }
+    const float* a = xp + b * k;
+    if (!direct) {
+      TileScratch sc = tile_scratch(d, t, tile, k, g);
       if (taps.padded != nullptr)
         return for_padded_parts(g, taps.padded, xp, b, e, sc.col, sc.base,
                                 [&](const Gather& ga, int64_t r, int64_t rows) {
@@ -443,6 +487,17 @@ void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const floa
       for (int64_t i = b; i < e; ++i) out[i] += p[i];
     }
   });
+}
+
+}  // namespace
+
+void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* xp, const float* dyp, float* out) {
+  backprop_filter(d, g, xp, DyRows{dyp, nullptr}, out);
+}
+
+void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* xp, const FillRows& dy,
+                                 float* out) {
+  backprop_filter(d, g, xp, DyRows{nullptr, &dy}, out);
 }
 
 namespace {

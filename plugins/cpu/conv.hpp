@@ -9,6 +9,7 @@
 #include <axon/op_geometry.hpp>
 
 #include <cstdint>
+#include <functional>
 
 namespace axon::cpu {
 
@@ -54,6 +55,15 @@ void planar_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const fl
 // += the gradient (_Conv2DBackpropInputAccumulate, AddN's bits; also uses
 // the device's intermediate() and tile() scratch).
 void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dfilter);
+// The same with dy's rows made on demand: fill(b, e, rows) writes rows [b,
+// e) of dy ([e - b, oc]) into rows (a max pooling's gradient routed to its
+// argmax, conv_pool.cpp). Where the gathered kernels take the filter
+// gradient, rows are filled a few KiB at a time into the thread's tile()
+// scratch and read from L1, so dy never goes to memory; elsewhere they are
+// filled whole into intermediate() first. The same bits as from dy whole.
+using FillRows = std::function<void(int64_t b, int64_t e, float* rows)>;
+void conv2d_backprop_filter_into(CpuDevice& d, const ConvGeometry& g, const float* x, const FillRows& dy,
+                                 float* dfilter);
 void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float* dy, const float* w, float* dx,
                                 bool accumulate = false);
 

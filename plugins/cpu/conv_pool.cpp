@@ -290,8 +290,9 @@ void fused_conv2d_max_pool(CpuDevice& d, const KernelCall& c) {
 
 // ------------------------------------------------------------------ backward
 
-// dz rows [r0, r1) from dy and the argmax, and their column sums into
-// acc[ch] (double, row order: exactly BiasAddGrad's sums over the same rows).
+// dz rows [r0, r1) (dz[0] is row r0's) from dy and the argmax, and their
+// column sums into acc[ch] (double, row order: exactly BiasAddGrad's sums
+// over the same rows).
 // A conv output pixel takes dy from every window whose argmax is its tap, in
 // window order (as MaxPoolGrad adds them); ReLU's zeros are already in the
 // argmax (AXON_ARGMAX_NONE matches no tap). The windows covering a pixel are
@@ -317,7 +318,7 @@ __attribute__((always_inline)) inline void route_rows_body(const ConvPoolGeom& c
   windows(oh, p.kh, p.sh, p.pad_h, p.oh, ph0, ph1);
   windows(ow, p.kw, p.sw, p.pad_w, p.ow, pw0, pw1);
   for (int64_t r = r0; r < r1; ++r) {
-    float* out = dz + r * ch;
+    float* out = dz + (r - r0) * ch;
     for (int64_t c0 = 0; c0 < vec_end; c0 += W) {
       F v{};
       for (int64_t ph = ph0; ph < ph1; ++ph)
@@ -385,8 +386,8 @@ struct TiledWalk {
 // dy in one of them at most, zeros in the rest, so their float sum is that
 // value exactly and goes into the double sums once (a sum that starts at
 // +0.0 is never -0.0, so adding a zero of either sign leaves it as it is):
-// half the conversions for 2x2.
-template <int W, int NV>
+// half the conversions for 2x2. Without Sums only dz is written.
+template <int W, int NV, bool Sums>
 __attribute__((always_inline)) inline void route_tiled_group(const PoolGeometry& p, const float* dy,
                                                               const uint8_t* argmax, int64_t r0, int64_t r1,
                                                               float* dz, double* acc, int64_t c0) {
@@ -398,7 +399,7 @@ __attribute__((always_inline)) inline void route_tiled_group(const PoolGeometry&
   for (int64_t r = r0; r < r1; ++r, at.next()) {
     const int64_t i = at.pooled();
     const int32_t tap = at.tap();
-    float* out = dz != nullptr ? dz + r * p.c + c0 : nullptr;
+    float* out = dz != nullptr ? dz + (r - r0) * p.c + c0 : nullptr;
     for (int j = 0; j < NV; ++j) {
       F v{};
       if (i >= 0) {
@@ -406,35 +407,100 @@ __attribute__((always_inline)) inline void route_tiled_group(const PoolGeometry&
         v = simd::widen_bytes<I>(argmax + at_c) == tap ? simd::load<F>(dy + at_c) : F{};
       }
       if (out != nullptr) simd::store<F>(out + j * W, v);
-      window[j] += v;
+      if constexpr (Sums) window[j] += v;
     }
-    if (at.qx + 1 == p.kw || at.ow + 1 == p.w || r + 1 == r1)
-      for (int j = 0; j < NV; ++j) s[j].add(window[j]), window[j] = F{};
+    if constexpr (Sums)
+      if (at.qx + 1 == p.kw || at.ow + 1 == p.w || r + 1 == r1)
+        for (int j = 0; j < NV; ++j) s[j].add(window[j]), window[j] = F{};
   }
-  for (int j = 0; j < NV; ++j) s[j].store(acc + c0 + j * W);
+  if constexpr (Sums)
+    for (int j = 0; j < NV; ++j) s[j].store(acc + c0 + j * W);
 }
 
-template <int W>
-__attribute__((always_inline)) inline void route_tiled_body(const ConvPoolGeom& cp, const float* dy,
-                                                             const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
-                                                             double* acc) {
-  const PoolGeometry& p = cp.p;
+// route_tiled_group for 2x2 windows, a conv row at a time: a window's two
+// pixels in the row share one load of its argmax and dy, and each window's
+// float sum starts afresh instead of being carried from pixel to pixel. The
+// same values, stores and sums in the same order: the same bits.
+template <int W, int NV, bool Sums>
+__attribute__((always_inline)) inline void route_2x2_group(const PoolGeometry& p, const float* dy,
+                                                            const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
+                                                            double* acc, int64_t c0) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  simd::DoubleSum<W> s[NV];
+  for (int64_t r = r0; r < r1;) {
+    // The pixels [ow0, ow1) of conv row oh of image n.
+    const int64_t ow0 = r % p.w, oh = r / p.w % p.h, n = r / (p.w * p.h);
+    const int64_t ow1 = std::min(p.w, ow0 + (r1 - r));
+    const int64_t ph = oh / 2;
+    const int32_t top = static_cast<int32_t>(oh % 2 * 2);  // the tap of pixel qx = 0 of a window in this row
+    const int64_t pooled_row = ph < p.oh ? (n * p.oh + ph) * p.ow * p.c + c0 : -1;
+    float* out = dz != nullptr ? dz + (r - r0) * p.c + c0 : nullptr;  // pixel ow0's
+    // count pixels (1 or 2) of window pw from its pixel qx, at out's pixel o; then the window's sum.
+    auto window = [&](int64_t pw, int64_t o, int qx, int count) __attribute__((always_inline)) {
+      F v[2][NV] = {};
+      if (pooled_row >= 0 && pw < p.ow)
+        for (int j = 0; j < NV; ++j) {
+          const int64_t at_c = pooled_row + pw * p.c + j * W;
+          const I a = simd::widen_bytes<I>(argmax + at_c);
+          const F y = simd::load<F>(dy + at_c);
+          for (int q = 0; q < count; ++q) v[q][j] = a == top + qx + q ? y : F{};
+        }
+      if (out != nullptr)
+        for (int q = 0; q < count; ++q)
+          for (int j = 0; j < NV; ++j) simd::store<F>(out + (o + q) * p.c + j * W, v[q][j]);
+      if constexpr (Sums)
+        for (int j = 0; j < NV; ++j) {
+          F sum{};
+          for (int q = 0; q < count; ++q) sum += v[q][j];
+          s[j].add(sum);
+        }
+    };
+    int64_t ow = ow0;
+    if (ow % 2 == 1) window(ow / 2, ow - ow0, 1, 1), ++ow;  // a window begun in the rows before r0
+    for (; ow + 2 <= ow1; ow += 2) window(ow / 2, ow - ow0, 0, 2);
+    if (ow < ow1) window(ow / 2, ow - ow0, 0, 1);  // ends at r1 or at the row's ragged edge
+    r += ow1 - ow0;
+  }
+  if constexpr (Sums)
+    for (int j = 0; j < NV; ++j) s[j].store(acc + c0 + j * W);
+}
+
+template <int W, bool Sums>
+__attribute__((always_inline)) inline void route_tiled_channels(const PoolGeometry& p, const float* dy,
+                                                                 const uint8_t* argmax, int64_t r0, int64_t r1,
+                                                                 float* dz, double* acc) {
   const int64_t ch = p.c, vec_end = ch / W * W;
+  auto group = [&]<int NV>(int64_t c0) __attribute__((always_inline)) {
+    if (p.kh == 2 && p.kw == 2) return route_2x2_group<W, NV, Sums>(p, dy, argmax, r0, r1, dz, acc, c0);
+    route_tiled_group<W, NV, Sums>(p, dy, argmax, r0, r1, dz, acc, c0);
+  };
   int64_t c0 = 0;
-  for (; c0 + 4 * W <= vec_end; c0 += 4 * W) route_tiled_group<W, 4>(p, dy, argmax, r0, r1, dz, acc, c0);
-  if (c0 + 2 * W <= vec_end) route_tiled_group<W, 2>(p, dy, argmax, r0, r1, dz, acc, c0), c0 += 2 * W;
-  if (c0 + W <= vec_end) route_tiled_group<W, 1>(p, dy, argmax, r0, r1, dz, acc, c0), c0 += W;
+  for (; c0 + 4 * W <= vec_end; c0 += 4 * W) group.template operator()<4>(c0);
+  if (c0 + 2 * W <= vec_end) group.template operator()<2>(c0), c0 += 2 * W;
+  if (c0 + W <= vec_end) group.template operator()<1>(c0), c0 += W;
   for (int64_t c = vec_end; c < ch; ++c) {
     double s1 = 0.0;
     TiledWalk at(p, r0);
     for (int64_t r = r0; r < r1; ++r, at.next()) {
       const int64_t i = at.pooled() + c;
       const float v = i >= c && argmax[i] == at.tap() ? dy[i] : 0.0f;
-      if (dz != nullptr) dz[r * ch + c] = v;
+      if (dz != nullptr) dz[(r - r0) * ch + c] = v;
       s1 += v;
     }
-    acc[c] = s1;
+    if constexpr (Sums) acc[c] = s1;
   }
+}
+
+// dz (as route_rows: dz[0] is row r0's, or none) and, where acc is given,
+// the column sums; without them a pass only routes dy (the filter
+// gradient's rows, filled as it takes them).
+template <int W>
+__attribute__((always_inline)) inline void route_tiled_body(const ConvPoolGeom& cp, const float* dy,
+                                                             const uint8_t* argmax, int64_t r0, int64_t r1, float* dz,
+                                                             double* acc) {
+  if (acc != nullptr) return route_tiled_channels<W, true>(cp.p, dy, argmax, r0, r1, dz, acc);
+  route_tiled_channels<W, false>(cp.p, dy, argmax, r0, r1, dz, acc);
 }
 
 AXON_CPU_DISPATCH(route_tiled,
@@ -484,16 +550,20 @@ void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
   // take the pooled dy and argmax tile by tile, and dz is never written
   // (only the bias gradient's pass over it, storing nothing).
   const bool pooled = tiles && p.kh == 2 && p.kw == 2 && winograd_takes_pooled_gradient(g, want_dx);
-  float* dz = pooled ? nullptr : d.intermediate(static_cast<size_t>(rows * ch));
+  // Without dx (the first layer), the filter gradient routes dz's rows as it
+  // reads them (conv.hpp's FillRows): dz is not written either.
+  const bool routed = tiles && !pooled && !want_dx;
+  float* dz = pooled || routed ? nullptr : d.intermediate(static_cast<size_t>(rows * ch));
   if (ch > 0) {
     const int64_t rows_per_chunk = bias_grad_rows_per_chunk(ch), chunks = chunk_count(rows, rows_per_chunk);
     double* acc = d.partials_f64(static_cast<size_t>(chunks * ch));
     d.pool().for_ranges(rows, rows_per_chunk, rows * ch >= kSerialElements, [&](int, int64_t b, int64_t e) {
       double* a = acc + (b / rows_per_chunk) * ch;
+      float* z = dz != nullptr ? dz + b * ch : nullptr;
       if (tiles)
-        route_tiled(cp, dy.data<float>(), ap, b, e, dz, a);
+        route_tiled(cp, dy.data<float>(), ap, b, e, z, a);
       else
-        route_rows(cp, dy.data<float>(), ap, b, e, dz, a);
+        route_rows(cp, dy.data<float>(), ap, b, e, z, a);
     });
     float* bias_out = db.data<float>();
     for (int64_t i = 0; i < ch; ++i) {
@@ -509,6 +579,11 @@ void fused_conv2d_max_pool_grad(CpuDevice& d, const KernelCall& c) {
     return;
   }
   // Both handle empty shapes (zeros where a sum has no terms).
+  if (routed) {
+    const float* dyp = dy.data<float>();
+    const FillRows fill = [&](int64_t b, int64_t e, float* z) { route_tiled(cp, dyp, ap, b, e, z, nullptr); };
+    return conv2d_backprop_filter_into(d, g, x.data<float>(), fill, df.data<float>());
+  }
   conv2d_backprop_filter_into(d, g, x.data<float>(), dz, df.data<float>());
   if (want_dx) conv2d_backprop_input_into(d, g, dz, f.data<float>(), c.output(2).data<float>());
 }

@@ -371,6 +371,9 @@ const std::vector<Case> kCases{
     {"K >= 32, conv SAME", 3, 8, 8, 40, 2, 2, 16, 1, S, 3, 3, 3, V, kRelu},
     {"K >= 32, both SAME, stride 2", 2, 9, 9, 36, 3, 3, 33, 2, S, 3, 2, 2, S, kNone},
     {"channels past the last 16-block", 1, 13, 13, 32, 3, 3, 40, 1, V, 2, 2, 2, V, kRelu},
+    // Without dx the filter gradient routes dz's rows itself: a 5x5 filter
+    // whose gradient goes in blocks of its rows (all of dz at once).
+    {"5x5, the filter gradient in blocks of its rows", 8, 14, 14, 32, 5, 5, 48, 1, V, 2, 2, 2, V, kRelu},
     // Winograd convolutions whose pooling reads part of the output: 17 of
     // 18x18 tiles (33 of 35 rows; more than 256 tiles an image keep the input
     // gradient on im2col), 7x5 tiles' last row only, 5x7 tiles' last column.

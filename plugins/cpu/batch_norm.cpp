@@ -53,8 +53,8 @@ __attribute__((always_inline)) inline void channel_sums_block(const float* a, co
     Half l, h;
     std::memcpy(&l, &v, sizeof l);
     std::memcpy(&h, reinterpret_cast<const char*>(&v) + sizeof l, sizeof h);
-    lo += __builtin_convertvector(l, D);
-    hi += __builtin_convertvector(h, D);
+    lo += simd::DoubleSum<W>::widen(l);
+    hi += simd::DoubleSum<W>::widen(h);
   };
   F as[NV], bs[NV];
   for (int j = 0; j < NV; ++j) as[j] = simd::load<F>(a_shift + c0 + j * W), bs[j] = simd::load<F>(b_shift + c0 + j * W);

@@ -324,8 +324,8 @@ __attribute__((always_inline)) inline void avg_pool_grad_rows_body(const PoolGeo
             std::memcpy(&a, &v, sizeof a);
             std::memcpy(&b, reinterpret_cast<const char*>(&v) + sizeof a, sizeof b);
             const double inv = inverse[oh * p.ow + ow];
-            lo += __builtin_convertvector(a, D) * inv;
-            hi += __builtin_convertvector(b, D) * inv;
+            lo += simd::DoubleSum<W>::widen(a) * inv;
+            hi += simd::DoubleSum<W>::widen(b) * inv;
           }
         const Half a = __builtin_convertvector(lo, Half), b = __builtin_convertvector(hi, Half);
         std::memcpy(out + c0, &a, sizeof a);

@@ -571,6 +571,27 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "routed filter gradient tiles restart their sums",
+        "what": "the CPU's filter gradient of a conv+pool layer without dx, its rows routed 16 KiB at a time, "
+        "overwrites the chunk's sums with each tile's instead of adding them",
+        "edits": [(f"{CPU}/conv.cpp", "r1 - r, k, dz, oc, acc, r > b);", "r1 - r, k, dz, oc, acc, false);")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "2x2 walk drops a window begun before the chunk",
+        "what": "the CPU's 2x2 pooling gradient walk skips the pixel that finishes a window begun in the rows "
+        "before its chunk (no dz, no bias sum for it)",
+        "edits": [(f"{CPU}/conv_pool.cpp", "if (ow % 2 == 1) window(ow / 2, ow - ow0, 1, 1), ++ow;",
+                   "if (ow % 2 == 1) ++ow;")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "double sums widen the low half twice",
+        "what": "simd.hpp's DoubleSum adds the low 8 floats' doubles to the high half's sums too",
+        "edits": [(f"{CPU}/simd.hpp", "    hi += widen(b);", "    hi += widen(a);")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "strided 1x1 input gradient copies between taps",
         "what": "the CPU's input gradient of a strided 1x1 convolution writes the next tap's row into the dx rows "
         "between taps instead of zeros",

@@ -132,9 +132,9 @@ void print_roofline(const std::vector<RooflineRow>& rows, const Roofs& roofs, bo
                 r.gbs, bound_name(r.bound), 1e3 * r.bound_seconds, 100 * r.share);
   if (!legend) return;
   std::printf("  (bound, per op and layer: compute when FLOP/B >= the balance %.2f, else memory, or call where the "
-              "calls' floor of %.2f us\n   each exceeds that roof's time; an op whose layers fall under several bounds has "
-              "a row for each; bound ms: the calls' floor\n   plus the roof's time; share: the bound time over the time "
-              "taken)\n",
+              "calls' floor of %.2f us\n   each exceeds that roof's time; an op whose layers fall under several "
+              "bounds has a row for each; bound ms: the calls' floor\n   plus the roof's time; share: the bound time "
+              "over the time taken)\n",
               roofs.balance(), 1e6 * roofs.call_seconds);
 }
 

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <set>
 #include <sstream>
 
 namespace axon::bench {
@@ -92,10 +90,8 @@ std::vector<RooflineRow> roofline_layer_rows(const std::vector<OpTime>& by_layer
 std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& by_layer, const Roofs& roofs) {
   // The layers' rows summed per (op, bound), in order of first appearance.
   std::vector<RooflineRow> rows;
-  std::map<std::string, std::set<Bound>> bounds_of_op;
   for (const OpTime& t : by_layer) {
     const RooflineRow part = layer_row(t, roofs);
-    bounds_of_op[t.op].insert(part.bound);
     auto row = std::find_if(rows.begin(), rows.end(),
                             [&](const RooflineRow& r) { return r.op.op == t.op && r.bound == part.bound; });
     if (row == rows.end()) {
@@ -112,7 +108,9 @@ std::vector<RooflineRow> roofline_rows(const std::vector<OpTime>& by_layer, cons
     row->bound_seconds += part.bound_seconds;
   }
   for (RooflineRow& r : rows) {
-    r.name = bounds_of_op[r.op.op].size() > 1 ? r.op.op + " (" + bound_name(r.bound) + ")" : r.op.op;
+    const auto same_op = [&](const RooflineRow& o) { return o.op.op == r.op.op; };
+    const bool split = std::count_if(rows.begin(), rows.end(), same_op) > 1;
+    r.name = split ? r.op.op + " (" + bound_name(r.bound) + ")" : r.op.op;
     finish(r);
   }
   std::stable_sort(rows.begin(), rows.end(),

@@ -441,21 +441,21 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRow
   float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t chunk, int64_t b, int64_t e) {
     float* acc = partials + chunk * size;
-    if (!direct) {
-      TileScratch sc = tile_scratch(d, t, tile, k, g);
-      if (taps.direct != nullptr && row_bases(g, b, e, sc.base)) {
-        const Gather rows{xp, sc.base, taps.direct, k, gather_run(g)};
-        if (dy.dense != nullptr) return small_k_conv_tn(rows, e - b, k, dy.dense + b * oc, oc, acc);
-        // The same sums tile by tile: they carry through acc exactly (small_gemm.hpp).
-        const int64_t step = fill_tile_rows(oc);
-        float* dz = d.tile(t, static_cast<size_t>(step * oc));
-        for (int64_t r = b; r < e; r += step) {
-          const int64_t r1 = std::min(e, r + step);
-          (*dy.fill)(r, r1, dz);
-          small_k_conv_tn(Gather{xp, sc.base + (r - b), taps.direct, k, gather_run(g)}, r1 - r, k, dz, oc, acc, r > b);
-        }
-        return;
+    const TileScratch sc = direct ? TileScratch{} : tile_scratch(d, t, tile, k, g);
+    if (!direct && taps.direct != nullptr && row_bases(g, b, e, sc.base)) {
+      const Gather rows{xp, sc.base, taps.direct, k, gather_run(g)};
+      if (dy.dense != nullptr) return small_k_conv_tn(rows, e - b, k, dy.dense + b * oc, oc, acc);
+      // The same sums tile by tile: they carry through acc exactly (small_gemm.hpp).
+      const int64_t step = fill_tile_rows(oc);
+      float* dz = d.tile(t, static_cast<size_t>(step * oc));
+      for (int64_t r = b; r < e; r += step) {
+        const int64_t r1 = std::min(e, r + step);
+        (*dy.fill)(r, r1, dz);
+        Gather part = rows;
+        part.base += r - b;
+        small_k_conv_tn(part, r1 - r, k, dz, oc, acc, r > b);
       }
+      return;
     }
     // The other paths read dy's rows [b, e) from memory.
     const float* dyp = dy.dense;
@@ -465,7 +465,6 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRow
     }
     const float* a = xp + b * k;
     if (!direct) {
-      TileScratch sc = tile_scratch(d, t, tile, k, g);
       if (taps.padded != nullptr)
         return for_padded_parts(g, taps.padded, xp, b, e, sc.col, sc.base,
                                 [&](const Gather& ga, int64_t r, int64_t rows) {

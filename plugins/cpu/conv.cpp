@@ -151,9 +151,9 @@ __attribute__((always_inline)) inline void col2im_strided_1x1_body(const ConvGeo
 }
 AXON_CPU_DISPATCH(col2im_strided_1x1, (const ConvGeometry& g, const float* col, float* dx), (g, col, dx))
 
-// Small-K convolutions read their rows straight from the image when no tap of
-// the chunk falls into padding: off[p] is tap p's offset from a row's first
-// pixel, base[r] that first pixel. Returns false (use im2col) otherwise.
+// Small-K convolutions read their rows straight from the image: off[p] is
+// tap p's offset from a row's first tap, and each row starts in the image or,
+// where its taps reach into padding, in a copy of its pixels (row_starts).
 // The register-blocked kernels stream a [K, 64] block of the filter from L2
 // for every few rows: beyond this K it no longer fits and sgemm's blocking wins.
 constexpr int64_t kMaxGatherK = 2048;
@@ -200,23 +200,109 @@ ConvTaps tap_offsets(CpuDevice& d, const ConvGeometry& g) {
   fill_offsets(g, padded_width(g), off + g.k());
   return {off, off + g.k()};
 }
-bool row_bases(const ConvGeometry& g, int64_t r0, int64_t r1, int64_t* base) {
-  // One output row (oh) at a time: the bounds test on its height taps, then
-  // the columns of the row without padding (a test per pixel only at the
-  // edges): this runs for every tile of the gathered kernels.
-  const int64_t col_step = g.sw * g.c, last_tap_w = (g.kw - 1) * g.dw;
-  const int64_t first_in = (g.pad_w + g.sw - 1) / g.sw;  // first ow whose taps start inside
+// Output columns [first, end) whose taps all lie within the image's columns.
+struct InsideColumns {
+  int64_t first, end;
+  explicit InsideColumns(const ConvGeometry& g) {
+    first = (g.pad_w + g.sw - 1) / g.sw;
+    const int64_t last = g.w - 1 - (g.kw - 1) * g.dw + g.pad_w;  // the last first-tap column inside, + pad_w
+    end = std::clamp<int64_t>(last >= 0 ? last / g.sw + 1 : 0, first, g.ow);
+  }
+};
+
+// Visits rows [r0, r1) a stretch of one output row at a time: f(r, ow0, ow1,
+// n, ih0, rows_inside), rows_inside saying whether its taps' rows all lie in
+// the image.
+template <class F>
+void for_row_stretches(const ConvGeometry& g, int64_t r0, int64_t r1, F&& f) {
   for (int64_t r = r0; r < r1;) {
     const int64_t ow0 = r % g.ow, oh = r / g.ow % g.oh, n = r / (g.ow * g.oh);
     const int64_t ow1 = std::min(g.ow, ow0 + (r1 - r));
     const int64_t ih0 = oh * g.sh - g.pad_h;
-    if (ih0 < 0 || ih0 + (g.kh - 1) * g.dh >= g.h) return false;
-    if (ow0 < first_in || (ow1 - 1) * g.sw - g.pad_w + last_tap_w >= g.w) return false;
-    int64_t b = ((n * g.h + ih0) * g.w + ow0 * g.sw - g.pad_w) * g.c;
-    for (int64_t ow = ow0; ow < ow1; ++ow, b += col_step) base[r - r0 + (ow - ow0)] = b;
+    f(r, ow0, ow1, n, ih0, ih0 >= 0 && ih0 + (g.kh - 1) * g.dh < g.h);
     r += ow1 - ow0;
   }
-  return true;
+}
+
+// Rows of [r0, r1) whose taps reach into padding.
+int64_t edge_rows(const ConvGeometry& g, int64_t r0, int64_t r1) {
+  const InsideColumns in(g);
+  int64_t edges = 0;
+  for_row_stretches(g, r0, r1, [&](int64_t, int64_t ow0, int64_t ow1, int64_t, int64_t, bool rows_inside) {
+    const int64_t inside = rows_inside ? std::max<int64_t>(0, std::min(ow1, in.end) - std::max(ow0, in.first)) : 0;
+    edges += ow1 - ow0 - inside;
+  });
+  return edges;
+}
+
+// An edge row's copy (a slot): its taps' pixels, zeros for padding, laid out
+// with the image's row pitch so that the same tap offsets reach them. Slots
+// sit side by side in blocks as tall as the filter's reach; `per_block` of
+// them fit across one pitch (0: the filter is wider than the image).
+struct SlotLayout {
+  int64_t span, per_block, block;  // floats of a slot's row; slots per block; floats per block
+  explicit SlotLayout(const ConvGeometry& g) {
+    span = ((g.kw - 1) * g.dw + 1) * g.c;
+    per_block = span > 0 ? g.w * g.c / span : 0;
+    block = ((g.kh - 1) * g.dh + 1) * g.w * g.c;
+  }
+  int64_t floats(int64_t slots) const { return per_block > 0 ? (slots + per_block - 1) / per_block * block : 0; }
+  float* slot(float* area, int64_t i) const { return area + i / per_block * block + i % per_block * span; }
+};
+
+void fill_slot(const ConvGeometry& g, const float* x, int64_t n, int64_t ih0, int64_t iw0, float* slot) {
+  // Taps [kw0, kw1) lie inside the image's columns.
+  const int64_t kw0 = std::clamp<int64_t>((-iw0 + g.dw - 1) / g.dw, 0, g.kw);
+  const int64_t kw1 = std::clamp<int64_t>(g.w - iw0 > 0 ? (g.w - iw0 + g.dw - 1) / g.dw : 0, kw0, g.kw);
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = ih0 + kh * g.dh;
+    float* dst = slot + kh * g.dh * g.w * g.c;
+    const bool row_inside = ih >= 0 && ih < g.h;
+    const float* src = row_inside ? x + ((n * g.h + ih) * g.w + iw0) * g.c : nullptr;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      float* d = dst + kw * g.dw * g.c;
+      if (!row_inside || kw < kw0 || kw >= kw1) {
+        zero_floats(d, g.c);
+      } else if (g.dw == 1) {  // the inside taps side by side, as in x
+        copy_floats(d, src + kw * g.c, (kw1 - kw) * g.c);
+        kw = kw1 - 1;
+      } else {
+        copy_floats(d, src + kw * g.dw * g.c, g.c);
+      }
+    }
+  }
+}
+
+// Where rows [r0, r1) start: in x where their taps all lie inside the image,
+// else in a slot made in `slots` (nullptr: return false at the first such
+// row). This runs for every tile of the gathered kernels.
+bool row_starts(const ConvGeometry& g, const float* x, int64_t r0, int64_t r1, const float** row, float* slots) {
+  const InsideColumns in(g);
+  const SlotLayout lay(g);
+  int64_t used = 0;
+  bool ok = true;
+  for_row_stretches(g, r0, r1, [&](int64_t r, int64_t ow0, int64_t ow1, int64_t n, int64_t ih0, bool rows_inside) {
+    if (!ok) return;
+    // Columns [a, b) inside, those either side in slots.
+    const int64_t a = rows_inside ? std::clamp(in.first, ow0, ow1) : ow1, b = rows_inside ? std::clamp(in.end, a, ow1) : ow1;
+    if (slots == nullptr && (a != ow0 || b != ow1)) {
+      ok = false;
+      return;
+    }
+    const float** dst = row + (r - r0) - ow0;
+    auto slot = [&](int64_t ow) {
+      float* s = lay.slot(slots, used++);
+      fill_slot(g, x, n, ih0, ow * g.sw - g.pad_w, s);
+      dst[ow] = s;
+    };
+    for (int64_t ow = ow0; ow < a; ++ow) slot(ow);
+    if (a < b) {
+      const float* p = x + ((n * g.h + ih0) * g.w + a * g.sw - g.pad_w) * g.c;
+      for (int64_t ow = a; ow < b; ++ow, p += g.sw * g.c) dst[ow] = p;
+    }
+    for (int64_t ow = b; ow < ow1; ++ow) slot(ow);
+  });
+  return ok;
 }
 
 // The floats of a padded copy of the input rows that `rows` consecutive
@@ -233,7 +319,7 @@ int64_t padded_floats(const ConvGeometry& g, int64_t rows) {
 // reads it, and the gathered kernels need no bounds tests.
 template <class F>
 void for_padded_parts(const ConvGeometry& g, const int32_t* off, const float* x, int64_t b, int64_t e, float* pad,
-                      int64_t* base, F&& f) {
+                      const float** row, F&& f) {
   const int64_t per_image = g.oh * g.ow, wp = padded_width(g), row_floats = wp * g.c;
   for (int64_t r = b; r < e;) {
     const int64_t n = r / per_image, first = n * per_image, re = std::min(e, first + per_image);
@@ -253,25 +339,65 @@ void for_padded_parts(const ConvGeometry& g, const int32_t* off, const float* x,
     }
     int64_t oh = oa, ow = (r - first) % g.ow;
     for (int64_t i = 0; i < re - r; ++i) {
-      base[i] = ((oh - oa) * g.sh * wp + ow * g.sw) * g.c;
+      row[i] = pad + ((oh - oa) * g.sh * wp + ow * g.sw) * g.c;
       if (++ow == g.ow) ow = 0, ++oh;
     }
-    f(Gather{pad, base, off, g.k(), gather_run(g)}, r - b, re - r);
+    f(Gather{row, off, g.k(), gather_run(g)}, r - b, re - r);
     r = re;
   }
 }
 
-// Per-thread scratch for `tile` rows: an im2col tile or a padded copy, then
-// room for `tile` row bases.
+// The floats for_padded_parts copies for rows [b, e).
+int64_t padded_copy_floats(const ConvGeometry& g, int64_t b, int64_t e) {
+  const int64_t per_image = g.oh * g.ow;
+  int64_t floats = 0;
+  for (int64_t r = b; r < e;) {
+    const int64_t first = r / per_image * per_image, re = std::min(e, first + per_image);
+    const int64_t oa = (r - first) / g.ow, ob = (re - 1 - first) / g.ow;
+    floats += ((ob - oa) * g.sh + (g.kh - 1) * g.dh + 1) * padded_width(g) * g.c;
+    r = re;
+  }
+  return floats;
+}
+
+// Per-thread scratch for `tile` rows: an im2col tile, a padded copy or
+// slots (col), then room for `tile` row starts.
 struct TileScratch {
   float* col;
-  int64_t* base;
+  int64_t col_floats;
+  const float** row;
 };
 TileScratch tile_scratch(CpuDevice& d, int t, int64_t tile, int64_t k, const ConvGeometry& g) {
   const int64_t floats = std::max(tile * k, padded_floats(g, tile));
-  const int64_t col_floats = (floats + 1) / 2 * 2;  // keeps the int64 bases 8-byte aligned
+  const int64_t col_floats = (floats + 1) / 2 * 2;  // keeps the row starts 8-byte aligned
   float* s = d.scratch(t, static_cast<size_t>(col_floats + 2 * tile));
-  return {s, reinterpret_cast<int64_t*>(s + col_floats)};
+  return {s, col_floats, reinterpret_cast<const float**>(s + col_floats)};
+}
+
+// What a slot's copy of one tap costs beyond its C floats, in floats: the
+// first layer of a grey image (C = 1), weighed float for float, took slots
+// and ran 144 -> 200 us (axon-bench-layers, Conv2D/28x28x1/3x3s1/16).
+constexpr int64_t kCopyCallFloats = 16;
+
+// Row starts in sc for the gathered kernels over rows [b, e) of x; false
+// where the tile goes another way. With `slots`, rows whose taps reach into
+// padding take slots where those copy less than the tile's alternative (the
+// padded copies of its images' rows, or im2col): a strided SAME
+// convolution, whose only such rows are its images' last row and column
+// (the ResNet's 28x28x16 -> 32 at stride 2: 512 -> 459 us). The filter
+// gradient passes no slots: its passes over a tile read a padded copy made
+// just before faster than x itself (the same layer: 487 -> 509 us with slots).
+bool gather_rows(const ConvGeometry& g, const ConvTaps& taps, const float* x, int64_t b, int64_t e,
+                 const TileScratch& sc, bool slots) {
+  if (taps.direct == nullptr) return false;
+  const int64_t edges = slots ? edge_rows(g, b, e) : 0;
+  if (edges == 0) return row_starts(g, x, b, e, sc.row, nullptr);
+  const SlotLayout lay(g);
+  // A slot copies a tap's C floats at a time; a padded copy, whole rows.
+  const int64_t slot_cost = edges * g.kh * g.kw * (g.c + kCopyCallFloats);
+  const int64_t alternative = taps.padded != nullptr ? padded_copy_floats(g, b, e) : (e - b) * g.k();
+  if (lay.per_block == 0 || slot_cost >= alternative || lay.floats(edges) > sc.col_floats) return false;
+  return row_starts(g, x, b, e, sc.row, sc.col);
 }
 
 void zero(float* p, int64_t n) {
@@ -317,10 +443,10 @@ void conv_rows(CpuDevice& d, int t, const ConvGeometry& g, const ConvTaps& taps,
   const float* a = x + b * k;
   if (!pointwise(g)) {  // else x rows are already the im2col rows
     TileScratch sc = tile_scratch(d, t, std::max(tile_rows(k), e - b), k, g);
-    if (taps.direct != nullptr && row_bases(g, b, e, sc.base))
-      return small_k_conv(Gather{x, sc.base, taps.direct, k, gather_run(g)}, e - b, k, w, oc, y, ep);
+    if (gather_rows(g, taps, x, b, e, sc, true))
+      return small_k_conv(Gather{sc.row, taps.direct, k, gather_run(g)}, e - b, k, w, oc, y, ep);
     if (taps.padded != nullptr)
-      return for_padded_parts(g, taps.padded, x, b, e, sc.col, sc.base, [&](const Gather& ga, int64_t r, int64_t rows) {
+      return for_padded_parts(g, taps.padded, x, b, e, sc.col, sc.row, [&](const Gather& ga, int64_t r, int64_t rows) {
         small_k_conv(ga, rows, k, w, oc, y + r * oc, ep);
       });
     im2col(g, x, b, e, sc.col);
@@ -419,8 +545,8 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRow
   // partials. Any split of dW's rows gives every value the same sum.
   const int64_t chunks = ThreadPool::Taper(m, tile).count;
   if (chunks * size > (int64_t{1} << 17) && taps.direct != nullptr) {
-    int64_t* base = reinterpret_cast<int64_t*>(d.partials(static_cast<size_t>(2 * m)));
-    if (row_bases(g, 0, m, base)) {
+    const float** row = reinterpret_cast<const float**>(d.partials(static_cast<size_t>(2 * m)));
+    if (row_starts(g, xp, 0, m, row, nullptr)) {
       fill_whole();
       // Blocks of at most kBlock rows of dW inside one gathered run (a run's
       // floats are contiguous in the image, as the kernel's pointer path needs).
@@ -430,7 +556,7 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRow
         for (int64_t i = b; i < e; ++i) {
           const int64_t k0 = i / per_run * run + i % per_run * kBlock;
           const int64_t k1 = std::min(i / per_run * run + run, k0 + kBlock);
-          small_k_conv_tn(Gather{xp, base, taps.direct + k0, k1 - k0, run}, m, k1 - k0, dy.dense, oc, out + k0 * oc);
+          small_k_conv_tn(Gather{row, taps.direct + k0, k1 - k0, run}, m, k1 - k0, dy.dense, oc, out + k0 * oc);
         }
       });
       return;
@@ -442,8 +568,8 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRow
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t chunk, int64_t b, int64_t e) {
     float* acc = partials + chunk * size;
     const TileScratch sc = direct ? TileScratch{} : tile_scratch(d, t, tile, k, g);
-    if (!direct && taps.direct != nullptr && row_bases(g, b, e, sc.base)) {
-      const Gather rows{xp, sc.base, taps.direct, k, gather_run(g)};
+    if (!direct && gather_rows(g, taps, xp, b, e, sc, false)) {
+      const Gather rows{sc.row, taps.direct, k, gather_run(g)};
       if (dy.dense != nullptr) return small_k_conv_tn(rows, e - b, k, dy.dense + b * oc, oc, acc);
       // The same sums tile by tile: they carry through acc exactly (small_gemm.hpp).
       const int64_t step = fill_tile_rows(oc);
@@ -452,7 +578,7 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRow
         const int64_t r1 = std::min(e, r + step);
         (*dy.fill)(r, r1, dz);
         Gather part = rows;
-        part.base += r - b;
+        part.row += r - b;
         small_k_conv_tn(part, r1 - r, k, dz, oc, acc, r > b);
       }
       return;
@@ -466,7 +592,7 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRow
     const float* a = xp + b * k;
     if (!direct) {
       if (taps.padded != nullptr)
-        return for_padded_parts(g, taps.padded, xp, b, e, sc.col, sc.base,
+        return for_padded_parts(g, taps.padded, xp, b, e, sc.col, sc.row,
                                 [&](const Gather& ga, int64_t r, int64_t rows) {
                                   small_k_conv_tn(ga, rows, k, dyp + (b + r) * oc, oc, acc, r > 0);
                                 });

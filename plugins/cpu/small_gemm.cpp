@@ -38,9 +38,9 @@ struct Gathered {
   Gather g;
   int64_t taps() const { return g.run > 0 ? g.k / g.run : 0; }
   int64_t run() const { return g.run; }
-  const float* row(int64_t r, int64_t t) const { return g.x + g.base[r] + g.off[t * g.run]; }
-  const float* at(int64_t r, int64_t p) const { return g.x + g.base[r] + g.off[p]; }
-  Gathered from(int64_t r) const { return {Gather{g.x, g.base + r, g.off, g.k, g.run}}; }
+  const float* row(int64_t r, int64_t t) const { return g.row[r] + g.off[t * g.run]; }
+  const float* at(int64_t r, int64_t p) const { return g.row[r] + g.off[p]; }
+  Gathered from(int64_t r) const { return {Gather{g.row + r, g.off, g.k, g.run}}; }
 };
 
 // Runs shorter than this go value by value.

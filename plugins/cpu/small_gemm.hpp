@@ -35,12 +35,12 @@ void small_k_gemm_tn(const float* a, int64_t rows, int64_t k, const float* b, in
                      bool accumulate = false);
 
 // The same with a's rows gathered straight from an image (a convolution
-// without an im2col copy): a[r, p] = x[base[r] + off[p]], where off holds
-// k / run runs of `run` consecutive offsets (a filter row's KW*C floats, or
-// a tap's C channels where the columns are dilated).
+// without an im2col copy): a[r, p] = row[r][off[p]], where row[r] is where
+// row r's first tap starts (in the image, or in a copy of its pixels) and
+// off holds k / run runs of `run` consecutive offsets (a filter row's KW*C
+// floats, or a tap's C channels where the columns are dilated).
 struct Gather {
-  const float* x;
-  const int64_t* base;
+  const float* const* row;
   const int32_t* off;
   int64_t k, run;
 };

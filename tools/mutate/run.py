@@ -461,8 +461,18 @@ MUTATIONS += [
         "name": "padded conv rows at the image's width",
         "what": "a SAME convolution's tile reads its padded copy with the unpadded row stride (CPU forward and filter gradient)",
         "edits": [
-            (f"{CPU}/conv.cpp", "base[i] = ((oh - oa) * g.sh * wp + ow * g.sw) * g.c;",
-             "base[i] = ((oh - oa) * g.sh * g.w + ow * g.sw) * g.c;"),
+            (f"{CPU}/conv.cpp", "row[i] = pad + ((oh - oa) * g.sh * wp + ow * g.sw) * g.c;",
+             "row[i] = pad + ((oh - oa) * g.sh * g.w + ow * g.sw) * g.c;"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "edge rows' slots miss the image's last column",
+        "what": "a strided SAME convolution's rows whose taps reach into padding read copies (slots) that hold "
+        "zeros for the image's last column (CPU forward)",
+        "edits": [
+            (f"{CPU}/conv.cpp", "g.w - iw0 > 0 ? (g.w - iw0 + g.dw - 1) / g.dw : 0",
+             "g.w - iw0 > 1 ? (g.w - 1 - iw0 + g.dw - 1) / g.dw : 0"),
         ],
         "tests": KERNEL_TESTS,
     },

@@ -258,16 +258,18 @@ void fill_slot(const ConvGeometry& g, const float* x, int64_t n, int64_t ih0, in
     const int64_t ih = ih0 + kh * g.dh;
     float* dst = slot + kh * g.dh * g.w * g.c;
     const bool row_inside = ih >= 0 && ih < g.h;
-    const float* src = row_inside ? x + ((n * g.h + ih) * g.w + iw0) * g.c : nullptr;
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       float* d = dst + kw * g.dw * g.c;
       if (!row_inside || kw < kw0 || kw >= kw1) {
         zero_floats(d, g.c);
-      } else if (g.dw == 1) {  // the inside taps side by side, as in x
-        copy_floats(d, src + kw * g.c, (kw1 - kw) * g.c);
+        continue;
+      }
+      const float* src = x + ((n * g.h + ih) * g.w + iw0 + kw * g.dw) * g.c;
+      if (g.dw == 1) {  // the inside taps side by side, as in x
+        copy_floats(d, src, (kw1 - kw) * g.c);
         kw = kw1 - 1;
       } else {
-        copy_floats(d, src + kw * g.dw * g.c, g.c);
+        copy_floats(d, src, g.c);
       }
     }
   }
@@ -284,21 +286,22 @@ bool row_starts(const ConvGeometry& g, const float* x, int64_t r0, int64_t r1, c
   for_row_stretches(g, r0, r1, [&](int64_t r, int64_t ow0, int64_t ow1, int64_t n, int64_t ih0, bool rows_inside) {
     if (!ok) return;
     // Columns [a, b) inside, those either side in slots.
-    const int64_t a = rows_inside ? std::clamp(in.first, ow0, ow1) : ow1, b = rows_inside ? std::clamp(in.end, a, ow1) : ow1;
+    const int64_t a = rows_inside ? std::clamp(in.first, ow0, ow1) : ow1;
+    const int64_t b = rows_inside ? std::clamp(in.end, a, ow1) : ow1;
     if (slots == nullptr && (a != ow0 || b != ow1)) {
       ok = false;
       return;
     }
-    const float** dst = row + (r - r0) - ow0;
+    const float** dst = row + (r - r0);  // dst[ow - ow0]: column ow's row start
     auto slot = [&](int64_t ow) {
       float* s = lay.slot(slots, used++);
       fill_slot(g, x, n, ih0, ow * g.sw - g.pad_w, s);
-      dst[ow] = s;
+      dst[ow - ow0] = s;
     };
     for (int64_t ow = ow0; ow < a; ++ow) slot(ow);
     if (a < b) {
       const float* p = x + ((n * g.h + ih0) * g.w + a * g.sw - g.pad_w) * g.c;
-      for (int64_t ow = a; ow < b; ++ow, p += g.sw * g.c) dst[ow] = p;
+      for (int64_t ow = a; ow < b; ++ow, p += g.sw * g.c) dst[ow - ow0] = p;
     }
     for (int64_t ow = b; ow < ow1; ++ow) slot(ow);
   });

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 namespace axon::cpu {
@@ -47,15 +46,6 @@ __attribute__((always_inline)) inline void channel_sums_block(const float* a, co
                                                                int64_t c0, const float* a_shift, const float* b_shift,
                                                                double* s1, double* s2) {
   using F = typename simd::Vec<W>::f;
-  using Half = typename simd::Vec<W / 2>::f;
-  using D = typename simd::DoubleVec<W / 2>::d;
-  auto add_halves = [](F v, D& lo, D& hi) {
-    Half l, h;
-    std::memcpy(&l, &v, sizeof l);
-    std::memcpy(&h, reinterpret_cast<const char*>(&v) + sizeof l, sizeof h);
-    lo += simd::DoubleSum<W>::widen(l);
-    hi += simd::DoubleSum<W>::widen(h);
-  };
   F as[NV], bs[NV];
   for (int j = 0; j < NV; ++j) as[j] = simd::load<F>(a_shift + c0 + j * W), bs[j] = simd::load<F>(b_shift + c0 + j * W);
   auto row = [&](int64_t i, F(&f1)[NV], F(&f2)[NV]) __attribute__((always_inline)) {
@@ -71,7 +61,7 @@ __attribute__((always_inline)) inline void channel_sums_block(const float* a, co
         f2[j] += da * (simd::load<F>(b + i * ch + c0 + j * W) - bs[j]);
     }
   };
-  D t1_lo[NV] = {}, t1_hi[NV] = {}, t2_lo[NV] = {}, t2_hi[NV] = {};
+  simd::DoubleSum<W> t1[NV], t2[NV];
   int64_t r = r0;
   // Two blocks at once (independent float chains), taken in block order.
   for (; r + 2 * kFloatBlockRows <= r1; r += 2 * kFloatBlockRows) {
@@ -81,10 +71,10 @@ __attribute__((always_inline)) inline void channel_sums_block(const float* a, co
       row(i + kFloatBlockRows, g1, g2);
     }
     for (int j = 0; j < NV; ++j) {
-      add_halves(f1[j], t1_lo[j], t1_hi[j]);
-      add_halves(f2[j], t2_lo[j], t2_hi[j]);
-      add_halves(g1[j], t1_lo[j], t1_hi[j]);
-      add_halves(g2[j], t2_lo[j], t2_hi[j]);
+      t1[j].add(f1[j]);
+      t2[j].add(f2[j]);
+      t1[j].add(g1[j]);
+      t2[j].add(g2[j]);
     }
   }
   for (; r < r1; r += kFloatBlockRows) {
@@ -92,16 +82,13 @@ __attribute__((always_inline)) inline void channel_sums_block(const float* a, co
     F f1[NV] = {}, f2[NV] = {};
     for (int64_t i = r; i < end; ++i) row(i, f1, f2);
     for (int j = 0; j < NV; ++j) {
-      add_halves(f1[j], t1_lo[j], t1_hi[j]);
-      add_halves(f2[j], t2_lo[j], t2_hi[j]);
+      t1[j].add(f1[j]);
+      t2[j].add(f2[j]);
     }
   }
   for (int j = 0; j < NV; ++j) {
-    const int64_t c = c0 + j * W;
-    std::memcpy(s1 + c, &t1_lo[j], sizeof t1_lo[j]);
-    std::memcpy(s1 + c + W / 2, &t1_hi[j], sizeof t1_hi[j]);
-    std::memcpy(s2 + c, &t2_lo[j], sizeof t2_lo[j]);
-    std::memcpy(s2 + c + W / 2, &t2_hi[j], sizeof t2_hi[j]);
+    t1[j].store(s1 + c0 + j * W);
+    t2[j].store(s2 + c0 + j * W);
   }
 }
 

@@ -316,6 +316,19 @@ int64_t padded_floats(const ConvGeometry& g, int64_t rows) {
   return std::min(padded_image_floats(g), in_rows * padded_width(g) * g.c);
 }
 
+// The part of rows [r, e) in row r's image: rows [r, end), output rows
+// [oa, ob] of the image, padded input rows [ip0, ip1) they read.
+struct ImagePart {
+  int64_t n, end, oa, ip0, ip1;
+  ImagePart(const ConvGeometry& g, int64_t r, int64_t e) {
+    const int64_t per_image = g.oh * g.ow, first = r / per_image * per_image;
+    n = r / per_image, end = std::min(e, first + per_image);
+    oa = (r - first) / g.ow;
+    const int64_t ob = (end - 1 - first) / g.ow;
+    ip0 = oa * g.sh, ip1 = ob * g.sh + (g.kh - 1) * g.dh + 1;
+  }
+};
+
 // Rows [b, e) image by image through a zero-padded copy of the input rows
 // each image's part reads (built in `pad`): f(gather, first row - b, rows).
 // The copy is a few rows of one image, so it is in L1/L2 when the kernel
@@ -323,12 +336,11 @@ int64_t padded_floats(const ConvGeometry& g, int64_t rows) {
 template <class F>
 void for_padded_parts(const ConvGeometry& g, const int32_t* off, const float* x, int64_t b, int64_t e, float* pad,
                       const float** row, F&& f) {
-  const int64_t per_image = g.oh * g.ow, wp = padded_width(g), row_floats = wp * g.c;
+  const int64_t wp = padded_width(g), row_floats = wp * g.c;
   for (int64_t r = b; r < e;) {
-    const int64_t n = r / per_image, first = n * per_image, re = std::min(e, first + per_image);
-    const int64_t oa = (r - first) / g.ow, ob = (re - 1 - first) / g.ow;  // output rows of this part
-    const int64_t ip0 = oa * g.sh, ip1 = ob * g.sh + (g.kh - 1) * g.dh + 1;  // padded input rows [ip0, ip1)
-    const float* image = x + n * g.h * g.w * g.c;
+    const ImagePart part(g, r, e);
+    const int64_t re = part.end, oa = part.oa, ip0 = part.ip0, ip1 = part.ip1;
+    const float* image = x + part.n * g.h * g.w * g.c;
     for (int64_t ip = ip0; ip < ip1; ++ip) {
       float* dst = pad + (ip - ip0) * row_floats;
       const int64_t ih = ip - g.pad_h;
@@ -340,7 +352,7 @@ void for_padded_parts(const ConvGeometry& g, const int32_t* off, const float* x,
       copy_floats(dst + g.pad_w * g.c, image + ih * g.w * g.c, g.w * g.c);
       zero_floats(dst + (g.pad_w + g.w) * g.c, (wp - g.pad_w - g.w) * g.c);
     }
-    int64_t oh = oa, ow = (r - first) % g.ow;
+    int64_t oh = oa, ow = r % g.ow;
     for (int64_t i = 0; i < re - r; ++i) {
       row[i] = pad + ((oh - oa) * g.sh * wp + ow * g.sw) * g.c;
       if (++ow == g.ow) ow = 0, ++oh;
@@ -352,13 +364,11 @@ void for_padded_parts(const ConvGeometry& g, const int32_t* off, const float* x,
 
 // The floats for_padded_parts copies for rows [b, e).
 int64_t padded_copy_floats(const ConvGeometry& g, int64_t b, int64_t e) {
-  const int64_t per_image = g.oh * g.ow;
   int64_t floats = 0;
   for (int64_t r = b; r < e;) {
-    const int64_t first = r / per_image * per_image, re = std::min(e, first + per_image);
-    const int64_t oa = (r - first) / g.ow, ob = (re - 1 - first) / g.ow;
-    floats += ((ob - oa) * g.sh + (g.kh - 1) * g.dh + 1) * padded_width(g) * g.c;
-    r = re;
+    const ImagePart part(g, r, e);
+    floats += (part.ip1 - part.ip0) * padded_width(g) * g.c;
+    r = part.end;
   }
   return floats;
 }

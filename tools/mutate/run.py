@@ -485,6 +485,15 @@ MUTATIONS += [
         "tests": LAYER_TESTS,
     },
     {
+        "name": "F(4x2) output transform misses infinity",
+        "what": "the last row of F(4, 3)'s output transform A^T drops the point at infinity (CPU Winograd "
+        "convolutions in tiles of 4x2: 28x28 and 7x7 outputs, all three passes)",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "{0, 1, -1, 8, -0.125f, 1}};", "{0, 1, -1, 8, -0.125f, 0}};"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
         "name": "Winograd filter gradient drops its last group",
         "what": "the CPU's Winograd Conv2DBackpropFilter adds all but the last group of tiles' partial sums",
         "edits": [
@@ -507,7 +516,27 @@ MUTATIONS += [
         "what": "_FusedConv2DMaxPoolGrad's Winograd gradients, made from the pooled dy and argmax, "
         "read tap (i, j) of each 2x2 window as (j, i)",
         "edits": [
-            (f"{CPU}/winograd.cpp", "pg.argmax + at + c0, i * M + j)", "pg.argmax + at + c0, j * M + i)"),
+            (f"{CPU}/winograd.cpp", "pg.argmax + window, i % 2 * 2 + j)", "pg.argmax + window, j * 2 + i % 2)"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "pooled F(4x2) forward pools one window a tile",
+        "what": "_FusedConv2DMaxPool's Winograd tiles of 4x2 outputs pool only their upper 2x2 window, "
+        "leaving every other pooled row unwritten",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "windows = std::min<int64_t>(MH / 2, out.ph - ph);",
+             "windows = std::min<int64_t>(1, out.ph - ph);"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "pooled F(4x2) gradient reads the upper window twice",
+        "what": "_FusedConv2DMaxPoolGrad's Winograd tiles of 4x2 take the lower 2x2 window's pooled dy and "
+        "argmax from the upper window's",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "const int64_t window = at + i / 2 * pg.pw * p.oc + c0;",
+             "const int64_t window = at + c0;"),
         ],
         "tests": KERNEL_TESTS,
     },
@@ -516,8 +545,8 @@ MUTATIONS += [
         "what": "where a max pooling reads only part of a Winograd convolution's output, the live tile rows "
         "are the rows it reads divided by the tile size, rounded down: a partly read tile row is never computed",
         "edits": [
-            (f"{CPU}/winograd.cpp", "std::clamp<int64_t>((rows + p.m - 1) / p.m, 0, p.th)",
-             "std::clamp<int64_t>(rows / p.m, 0, p.th)"),
+            (f"{CPU}/winograd.cpp", "std::clamp<int64_t>((rows + p.mh - 1) / p.mh, 0, p.th)",
+             "std::clamp<int64_t>(rows / p.mh, 0, p.th)"),
         ],
         "tests": KERNEL_TESTS,
     },

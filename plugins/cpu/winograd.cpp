@@ -60,7 +60,7 @@ struct Matrices<4> {
 };
 // F(2x2)'s tiles, where a 2x2 pooling's windows are the tiles and in the
 // adjoint input gradient.
-constexpr int kM = 2;
+constexpr int kM = 2, kA = kM + 2;
 
 // out = L1 in L2^T for L1 [R1, S1] and L2 [R2, S2] given by l1(i, k) and
 // l2(j, k) (compile-time constants once inlined and unrolled: zero terms
@@ -279,31 +279,28 @@ __attribute__((always_inline)) inline T routed(const float* dy, const uint8_t* a
     return simd::widen_bytes<I>(argmax) == tap ? simd::load<T>(dy) : T{};
   }
 }
-template <int MH, int MW, int W>
+template <int M, int W>
 __attribute__((always_inline)) inline void pooled_gradient_transform_tiles(const Plan& p, const PooledGradient& pg,
                                                                            int64_t t0, int64_t t1, float* z) {
-  static_assert(MW == 2 && MH % 2 == 0, "tiles are columns of the 2x2 pooling's windows");
-  constexpr int AH = MH + 2, AW = MW + 2;
+  static_assert(M == 2, "tiles are the 2x2 pooling's windows");
+  constexpr int A = M + 2;
   const int64_t step = point_stride(p.live(t0, t1), p.oc);
-  auto lh = [](int i, int k) { return Matrices<MH>::at[k][i]; };
-  auto lw = [](int i, int k) { return Matrices<MW>::at[k][i]; };
+  auto l = [](int i, int k) { return Matrices<M>::at[k][i]; };
   TileWalk tw(p, t0);
   for (int64_t r = 0, rows = p.live(t0, t1); r < rows; ++r, tw.next()) {
-    const int64_t ph = tw.y / 2, pw = tw.x / 2;
+    const int64_t ph = tw.y / M, pw = tw.x / M;
+    const bool pooled = ph < pg.ph && pw < pg.pw;
     const int64_t at = ((tw.n * pg.ph + ph) * pg.pw + pw) * p.oc;
     float* dst = z + r * p.oc;
     simd::for_channel_blocks<W>(p.oc, [&](auto tag, int64_t c0) __attribute__((always_inline)) {
       using T = decltype(tag);
-      T d[MH][MW], o[AH][AW];
-      for (int i = 0; i < MH; ++i) {
-        const bool pooled = ph + i / 2 < pg.ph && pw < pg.pw;
-        const int64_t window = at + i / 2 * pg.pw * p.oc + c0;
-        for (int j = 0; j < MW; ++j) d[i][j] = pooled ? routed<T>(pg.dy + window, pg.argmax + window, i % 2 * 2 + j) : T{};
-      }
-      sandwich<AH, AW>(lh, lw, d, o);
+      T d[M][M], o[A][A];
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < M; ++j) d[i][j] = pooled ? routed<T>(pg.dy + at + c0, pg.argmax + at + c0, i * M + j) : T{};
+      sandwich<A, A>(l, l, d, o);
       float* out = dst + c0;
-      for (int i = 0; i < AH; ++i)
-        for (int j = 0; j < AW; ++j, out += step) simd::store<T>(out, o[i][j]);
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j, out += step) simd::store<T>(out, o[i][j]);
     });
   }
 }
@@ -467,8 +464,7 @@ AXON_CPU_DISPATCH(gradient_transform, (const Plan& p, const float* dy, int64_t t
 template <int W>
 __attribute__((always_inline)) inline void pooled_gradient_transform_body(const Plan& p, const PooledGradient& pg,
                                                                           int64_t t0, int64_t t1, float* z) {
-  if (p.mh == 4) return pooled_gradient_transform_tiles<4, 2, W>(p, pg, t0, t1, z);
-  pooled_gradient_transform_tiles<2, 2, W>(p, pg, t0, t1, z);
+  pooled_gradient_transform_tiles<kM, W>(p, pg, t0, t1, z);
 }
 AXON_CPU_DISPATCH(pooled_gradient_transform,
                   (const Plan& p, const PooledGradient& pg, int64_t t0, int64_t t1, float* z), (p, pg, t0, t1, z))
@@ -712,33 +708,10 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
 
 namespace {
 
-// Transform points of a tile at most, F(4x2)'s.
-constexpr int kMaxPoints = (kRows + 2) * (kM + 2);
-
-// dw[(kh * 3 + kw) * size + i] = (G_h^T S G_w)[kh][kw] for i in [0, len), S_q
-// at sum[q * block + i]. Sixteen at a time as one vector type (SSE2 in this
-// file's build, as filter_transform): the same operations lane by lane as one float.
-template <int MH, int MW>
-void inverse_filter_transform(const float* sum, int64_t block, int64_t len, float* dw, int64_t size) {
-  constexpr int AH = MH + 2, AW = MW + 2;
-  auto inverse = [&](auto tag, int64_t i) {
-    using T = decltype(tag);
-    T t[AH][AW], o[3][3];
-    for (int q = 0; q < AH * AW; ++q) std::memcpy(&t[q / AW][q % AW], sum + q * block + i, sizeof(T));
-    sandwich<3, 3>([](int k, int q) { return Matrices<MH>::g[q][k]; }, [](int k, int q) { return Matrices<MW>::g[q][k]; },
-                   t, o);
-    for (int kh = 0; kh < 3; ++kh)
-      for (int kw = 0; kw < 3; ++kw) std::memcpy(dw + (kh * 3 + kw) * size + i, &o[kh][kw], sizeof(T));
-  };
-  int64_t i = 0;
-  for (; i + 16 <= len; i += 16) inverse(simd::Vec<16>::f{}, i);
-  for (; i < len; ++i) inverse(0.0f, i);
-}
-
 void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const Gradient& dy, float* dw) {
   // Chunks and groups in the whole grid's numbering, so skipping the tiles
   // without gradient leaves every sum's terms in the same order.
-  const Plan p = dy.live_in(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w, tile_rows(g.oh)));
+  const Plan p = dy.live_in(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w));
   const int64_t tiles = p.tiles(), chunk = chunk_tiles(p), q_count = p.points(), size = g.c * g.oc;
   const int64_t group = (tiles + kGradientGroups * chunk - 1) / (kGradientGroups * chunk) * chunk;
   const int64_t groups = (tiles + group - 1) / group;
@@ -762,7 +735,7 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const 
   // (ci, co) at a time, each sum a contiguous (vectorised) pass.
   constexpr int64_t kBlock = 256;
   d.pool().for_ranges(size, kBlock, parallel, [&](int, int64_t b, int64_t e) {
-    float sum[kMaxPoints * kBlock];
+    float sum[kA * kA * kBlock];
     const int64_t len = e - b;
     for (int64_t q = 0; q < q_count; ++q) {
       float* acc = sum + q * kBlock;
@@ -773,8 +746,20 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const 
         for (int64_t i = 0; i < len; ++i) acc[i] += part[i];
       }
     }
-    if (p.mh == 4) return inverse_filter_transform<4, 2>(sum, kBlock, len, dw + b, size);
-    inverse_filter_transform<2, 2>(sum, kBlock, len, dw + b, size);
+    // Sixteen at a time as one vector type (SSE2 in this file's build, as
+    // filter_transform): the same operations lane by lane as one float.
+    auto inverse = [&](auto tag, int64_t i) {
+      using T = decltype(tag);
+      T t[kA][kA], o[3][3];
+      for (int q = 0; q < kA * kA; ++q) std::memcpy(&t[q / kA][q % kA], sum + q * kBlock + i, sizeof(T));
+      auto l = [](int k, int q) { return Matrices<kM>::g[q][k]; };
+      sandwich<3, 3>(l, l, t, o);
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) std::memcpy(dw + (kh * 3 + kw) * size + b + i, &o[kh][kw], sizeof(T));
+    };
+    int64_t i = 0;
+    for (; i + 16 <= len; i += 16) inverse(simd::Vec<16>::f{}, i);
+    for (; i < len; ++i) inverse(0.0f, i);
   });
 }
 

@@ -11,8 +11,8 @@
 // W^T. (Without AVX2, large-K products go to OpenBLAS's sgemm instead.)
 // Tiles are fixed by the shapes alone (see thread_pool.hpp), so results are
 // bit-identical whatever the thread count.
-// 3x3 stride-1 convolutions with enough channels run as Winograd F(2x2, 3x3)
-// instead (winograd.hpp; use_winograd says where).
+// 3x3 stride-1 convolutions with enough channels run as Winograd F(4x2, 3x3)
+// or F(2x2, 3x3) instead (winograd.hpp; use_winograd says where).
 #include "blas.hpp"
 #include "device.hpp"
 #include "elementwise.hpp"

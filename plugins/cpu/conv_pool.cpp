@@ -7,7 +7,7 @@
 //    into its own tile (in L2), with bias and activation applied as the rows
 //    leave the registers, and pools the tile into y and a one-byte argmax.
 //    Where the pooling is 2x2 at stride 2 and the convolution runs as
-//    Winograd F(2x2, 3x3) (each output tile is a window), or has one input
+//    Winograd (each output tile a column of windows), or has one input
 //    channel and a 3x3 filter (grey_windows), each window's four outputs are
 //    pooled in registers.
 //  - Backward: dz, the gradient of the conv output, is built row by row from

@@ -35,10 +35,11 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
 void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const float* dy, float* dw);
 
 // A 2x2 stride-2 max pooling of the convolution's output (_FusedConv2DMaxPool),
-// where winograd_pools_output says so: F(2x2, 3x3)'s output tiles are the
-// pooling's windows, each pooled as it leaves the registers into y [n, ph,
-// pw, oc] and the argmax (MaxPool's first maximum; AXON_ARGMAX_NONE where
-// relu left nothing), so the conv-sized output is never written.
+// where winograd_pools_output says so: the output tiles (2x2, or 4x2 as in
+// winograd_conv2d) are columns of the pooling's windows, each window pooled
+// as it leaves the registers into y [n, ph, pw, oc] and the argmax
+// (MaxPool's first maximum; AXON_ARGMAX_NONE where relu left nothing), so
+// the conv-sized output is never written.
 struct PooledOutput {
   float* y;
   uint8_t* argmax;

@@ -149,7 +149,9 @@ TEST_CASE("CPU convolutions match the reference at the Inception cell's shapes",
 
 TEST_CASE("CPU Winograd convolutions match the reference", "[conv][cpu][winograd]") {
   // 3x3 stride-1 convolutions with at least 16 input and output channels and
-  // a 7x7 output run as Winograd F(2x2, 3x3) (plugins/cpu/winograd.cpp):
+  // a 7x7 output run as Winograd (plugins/cpu/winograd.cpp): the forward and
+  // the input gradient in tiles of 4x2 outputs where 4 rows tile them as
+  // tightly as 2 (7, 8, 12, 15, 27 rows here), else of 2x2 (9, 10 rows);
   // odd sizes (partial tiles at the bottom and right edges), SAME and VALID
   // (the input gradient of VALID stays on im2col), batch > 1, channel counts
   // that are no multiple of a vector (the transforms' narrower vectors and

@@ -486,8 +486,8 @@ MUTATIONS += [
     },
     {
         "name": "F(4x2) output transform misses infinity",
-        "what": "the last row of F(4, 3)'s output transform A^T drops the point at infinity (CPU Winograd "
-        "convolutions in tiles of 4x2: 28x28 and 7x7 outputs, all three passes)",
+        "what": "the last row of F(4, 3)'s output transform A^T drops the point at infinity (the CPU's Winograd "
+        "forward and input gradient in tiles of 4x2: 28x28 and 7x7 outputs)",
         "edits": [
             (f"{CPU}/winograd.cpp", "{0, 1, -1, 8, -0.125f, 1}};", "{0, 1, -1, 8, -0.125f, 0}};"),
         ],

@@ -168,18 +168,22 @@ TEST_CASE("in-place BiasAdd and Scale work on the CPU plugin", "[elementwise][cp
 }
 
 TEST_CASE("NormalizeImage divides by 255 exactly", "[elementwise][cpu]") {
-  std::vector<uint8_t> img(3 * 28 * 28);
-  for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<uint8_t>(i * 7);
-  std::vector<float> out[2];
-  TestDevice* devs[2] = {&cpu(), &ref()};
-  for (int k = 0; k < 2; ++k) {
-    DeviceTensor x(*devs[k], AXON_UINT8, {3, 28, 28}), y(*devs[k], AXON_FLOAT32, {3, 28, 28});
-    x.upload(img);
-    run_op(*devs[k], "NormalizeImage", {&x}, {&y});
-    out[k] = y.download<float>();
+  // Every byte value; 35 bytes leave a tail after the CPU's vectors.
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{3, 28, 28}, std::vector<int64_t>{1, 5, 7}}) {
+    std::vector<uint8_t> img(static_cast<size_t>(dims[0] * dims[1] * dims[2]));
+    for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<uint8_t>(i * 7 + 200);
+    std::vector<float> out[2];
+    TestDevice* devs[2] = {&cpu(), &ref()};
+    for (int k = 0; k < 2; ++k) {
+      DeviceTensor x(*devs[k], AXON_UINT8, dims), y(*devs[k], AXON_FLOAT32, dims);
+      x.upload(img);
+      run_op(*devs[k], "NormalizeImage", {&x}, {&y});
+      out[k] = y.download<float>();
+    }
+    CHECK(compare_exact(out[0], out[1]).ok);
+    CHECK(out[0][1] == 207.0f / 255.0f);
+    CHECK(out[0].back() == float(img.back()) / 255.0f);
   }
-  CHECK(compare_exact(out[0], out[1]).ok);
-  CHECK(out[0][1] == 7.0f / 255.0f);
 }
 
 

@@ -61,8 +61,8 @@ struct Matrices<4> {
   static constexpr float at[4][6] = {
       {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -0.5f, 0}, {0, 1, 1, 4, 0.25f, 0}, {0, 1, -1, 8, -0.125f, 1}};
 };
-// F(2x2)'s tiles, where a 2x2 pooling's windows are the tiles and in the
-// adjoint input gradient.
+// F(2x2)'s tiles: the filter gradient's, the adjoint input gradient's, and
+// where tiles of 4 rows would cover more rows (tile_rows).
 constexpr int kM = 2, kA = kM + 2;
 
 // out = L1 in L2^T for L1 [R1, S1] and L2 [R2, S2] given by l1(i, k) and

@@ -14,9 +14,9 @@ float32, each transform point's product summed over the channels in float32,
 in the forward and in the filter gradient (dW = G^T (sum over tiles of V Z)
 G). Random inputs and filters in [-1, 1]; prints the largest error and the
 99.9th percentile over the tiles. Against kernels measured (docs/testing.md,
-plugins/cpu/README.md): the plugin's F(2x2), 3.8 u S at most over the kernel
+plugins/cpu/README.md): the plugin's F(2x2), 3.6 u S at most over the kernel
 tests' shapes, passes and instruction sets (1.9 here); its F(4x2) at 0, +-1,
-2, -1/2, 7.8 in the forward and input gradient (5.3 here), but 15 in a
+2, -1/2, 7.9 in the forward and input gradient (5.3 here), but 15.5 in a
 filter gradient from a pooled, mostly zero dy (dense random dy here: 1.7;
 S shrinks with the zeros, the rounding does not); an F(4x4) built once,
 23 u S in the forward at 28x28x16 with the points 0, +-1, 2, -1/2 (12.4

@@ -7,8 +7,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 #include <string>
@@ -229,11 +232,24 @@ inline Comparison compare_exact(const std::vector<float>& got, const std::vector
   return compare(got, want, [](size_t) { return 0.0; });
 }
 
+// With AXON_TEST_SUM_ULPS set, compare_sum prints each comparison's largest
+// |got - want| / (u S) to stderr: how docs/testing.md measures the u S its
+// kernels keep within (run one test case by name to read its figure).
+inline void report_sum_ulps(const std::vector<float>& got, const std::vector<float>& want,
+                            const std::vector<float>& abs_sum) {
+  if (std::getenv("AXON_TEST_SUM_ULPS") == nullptr || got.size() != want.size() || got.size() != abs_sum.size()) return;
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (abs_sum[i] > 0) worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / (tol::kUnit * abs_sum[i]));
+  std::fprintf(stderr, "compare_sum: worst %.2f u S over %zu values\n", worst, got.size());
+}
+
 // A float32 sum of products against the oracle: tol::sum_allowed per element
 // (tests/common/tolerance.hpp says the bound and its power), where abs_sum is
 // the same op run by the reference on |inputs|.
 inline Comparison compare_sum(const std::vector<float>& got, const std::vector<float>& want,
                               const std::vector<float>& abs_sum) {
+  report_sum_ulps(got, want, abs_sum);
   return compare(got, want, [&](size_t i) { return tol::sum_allowed(want[i], abs_sum[i]); });
 }
 

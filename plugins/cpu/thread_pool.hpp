@@ -58,6 +58,23 @@ class ThreadPool {
     });
   }
 
+  // Like for_ranges, but each thread takes its own run of chunks from the
+  // back: a second pass over what the same thread just swept meets the
+  // rows it touched last, still in its core's caches, first.
+  template <class F>
+  void for_ranges_backward(int64_t n, int64_t chunk, bool parallel, F&& f) {
+    const int64_t count = (n + chunk - 1) / chunk;
+    const int64_t threads = parallel && count > 1 ? size_ : 1;
+    for_chunks(count, parallel, [&](int t, int64_t c) {
+      int64_t r = c * threads / count;  // the run holding c, its bounds as run() sets them
+      while (count * (r + 1) / threads <= c) ++r;
+      while (count * r / threads > c) --r;
+      const int64_t mirrored = count * r / threads + count * (r + 1) / threads - 1 - c;
+      const int64_t b = mirrored * chunk;
+      f(t, b, n - b < chunk ? n : b + chunk);
+    });
+  }
+
   // Like for_ranges, but the last 4 chunks' worth of items go in quarter-size
   // chunks, so threads finish together (an op waits for its slowest thread);
   // f(t, index, begin, end). Boundaries still depend on n and chunk only.

@@ -107,6 +107,41 @@ TEST_CASE("the CPU thread pool's threads take their own runs in order and the ot
   }
 }
 
+TEST_CASE("the CPU thread pool's backward ranges are for_ranges' ranges, each run taken from its end",
+          "[thread_pool][cpu]") {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 5, 64, 1001})
+      for (int64_t chunk : {1, 3, 64})
+        for (bool parallel : {true, false}) {
+          const int64_t chunks = (n + chunk - 1) / chunk;
+          Record rec(chunks, threads);
+          std::atomic<int> bad_range{0};
+          pool.for_ranges_backward(n, chunk, parallel, [&](int t, int64_t b, int64_t e) {
+            if (b % chunk != 0 || e != std::min(n, b + chunk)) ++bad_range;
+            rec.add(t, b / chunk);
+          });
+          INFO("threads " << threads << ", n " << n << ", chunk " << chunk << (parallel ? "" : ", serial"));
+          REQUIRE(bad_range == 0);
+          REQUIRE(rec.out_of_range == 0);
+          for (int64_t c = 0; c < chunks; ++c) REQUIRE(rec.runs[static_cast<size_t>(c)] == 1);
+          if (!parallel || chunks < 2) {
+            // One thread, the caller: every chunk from the last down.
+            REQUIRE(static_cast<int64_t>(rec.by[0].size()) == chunks);
+            for (int64_t i = 0; i < chunks; ++i) REQUIRE(rec.by[0][static_cast<size_t>(i)] == chunks - 1 - i);
+            continue;
+          }
+          // A thread that began in its own run began at the run's last chunk.
+          for (int t = 0; t < threads; ++t) {
+            if (rec.by[static_cast<size_t>(t)].empty()) continue;
+            const int64_t first = rec.by[static_cast<size_t>(t)].front();
+            const int64_t begin = run_begin(chunks, threads, t), end = run_begin(chunks, threads, t + 1);
+            if (first >= begin && first < end) REQUIRE(first == end - 1);
+          }
+        }
+  }
+}
+
 TEST_CASE("the CPU thread pool finishes a job whose worker stalls, and reports a chunk's exception",
           "[thread_pool][cpu]") {
   ThreadPool pool(2);

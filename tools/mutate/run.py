@@ -705,6 +705,16 @@ MUTATIONS += [
         "tests": r"^kernels:.*thread pool",
     },
     {
+        "name": "backward ranges walk their runs forward",
+        "what": "the CPU thread pool's for_ranges_backward hands each thread its run's chunks from the start, "
+        "as for_ranges does, not from the end",
+        "edits": [
+            (f"{CPU}/thread_pool.hpp", "const int64_t mirrored = count * r / threads + count * (r + 1) / threads - 1 - c;",
+             "const int64_t mirrored = c;"),
+        ],
+        "tests": r"^kernels:.*thread pool",
+    },
+    {
         "name": "one-channel pooled conv reads the filter transposed",
         "what": "_FusedConv2DMaxPool's kernel for a one-channel 3x3 convolution pooled 2x2 (the CNN's conv1) "
         "takes filter tap (kh, kw) at the image offset of (kw, kh)",

@@ -292,9 +292,8 @@ void total_sums(CpuDevice& d, const float* a, const float* b, const float* mask,
 }
 
 void affine(CpuDevice& d, const float* x, const float* dy, const Affine& f, int64_t rows, int64_t ch, float* out) {
-  // Backward: the sums' pass just read these rows in order, so its last ones
-  // are still in the core's caches (the ResNet's _FusedBatchNormGradEx 6-10%
-  // faster; the forward's single input stays cached either way).
+  // From each run's end: the sums' pass just read these rows in order, so
+  // its last ones are still in the core's L2 (plugins/cpu/README.md).
   d.pool().for_ranges_backward(rows, bias_grad_rows_per_chunk(ch), rows * ch >= kSerialElements,
                                [&](int, int64_t r0, int64_t r1) { affine_rows(x, dy, f, r0, r1, ch, out); });
 }

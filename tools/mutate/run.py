@@ -705,6 +705,16 @@ MUTATIONS += [
         "tests": r"^kernels:.*thread pool",
     },
     {
+        "name": "filter gradient blocks drop the second row group",
+        "what": "the CPU filter gradient's blocks of dW's rows (the CNN's conv3) leave the second group of rows' "
+        "partial sums out of dW",
+        "edits": [
+            (f"{CPU}/conv.cpp", "for (int64_t i = b; i < e; ++i) out[i] += part[(grp - 1) * size + i];",
+             "for (int64_t i = b; i < e; ++i) out[i] += 0.0f * part[(grp - 1) * size + i];"),
+        ],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "backward ranges walk their runs forward",
         "what": "the CPU thread pool's for_ranges_backward hands each thread its run's chunks from the start, "
         "as for_ranges does, not from the end",

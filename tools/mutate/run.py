@@ -506,8 +506,8 @@ MUTATIONS += [
         "what": "where the CPU's Conv2DBackpropFilter shares out blocks of dW's rows (the CNN's conv3), "
         "each block leaves its last row unwritten",
         "edits": [
-            (f"{CPU}/conv.cpp", "const int64_t k1 = std::min(i / per_run * run + run, k0 + kBlock);",
-             "const int64_t k1 = std::min(i / per_run * run + run, k0 + kBlock - 1);"),
+            (f"{CPU}/conv.cpp", "const int64_t k1 = std::min(blk / per_run * run + run, k0 + kBlock);",
+             "const int64_t k1 = std::min(blk / per_run * run + run, k0 + kBlock - 1);"),
         ],
         "tests": KERNEL_TESTS,
     },

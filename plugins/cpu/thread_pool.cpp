@@ -90,8 +90,8 @@ void ThreadPool::run(int64_t chunks, void* obj, Trampoline call) {
   error_ = nullptr;
   for (int t = 0; t < size_; ++t) {
     Run& r = runs_[static_cast<size_t>(t)];
-    r.begin = chunks * t / size_;
-    r.end = chunks * (t + 1) / size_;
+    r.begin = run_begin(chunks, size_, t);
+    r.end = run_begin(chunks, size_, t + 1);
     r.taken.store(0, std::memory_order_relaxed);
     r.front.store(0, std::memory_order_relaxed);
     r.back.store(0, std::memory_order_relaxed);

@@ -66,10 +66,8 @@ class ThreadPool {
     const int64_t count = (n + chunk - 1) / chunk;
     const int64_t threads = parallel && count > 1 ? size_ : 1;
     for_chunks(count, parallel, [&](int t, int64_t c) {
-      int64_t r = c * threads / count;  // the run holding c, its bounds as run() sets them
-      while (count * (r + 1) / threads <= c) ++r;
-      while (count * r / threads > c) --r;
-      const int64_t mirrored = count * r / threads + count * (r + 1) / threads - 1 - c;
+      const int64_t r = ((c + 1) * threads - 1) / count;  // the run holding c: run_begin(r) <= c < run_begin(r + 1)
+      const int64_t mirrored = run_begin(count, threads, r) + run_begin(count, threads, r + 1) - 1 - c;
       const int64_t b = mirrored * chunk;
       f(t, b, n - b < chunk ? n : b + chunk);
     });
@@ -101,6 +99,8 @@ class ThreadPool {
   };
 
  private:
+  // The first of run r's chunks when `chunks` go to `threads` runs.
+  static int64_t run_begin(int64_t chunks, int64_t threads, int64_t r) { return chunks * r / threads; }
   using Trampoline = void (*)(void*, int, int64_t);
   void run(int64_t chunks, void* obj, Trampoline call);
   void work(int t);  // takes chunks until none are left

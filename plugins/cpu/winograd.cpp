@@ -62,7 +62,7 @@ struct Matrices<4> {
       {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -0.5f, 0}, {0, 1, 1, 4, 0.25f, 0}, {0, 1, -1, 8, -0.125f, 1}};
 };
 // F(2x2)'s tiles: the filter gradient's, the adjoint input gradient's, and
-// where tiles of 4 rows would cover more rows (tile_rows).
+// where tiles of 4 rows would cover more rows (tile_height).
 constexpr int kM = 2, kA = kM + 2;
 
 // out = L1 in L2^T for L1 [R1, S1] and L2 [R2, S2] given by l1(i, k) and
@@ -414,28 +414,34 @@ __attribute__((always_inline)) inline void scatter_transform_tiles(const Plan& p
   }
 }
 
-// The bodies below take a plan of F(2x2) or F(4x2) tiles (make_plan).
+// f.template operator()<MH, MW>() for p's tiles, F(2x2) or F(4x2) (make_plan).
+template <class F>
+__attribute__((always_inline)) inline void with_tiles(const Plan& p, F&& f) {
+  if (p.mh == 4) return f.template operator()<4, 2>();
+  f.template operator()<2, 2>();
+}
+
 template <int W>
 __attribute__((always_inline)) inline void input_transform_body(const Plan& p, const float* x, int64_t t0, int64_t t1,
                                                                 float* v) {
-  if (p.mh == 4) return input_transform_tiles<4, 2, W>(p, x, t0, t1, v);
-  input_transform_tiles<2, 2, W>(p, x, t0, t1, v);
+  with_tiles(p, [&]<int MH, int MW>() __attribute__((always_inline)) {
+    input_transform_tiles<MH, MW, W>(p, x, t0, t1, v);
+  });
 }
 template <int W>
 __attribute__((always_inline)) inline void output_transform_body(const Plan& p, const float* mm, int64_t t0, int64_t t1,
                                                                  float* y, const Epilogue& ep, bool accumulate) {
-  if (p.mh == 4) {
-    if (accumulate) return output_transform_tiles<4, 2, W>(p, mm, t0, t1, y, ep, true);
-    return output_transform_tiles<4, 2, W>(p, mm, t0, t1, y, ep, false);
-  }
-  if (accumulate) return output_transform_tiles<2, 2, W>(p, mm, t0, t1, y, ep, true);
-  output_transform_tiles<2, 2, W>(p, mm, t0, t1, y, ep, false);
+  with_tiles(p, [&]<int MH, int MW>() __attribute__((always_inline)) {
+    if (accumulate) return output_transform_tiles<MH, MW, W>(p, mm, t0, t1, y, ep, true);
+    output_transform_tiles<MH, MW, W>(p, mm, t0, t1, y, ep, false);
+  });
 }
 template <int W>
 __attribute__((always_inline)) inline void gradient_transform_body(const Plan& p, const float* dy, int64_t t0,
                                                                    int64_t t1, float* z) {
-  if (p.mh == 4) return gradient_transform_tiles<4, 2, W>(p, dy, t0, t1, z);
-  gradient_transform_tiles<2, 2, W>(p, dy, t0, t1, z);
+  with_tiles(p, [&]<int MH, int MW>() __attribute__((always_inline)) {
+    gradient_transform_tiles<MH, MW, W>(p, dy, t0, t1, z);
+  });
 }
 
 AXON_CPU_DISPATCH(input_transform, (const Plan& p, const float* x, int64_t t0, int64_t t1, float* v),
@@ -448,8 +454,9 @@ template <int W>
 __attribute__((always_inline)) inline void pooled_output_transform_body(const Plan& p, const float* mm, int64_t t0,
                                                                         int64_t t1, const PooledOutput& out,
                                                                         const Epilogue& ep) {
-  if (p.mh == 4) return pooled_output_transform_tiles<4, 2, W>(p, mm, t0, t1, out, ep);
-  pooled_output_transform_tiles<2, 2, W>(p, mm, t0, t1, out, ep);
+  with_tiles(p, [&]<int MH, int MW>() __attribute__((always_inline)) {
+    pooled_output_transform_tiles<MH, MW, W>(p, mm, t0, t1, out, ep);
+  });
 }
 AXON_CPU_DISPATCH(pooled_output_transform,
                   (const Plan& p, const float* mm, int64_t t0, int64_t t1, const PooledOutput& out,
@@ -520,8 +527,7 @@ void filter_transform(CpuDevice& d, Tap tap, int64_t c, int64_t oc, float* u) {
 // The same for p's tile form.
 template <class Tap>
 void filter_transform(CpuDevice& d, const Plan& p, Tap tap, int64_t c, int64_t oc, float* u) {
-  if (p.mh == 4) return filter_transform<4, 2>(d, tap, c, oc, u);
-  filter_transform<2, 2>(d, tap, c, oc, u);
+  with_tiles(p, [&]<int MH, int MW>() { filter_transform<MH, MW>(d, tap, c, oc, u); });
 }
 
 // The products of a chunk: y[rows, n] = a[rows, k] * b[k, n], and out[k, n]
@@ -644,7 +650,7 @@ void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const Gradient&
 // gain alike at the ResNet's shapes (1.3-1.9x). Fewer than 16 channels
 // were not measured faster (the transforms would run a few floats at a
 // time); the channel product cap keeps the transformed filter (16 C OC
-// floats) small. Tiles of 4x2 (tile_rows) ran the forward and the input
+// floats) small. Tiles of 4x2 (tile_height) ran the forward and the input
 // gradient of 28x28x16 -> 16 and 7x7x64 -> 64 another 11-13% faster.
 bool use_winograd(const ConvGeometry& g, ConvPass pass) {
   if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1) return false;
@@ -660,7 +666,7 @@ namespace {
 // its tiles cover no more rows (28x28x16 -> 16 at batch 64: 11% faster in
 // either pass; 14 rows in 4 tiles of 4 ran 5% slower than in 7 of 2).
 constexpr int kRows = 4;
-int tile_rows(int64_t rows) { return (rows + kRows - 1) / kRows * kRows <= (rows + 1) / 2 * 2 ? kRows : kM; }
+int tile_height(int64_t rows) { return (rows + kRows - 1) / kRows * kRows <= (rows + 1) / 2 * 2 ? kRows : kM; }
 
 // The forward's filter transformed for p's tiles, U_q[C, OC] per point, in d's partials.
 const float* forward_filter(CpuDevice& d, const Plan& p, const ConvGeometry& g, const float* w) {
@@ -675,7 +681,7 @@ const float* forward_filter(CpuDevice& d, const Plan& p, const ConvGeometry& g, 
 
 void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y,
                      const Epilogue& ep, const OutputReach& reach) {
-  const Plan p = with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w, tile_rows(g.oh)),
+  const Plan p = with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w, tile_height(g.oh)),
                             reach.rows < 0 ? g.oh : reach.rows, reach.cols < 0 ? g.ow : reach.cols);
   const float* u = forward_filter(d, p, g, w);
   convolve(d, p, x, u,
@@ -689,7 +695,7 @@ bool winograd_pools_output(const ConvGeometry& g, const PoolGeometry& pool) {
 void winograd_conv2d_max_pool(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, const Epilogue& ep,
                               const PooledOutput& out) {
   const Plan p =
-      with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w, tile_rows(g.oh)), out.ph * 2,
+      with_reach(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w, tile_height(g.oh)), out.ph * 2,
                  out.pw * 2);
   const float* u = forward_filter(d, p, g, w);
   convolve(d, p, x, u,
@@ -701,7 +707,7 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
   if (adjoint_input_gradient(g)) return adjoint_backprop_input(d, g, Gradient{dy, nullptr}, w, dx, accumulate);
   // dx[ih] = sum over kh of dy[ih + pad_h - kh] w[kh]: the convolution of dy
   // with w[2 - kh] from row 2 - pad_h before dx's first.
-  const Plan p = make_plan(g.n, g.oh, g.ow, g.oc, g.h, g.w, g.c, 2 - g.pad_h, 2 - g.pad_w, tile_rows(g.h));
+  const Plan p = make_plan(g.n, g.oh, g.ow, g.oc, g.h, g.w, g.c, 2 - g.pad_h, 2 - g.pad_w, tile_height(g.h));
   float* u = d.partials(static_cast<size_t>(p.points() * g.c * g.oc));
   const int64_t c = g.c, oc = g.oc;
   auto tap = [&](int kh, int kw, int64_t o, int64_t ci) { return w[(((2 - kh) * 3 + 2 - kw) * c + ci) * oc + o]; };

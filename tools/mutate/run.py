@@ -719,7 +719,8 @@ MUTATIONS += [
         "what": "the CPU thread pool's for_ranges_backward hands each thread its run's chunks from the start, "
         "as for_ranges does, not from the end",
         "edits": [
-            (f"{CPU}/thread_pool.hpp", "const int64_t mirrored = count * r / threads + count * (r + 1) / threads - 1 - c;",
+            (f"{CPU}/thread_pool.hpp",
+             "const int64_t mirrored = run_begin(count, threads, r) + run_begin(count, threads, r + 1) - 1 - c;",
              "const int64_t mirrored = c;"),
         ],
         "tests": r"^kernels:.*thread pool",

@@ -721,7 +721,7 @@ MUTATIONS += [
         "edits": [
             (f"{CPU}/thread_pool.hpp",
              "const int64_t mirrored = run_begin(count, threads, r) + run_begin(count, threads, r + 1) - 1 - c;",
-             "const int64_t mirrored = c;"),
+             "const int64_t mirrored = run_begin(count, threads, r) + c - run_begin(count, threads, r);"),
         ],
         "tests": r"^kernels:.*thread pool",
     },

@@ -213,15 +213,18 @@ int main(int argc, char** argv) {
     const std::vector<OpTime> profiled = op_times_by_layer();
     const bench::StreamRates stream = bench::stream_rates(threads, vm["stream-mib"].as<int64_t>() << 20, 1.0);
     const double floor_s = bench::call_floor_seconds(dev);
+    const bench::ColdCalls cold = bench::cold_call_seconds(dev);
     const bench::Roofs roofs{best_blas, std::max(stream.copy_gbs, stream.triad_gbs), floor_s};
     std::printf("\nroofline over the profiled steps: sgemm %.2f GFLOP/s (the best above); STREAM copy %.2f GB/s, "
                 "triad %.2f GB/s\n(%d threads, arrays of %lld MiB, last-level cache %lld KiB); memory roof %.2f GB/s "
                 "(the faster); balance %.2f FLOP/B\n"
-                "call floor %.2f us (a Scale of one float, timed as the ops are: the fastest of 5 rounds of 2000 calls)\n",
+                "call floor %.2f us (a Scale of one float, timed as the ops are: the fastest of 5 rounds of 2000 calls); "
+                "cold, after a sweep of twice the last-level cache (medians of 20 calls): that Scale %.2f us, the loss "
+                "of 64 x 10 logits %.2f us\n",
                 best_blas, stream.copy_gbs, stream.triad_gbs, stream.threads,
                 static_cast<long long>(stream.array_bytes >> 20),
                 static_cast<long long>(bench::last_level_cache_bytes() >> 10), roofs.bandwidth_gbs, roofs.balance(),
-                1e6 * floor_s);
+                1e6 * floor_s, 1e6 * cold.scale_seconds, 1e6 * cold.loss_seconds);
     const std::vector<bench::RooflineRow> rows = bench::roofline_rows(profiled, roofs);
     bench::print_roofline(rows, roofs);
     if (vm.count("roofline-layers")) {

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """axon-bench-train --roofline-svg on a small generated MNIST-format folder:
 the roofline table has a row per profiled op and bound (compute, memory
-or call, under a measured call floor; an op whose layers fall under two
-bounds has a row for each, its name followed by the bound), the step's total line is
-printed, and the SVG is well-formed XML with one labelled point per op of
+or call, under a measured call floor with the cold calls' times beside it;
+an op whose layers fall under two bounds has a row for each, its name
+followed by the bound), the step's total line is printed, and the SVG is well-formed XML with one labelled point per op of
 the table. A folder that cannot take the file is refused before anything
 runs. Times are printed by the benchmark, never checked."""
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -39,6 +40,10 @@ def table_ops(stdout, heading="roofline over the profiled steps"):
         floor = lines[start + 2].split()
         if floor[:2] != ["call", "floor"] or not float(floor[2]) > 0:
             sys.exit(f"FAILED: no measured call floor under the roofline's header: {lines[start + 2]!r}")
+        # The cold calls: a median of calls after cache sweeps is never below the fastest hot call.
+        cold = re.search(r"that Scale ([\d.]+) us, the loss of 64 x 10 logits ([\d.]+) us$", lines[start + 2])
+        if not cold or float(cold.group(1)) < float(floor[2]) or not float(cold.group(2)) > 0:
+            sys.exit(f"FAILED: no cold calls measured beside the call floor: {lines[start + 2]!r}")
         start += 3  # the header's three lines
     else:
         start += 1

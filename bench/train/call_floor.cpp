@@ -42,7 +42,8 @@ ColdCalls cold_call_seconds(Device& device, int calls) {
   const Tensor logits = Tensor::from_vector<float>(device, AXON_FLOAT32, {64, 10}, std::span<const float>(values));
   const Tensor labels = Tensor::from_vector<int32_t>(device, AXON_INT32, {64}, std::span<const int32_t>(classes));
   Tensor loss(device, AXON_FLOAT32, {64}), dlogits(device, AXON_FLOAT32, {64, 10});
-  // Written, not only read, so no line of it is shared with what it evicts.
+  // Each pass writes every line of it: the sweep takes the place, in every
+  // cache, of the calls' code and data.
   std::vector<char> sweep(static_cast<size_t>(2 * std::max<int64_t>(last_level_cache_bytes(), int64_t{32} << 20)));
   const bool was_on = op_profiling();
   set_op_profiling(true);

@@ -2,6 +2,7 @@
 // through dispatch, timed as the training step's ops are (launch, wait,
 // read the clock). The roofline report's third roof: an op that moves a few
 // kilobytes cannot take less than this, whatever the memory's bandwidth.
+// Beside it, what such calls take cold, printed for the few-kilobyte ops.
 #pragma once
 
 #include <axon/device.hpp>

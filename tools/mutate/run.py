@@ -461,8 +461,7 @@ MUTATIONS += [
         "name": "padded conv rows at the image's width",
         "what": "a SAME convolution's tile reads its padded copy with the unpadded row stride (CPU forward and filter gradient)",
         "edits": [
-            (f"{CPU}/conv.cpp", "row[i] = pad + ((oh - oa) * g.sh * wp + ow * g.sw) * g.c;",
-             "row[i] = pad + ((oh - oa) * g.sh * g.w + ow * g.sw) * g.c;"),
+            (f"{CPU}/conv.cpp", "row_step = g.sh * row_floats;", "row_step = g.sh * g.w * g.c;"),
         ],
         "tests": KERNEL_TESTS,
     },

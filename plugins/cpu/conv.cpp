@@ -316,15 +316,14 @@ int64_t padded_floats(const ConvGeometry& g, int64_t rows) {
   return std::min(padded_image_floats(g), in_rows * padded_width(g) * g.c);
 }
 
-// The part of rows [r, e) in row r's image: rows [r, end), output rows
-// [oa, ob] of the image, padded input rows [ip0, ip1) they read.
+// The part of rows [r, e) in row r's image: rows [r, end), in output rows
+// [oa, ob] of the image, which read padded input rows [ip0, ip1).
 struct ImagePart {
-  int64_t n, end, oa, ip0, ip1;
+  int64_t n, end, ip0, ip1;
   ImagePart(const ConvGeometry& g, int64_t r, int64_t e) {
     const int64_t per_image = g.oh * g.ow, first = r / per_image * per_image;
     n = r / per_image, end = std::min(e, first + per_image);
-    oa = (r - first) / g.ow;
-    const int64_t ob = (end - 1 - first) / g.ow;
+    const int64_t oa = (r - first) / g.ow, ob = (end - 1 - first) / g.ow;
     ip0 = oa * g.sh, ip1 = ob * g.sh + (g.kh - 1) * g.dh + 1;
   }
 };

@@ -14,10 +14,11 @@
 // within a few u * S (measured: at most 4.1 u * S for the CPU plugin against
 // the reference on every shape of tests/kernels, the CNN's at batch 64
 // included, 7.9 in its Winograd F(4x2, 3x3) tiles, and at most 2.4 u * S for
-// TensorFlow's own outputs against float64; tests/goldens/tf/README.md). Power: any element off by more than
-// 16 u * S + u * |want| fails; at the CNN's shapes that is under 0.1% of a
-// typical value, so "one image of the batch ignored", "one filter tap
-// missing" and "bias missing" all fail (axon's tests/kernels/test_tolerance_power.cpp).
+// TensorFlow's own outputs against float64; tests/goldens/tf/README.md).
+// Power: any element off by more than 16 u * S + u * |want| fails; at the
+// CNN's shapes that is under 0.1% of a typical value, so "one image of the
+// batch ignored", "one filter tap missing" and "bias missing" all fail
+// (axon's tests/kernels/test_tolerance_power.cpp).
 //
 // Same-sign sums of many terms (say 10^4 positive products) can exceed this
 // in float32 (recursive summation then drifts like sqrt(terms) * u * S); the

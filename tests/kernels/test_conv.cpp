@@ -182,3 +182,31 @@ TEST_CASE("the conv comparison catches a one-tap error", "[conv][selftest]") {
   auto wrong = run_host(cpu(), "Conv2D", {x, w2}, {{2, 11, 11, 64}}, &a)[0];
   CHECK_FALSE(compare_sum(wrong, want, bound).ok);
 }
+
+TEST_CASE("CPU Winograd filter gradients from mostly zero gradients match the reference", "[conv][cpu][winograd]") {
+  // A relu or a max pooling after the convolution zeroes most of dy. The
+  // rounding of a Winograd sum follows its tiles' magnitudes while S shrinks
+  // with the zeros, so sparse gradients are the filter gradient's hardest case.
+  std::mt19937 rng(512);
+  for (const double kept : {0.5, 0.25, 0.1}) {
+    for (const ConvCase& k : {ConvCase{6, 28, 28, 16, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_SAME},
+                              ConvCase{8, 7, 7, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_SAME},
+                              ConvCase{3, 15, 13, 35, 3, 3, 24, 1, 1, 1, 1, AXON_PADDING_VALID}}) {
+      INFO(describe(k) << ", dy nonzero at " << kept);
+      axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), k.sh, k.sw, k.dh, k.dw, k.pad};
+      const int64_t oh = out_size(k.h, k.kh, k.sh, k.dh, k.pad), ow = out_size(k.w, k.kw, k.sw, k.dw, k.pad);
+      const std::vector<int64_t> xd{k.n, k.h, k.w, k.c}, wd{k.kh, k.kw, k.c, k.oc}, yd{k.n, oh, ow, k.oc};
+      HostTensor x{xd, random_floats(rng, numel(xd))}, dy{yd, random_floats(rng, numel(yd))};
+      std::bernoulli_distribution keep(kept);
+      for (float& v : dy.values)
+        if (!keep(rng)) v = 0.0f;
+      HostTensor ax{xd, abs_of(x.values)}, ady{yd, abs_of(dy.values)};
+      auto want = run_host(ref(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
+      auto bound = run_host(ref(), "Conv2DBackpropFilter", {ax, ady}, {wd}, &a)[0];
+      auto got = run_host(cpu(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
+      auto r = compare_sum(got, want, bound);
+      INFO("Conv2DBackpropFilter " << r.report);
+      CHECK(r.ok);
+    }
+  }
+}

@@ -30,6 +30,20 @@ std::string describe(const ConvCase& k) {
   return s.str();
 }
 
+// The CPU's `op` of `in` against the reference's, the bound from the
+// reference on the inputs' absolute values.
+void check_op(const char* op, const std::vector<HostTensor>& in, const std::vector<int64_t>& out,
+              const axon_conv2d_attrs& a) {
+  std::vector<HostTensor> abs_in;
+  for (const HostTensor& t : in) abs_in.push_back({t.dims, abs_of(t.values)});
+  auto want = run_host(ref(), op, in, {out}, &a)[0];
+  auto bound = run_host(ref(), op, abs_in, {out}, &a)[0];
+  auto got = run_host(cpu(), op, in, {out}, &a)[0];
+  auto r = compare_sum(got, want, bound);
+  INFO(op << " " << r.report);
+  CHECK(r.ok);
+}
+
 void check_case(const ConvCase& k, std::mt19937& rng) {
   INFO(describe(k));
   const int64_t oh = out_size(k.h, k.kh, k.sh, k.dh, k.pad), ow = out_size(k.w, k.kw, k.sw, k.dw, k.pad);
@@ -38,24 +52,10 @@ void check_case(const ConvCase& k, std::mt19937& rng) {
   axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), k.sh, k.sw, k.dh, k.dw, k.pad};
   const std::vector<int64_t> xd{k.n, k.h, k.w, k.c}, wd{k.kh, k.kw, k.c, k.oc}, yd{k.n, oh, ow, k.oc};
   HostTensor x{xd, random_floats(rng, numel(xd))}, w{wd, random_floats(rng, numel(wd))}, dy{yd, random_floats(rng, numel(yd))};
-  HostTensor ax{xd, abs_of(x.values)}, aw{wd, abs_of(w.values)}, ady{yd, abs_of(dy.values)};
+  HostTensor aw{wd, abs_of(w.values)}, ady{yd, abs_of(dy.values)};
 
-  {
-    auto want = run_host(ref(), "Conv2D", {x, w}, {yd}, &a)[0];
-    auto bound = run_host(ref(), "Conv2D", {ax, aw}, {yd}, &a)[0];
-    auto got = run_host(cpu(), "Conv2D", {x, w}, {yd}, &a)[0];
-    auto r = compare_sum(got, want, bound);
-    INFO("Conv2D " << r.report);
-    CHECK(r.ok);
-  }
-  {
-    auto want = run_host(ref(), "Conv2DBackpropInput", {dy, w}, {xd}, &a)[0];
-    auto bound = run_host(ref(), "Conv2DBackpropInput", {ady, aw}, {xd}, &a)[0];
-    auto got = run_host(cpu(), "Conv2DBackpropInput", {dy, w}, {xd}, &a)[0];
-    auto r = compare_sum(got, want, bound);
-    INFO("Conv2DBackpropInput " << r.report);
-    CHECK(r.ok);
-  }
+  check_op("Conv2D", {x, w}, yd, a);
+  check_op("Conv2DBackpropInput", {dy, w}, xd, a);
   {
     HostTensor dx0{xd, random_floats(rng, numel(xd))}, adx0{xd, abs_of(dx0.values)};
     auto want = run_host_in_place(ref(), "_Conv2DBackpropInputAccumulate", {dx0, dy, w}, &a);
@@ -68,14 +68,7 @@ void check_case(const ConvCase& k, std::mt19937& rng) {
     const auto separate = run_host(cpu(), "AddN", {dx0, part}, {xd})[0];
     CHECK(std::memcmp(got.data(), separate.data(), got.size() * sizeof(float)) == 0);
   }
-  {
-    auto want = run_host(ref(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
-    auto bound = run_host(ref(), "Conv2DBackpropFilter", {ax, ady}, {wd}, &a)[0];
-    auto got = run_host(cpu(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
-    auto r = compare_sum(got, want, bound);
-    INFO("Conv2DBackpropFilter " << r.report);
-    CHECK(r.ok);
-  }
+  check_op("Conv2DBackpropFilter", {x, dy}, wd, a);
 }
 
 }  // namespace
@@ -200,13 +193,7 @@ TEST_CASE("CPU Winograd filter gradients from mostly zero gradients match the re
       std::bernoulli_distribution keep(kept);
       for (float& v : dy.values)
         if (!keep(rng)) v = 0.0f;
-      HostTensor ax{xd, abs_of(x.values)}, ady{yd, abs_of(dy.values)};
-      auto want = run_host(ref(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
-      auto bound = run_host(ref(), "Conv2DBackpropFilter", {ax, ady}, {wd}, &a)[0];
-      auto got = run_host(cpu(), "Conv2DBackpropFilter", {x, dy}, {wd}, &a)[0];
-      auto r = compare_sum(got, want, bound);
-      INFO("Conv2DBackpropFilter " << r.report);
-      CHECK(r.ok);
+      check_op("Conv2DBackpropFilter", {x, dy}, wd, a);
     }
   }
 }

@@ -1,6 +1,7 @@
 // Winograd F(mh x mw, 3x3) convolutions (winograd.hpp). Output tiles of mh x
-// mw pixels (4x2 in the forward and the turned input gradient where tiles of
-// 4 rows cover no more rows than tiles of 2, else 2x2), (n, tile row, tile
+// mw pixels (4x2 where tiles of 4 rows cover no more rows than tiles of 2,
+// in the forward, the turned input gradient and the filter gradient of a
+// dense dy of 16 rows or more; else 2x2), (n, tile row, tile
 // column) in order, are cut into chunks fixed by the shapes alone; for each
 // chunk a pool thread, in its own scratch:
 //   forward    V = B^T d B per input tile and channel, then per transform
@@ -61,9 +62,10 @@ struct Matrices<4> {
   static constexpr float at[4][6] = {
       {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -0.5f, 0}, {0, 1, 1, 4, 0.25f, 0}, {0, 1, -1, 8, -0.125f, 1}};
 };
-// F(2x2)'s tiles: the filter gradient's, the adjoint input gradient's, and
-// where tiles of 4 rows would cover more rows (tile_height).
-constexpr int kM = 2, kA = kM + 2;
+// F(2x2)'s tiles: the adjoint input gradient's, the filter gradient's from
+// a pooled dy or of fewer than kGradientRows4x2 rows, and where tiles of 4
+// rows would cover more rows (tile_height).
+constexpr int kM = 2;
 
 // out = L1 in L2^T for L1 [R1, S1] and L2 [R2, S2] given by l1(i, k) and
 // l2(j, k) (compile-time constants once inlined and unrolled: zero terms
@@ -651,7 +653,8 @@ void adjoint_backprop_input(CpuDevice& d, const ConvGeometry& g, const Gradient&
 // were not measured faster (the transforms would run a few floats at a
 // time); the channel product cap keeps the transformed filter (16 C OC
 // floats) small. Tiles of 4x2 (tile_height) ran the forward and the input
-// gradient of 28x28x16 -> 16 and 7x7x64 -> 64 another 11-13% faster.
+// gradient of 28x28x16 -> 16 and 7x7x64 -> 64 another 11-13% faster, and
+// the filter gradient of 28x28x16 -> 16 11% (two threads, AVX-512 EPYC).
 bool use_winograd(const ConvGeometry& g, ConvPass pass) {
   if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1) return false;
   if (g.c < 16 || g.oc < 16 || g.c * g.oc > (int64_t{1} << 20)) return false;
@@ -718,10 +721,41 @@ void winograd_backprop_input(CpuDevice& d, const ConvGeometry& g, const float* d
 
 namespace {
 
+// Transform points of a tile at most, F(4x2)'s.
+constexpr int kMaxPoints = (kRows + 2) * (kM + 2);
+// The filter gradient takes tiles of 4x2 (tile_height) from a dense dy of
+// at least this many rows, else 2x2. Its rounding follows the tiles'
+// magnitudes while S shrinks with dy's zeros: with 90% of dy zero at
+// random, F(4x2) kept within 4.2 u S from 16 rows on (three seeds of the
+// kernel tests), but reached 7.6 at 12 rows and 9-11 at 7 and 8 (F(2x2):
+// 3.7 at most); from a pooled dy 15.5, so that keeps 2x2 tiles.
+constexpr int64_t kGradientRows4x2 = 16;
+
+// dw[(kh * 3 + kw) * size + i] = (G_h^T S G_w)[kh][kw] for i in [0, len), S_q
+// at sum[q * block + i]. Sixteen at a time as one vector type (SSE2 in this
+// file's build, as filter_transform): the same operations lane by lane as one float.
+template <int MH, int MW>
+void inverse_filter_transform(const float* sum, int64_t block, int64_t len, float* dw, int64_t size) {
+  constexpr int AH = MH + 2, AW = MW + 2;
+  auto inverse = [&](auto tag, int64_t i) {
+    using T = decltype(tag);
+    T t[AH][AW], o[3][3];
+    for (int q = 0; q < AH * AW; ++q) std::memcpy(&t[q / AW][q % AW], sum + q * block + i, sizeof(T));
+    sandwich<3, 3>([](int k, int q) { return Matrices<MH>::g[q][k]; }, [](int k, int q) { return Matrices<MW>::g[q][k]; },
+                   t, o);
+    for (int kh = 0; kh < 3; ++kh)
+      for (int kw = 0; kw < 3; ++kw) std::memcpy(dw + (kh * 3 + kw) * size + i, &o[kh][kw], sizeof(T));
+  };
+  int64_t i = 0;
+  for (; i + 16 <= len; i += 16) inverse(simd::Vec<16>::f{}, i);
+  for (; i < len; ++i) inverse(0.0f, i);
+}
+
 void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const Gradient& dy, float* dw) {
   // Chunks and groups in the whole grid's numbering, so skipping the tiles
   // without gradient leaves every sum's terms in the same order.
-  const Plan p = dy.live_in(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w));
+  const int mh = dy.pooled == nullptr && g.oh >= kGradientRows4x2 ? tile_height(g.oh) : kM;
+  const Plan p = dy.live_in(make_plan(g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.pad_h, g.pad_w, mh));
   const int64_t tiles = p.tiles(), chunk = chunk_tiles(p), q_count = p.points(), size = g.c * g.oc;
   const int64_t group = (tiles + kGradientGroups * chunk - 1) / (kGradientGroups * chunk) * chunk;
   const int64_t groups = (tiles + group - 1) / group;
@@ -745,7 +779,7 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const 
   // (ci, co) at a time, each sum a contiguous (vectorised) pass.
   constexpr int64_t kBlock = 256;
   d.pool().for_ranges(size, kBlock, parallel, [&](int, int64_t b, int64_t e) {
-    float sum[kA * kA * kBlock];
+    float sum[kMaxPoints * kBlock];
     const int64_t len = e - b;
     for (int64_t q = 0; q < q_count; ++q) {
       float* acc = sum + q * kBlock;
@@ -756,20 +790,7 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const 
         for (int64_t i = 0; i < len; ++i) acc[i] += part[i];
       }
     }
-    // Sixteen at a time as one vector type (SSE2 in this file's build, as
-    // filter_transform): the same operations lane by lane as one float.
-    auto inverse = [&](auto tag, int64_t i) {
-      using T = decltype(tag);
-      T t[kA][kA], o[3][3];
-      for (int q = 0; q < kA * kA; ++q) std::memcpy(&t[q / kA][q % kA], sum + q * kBlock + i, sizeof(T));
-      auto l = [](int k, int q) { return Matrices<kM>::g[q][k]; };
-      sandwich<3, 3>(l, l, t, o);
-      for (int kh = 0; kh < 3; ++kh)
-        for (int kw = 0; kw < 3; ++kw) std::memcpy(dw + (kh * 3 + kw) * size + b + i, &o[kh][kw], sizeof(T));
-    };
-    int64_t i = 0;
-    for (; i + 16 <= len; i += 16) inverse(simd::Vec<16>::f{}, i);
-    for (; i < len; ++i) inverse(0.0f, i);
+    with_tiles(p, [&]<int MH, int MW>() { inverse_filter_transform<MH, MW>(sum, kBlock, len, dw + b, size); });
   });
 }
 

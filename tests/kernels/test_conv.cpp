@@ -144,7 +144,8 @@ TEST_CASE("CPU Winograd convolutions match the reference", "[conv][cpu][winograd
   // 3x3 stride-1 convolutions with at least 16 input and output channels and
   // a 7x7 output run as Winograd (plugins/cpu/winograd.cpp): the forward and
   // the input gradient in tiles of 4x2 outputs where 4 rows tile them as
-  // tightly as 2 (7, 8, 12, 15, 27 rows here), else of 2x2 (9, 10 rows);
+  // tightly as 2 (7, 8, 12, 15, 27 rows here), the filter gradient too from
+  // 16 rows on (27), else in tiles of 2x2 (9, 10 rows);
   // odd sizes (partial tiles at the bottom and right edges), SAME and VALID
   // (the input gradient of VALID stays on im2col), batch > 1, channel counts
   // that are no multiple of a vector (the transforms' narrower vectors and
@@ -179,10 +180,15 @@ TEST_CASE("the conv comparison catches a one-tap error", "[conv][selftest]") {
 TEST_CASE("CPU Winograd filter gradients from mostly zero gradients match the reference", "[conv][cpu][winograd]") {
   // A relu or a max pooling after the convolution zeroes most of dy. The
   // rounding of a Winograd sum follows its tiles' magnitudes while S shrinks
-  // with the zeros, so sparse gradients are the filter gradient's hardest case.
+  // with the zeros, so sparse gradients are the filter gradient's hardest
+  // case: tiles of 4x2 from 16 output rows on (28, 24 and 16 rows here),
+  // 2x2 below (12 and 7 rows) and where 4 rows would tile more (13).
   std::mt19937 rng(512);
   for (const double kept : {0.5, 0.25, 0.1}) {
     for (const ConvCase& k : {ConvCase{6, 28, 28, 16, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_SAME},
+                              ConvCase{4, 24, 24, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_SAME},
+                              ConvCase{8, 16, 16, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_SAME},
+                              ConvCase{8, 12, 12, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_SAME},
                               ConvCase{8, 7, 7, 64, 3, 3, 64, 1, 1, 1, 1, AXON_PADDING_SAME},
                               ConvCase{3, 15, 13, 35, 3, 3, 24, 1, 1, 1, 1, AXON_PADDING_VALID}}) {
       INFO(describe(k) << ", dy nonzero at " << kept);

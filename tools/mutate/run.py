@@ -493,6 +493,17 @@ MUTATIONS += [
         "tests": LAYER_TESTS,
     },
     {
+        "name": "F(4x2) filter gradient inverted as F(2x2)",
+        "what": "the CPU's Winograd Conv2DBackpropFilter in tiles of 4x2 (dense dy, 16 rows or more) takes "
+        "dW = G^T S G with F(2x2)'s G down the rows too",
+        "edits": [
+            (f"{CPU}/winograd.cpp",
+             "with_tiles(p, [&]<int MH, int MW>() { inverse_filter_transform<MH, MW>(sum, kBlock, len, dw + b, size); });",
+             "inverse_filter_transform<kM, kM>(sum, kBlock, len, dw + b, size);"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
         "name": "Winograd filter gradient drops its last group",
         "what": "the CPU's Winograd Conv2DBackpropFilter adds all but the last group of tiles' partial sums",
         "edits": [

@@ -726,9 +726,9 @@ constexpr int kMaxPoints = (kRows + 2) * (kM + 2);
 // The filter gradient takes tiles of 4x2 (tile_height) from a dense dy of
 // at least this many rows, else 2x2. Its rounding follows the tiles'
 // magnitudes while S shrinks with dy's zeros: with 90% of dy zero at
-// random, F(4x2) kept within 4.2 u S from 16 rows on (three seeds of the
-// kernel tests), but reached 7.6 at 12 rows and 9-11 at 7 and 8 (F(2x2):
-// 3.7 at most); from a pooled dy 15.5, so that keeps 2x2 tiles.
+// random, F(4x2) kept within 5.4 u S from 16 rows on (four draws of the
+// kernel tests' data), but reached 7.6 at 12 rows and 9-11 at 7 and 8
+// (F(2x2): 4.4 at most); from a pooled dy 15.5, so that keeps 2x2 tiles.
 constexpr int64_t kGradientRows4x2 = 16;
 
 // dw[(kh * 3 + kw) * size + i] = (G_h^T S G_w)[kh][kw] for i in [0, len), S_q
@@ -741,8 +741,9 @@ void inverse_filter_transform(const float* sum, int64_t block, int64_t len, floa
     using T = decltype(tag);
     T t[AH][AW], o[3][3];
     for (int q = 0; q < AH * AW; ++q) std::memcpy(&t[q / AW][q % AW], sum + q * block + i, sizeof(T));
-    sandwich<3, 3>([](int k, int q) { return Matrices<MH>::g[q][k]; }, [](int k, int q) { return Matrices<MW>::g[q][k]; },
-                   t, o);
+    auto gh = [](int k, int q) { return Matrices<MH>::g[q][k]; };
+    auto gw = [](int k, int q) { return Matrices<MW>::g[q][k]; };
+    sandwich<3, 3>(gh, gw, t, o);
     for (int kh = 0; kh < 3; ++kh)
       for (int kw = 0; kw < 3; ++kw) std::memcpy(dw + (kh * 3 + kw) * size + i, &o[kh][kw], sizeof(T));
   };

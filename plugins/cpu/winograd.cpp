@@ -727,7 +727,7 @@ constexpr int kMaxPoints = (kRows + 2) * (kM + 2);
 // at least this many rows, else 2x2. Its rounding follows the tiles'
 // magnitudes while S shrinks with dy's zeros: with 90% of dy zero at
 // random, F(4x2) kept within 5.4 u S from 16 rows on (four draws of the
-// kernel tests' data), but reached 7.6 at 12 rows and 9-11 at 7 and 8
+// kernel tests' data), but reached 7.6 at 12 rows and 9-13.5 at 7 and 8
 // (F(2x2): 4.4 at most); from a pooled dy 15.5, so that keeps 2x2 tiles.
 constexpr int64_t kGradientRows4x2 = 16;
 

@@ -1,6 +1,6 @@
 # axon-apps: everything axon ships (the SDK's example plugins, core, API,
 # plugins, apps and the C++ examples) without the tests and benchmarks, so
-# the README's first command builds what the trainer needs in less than half
+# the README's first command builds what the trainer needs in about half
 # the time of the whole tree. Collected from the source directories, so a
 # new app or plugin joins it without a list to keep.
 function(axon_shipped_targets dir out)

@@ -52,12 +52,12 @@ void check_case(const ConvCase& k, std::mt19937& rng) {
   axon_conv2d_attrs a{sizeof(axon_conv2d_attrs), k.sh, k.sw, k.dh, k.dw, k.pad};
   const std::vector<int64_t> xd{k.n, k.h, k.w, k.c}, wd{k.kh, k.kw, k.c, k.oc}, yd{k.n, oh, ow, k.oc};
   HostTensor x{xd, random_floats(rng, numel(xd))}, w{wd, random_floats(rng, numel(wd))}, dy{yd, random_floats(rng, numel(yd))};
-  HostTensor aw{wd, abs_of(w.values)}, ady{yd, abs_of(dy.values)};
 
   check_op("Conv2D", {x, w}, yd, a);
   check_op("Conv2DBackpropInput", {dy, w}, xd, a);
   {
     HostTensor dx0{xd, random_floats(rng, numel(xd))}, adx0{xd, abs_of(dx0.values)};
+    const HostTensor aw{wd, abs_of(w.values)}, ady{yd, abs_of(dy.values)};
     auto want = run_host_in_place(ref(), "_Conv2DBackpropInputAccumulate", {dx0, dy, w}, &a);
     auto bound = run_host_in_place(ref(), "_Conv2DBackpropInputAccumulate", {adx0, ady, aw}, &a);
     auto got = run_host_in_place(cpu(), "_Conv2DBackpropInputAccumulate", {dx0, dy, w}, &a);

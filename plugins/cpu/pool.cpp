@@ -5,6 +5,7 @@
 #include "kernels.hpp"
 #include "simd.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -64,12 +65,147 @@ __attribute__((always_inline)) inline void max_pool_rows_body(const PoolGeometry
 AXON_CPU_DISPATCH(max_pool_rows, (const PoolGeometry& p, const float* x, float* y, int64_t r0, int64_t r1),
                   (p, x, y, r0, r1))
 
+// Taps of each output column's window clipped into the image:
+// taps[o * k + j] = the window's j-th column (row) clamped to its first or
+// last one inside. A clamped tap repeats its neighbour right before or
+// after it, which a first-maximum scan ignores (a tap never beats itself),
+// so every window folds exactly k taps.
+void clamped_taps(int64_t out, int64_t k, int64_t s, int64_t pad, int64_t in, int32_t* taps) {
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t j = 0; j < k; ++j)
+      taps[o * k + j] = static_cast<int32_t>(std::clamp(o * s - pad + j, std::max<int64_t>(o * s - pad, 0),
+                                                        std::min(o * s - pad + k, in) - 1));
+}
+
+// out[i] = the first maximum over j of src[j][i], j in [0, k), for i in [0,
+// n): W lanes at a time, then single floats (one `v > best ? v : best`, as
+// max_pool_rows takes each tap).
+template <int W, int K>
+__attribute__((always_inline)) inline void max_over(const float* const* src, int64_t k, float* out, int64_t n) {
+  using F = typename simd::Vec<W>::f;
+  if constexpr (K > 0) k = K;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    F best = simd::load<F>(src[0] + i);
+#pragma GCC unroll 4
+    for (int64_t j = 1; j < k; ++j) {
+      const F v = simd::load<F>(src[j] + i);
+      best = v > best ? v : best;
+    }
+    simd::store<F>(out + i, best);
+  }
+  for (; i < n; ++i) {
+    float best = src[0][i];
+    for (int64_t j = 1; j < k; ++j) best = src[j][i] > best ? src[j][i] : best;
+    out[i] = best;
+  }
+}
+
+// Whether any of p[0 .. n) is NaN: W lanes at a time, reduced once.
+template <int W>
+__attribute__((always_inline)) inline bool has_nan(const float* p, int64_t n) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  I seen{};
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const F v = simd::load<F>(p + i);
+    seen |= v != v;
+  }
+  bool any = false;
+  for (int l = 0; l < W; ++l) any = any || seen[l] != 0;
+  for (; i < n; ++i) any = any || p[i] != p[i];
+  return any;
+}
+
+// Output rows [r0, r1) of MaxPool where windows slide along the rows
+// (stride 1) and overlap down them (the Inception branch's 3x3 stride 1),
+// separably: each input row's maximum under each output column's window
+// (`row_max`, the rows the range reads: a stream along the row, whose
+// windows are the row shifted by one pixel per tap, and clamped taps at the
+// edges), then each output row the maximum of its windows' rows (clamped
+// rows: every output row folds kh of them). It keeps max_pool_rows' first
+// maximum in row-major order, hence its bits, unless a row's maximum is NaN
+// (its first tap is): the scan would look past that NaN at the row's other
+// taps. *exact is false then, and the caller runs max_pool_rows instead.
+template <int W, int K>
+__attribute__((always_inline)) inline void max_pool_sliding_rows_k(const PoolGeometry& p, const float* x, float* y,
+                                                                    const int32_t* row_taps, const int32_t* col_taps,
+                                                                    float* row_max, int64_t r0, int64_t r1,
+                                                                    bool* exact) {
+  const int64_t ch = p.c, kh = p.kh, kw = p.kw, row_floats = p.ow * ch;
+  // Output columns [lo, hi) have every tap inside the image.
+  const int64_t lo = std::min(p.ow, p.pad_w), hi = std::max(lo, std::min(p.ow, p.w - kw + 1 + p.pad_w));
+  const float* src[16];
+  bool nan_row = false;
+  for (int64_t row = r0; row < r1;) {
+    const int64_t n = row / p.oh, oh0 = row % p.oh, oh1 = std::min(p.oh, oh0 + (r1 - row));
+    const float* image = x + n * p.h * p.w * ch;
+    const int64_t ih0 = row_taps[oh0 * kh], ih1 = row_taps[(oh1 - 1) * kh + kh - 1] + 1;
+    for (int64_t ih = ih0; ih < ih1; ++ih) {
+      const float* in = image + ih * p.w * ch;
+      float* out = row_max + (ih - ih0) * row_floats;
+      auto edge = [&](int64_t ow) __attribute__((always_inline)) {
+        for (int64_t j = 0; j < kw; ++j) src[j] = in + col_taps[ow * kw + j] * ch;
+        max_over<W, K>(src, kw, out + ow * ch, ch);
+      };
+      for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
+      if (hi > lo) {
+        for (int64_t j = 0; j < kw; ++j) src[j] = in + (lo - p.pad_w + j) * ch;
+        max_over<W, K>(src, kw, out + lo * ch, (hi - lo) * ch);
+      }
+      for (int64_t ow = hi; ow < p.ow; ++ow) edge(ow);
+    }
+    nan_row = nan_row || has_nan<W>(row_max, (ih1 - ih0) * row_floats);
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+      for (int64_t i = 0; i < kh; ++i) src[i] = row_max + (row_taps[oh * kh + i] - ih0) * row_floats;
+      max_over<W, K>(src, kh, y + (n * p.oh + oh) * row_floats, row_floats);
+    }
+    row += oh1 - oh0;
+  }
+  *exact = !nan_row;
+}
+
+template <int W>
+__attribute__((always_inline)) inline void max_pool_sliding_rows_body(const PoolGeometry& p, const float* x, float* y,
+                                                                       const int32_t* row_taps,
+                                                                       const int32_t* col_taps, float* row_max,
+                                                                       int64_t r0, int64_t r1, bool* exact) {
+  if (p.kh == 3 && p.kw == 3)
+    return max_pool_sliding_rows_k<W, 3>(p, x, y, row_taps, col_taps, row_max, r0, r1, exact);
+  max_pool_sliding_rows_k<W, 0>(p, x, y, row_taps, col_taps, row_max, r0, r1, exact);
+}
+
+AXON_CPU_DISPATCH(max_pool_sliding_rows,
+                  (const PoolGeometry& p, const float* x, float* y, const int32_t* row_taps, const int32_t* col_taps,
+                   float* row_max, int64_t r0, int64_t r1, bool* exact),
+                  (p, x, y, row_taps, col_taps, row_max, r0, r1, exact))
+
 void max_pool(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
   const PoolGeometry p = pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
   // Chunks of whole output rows (n, oh).
   const int64_t rows = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, p.ow * p.c));
-  d.pool().for_ranges(p.n * p.oh, rows, y.numel() >= kSerialElements, [&](int, int64_t b, int64_t e) {
+  // The separable form wants windows that overlap down the rows and slide
+  // along them (max_pool_sliding_rows; up to 16 taps a side).
+  const bool overlapping = p.sh < p.kh && p.sw == 1 && p.kh <= 16 && p.kw <= 16;
+  std::vector<int32_t> row_taps, col_taps;
+  if (overlapping) {
+    row_taps.resize(static_cast<size_t>(p.oh * p.kh));
+    col_taps.resize(static_cast<size_t>(p.ow * p.kw));
+    clamped_taps(p.oh, p.kh, p.sh, p.pad_h, p.h, row_taps.data());
+    clamped_taps(p.ow, p.kw, p.sw, p.pad_w, p.w, col_taps.data());
+  }
+  d.pool().for_ranges(p.n * p.oh, rows, y.numel() >= kSerialElements, [&](int t, int64_t b, int64_t e) {
+    if (overlapping) {
+      // A range reads at most (e - b - 1) * sh + kh input rows of one image.
+      const int64_t rows_read = std::min(p.h, (e - b - 1) * p.sh + p.kh);
+      float* row_max = d.scratch(t, static_cast<size_t>(rows_read * p.ow * p.c));
+      bool exact = false;
+      max_pool_sliding_rows(p, x.data<float>(), y.data<float>(), row_taps.data(), col_taps.data(), row_max, b, e,
+                            &exact);
+      if (exact) return;
+    }
     max_pool_rows(p, x.data<float>(), y.data<float>(), b, e);
   });
 }
@@ -122,43 +258,55 @@ AXON_CPU_DISPATCH(max_pool_grad_image,
                   (p, image, dy, grad, tiles))
 
 // One image of MaxPoolGrad for 3x3 windows at stride 1 (overlapping: each
-// pixel is in up to nine windows), channels [c0, c0 + lanes of V); dx starts
-// cleared. Along an output row the windows slide one column at a time, so
-// the gradients for the 3x3 pixels under the current window stay in
-// registers and a column of three is added into dx when the window leaves
-// it: three read-modify-writes per window instead of nine. Each dx element
-// gets, per output row, the sum of its windows' gradients in window order
-// added to it, rows in order. V is a vector of floats (I its int32 lanes) or
-// one float (I int32_t), in the same order: the same bits on every
-// instruction set and thread count.
+// pixel is in up to nine windows), channels [c0, c0 + lanes of V); taps_won:
+// each window's winning tap (argmax_3x3), or nullptr to scan for it. Along
+// an output row the windows slide one column at a time, so the gradients
+// for the 3x3 pixels under the current window stay in registers and a
+// column of three is added into dx when the window leaves it: three
+// read-modify-writes per window instead of nine. Each dx element gets, per
+// output row, the sum of its windows' gradients in window order added to
+// it, rows in order; the first output row to reach it (the first, or the
+// window's bottom row) stores its sum instead, so dx needs no clearing (a
+// sum from +0 is never -0, so this stores the bits 0 + sum would). V is a
+// vector of floats (I its int32 lanes) or one float (I int32_t), in the same
+// order: the same bits on every instruction set and thread count.
 template <class V, class I>
 __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeometry& p, const float* image,
-                                                                    const float* dy, float* grad, int64_t c0) {
+                                                                    const float* dy, const int32_t* taps_won,
+                                                                    float* grad, int64_t c0) {
   const int64_t ch = p.c;
   auto at = [&](int64_t ih, int64_t iw) { return (ih * p.w + iw) * ch + c0; };
   for (int64_t oh = 0; oh < p.oh; ++oh) {
     const int64_t top = oh - p.pad_h;
     bool row_in[3];
     for (int i = 0; i < 3; ++i) row_in[i] = top + i >= 0 && top + i < p.h;
+    const bool first[3] = {oh == 0, oh == 0, true};
     V acc[3][3] = {};
     // The column iw leaves the windows: its three sums go into dx.
     auto flush = [&](int64_t iw, int j) {
       if (iw < 0 || iw >= p.w) return;
-      for (int i = 0; i < 3; ++i)
-        if (row_in[i]) simd::store<V>(grad + at(top + i, iw), simd::load<V>(grad + at(top + i, iw)) + acc[i][j]);
+      for (int i = 0; i < 3; ++i) {
+        float* out = grad + at(top + i, iw);
+        if (row_in[i]) simd::store<V>(out, first[i] ? acc[i][j] : simd::load<V>(out) + acc[i][j]);
+      }
     };
     for (int64_t ow = 0; ow < p.ow; ++ow) {
       const int64_t left = ow - p.pad_w;
-      const Window win = window(p, oh, ow);
-      V best = simd::load<V>(image + at(win.h0, win.w0));
-      I won = I{} + int32_t((win.h0 - top) * 3 + (win.w0 - left));
-      for (int64_t ih = win.h0; ih < win.h1; ++ih)
-        for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-          const V v = simd::load<V>(image + at(ih, iw));
-          const auto more = v > best;
-          best = more ? v : best;
-          won = more ? I{} + int32_t((ih - top) * 3 + (iw - left)) : won;
-        }
+      I won;
+      if (taps_won != nullptr) {
+        std::memcpy(&won, taps_won + (oh * p.ow + ow) * ch + c0, sizeof won);
+      } else {
+        const Window win = window(p, oh, ow);
+        V best = simd::load<V>(image + at(win.h0, win.w0));
+        won = I{} + int32_t((win.h0 - top) * 3 + (win.w0 - left));
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+            const V v = simd::load<V>(image + at(ih, iw));
+            const auto more = v > best;
+            best = more ? v : best;
+            won = more ? I{} + int32_t((ih - top) * 3 + (iw - left)) : won;
+          }
+      }
       const V g = simd::load<V>(dy + (oh * p.ow + ow) * ch + c0);
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) acc[i][j] += won == i * 3 + j ? g : V{};
@@ -171,17 +319,108 @@ __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeo
   }
 }
 
+// For one image of a sliding 3x3 pooling, taps_won[(oh * ow + ow') * c +
+// ci] = each window's first maximum as max_pool_grad_3x3_lanes numbers it,
+// (row - top) * 3 + (column - left), found as max_pool_sliding_rows finds
+// the maximum: per input row the first maximum under each output column's
+// window and its column (`row_max`, `row_won`), then per output the first
+// of its rows' maxima. False, leaving the scan to decide, where a row's
+// maximum is NaN (as there).
+template <int W>
+__attribute__((always_inline)) inline void argmax_3x3_body(const PoolGeometry& p, const float* image,
+                                                            const int32_t* row_taps, const int32_t* col_taps,
+                                                            float* row_max, int32_t* row_won, int32_t* taps_won,
+                                                            bool* exact) {
+  using F = typename simd::Vec<W>::f;
+  using I = typename simd::Vec<W>::i;
+  constexpr int K = 3;
+  const int64_t ch = p.c, row_floats = p.ow * ch;
+  const int64_t lo = std::min(p.ow, p.pad_w), hi = std::max(lo, std::min(p.ow, p.w - K + 1 + p.pad_w));
+  // out[i], won[i] = the first maximum of src[j][i] over j and add[j] + (from
+  // == nullptr ? 0 : from[j][i]) of the j that holds it, for i in [0, n).
+  auto fold = [&](const float* const* src, const int32_t* const* from, const int32_t* add, float* out, int32_t* won,
+                  int64_t n) __attribute__((always_inline)) {
+    auto index = [&](int j, int64_t i, auto lanes) __attribute__((always_inline)) {
+      using T = decltype(lanes);
+      T t{};
+      if (from != nullptr) std::memcpy(&t, from[j] + i, sizeof t);
+      return t + add[j];
+    };
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      F best = simd::load<F>(src[0] + i);
+      I at = index(0, i, I{});
+#pragma GCC unroll 3
+      for (int j = 1; j < K; ++j) {
+        const F v = simd::load<F>(src[j] + i);
+        const auto more = v > best;
+        best = more ? v : best;
+        at = more ? index(j, i, I{}) : at;
+      }
+      if (out != nullptr) simd::store<F>(out + i, best);
+      std::memcpy(won + i, &at, sizeof at);
+    }
+    for (; i < n; ++i) {
+      float best = src[0][i];
+      int32_t at = index(0, i, int32_t{});
+      for (int j = 1; j < K; ++j)
+        if (src[j][i] > best) best = src[j][i], at = index(j, i, int32_t{});
+      if (out != nullptr) out[i] = best;
+      won[i] = at;
+    }
+  };
+  const float* src[K];
+  const int32_t* from[K];
+  int32_t add[K];
+  for (int64_t ih = 0; ih < p.h; ++ih) {
+    const float* in = image + ih * p.w * ch;
+    float* out = row_max + ih * row_floats;
+    int32_t* won = row_won + ih * row_floats;
+    auto edge = [&](int64_t ow) __attribute__((always_inline)) {
+      for (int j = 0; j < K; ++j) {
+        src[j] = in + col_taps[ow * K + j] * ch;
+        add[j] = static_cast<int32_t>(col_taps[ow * K + j] - (ow - p.pad_w));
+      }
+      fold(src, nullptr, add, out + ow * ch, won + ow * ch, ch);
+    };
+    for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
+    if (hi > lo) {
+      for (int j = 0; j < K; ++j) src[j] = in + (lo - p.pad_w + j) * ch, add[j] = j;
+      fold(src, nullptr, add, out + lo * ch, won + lo * ch, (hi - lo) * ch);
+    }
+    for (int64_t ow = hi; ow < p.ow; ++ow) edge(ow);
+  }
+  *exact = !has_nan<W>(row_max, p.h * row_floats);
+  if (!*exact) return;
+  for (int64_t oh = 0; oh < p.oh; ++oh) {
+    for (int i = 0; i < K; ++i) {
+      const int64_t ih = row_taps[oh * K + i];
+      src[i] = row_max + ih * row_floats;
+      from[i] = row_won + ih * row_floats;
+      add[i] = static_cast<int32_t>((ih - (oh - p.pad_h)) * K);
+    }
+    fold(src, from, add, nullptr, taps_won + oh * row_floats, row_floats);
+  }
+}
+
+AXON_CPU_DISPATCH(argmax_3x3,
+                  (const PoolGeometry& p, const float* image, const int32_t* row_taps, const int32_t* col_taps,
+                   float* row_max, int32_t* row_won, int32_t* taps_won, bool* exact),
+                  (p, image, row_taps, col_taps, row_max, row_won, taps_won, exact))
+
 template <int W>
 __attribute__((always_inline)) inline void max_pool_grad_3x3_image_body(const PoolGeometry& p, const float* image,
-                                                                         const float* dy, float* grad) {
+                                                                         const float* dy, const int32_t* taps_won,
+                                                                         float* grad) {
   simd::for_channel_blocks<W>(p.c, [&](auto lanes, int64_t c0) __attribute__((always_inline)) {
     using V = decltype(lanes);
-    max_pool_grad_3x3_lanes<V, IntLanes<V>>(p, image, dy, grad, c0);
+    max_pool_grad_3x3_lanes<V, IntLanes<V>>(p, image, dy, taps_won, grad, c0);
   });
 }
 
-AXON_CPU_DISPATCH(max_pool_grad_3x3_image, (const PoolGeometry& p, const float* image, const float* dy, float* grad),
-                  (p, image, dy, grad))
+AXON_CPU_DISPATCH(max_pool_grad_3x3_image,
+                  (const PoolGeometry& p, const float* image, const float* dy, const int32_t* taps_won, float* grad),
+                  (p, image, dy, taps_won, grad))
 
 // Each window's gradient goes to its first maximum. Windows may overlap, so
 // threads own whole images and scatter into them alone.
@@ -195,21 +434,38 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
   AXON_CHECK(image_size < (int64_t{1} << 31), "%s: x %s: the CPU plugin takes images of fewer than 2^31 elements",
              c.op(), x.shape_string().c_str());
   // When the windows tile the image exactly, each window writes its own
-  // pixels (no clearing pass, no read-modify-write); otherwise dx is cleared
-  // first and windows add into it.
+  // pixels (no clearing pass, no read-modify-write); the sliding 3x3 path
+  // stores each element's first sum; otherwise dx is cleared first and
+  // windows add into it.
   const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0 && p.oh * p.kh == p.h &&
                      p.ow * p.kw == p.w;
   const bool sliding_3x3 = p.kh == 3 && p.kw == 3 && p.sh == 1 && p.sw == 1;
+  std::vector<int32_t> row_taps, col_taps;
+  if (sliding_3x3) {
+    row_taps.resize(static_cast<size_t>(p.oh * 3));
+    col_taps.resize(static_cast<size_t>(p.ow * 3));
+    clamped_taps(p.oh, 3, 1, p.pad_h, p.h, row_taps.data());
+    clamped_taps(p.ow, 3, 1, p.pad_w, p.w, col_taps.data());
+  }
   const int64_t images = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, image_size));
-  d.pool().for_ranges(p.n, images, dx.numel() >= kSerialElements, [&](int, int64_t n0, int64_t n1) {
-    if (!tiles) std::memset(dxp + n0 * image_size, 0, sizeof(float) * static_cast<size_t>((n1 - n0) * image_size));
+  d.pool().for_ranges(p.n, images, dx.numel() >= kSerialElements, [&](int t, int64_t n0, int64_t n1) {
+    if (!tiles && !sliding_3x3)
+      std::memset(dxp + n0 * image_size, 0, sizeof(float) * static_cast<size_t>((n1 - n0) * image_size));
+    // The argmax pass's rows (maxima and their columns) and its windows' taps, in 32-bit lanes.
+    const int64_t row_floats = p.ow * ch;
+    float* row_max = sliding_3x3 ? d.scratch(t, static_cast<size_t>((2 * p.h + p.oh) * row_floats)) : nullptr;
+    int32_t* row_won = reinterpret_cast<int32_t*>(row_max + p.h * row_floats);
+    int32_t* taps_won = row_won + p.h * row_floats;
     for (int64_t n = n0; n < n1; ++n) {
       const float* image = xp + n * image_size;
       const float* g = dyp + n * p.oh * p.ow * ch;
-      if (sliding_3x3)
-        max_pool_grad_3x3_image(p, image, g, dxp + n * image_size);
-      else
+      if (!sliding_3x3) {
         max_pool_grad_image(p, image, g, dxp + n * image_size, tiles);
+        continue;
+      }
+      bool exact = false;
+      argmax_3x3(p, image, row_taps.data(), col_taps.data(), row_max, row_won, taps_won, &exact);
+      max_pool_grad_3x3_image(p, image, g, exact ? taps_won : nullptr, dxp + n * image_size);
     }
   });
 }

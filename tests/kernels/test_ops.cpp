@@ -10,6 +10,7 @@
 //  |cpu - ref| <= 1e-6 (1 + |ref|): SparseSoftmaxCrossEntropyWithLogits, ApplyAdam
 #include "kernel_test_util.hpp"
 
+#include <cstring>
 #include <limits>
 
 #include <algorithm>
@@ -89,6 +90,47 @@ TEST_CASE("3x3 stride-1 max pooling matches the reference", "[pool][cpu]") {
         auto want = run_host(ref(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
         auto bound = run_host(ref(), "MaxPoolGrad", {x, yt, HostTensor{yd, abs_of(dy.values)}}, {xd}, &a)[0];
         auto r = compare_sum(run_host(cpu(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0], want, bound);
+        INFO(r.report);
+        CHECK(r.ok);
+      }
+}
+
+TEST_CASE("max pooling keeps the reference's first maximum bit for bit: NaN and signed zeros", "[pool][cpu]") {
+  // Values from {-1, -0, +0, 1} and NaNs of distinct payloads: a window's
+  // output is one of its taps, the first maximum in row-major order, NaN
+  // only where the first tap is. The CPU folds overlapping windows row by
+  // row; a NaN heading a row of taps sends it back to the scan.
+  std::mt19937 rng(41);
+  auto nan_with = [](uint32_t payload) {
+    const uint32_t bits = 0x7fc00000u | (payload & 0x3fffffu);
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  };
+  const std::vector<std::array<int, 4>> windows{{3, 3, 1, 1}, {2, 2, 1, 1}, {3, 2, 1, 1}, {3, 3, 2, 1}, {2, 2, 2, 2}};
+  for (const auto& [kh, kw, sh, sw] : windows)
+    for (axon_padding pad : {AXON_PADDING_SAME, AXON_PADDING_VALID})
+      for (int nan_percent : {0, 2, 30}) {
+        const int64_t n = 2, h = 9, w = 11, c = 19;
+        const int64_t oh = pad == AXON_PADDING_SAME ? (h + sh - 1) / sh : (h - kh) / sh + 1;
+        const int64_t ow = pad == AXON_PADDING_SAME ? (w + sw - 1) / sw : (w - kw) / sw + 1;
+        INFO("window " << kh << "x" << kw << " stride " << sh << "," << sw << (pad ? " SAME" : " VALID") << ", "
+                       << nan_percent << "% NaN");
+        axon_pool_attrs a{sizeof(axon_pool_attrs), kh, kw, sh, sw, pad};
+        std::vector<int64_t> xd{n, h, w, c}, yd{n, oh, ow, c};
+        HostTensor x{xd, std::vector<float>(static_cast<size_t>(numel(xd)))};
+        const float values[4] = {-1.0f, -0.0f, 0.0f, 1.0f};
+        for (auto& v : x.values)
+          v = int(rng() % 100) < nan_percent ? nan_with(static_cast<uint32_t>(rng())) : values[rng() % 4];
+        auto want = run_host(ref(), "MaxPool", {x}, {yd}, &a)[0];
+        auto got = run_host(cpu(), "MaxPool", {x}, {yd}, &a)[0];
+        REQUIRE(got.size() == want.size());
+        CHECK(std::memcmp(got.data(), want.data(), 4 * got.size()) == 0);
+        // The gradient follows the same taps: any other choice moves a whole dy.
+        HostTensor yt{yd, want}, dy{yd, random_floats(rng, numel(yd))};
+        auto dx_want = run_host(ref(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
+        auto bound = run_host(ref(), "MaxPoolGrad", {x, yt, HostTensor{yd, abs_of(dy.values)}}, {xd}, &a)[0];
+        auto r = compare_sum(run_host(cpu(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0], dx_want, bound);
         INFO(r.report);
         CHECK(r.ok);
       }

@@ -164,6 +164,29 @@ MUTATIONS = [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "separable MaxPool past a NaN row",
+        "what": "the CPU's separable MaxPool (windows overlapping down the rows) keeps its result where a row's maximum "
+                "is NaN instead of handing the rows to the scan",
+        "edits": [(f"{CPU}/pool.cpp", "  *exact = !nan_row;", "  *exact = true;")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "separable argmax without column offsets",
+        "what": "the CPU's 3x3 stride-1 MaxPoolGrad names each window's winner by its row alone (the interior "
+                "columns' offsets 0)",
+        "edits": [(f"{CPU}/pool.cpp", "src[j] = in + (lo - p.pad_w + j) * ch, add[j] = j;",
+                   "src[j] = in + (lo - p.pad_w + j) * ch, add[j] = 0;")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "sliding MaxPoolGrad stores every row's sums",
+        "what": "the CPU's 3x3 stride-1 MaxPoolGrad stores each output row's sums into dx instead of adding all but "
+                "the first",
+        "edits": [(f"{CPU}/pool.cpp", "const bool first[3] = {oh == 0, oh == 0, true};",
+                   "const bool first[3] = {true, true, true};")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "four-column transposed product stored unpermuted",
         "what": "the CPU filter gradient into 4 channels stores its sums' lanes (o * L + p) as out's (p * N + o)",
         "edits": [

@@ -439,6 +439,7 @@ void conv2d_into(CpuDevice& d, const ConvGeometry& g, const float* xp, const flo
   if (use_winograd(g, ConvPass::forward)) return winograd_conv2d(d, g, xp, w, yp, ep);
   const bool parallel = m * k * oc >= kSerialMacs;
   if (planar_conv_applies(g)) return planar_conv2d(d, g, xp, w, yp, ep, parallel);
+  if (one_channel_conv_applies(g)) return one_channel_conv2d(d, g, xp, w, yp, ep, parallel);
   const int64_t tile = tile_rows(k);
   const ConvTaps taps = conv_taps(d, g);
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t, int64_t b, int64_t e) {

@@ -50,6 +50,14 @@ bool planar_conv_applies(const ConvGeometry& g);
 void planar_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y, const Epilogue& ep,
                    bool parallel);
 
+// Stride-1 convolutions of a one-channel image (a grey image's first
+// layer), output channels in the vector lanes, from a zero-padded plane of
+// each image (conv_one_channel.cpp); bit-identical to conv_rows' gathered
+// kernels; conv2d_into takes this path where one_channel_conv_applies.
+bool one_channel_conv_applies(const ConvGeometry& g);
+void one_channel_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, float* y,
+                        const Epilogue& ep, bool parallel);
+
 // Conv2DBackpropFilter and Conv2DBackpropInput on raw buffers (shapes checked
 // by the caller). Both use the device's partials() scratch. accumulate: dx
 // += the gradient (_Conv2DBackpropInputAccumulate, AddN's bits; also uses

@@ -187,6 +187,23 @@ MUTATIONS = [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "one-channel convolution sums taps column by column",
+        "what": "the CPU's convolution of a one-channel image adds its taps' products in (kw, kh) order, not the "
+                "gathered kernels' (kh, kw)",
+        "edits": [(f"{CPU}/conv_one_channel.cpp",
+                   """  for (int64_t kh = 0; kh < kh_n; ++kh) {
+    const float* row = rows[kh] + ow0;
+    for (int64_t kw = 0; kw < kw_n; ++kw)
+      for (int i = 0; i < R; ++i) acc[i] += splat<F>(row + kw + i) * wt[kh * kw_n + kw];
+  }""",
+                   """  for (int64_t kw = 0; kw < kw_n; ++kw)
+    for (int64_t kh = 0; kh < kh_n; ++kh) {
+      const float* row = rows[kh] + ow0;
+      for (int i = 0; i < R; ++i) acc[i] += splat<F>(row + kw + i) * wt[kh * kw_n + kw];
+    }""")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "four-column transposed product stored unpermuted",
         "what": "the CPU filter gradient into 4 channels stores its sums' lanes (o * L + p) as out's (p * N + o)",
         "edits": [

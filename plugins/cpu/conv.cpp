@@ -598,8 +598,20 @@ void backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* xp, DyRow
 
   // One partial dW per chunk of rows, added in chunk order afterwards.
   float* partials = chunks == 1 ? out : d.partials(static_cast<size_t>(chunks * size));
+  const bool one_channel = one_channel_filter_applies(g);
   d.pool().for_tapered_ranges(m, tile, parallel, [&](int t, int64_t chunk, int64_t b, int64_t e) {
     float* acc = partials + chunk * size;
+    if (one_channel) {  // the same sums as the gathered kernels', from a plane of each image
+      if (dy.dense != nullptr) return one_channel_filter_sums(d, t, g, xp, b, e, dy.dense + b * oc, acc, false);
+      const int64_t step = fill_tile_rows(oc);
+      float* dz = d.tile(t, static_cast<size_t>(step * oc));
+      for (int64_t r = b; r < e; r += step) {
+        const int64_t r1 = std::min(e, r + step);
+        (*dy.fill)(r, r1, dz);
+        one_channel_filter_sums(d, t, g, xp, r, r1, dz, acc, r > b);
+      }
+      return;
+    }
     const TileScratch sc = direct ? TileScratch{} : tile_scratch(d, t, tile, k, g);
     if (!direct && gather_rows(g, taps, xp, b, e, sc, false)) {
       const Gather rows{sc.row, taps.direct, k, gather_run(g)};

@@ -13,7 +13,9 @@
 // gathered kernels' exact sequence, so the results are bit-identical to
 // theirs (tests/kernels compare _FusedConv2D, here, with the fused
 // conv+pool op's gathered rows bit for bit) and independent of the thread
-// count.
+// count. The filter gradient (Conv2DBackpropFilter, and the fused conv+pool
+// gradient's) sums rows in order from the same plane, as the gathered tn
+// kernel does.
 #include "conv.hpp"
 #include "simd.hpp"
 
@@ -105,6 +107,59 @@ AXON_CPU_DISPATCH(one_channel_image,
                   (const ConvGeometry& g, const float* plane, const float* w, float* y, const Epilogue& ep),
                   (g, plane, w, y, ep))
 
+// Filters of at most this many taps take the filter gradient here: one
+// accumulator vector per tap, with the gradient's and a tap's vector, in
+// AVX2's 16 registers.
+constexpr int64_t kMaxGradientTaps = 9;
+
+// acc[(kh * KW + kw) * oc + o] (+)= the sum over rows r in [r0, r1) (r =
+// (n, oh, ow)) of x's tap (kh, kw) of row r times dy[r - r0][o], a channel
+// block at a time, rows in order: each element's multiply-adds in the
+// gathered tn kernel's order (small_gemm.hpp), so its bits (compared with
+// it when this was written: four shapes, AVX-512 and AVX2, one and two
+// threads). The plane is refilled as the rows enter each image. The fused
+// conv+pool gradient takes this path too, so its filter gradient keeps the
+// bits of Conv2DBackpropFilter's (tests/kernels compare them).
+template <int W, int KH, int KW>
+__attribute__((always_inline)) inline void filter_sums(const ConvGeometry& g, const float* x, int64_t r0, int64_t r1,
+                                                       const float* dy, float* acc, bool accumulate, float* plane) {
+  const Plane s = plane_of(g);
+  const int64_t kh_n = KH > 0 ? KH : g.kh, kw_n = KW > 0 ? KW : g.kw, taps = kh_n * kw_n;
+  simd::for_channel_blocks<W>(g.oc, [&](auto lanes, int64_t c0) __attribute__((always_inline)) {
+    using F = decltype(lanes);
+    F sum[kMaxGradientTaps];
+    for (int64_t t = 0; t < taps; ++t) sum[t] = accumulate ? simd::load<F>(acc + t * g.oc + c0) : F{};
+    for (int64_t r = r0; r < r1;) {
+      const int64_t n = r / (g.oh * g.ow), in_image = r % (g.oh * g.ow);
+      const int64_t end = std::min(r1, r - in_image + g.oh * g.ow);
+      fill_plane(g, s, x + n * g.h * g.w, plane);
+      for (int64_t oh = in_image / g.ow, ow = in_image % g.ow; r < end; ++oh, ow = 0) {
+        const float* rows[kMaxGradientTaps];
+        for (int64_t kh = 0; kh < kh_n; ++kh) rows[kh] = plane + (oh + kh) * s.cols;
+        for (; ow < g.ow && r < end; ++ow, ++r) {
+          const F dv = simd::load<F>(dy + (r - r0) * g.oc + c0);
+          for (int64_t kh = 0; kh < kh_n; ++kh)
+            for (int64_t kw = 0; kw < kw_n; ++kw) sum[kh * kw_n + kw] += splat<F>(rows[kh] + ow + kw) * dv;
+        }
+      }
+    }
+    for (int64_t t = 0; t < taps; ++t) simd::store<F>(acc + t * g.oc + c0, sum[t]);
+  });
+}
+
+template <int W>
+__attribute__((always_inline)) inline void plane_filter_sums_body(const ConvGeometry& g, const float* x,
+                                                                         int64_t r0, int64_t r1, const float* dy,
+                                                                         float* acc, bool accumulate, float* plane) {
+  if (g.kh == 3 && g.kw == 3) return filter_sums<W, 3, 3>(g, x, r0, r1, dy, acc, accumulate, plane);
+  filter_sums<W, 0, 0>(g, x, r0, r1, dy, acc, accumulate, plane);
+}
+
+AXON_CPU_DISPATCH(plane_filter_sums,
+                  (const ConvGeometry& g, const float* x, int64_t r0, int64_t r1, const float* dy, float* acc,
+                   bool accumulate, float* plane),
+                  (g, x, r0, r1, dy, acc, accumulate, plane))
+
 }  // namespace
 
 bool one_channel_conv_applies(const ConvGeometry& g) {
@@ -126,6 +181,20 @@ void one_channel_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, con
       one_channel_image(g, plane, w, y + n * image_out, ep);
     }
   });
+}
+
+}  // namespace axon::cpu
+
+namespace axon::cpu {
+
+bool one_channel_filter_applies(const ConvGeometry& g) {
+  return one_channel_conv_applies(g) && g.kh * g.kw <= kMaxGradientTaps;
+}
+
+void one_channel_filter_sums(CpuDevice& d, int t, const ConvGeometry& g, const float* x, int64_t r0, int64_t r1,
+                             const float* dy, float* acc, bool accumulate) {
+  const Plane s = plane_of(g);
+  plane_filter_sums(g, x, r0, r1, dy, acc, accumulate, d.scratch(t, static_cast<size_t>(s.rows * s.cols)));
 }
 
 }  // namespace axon::cpu

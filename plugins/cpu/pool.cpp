@@ -278,16 +278,18 @@ __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeo
   auto at = [&](int64_t ih, int64_t iw) { return (ih * p.w + iw) * ch + c0; };
   for (int64_t oh = 0; oh < p.oh; ++oh) {
     const int64_t top = oh - p.pad_h;
-    bool row_in[3];
-    for (int i = 0; i < 3; ++i) row_in[i] = top + i >= 0 && top + i < p.h;
+    // dx's rows under the windows (nullptr outside the image).
+    float* rows[3];
+    for (int i = 0; i < 3; ++i) rows[i] = top + i >= 0 && top + i < p.h ? grad + at(top + i, 0) : nullptr;
     const bool first[3] = {oh == 0, oh == 0, true};
     V acc[3][3] = {};
     // The column iw leaves the windows: its three sums go into dx.
     auto flush = [&](int64_t iw, int j) {
       if (iw < 0 || iw >= p.w) return;
       for (int i = 0; i < 3; ++i) {
-        float* out = grad + at(top + i, iw);
-        if (row_in[i]) simd::store<V>(out, first[i] ? acc[i][j] : simd::load<V>(out) + acc[i][j]);
+        if (rows[i] == nullptr) continue;
+        float* out = rows[i] + iw * ch;
+        simd::store<V>(out, first[i] ? acc[i][j] : simd::load<V>(out) + acc[i][j]);
       }
     };
     for (int64_t ow = 0; ow < p.ow; ++ow) {
@@ -308,8 +310,9 @@ __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeo
           }
       }
       const V g = simd::load<V>(dy + (oh * p.ow + ow) * ch + c0);
+      // Added where the tap won, kept elsewhere (the bits of + 0: no sum is -0).
       for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) acc[i][j] += won == i * 3 + j ? g : V{};
+        for (int j = 0; j < 3; ++j) acc[i][j] = won == i * 3 + j ? acc[i][j] + g : acc[i][j];
       flush(left, 0);
       for (int i = 0; i < 3; ++i) acc[i][0] = acc[i][1], acc[i][1] = acc[i][2], acc[i][2] = V{};
     }
@@ -338,34 +341,39 @@ __attribute__((always_inline)) inline void argmax_3x3_body(const PoolGeometry& p
   const int64_t lo = std::min(p.ow, p.pad_w), hi = std::max(lo, std::min(p.ow, p.w - K + 1 + p.pad_w));
   // out[i], won[i] = the first maximum of src[j][i] over j and add[j] + (from
   // == nullptr ? 0 : from[j][i]) of the j that holds it, for i in [0, n).
-  auto fold = [&](const float* const* src, const int32_t* const* from, const int32_t* add, float* out, int32_t* won,
-                  int64_t n) __attribute__((always_inline)) {
-    auto index = [&](int j, int64_t i, auto lanes) __attribute__((always_inline)) {
-      using T = decltype(lanes);
-      T t{};
-      if (from != nullptr) std::memcpy(&t, from[j] + i, sizeof t);
-      return t + add[j];
+  // Rows (from == nullptr: the indices are add[j] alone) write out and won;
+  // outputs (from given) only won.
+  auto fold = [&](auto rows, const float* const* src, const int32_t* const* from, const int32_t* add, float* out,
+                  int32_t* won, int64_t n) __attribute__((always_inline)) {
+    constexpr bool kRows = decltype(rows)::value;
+    I adds[K];
+    for (int j = 0; j < K; ++j) adds[j] = simd::splat<I>(add[j]);
+    auto index = [&](int j, int64_t i) __attribute__((always_inline)) {
+      if constexpr (kRows) return adds[j];
+      I t;
+      std::memcpy(&t, from[j] + i, sizeof t);
+      return t + adds[j];
     };
     int64_t i = 0;
     for (; i + W <= n; i += W) {
       F best = simd::load<F>(src[0] + i);
-      I at = index(0, i, I{});
+      I at = index(0, i);
 #pragma GCC unroll 3
       for (int j = 1; j < K; ++j) {
         const F v = simd::load<F>(src[j] + i);
         const auto more = v > best;
         best = more ? v : best;
-        at = more ? index(j, i, I{}) : at;
+        at = more ? index(j, i) : at;
       }
-      if (out != nullptr) simd::store<F>(out + i, best);
+      if constexpr (kRows) simd::store<F>(out + i, best);
       std::memcpy(won + i, &at, sizeof at);
     }
     for (; i < n; ++i) {
       float best = src[0][i];
-      int32_t at = index(0, i, int32_t{});
+      int32_t at = add[0] + (kRows ? 0 : from[0][i]);
       for (int j = 1; j < K; ++j)
-        if (src[j][i] > best) best = src[j][i], at = index(j, i, int32_t{});
-      if (out != nullptr) out[i] = best;
+        if (src[j][i] > best) best = src[j][i], at = add[j] + (kRows ? 0 : from[j][i]);
+      if constexpr (kRows) out[i] = best;
       won[i] = at;
     }
   };
@@ -381,12 +389,12 @@ __attribute__((always_inline)) inline void argmax_3x3_body(const PoolGeometry& p
         src[j] = in + col_taps[ow * K + j] * ch;
         add[j] = static_cast<int32_t>(col_taps[ow * K + j] - (ow - p.pad_w));
       }
-      fold(src, nullptr, add, out + ow * ch, won + ow * ch, ch);
+      fold(std::true_type{}, src, nullptr, add, out + ow * ch, won + ow * ch, ch);
     };
     for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
     if (hi > lo) {
       for (int j = 0; j < K; ++j) src[j] = in + (lo - p.pad_w + j) * ch, add[j] = j;
-      fold(src, nullptr, add, out + lo * ch, won + lo * ch, (hi - lo) * ch);
+      fold(std::true_type{}, src, nullptr, add, out + lo * ch, won + lo * ch, (hi - lo) * ch);
     }
     for (int64_t ow = hi; ow < p.ow; ++ow) edge(ow);
   }
@@ -399,7 +407,7 @@ __attribute__((always_inline)) inline void argmax_3x3_body(const PoolGeometry& p
       from[i] = row_won + ih * row_floats;
       add[i] = static_cast<int32_t>((ih - (oh - p.pad_h)) * K);
     }
-    fold(src, from, add, nullptr, taps_won + oh * row_floats, row_floats);
+    fold(std::false_type{}, src, from, add, nullptr, taps_won + oh * row_floats, row_floats);
   }
 }
 

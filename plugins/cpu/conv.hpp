@@ -60,6 +60,8 @@ void one_channel_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, con
 // The filter gradient's sums over rows [r0, r1) the same way, dy's rows
 // from dy[0] on, into acc ([KH * KW, OC]; accumulate: acc +=), on pool
 // thread t (uses its scratch): the gathered tn kernel's bits.
+// Conv2DBackpropFilter takes it; the fused conv+pool gradient keeps the
+// gathered rows.
 bool one_channel_filter_applies(const ConvGeometry& g);
 void one_channel_filter_sums(CpuDevice& d, int t, const ConvGeometry& g, const float* x, int64_t r0, int64_t r1,
                              const float* dy, float* acc, bool accumulate);

@@ -13,9 +13,8 @@
 // gathered kernels' exact sequence, so the results are bit-identical to
 // theirs (tests/kernels compare _FusedConv2D, here, with the fused
 // conv+pool op's gathered rows bit for bit) and independent of the thread
-// count. The filter gradient (Conv2DBackpropFilter, and the fused conv+pool
-// gradient's) sums rows in order from the same plane, as the gathered tn
-// kernel does.
+// count. Conv2DBackpropFilter sums rows in order from the same plane, as
+// the gathered tn kernel does.
 #include "conv.hpp"
 #include "simd.hpp"
 
@@ -117,9 +116,9 @@ constexpr int64_t kMaxGradientTaps = 9;
 // block at a time, rows in order: each element's multiply-adds in the
 // gathered tn kernel's order (small_gemm.hpp), so its bits (compared with
 // it when this was written: four shapes, AVX-512 and AVX2, one and two
-// threads). The plane is refilled as the rows enter each image. The fused
-// conv+pool gradient takes this path too, so its filter gradient keeps the
-// bits of Conv2DBackpropFilter's (tests/kernels compare them).
+// threads; tests/kernels compare the fused conv+pool gradient's, which
+// keeps the gathered rows, with Conv2DBackpropFilter's, here, bit for
+// bit). The plane is refilled as the rows enter each image.
 template <int W, int KH, int KW>
 __attribute__((always_inline)) inline void filter_sums(const ConvGeometry& g, const float* x, int64_t r0, int64_t r1,
                                                        const float* dy, float* acc, bool accumulate, float* plane) {

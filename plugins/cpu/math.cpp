@@ -99,13 +99,27 @@ void fused_mat_mul(CpuDevice& d, const KernelCall& c) {
 
 // ------------------------------------------------------------------ elementwise
 
+// y = x > 0 ? x : 0 (NaN -> 0), W lanes at a time: the loop GCC vectorised
+// for the baseline on its own ran 40 us at 28x28x16 in one build of the
+// plugin and 58 us in the next, its source unchanged (axon-bench-layers,
+// alternated); this runs 41-44 us in that second build.
+template <int W>
+__attribute__((always_inline)) inline void relu_range_body(const float* x, float* y, int64_t n) {
+  using F = typename simd::Vec<W>::f;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const F v = simd::load<F>(x + i);
+    simd::store<F>(y + i, v > F{} ? v : F{});
+  }
+  for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+AXON_CPU_DISPATCH(relu_range, (const float* x, float* y, int64_t n), (x, y, n))
+
 void relu(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
-  elementwise(d, x.numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) yp[i] = xp[i] > 0.0f ? xp[i] : 0.0f;
-  });
+  elementwise(d, x.numel(), [&](int64_t b, int64_t e) { relu_range(xp + b, yp + b, e - b); });
 }
 
 void relu_grad(CpuDevice& d, const KernelCall& c) {

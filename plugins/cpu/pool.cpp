@@ -448,8 +448,13 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
   const bool tiles = p.sh == p.kh && p.sw == p.kw && p.pad_h == 0 && p.pad_w == 0 && p.oh * p.kh == p.h &&
                      p.ow * p.kw == p.w;
   const bool sliding_3x3 = p.kh == 3 && p.kw == 3 && p.sh == 1 && p.sw == 1;
+  // The separable argmax takes an image's rows twice over and its outputs
+  // once in a thread's scratch: up to 16 MiB (a 224x224 image of 64
+  // channels needs 38), else the sliding pass scans each window.
+  const int64_t argmax_floats = (2 * p.h + p.oh) * p.ow * ch;
+  const bool separable = sliding_3x3 && argmax_floats <= (int64_t{1} << 22);
   std::vector<int32_t> row_taps, col_taps;
-  if (sliding_3x3) {
+  if (separable) {
     row_taps.resize(static_cast<size_t>(p.oh * 3));
     col_taps.resize(static_cast<size_t>(p.ow * 3));
     clamped_taps(p.oh, 3, 1, p.pad_h, p.h, row_taps.data());
@@ -461,7 +466,7 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
       std::memset(dxp + n0 * image_size, 0, sizeof(float) * static_cast<size_t>((n1 - n0) * image_size));
     // The argmax pass's rows (maxima and their columns) and its windows' taps, in 32-bit lanes.
     const int64_t row_floats = p.ow * ch;
-    float* row_max = sliding_3x3 ? d.scratch(t, static_cast<size_t>((2 * p.h + p.oh) * row_floats)) : nullptr;
+    float* row_max = separable ? d.scratch(t, static_cast<size_t>(argmax_floats)) : nullptr;
     int32_t* row_won = reinterpret_cast<int32_t*>(row_max + p.h * row_floats);
     int32_t* taps_won = row_won + p.h * row_floats;
     for (int64_t n = n0; n < n1; ++n) {
@@ -472,7 +477,7 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
         continue;
       }
       bool exact = false;
-      argmax_3x3(p, image, row_taps.data(), col_taps.data(), row_max, row_won, taps_won, &exact);
+      if (separable) argmax_3x3(p, image, row_taps.data(), col_taps.data(), row_max, row_won, taps_won, &exact);
       max_pool_grad_3x3_image(p, image, g, exact ? taps_won : nullptr, dxp + n * image_size);
     }
   });

@@ -26,6 +26,16 @@ Comparison compare_double_sum(const std::vector<float>& got, const std::vector<f
 
 int pick(std::mt19937& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 
+// The CPU's MaxPoolGrad of (x, y, dy) against the reference's within
+// compare_sum's bound (overlapping windows add in either order).
+void check_max_pool_grad(const HostTensor& x, const HostTensor& y, const HostTensor& dy, const axon_pool_attrs& a) {
+  auto want = run_host(ref(), "MaxPoolGrad", {x, y, dy}, {x.dims}, &a)[0];
+  auto bound = run_host(ref(), "MaxPoolGrad", {x, y, HostTensor{dy.dims, abs_of(dy.values)}}, {x.dims}, &a)[0];
+  auto r = compare_sum(run_host(cpu(), "MaxPoolGrad", {x, y, dy}, {x.dims}, &a)[0], want, bound);
+  INFO(r.report);
+  CHECK(r.ok);
+}
+
 }  // namespace
 
 TEST_CASE("MaxPool and MaxPoolGrad match the reference", "[pool][cpu]") {
@@ -50,16 +60,12 @@ TEST_CASE("MaxPool and MaxPoolGrad match the reference", "[pool][cpu]") {
     CHECK(compare_exact(got, y).ok);
 
     HostTensor yt{yd, y}, dy{yd, random_floats(rng, numel(yd))};
-    auto want = run_host(ref(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
-    auto gdx = run_host(cpu(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
-    if (sh >= kh && sw >= kw) {
-      CHECK(compare_exact(gdx, want).ok);
-    } else {
-      auto bound = run_host(ref(), "MaxPoolGrad", {x, yt, HostTensor{yd, abs_of(dy.values)}}, {xd}, &a)[0];
-      auto r = compare_sum(gdx, want, bound);
-      INFO(r.report);
-      CHECK(r.ok);
-    }
+    if (sh >= kh && sw >= kw)
+      CHECK(compare_exact(run_host(cpu(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0],
+                          run_host(ref(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0])
+                .ok);
+    else
+      check_max_pool_grad(x, yt, dy, a);
     ++checked;
   }
 }
@@ -86,12 +92,7 @@ TEST_CASE("3x3 stride-1 max pooling matches the reference", "[pool][cpu]") {
           for (auto& v : x.values) v = std::round(v * 2.0f);
         auto y = run_host(ref(), "MaxPool", {x}, {yd}, &a)[0];
         CHECK(compare_exact(run_host(cpu(), "MaxPool", {x}, {yd}, &a)[0], y).ok);
-        HostTensor yt{yd, y}, dy{yd, random_floats(rng, numel(yd))};
-        auto want = run_host(ref(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
-        auto bound = run_host(ref(), "MaxPoolGrad", {x, yt, HostTensor{yd, abs_of(dy.values)}}, {xd}, &a)[0];
-        auto r = compare_sum(run_host(cpu(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0], want, bound);
-        INFO(r.report);
-        CHECK(r.ok);
+        check_max_pool_grad(x, HostTensor{yd, y}, HostTensor{yd, random_floats(rng, numel(yd))}, a);
       }
 }
 
@@ -127,12 +128,7 @@ TEST_CASE("max pooling keeps the reference's first maximum bit for bit: NaN and 
         REQUIRE(got.size() == want.size());
         CHECK(std::memcmp(got.data(), want.data(), 4 * got.size()) == 0);
         // The gradient follows the same taps: any other choice moves a whole dy.
-        HostTensor yt{yd, want}, dy{yd, random_floats(rng, numel(yd))};
-        auto dx_want = run_host(ref(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0];
-        auto bound = run_host(ref(), "MaxPoolGrad", {x, yt, HostTensor{yd, abs_of(dy.values)}}, {xd}, &a)[0];
-        auto r = compare_sum(run_host(cpu(), "MaxPoolGrad", {x, yt, dy}, {xd}, &a)[0], dx_want, bound);
-        INFO(r.report);
-        CHECK(r.ok);
+        check_max_pool_grad(x, HostTensor{yd, want}, HostTensor{yd, random_floats(rng, numel(yd))}, a);
       }
 }
 

@@ -27,7 +27,8 @@ namespace {
 
 // Largest plane (floats) one image may take in a thread's scratch.
 constexpr int64_t kMaxPlaneFloats = int64_t{1} << 20;
-// Filters of at most this many taps (their vectors held in registers).
+// Filters of at most this many taps (their vectors loaded once per block
+// of channels: 3x3 stays in registers, 5x5 spills).
 constexpr int64_t kMaxTaps = 25;
 
 struct Plane {

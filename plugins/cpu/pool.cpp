@@ -327,8 +327,8 @@ __attribute__((always_inline)) inline void max_pool_grad_3x3_lanes(const PoolGeo
 // (row - top) * 3 + (column - left), found as max_pool_sliding_rows finds
 // the maximum: per input row the first maximum under each output column's
 // window and its column (`row_max`, `row_won`), then per output the first
-// of its rows' maxima. False, leaving the scan to decide, where a row's
-// maximum is NaN (as there).
+// of its rows' maxima. *exact is false, leaving the scan to decide, where a
+// row's maximum is NaN (as there).
 template <int W>
 __attribute__((always_inline)) inline void argmax_3x3_body(const PoolGeometry& p, const float* image,
                                                             const int32_t* row_taps, const int32_t* col_taps,
@@ -465,10 +465,14 @@ void max_pool_grad(CpuDevice& d, const KernelCall& c) {
     if (!tiles && !sliding_3x3)
       std::memset(dxp + n0 * image_size, 0, sizeof(float) * static_cast<size_t>((n1 - n0) * image_size));
     // The argmax pass's rows (maxima and their columns) and its windows' taps, in 32-bit lanes.
-    const int64_t row_floats = p.ow * ch;
-    float* row_max = separable ? d.scratch(t, static_cast<size_t>(argmax_floats)) : nullptr;
-    int32_t* row_won = reinterpret_cast<int32_t*>(row_max + p.h * row_floats);
-    int32_t* taps_won = row_won + p.h * row_floats;
+    float* row_max = nullptr;
+    int32_t *row_won = nullptr, *taps_won = nullptr;
+    if (separable) {
+      const int64_t row_floats = p.ow * ch;
+      row_max = d.scratch(t, static_cast<size_t>(argmax_floats));
+      row_won = reinterpret_cast<int32_t*>(row_max + p.h * row_floats);
+      taps_won = row_won + p.h * row_floats;
+    }
     for (int64_t n = n0; n < n1; ++n) {
       const float* image = xp + n * image_size;
       const float* g = dyp + n * p.oh * p.ow * ch;

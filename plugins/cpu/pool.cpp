@@ -121,10 +121,10 @@ __attribute__((always_inline)) inline bool has_nan(const float* p, int64_t n) {
 // Output rows [r0, r1) of MaxPool where windows slide along the rows
 // (stride 1) and overlap down them (the Inception branch's 3x3 stride 1),
 // separably: each input row's maximum under each output column's window
-// (`row_max`, the rows the range reads: a stream along the row, whose
-// windows are the row shifted by one pixel per tap, and clamped taps at the
-// edges), then each output row the maximum of its windows' rows (clamped
-// rows: every output row folds kh of them). It keeps max_pool_rows' first
+// (a stream along the row, whose windows are the row shifted by one pixel
+// per tap, and clamped taps at the edges) into `row_max`, a ring of kh rows,
+// then each output row the maximum of its windows' rows (clamped rows:
+// every output row folds kh of them). It keeps max_pool_rows' first
 // maximum in row-major order, hence its bits, unless a row's maximum is NaN
 // (its first tap is): the scan would look past that NaN at the row's other
 // taps. *exact is false then, and the caller runs max_pool_rows instead.
@@ -141,24 +141,25 @@ __attribute__((always_inline)) inline void max_pool_sliding_rows_k(const PoolGeo
   for (int64_t row = r0; row < r1;) {
     const int64_t n = row / p.oh, oh0 = row % p.oh, oh1 = std::min(p.oh, oh0 + (r1 - row));
     const float* image = x + n * p.h * p.w * ch;
-    const int64_t ih0 = row_taps[oh0 * kh], ih1 = row_taps[(oh1 - 1) * kh + kh - 1] + 1;
-    for (int64_t ih = ih0; ih < ih1; ++ih) {
-      const float* in = image + ih * p.w * ch;
-      float* out = row_max + (ih - ih0) * row_floats;
-      auto edge = [&](int64_t ow) __attribute__((always_inline)) {
-        for (int64_t j = 0; j < kw; ++j) src[j] = in + col_taps[ow * kw + j] * ch;
-        max_over<W, K>(src, kw, out + ow * ch, ch);
-      };
-      for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
-      if (hi > lo) {
-        for (int64_t j = 0; j < kw; ++j) src[j] = in + (lo - p.pad_w + j) * ch;
-        max_over<W, K>(src, kw, out + lo * ch, (hi - lo) * ch);
-      }
-      for (int64_t ow = hi; ow < p.ow; ++ow) edge(ow);
-    }
-    nan_row = nan_row || has_nan<W>(row_max, (ih1 - ih0) * row_floats);
+    // Input rows enter a ring of kh slots as the windows reach them.
+    int64_t next = row_taps[oh0 * kh];
     for (int64_t oh = oh0; oh < oh1; ++oh) {
-      for (int64_t i = 0; i < kh; ++i) src[i] = row_max + (row_taps[oh * kh + i] - ih0) * row_floats;
+      for (; next <= row_taps[oh * kh + kh - 1]; ++next) {
+        const float* in = image + next * p.w * ch;
+        float* out = row_max + next % kh * row_floats;
+        auto edge = [&](int64_t ow) __attribute__((always_inline)) {
+          for (int64_t j = 0; j < kw; ++j) src[j] = in + col_taps[ow * kw + j] * ch;
+          max_over<W, K>(src, kw, out + ow * ch, ch);
+        };
+        for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
+        if (hi > lo) {
+          for (int64_t j = 0; j < kw; ++j) src[j] = in + (lo - p.pad_w + j) * ch;
+          max_over<W, K>(src, kw, out + lo * ch, (hi - lo) * ch);
+        }
+        for (int64_t ow = hi; ow < p.ow; ++ow) edge(ow);
+        nan_row = nan_row || has_nan<W>(out, row_floats);
+      }
+      for (int64_t i = 0; i < kh; ++i) src[i] = row_max + row_taps[oh * kh + i] % kh * row_floats;
       max_over<W, K>(src, kh, y + (n * p.oh + oh) * row_floats, row_floats);
     }
     row += oh1 - oh0;
@@ -184,11 +185,16 @@ AXON_CPU_DISPATCH(max_pool_sliding_rows,
 void max_pool(CpuDevice& d, const KernelCall& c) {
   TensorRef x = c.input(0), y = c.output(0);
   const PoolGeometry p = pool_geometry(c.attrs<axon_pool_attrs>(), x.c());
-  // Chunks of whole output rows (n, oh).
-  const int64_t rows = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, p.ow * p.c));
   // The separable form wants windows that overlap down the rows and slide
-  // along them (max_pool_sliding_rows; up to 16 taps a side).
-  const bool overlapping = p.sh < p.kh && p.sw == 1 && p.kh <= 16 && p.kw <= 16;
+  // along them (max_pool_sliding_rows; up to 16 taps a side), and rows of at
+  // most 4096 floats: its ring of rows near L1 (3x3 SAME on two threads:
+  // 64 images of 26x26x16 178 -> 80 us, 32 of 56x56x64 2.10 -> 1.78 ms; but
+  // 8 of 112x112x64, rows of 28 KiB, 1.78 -> 1.96 ms).
+  const bool overlapping = p.sh < p.kh && p.sw == 1 && p.kh <= 16 && p.kw <= 16 && p.ow * p.c <= 4096;
+  // Chunks of whole output rows (n, oh); at least 8 where each chunk's
+  // first window computes its rows' maxima anew (a 224x224x64 image gave
+  // chunks of one row, and the separable form ran slower than the scan).
+  const int64_t rows = std::max<int64_t>(overlapping ? 8 : 1, kChunkElements / std::max<int64_t>(1, p.ow * p.c));
   std::vector<int32_t> row_taps, col_taps;
   if (overlapping) {
     row_taps.resize(static_cast<size_t>(p.oh * p.kh));
@@ -198,9 +204,7 @@ void max_pool(CpuDevice& d, const KernelCall& c) {
   }
   d.pool().for_ranges(p.n * p.oh, rows, y.numel() >= kSerialElements, [&](int t, int64_t b, int64_t e) {
     if (overlapping) {
-      // A range reads at most (e - b - 1) * sh + kh input rows of one image.
-      const int64_t rows_read = std::min(p.h, (e - b - 1) * p.sh + p.kh);
-      float* row_max = d.scratch(t, static_cast<size_t>(rows_read * p.ow * p.c));
+      float* row_max = d.scratch(t, static_cast<size_t>(p.kh * p.ow * p.c));
       bool exact = false;
       max_pool_sliding_rows(p, x.data<float>(), y.data<float>(), row_taps.data(), col_taps.data(), row_max, b, e,
                             &exact);

@@ -140,6 +140,24 @@ TEST_CASE("CPU convolutions match the reference at the Inception cell's shapes",
   check_case({2, 26, 26, 16, 1, 1, 4, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
 }
 
+TEST_CASE("CPU convolutions of one-channel images match the reference", "[conv][cpu]") {
+  // The padded-plane kernels (conv_one_channel.cpp): filters of 2 to 25
+  // taps (square, rectangular, even with SAME's pad after), output widths
+  // below and past the 8-pixel blocks, channels in whole vectors, half and
+  // quarter vectors and single floats (5 to 33), 7x7 (past the 25 taps:
+  // the gathered kernels), and batches whose filter-gradient rows cross
+  // images.
+  std::mt19937 rng(4242);
+  check_case({3, 9, 11, 1, 3, 3, 16, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 7, 5, 1, 2, 2, 19, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 12, 10, 1, 3, 2, 33, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({1, 10, 13, 1, 5, 5, 8, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({2, 6, 17, 1, 1, 3, 5, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({1, 11, 9, 1, 4, 3, 24, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+  check_case({5, 8, 8, 1, 3, 3, 32, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  check_case({1, 12, 12, 1, 7, 7, 16, 1, 1, 1, 1, AXON_PADDING_SAME}, rng);
+}
+
 TEST_CASE("CPU Winograd convolutions match the reference", "[conv][cpu][winograd]") {
   // 3x3 stride-1 convolutions with at least 16 input and output channels and
   // a 7x7 output run as Winograd (plugins/cpu/winograd.cpp): the forward and

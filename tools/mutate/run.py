@@ -204,6 +204,15 @@ MUTATIONS = [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "one-channel forward drops a row's last pixel",
+        "what": "the CPU's convolution of a one-channel image leaves the last output pixel of each row past its blocks "
+                "of 8 unwritten",
+        "edits": [(f"{CPU}/conv_one_channel.cpp",
+                   "      for (; ow < g.ow; ++ow) pixels<F, 1, KH, KW>(g, rows, wt, ow, c0, ep, out + ow * g.oc);",
+                   "      for (; ow + 1 < g.ow; ++ow) pixels<F, 1, KH, KW>(g, rows, wt, ow, c0, ep, out + ow * g.oc);")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "four-column transposed product stored unpermuted",
         "what": "the CPU filter gradient into 4 channels stores its sums' lanes (o * L + p) as out's (p * N + o)",
         "edits": [

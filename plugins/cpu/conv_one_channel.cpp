@@ -119,21 +119,24 @@ constexpr int64_t kMaxGradientTaps = 9;
 // it when this was written: four shapes, AVX-512 and AVX2, one and two
 // threads; tests/kernels compare the fused conv+pool gradient's, which
 // keeps the gathered rows, with Conv2DBackpropFilter's, here, bit for
-// bit). The plane is refilled as the rows enter each image.
+// bit).
 template <int W, int KH, int KW>
 __attribute__((always_inline)) inline void filter_sums(const ConvGeometry& g, const float* x, int64_t r0, int64_t r1,
                                                        const float* dy, float* acc, bool accumulate, float* plane) {
   const Plane s = plane_of(g);
   const int64_t kh_n = KH > 0 ? KH : g.kh, kw_n = KW > 0 ? KW : g.kw, taps = kh_n * kw_n;
-  simd::for_channel_blocks<W>(g.oc, [&](auto lanes, int64_t c0) __attribute__((always_inline)) {
-    using F = decltype(lanes);
-    F sum[kMaxGradientTaps];
-    for (int64_t t = 0; t < taps; ++t) sum[t] = accumulate ? simd::load<F>(acc + t * g.oc + c0) : F{};
-    for (int64_t r = r0; r < r1;) {
-      const int64_t n = r / (g.oh * g.ow), in_image = r % (g.oh * g.ow);
-      const int64_t end = std::min(r1, r - in_image + g.oh * g.ow);
-      fill_plane(g, s, x + n * g.h * g.w, plane);
-      for (int64_t oh = in_image / g.ow, ow = in_image % g.ow; r < end; ++oh, ow = 0) {
+  // An image's part of the rows at a time, its plane filled once: each block
+  // of channels carries its sums through acc (stored and loaded exactly).
+  for (int64_t b = r0; b < r1;) {
+    const int64_t n = b / (g.oh * g.ow), in_image = b % (g.oh * g.ow);
+    const int64_t end = std::min(r1, b - in_image + g.oh * g.ow);
+    fill_plane(g, s, x + n * g.h * g.w, plane);
+    const bool carry = accumulate || b > r0;
+    simd::for_channel_blocks<W>(g.oc, [&](auto lanes, int64_t c0) __attribute__((always_inline)) {
+      using F = decltype(lanes);
+      F sum[kMaxGradientTaps];
+      for (int64_t t = 0; t < taps; ++t) sum[t] = carry ? simd::load<F>(acc + t * g.oc + c0) : F{};
+      for (int64_t r = b, oh = in_image / g.ow, ow = in_image % g.ow; r < end; ++oh, ow = 0) {
         const float* rows[kMaxGradientTaps];
         for (int64_t kh = 0; kh < kh_n; ++kh) rows[kh] = plane + (oh + kh) * s.cols;
         for (; ow < g.ow && r < end; ++ow, ++r) {
@@ -142,9 +145,10 @@ __attribute__((always_inline)) inline void filter_sums(const ConvGeometry& g, co
             for (int64_t kw = 0; kw < kw_n; ++kw) sum[kh * kw_n + kw] += splat<F>(rows[kh] + ow + kw) * dv;
         }
       }
-    }
-    for (int64_t t = 0; t < taps; ++t) simd::store<F>(acc + t * g.oc + c0, sum[t]);
-  });
+      for (int64_t t = 0; t < taps; ++t) simd::store<F>(acc + t * g.oc + c0, sum[t]);
+    });
+    b = end;
+  }
 }
 
 template <int W>

@@ -1,6 +1,8 @@
 // STREAM-style copy and triad (see stream_rate.hpp).
 #include "stream_rate.hpp"
 
+#include <axon/host_blocks.hpp>
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -8,7 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <fstream>
-#include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +64,19 @@ int64_t sysfs_cache_bytes(const std::string& index) {
   return v;
 }
 
+// n floats from sdk::allocate_host_block, as a host-memory device allocates.
+struct HostArray {
+  float* p;
+  size_t bytes;
+  explicit HostArray(size_t n) : bytes(n * sizeof(float)) {
+    p = static_cast<float*>(sdk::allocate_host_block(bytes, 64));
+    if (p == nullptr) throw std::bad_alloc();
+  }
+  ~HostArray() { sdk::free_host_block(p, bytes, 64); }
+  HostArray(const HostArray&) = delete;
+  HostArray& operator=(const HostArray&) = delete;
+};
+
 }  // namespace
 
 // sysfs gives one cache instance (what a core's working set competes for);
@@ -81,11 +96,13 @@ StreamRates stream_rates(int threads, int64_t array_bytes, double seconds) {
   r.threads = threads > 0 ? threads : usable_cpus();
   r.array_bytes = array_bytes > 0 ? array_bytes : std::max<int64_t>(4 * last_level_cache_bytes(), int64_t{64} << 20);
   const size_t n = static_cast<size_t>(r.array_bytes) / sizeof(float);
-  // Left uninitialised here, so each thread's first touch places its slice.
-  std::unique_ptr<float[]> a(new float[n]), b(new float[n]), c(new float[n]);
-  float* pa = a.get();
-  float* pb = b.get();
-  float* pc = c.get();
+  // Left uninitialised here, so each thread's first touch places its slice;
+  // on the pages the CPU plugin's tensors get (huge pages: 4 KiB pages took
+  // a third off the copy's rate on a 2-core EPYC, 57 -> 39 GB/s).
+  HostArray a(n), b(n), c(n);
+  float* pa = a.p;
+  float* pb = b.p;
+  float* pc = c.p;
   run_split(r.threads, n, [=](size_t i0, size_t i1) {
     for (size_t i = i0; i < i1; ++i) pa[i] = 1.0f, pb[i] = 2.0f, pc[i] = 0.0f;
   });

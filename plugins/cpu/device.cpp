@@ -2,19 +2,24 @@
 
 #include "kernels.hpp"
 
-#include <cstdlib>
 
 namespace axon::cpu {
 
 using axon::sdk::fail;
 using axon::sdk::format;
 
+void Scratch::release() noexcept {
+  sdk::free_host_block(p_, cap_ * sizeof(float), 64);
+  p_ = nullptr;
+  cap_ = 0;
+}
+
 float* Scratch::get(size_t floats) {
   if (floats > cap_) {
-    size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, bytes);
+    const size_t bytes = floats * sizeof(float);
+    void* p = sdk::allocate_host_block(bytes, 64);
     if (p == nullptr) fail(AXON_OUT_OF_MEMORY, format("CPU: cannot allocate %zu bytes of scratch", bytes));
-    std::free(p_);
+    release();
     p_ = static_cast<float*>(p);
     cap_ = floats;
   }

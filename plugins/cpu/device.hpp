@@ -15,16 +15,19 @@
 
 namespace axon::cpu {
 
-// A growable 64-byte aligned float buffer; keeps its capacity.
+// A growable 64-byte aligned float buffer (huge pages from a megabyte up:
+// axon/host_blocks.hpp); keeps its capacity.
 class Scratch {
  public:
   Scratch() = default;
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { std::free(p_); }
+  ~Scratch() { release(); }
   float* get(size_t floats);
 
  private:
+  void release() noexcept;
+
   float* p_ = nullptr;
   size_t cap_ = 0;
 };

@@ -421,6 +421,14 @@ MUTATIONS += [
 # dispatch, the placement recorder, check-numerics, synchronisation.
 MUTATIONS += [
     {
+        "name": "host blocks without huge pages",
+        "what": "allocate_host_block (host_blocks.hpp) maps a megabyte or more without asking for transparent huge pages",
+        "edits": [("sdk/include/axon/host_blocks.hpp",
+                   "    madvise(p, length, MADV_HUGEPAGE);",
+                   "    (void)length;")],
+        "tests": r"^sdk\.host_blocks\.",
+    },
+    {
         "name": "Conv2D output shape unchecked",
         "what": "the host's validator (op_validate.hpp) checks Conv2D's input and filter but not y's shape",
         "edits": [("sdk/include/axon/op_validate.hpp",

@@ -1,6 +1,7 @@
 // A device whose memory is the host's, written once for every such plugin
 // (a CPU backend, the reference and minimal plugins, test plugins): blocks
-// aligned to AXON_ALLOCATION_ALIGNMENT, counted (in use, peak: the bytes
+// aligned to AXON_ALLOCATION_ALIGNMENT (large ones on huge pages:
+// host_blocks.hpp), counted (in use, peak: the bytes
 // asked for, not the rounding) and held to an optional limit
 // (AXON_MEMORY_LIMIT, --gpu-memory-limit), each freed at once (reserved =
 // in use); copies are memmove, done when they return, so synchronize() has
@@ -13,6 +14,7 @@
 // A plugin derives from it and adds its kernels (get_kernel, list_ops).
 #pragma once
 
+#include <axon/host_blocks.hpp>
 #include <axon/plugin.hpp>
 
 #include <algorithm>
@@ -40,9 +42,7 @@ class HostMemoryDevice : public Device {
       fail(AXON_OUT_OF_MEMORY, format("%s: out of memory: requested %zu bytes, limit %llu bytes, in use %llu bytes",
                                       name_.c_str(), bytes, static_cast<unsigned long long>(limit_),
                                       static_cast<unsigned long long>(in_use_)));
-    // aligned_alloc wants a multiple of the alignment, and never 0 bytes.
-    const size_t rounded = bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
-    void* p = rounded < bytes ? nullptr : std::aligned_alloc(kAlign, rounded);
+    void* p = allocate_host_block(bytes, kAlign);
     if (p == nullptr)
       fail(AXON_OUT_OF_MEMORY, format("%s: out of memory: requested %zu bytes, the host has none left (in use %llu "
                                       "bytes)", name_.c_str(), bytes, static_cast<unsigned long long>(in_use_)));
@@ -60,8 +60,8 @@ class HostMemoryDevice : public Device {
     auto it = sizes_.find(p);
     if (it == sizes_.end()) return;  // not ours: never free what we did not hand out
     in_use_ -= it->second;
+    free_host_block(p, it->second, kAlign);
     sizes_.erase(it);
-    std::free(p);
   }
 
   bool has_events() const override { return true; }

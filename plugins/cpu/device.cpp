@@ -2,7 +2,6 @@
 
 #include "kernels.hpp"
 
-
 namespace axon::cpu {
 
 using axon::sdk::fail;

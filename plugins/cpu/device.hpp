@@ -8,7 +8,6 @@
 #include <axon/host_memory_device.hpp>
 #include <axon/plugin.hpp>
 
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <vector>

@@ -4,6 +4,8 @@
 // (tests/common/tolerance.hpp), the elementwise ops bit for bit.
 #include "kernel_test_util.hpp"
 
+#include <axon/host_blocks.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <thread>
@@ -262,6 +264,9 @@ TEST_CASE("TOY: reserve and growth allocate on demand without a limit", "[toy][m
     REQUIRE(dev.allocate(4 << 20, &p) == AXON_OK);
     std::memset(p, 1, 4 << 20);
     CHECK(dev.info().in_use == 4u << 20);
+#ifdef AXON_HOST_HUGE_BLOCKS
+    CHECK(reinterpret_cast<uintptr_t>(p) % axon::sdk::kHugePageBytes == 0);  // a host block on huge pages
+#endif
     CHECK(dev.info().limit == 0);
     void* empty = nullptr;
     REQUIRE(dev.allocate(0, &empty) == AXON_OK);  // a distinct, freeable pointer

@@ -429,6 +429,17 @@ MUTATIONS += [
         "tests": r"^sdk\.host_blocks\.",
     },
     {
+        "name": "host memory device off host blocks",
+        "what": "HostMemoryDevice allocates every block from aligned_alloc and frees it with free, as before huge pages",
+        "edits": [("sdk/include/axon/host_memory_device.hpp",
+                   "    void* p = allocate_host_block(bytes, kAlign);",
+                   "    void* p = std::aligned_alloc(kAlign, bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign);"),
+                  ("sdk/include/axon/host_memory_device.hpp",
+                   "    free_host_block(p, it->second, kAlign);",
+                   "    std::free(p);")],
+        "tests": r"^sdk\\.",
+    },
+    {
         "name": "Conv2D output shape unchecked",
         "what": "the host's validator (op_validate.hpp) checks Conv2D's input and filter but not y's shape",
         "edits": [("sdk/include/axon/op_validate.hpp",

@@ -437,7 +437,7 @@ MUTATIONS += [
                   ("sdk/include/axon/host_memory_device.hpp",
                    "    free_host_block(p, it->second, kAlign);",
                    "    std::free(p);")],
-        "tests": r"^sdk\\.",
+        "tests": r"^sdk\.",
     },
     {
         "name": "Conv2D output shape unchecked",

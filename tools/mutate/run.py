@@ -420,6 +420,7 @@ MUTATIONS += [
 # The host's side of the op table and of a training run: validation,
 # dispatch, the placement recorder, check-numerics, synchronisation.
 MUTATIONS += [
+    # The SDK's host memory (host_blocks.hpp, HostMemoryDevice).
     {
         "name": "host blocks without huge pages",
         "what": "allocate_host_block (host_blocks.hpp) maps a megabyte or more without asking for transparent huge pages",

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """axon-bench-train --roofline-svg on a small generated MNIST-format folder:
 the roofline table has a row per profiled op and bound (compute, memory
-or call, under a measured call floor with the cold calls' times beside it;
+or call, under a memory roof that is the faster of the STREAM figures taken
+before and after the profiled steps and a measured call floor with the cold
+calls' times beside it;
 an op whose layers fall under two bounds has a row for each, its name
 followed by the bound), the step's total line is printed, and the SVG is well-formed XML with one labelled point per op of
 the table. A folder that cannot take the file is refused before anything
@@ -37,14 +39,23 @@ def table_ops(stdout, heading="roofline over the profiled steps"):
     lines = stdout.splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith(heading))
     if heading.startswith("roofline"):
-        floor = lines[start + 2].split()
+        # The memory roof: STREAM taken before and after the profiled steps, the faster of each kept.
+        roof = re.search(r"STREAM copy ([\d.]+) GB/s, triad ([\d.]+) GB/s$", lines[start])
+        both = re.search(r"copy ([\d.]+) and ([\d.]+), triad ([\d.]+) and ([\d.]+);$", lines[start + 1])
+        if not roof or not both:
+            sys.exit(f"FAILED: no STREAM figures before and after in the roofline's header: {lines[start:start + 2]!r}")
+        copy, triad = float(roof.group(1)), float(roof.group(2))
+        seen = [float(v) for v in both.groups()]
+        if min(seen) <= 0 or copy != max(seen[:2]) or triad != max(seen[2:]):
+            sys.exit(f"FAILED: the roof is not the faster of the STREAM figures before and after: {lines[start:start + 2]!r}")
+        floor = lines[start + 3].split()
         if floor[:2] != ["call", "floor"] or not float(floor[2]) > 0:
-            sys.exit(f"FAILED: no measured call floor under the roofline's header: {lines[start + 2]!r}")
+            sys.exit(f"FAILED: no measured call floor under the roofline's header: {lines[start + 3]!r}")
         # The cold calls: a median of calls after cache sweeps is never below the fastest hot call.
-        cold = re.search(r"that Scale ([\d.]+) us, the loss of 64 x 10 logits ([\d.]+) us$", lines[start + 2])
+        cold = re.search(r"that Scale ([\d.]+) us, the loss of 64 x 10 logits ([\d.]+) us$", lines[start + 3])
         if not cold or float(cold.group(1)) < float(floor[2]) or not float(cold.group(2)) > 0:
-            sys.exit(f"FAILED: no cold calls measured beside the call floor: {lines[start + 2]!r}")
-        start += 3  # the header's three lines
+            sys.exit(f"FAILED: no cold calls measured beside the call floor: {lines[start + 3]!r}")
+        start += 4  # the header's four lines
     else:
         start += 1
     ops = []

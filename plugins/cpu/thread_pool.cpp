@@ -83,15 +83,20 @@ void ThreadPool::work(int t) {
   }
 }
 
-void ThreadPool::run(int64_t chunks, void* obj, Trampoline call) {
+void ThreadPool::run(int64_t chunks, void* obj, Trampoline call, const Taper* split) {
   std::lock_guard<std::mutex> lock(run_mu_);
   obj_ = obj;
   call_ = call;
   error_ = nullptr;
   for (int t = 0; t < size_; ++t) {
     Run& r = runs_[static_cast<size_t>(t)];
-    r.begin = run_begin(chunks, size_, t);
-    r.end = run_begin(chunks, size_, t + 1);
+    if (split != nullptr) {
+      r.begin = t == 0 ? 0 : split->chunk_of(split->n * t / size_);
+      r.end = t + 1 == size_ ? chunks : split->chunk_of(split->n * (t + 1) / size_);
+    } else {
+      r.begin = run_begin(chunks, size_, t);
+      r.end = run_begin(chunks, size_, t + 1);
+    }
     r.taken.store(0, std::memory_order_relaxed);
     r.front.store(0, std::memory_order_relaxed);
     r.back.store(0, std::memory_order_relaxed);

@@ -35,18 +35,35 @@ class ThreadPool {
 
   int size() const { return size_; }
 
+  // The chunks of for_tapered_ranges (below).
+  struct Taper {
+    int64_t n, chunk, full, small, count;
+    Taper(int64_t n_, int64_t chunk_) : n(n_), chunk(chunk_) {
+      full = n > 4 * chunk ? (n - 4 * chunk) / chunk : 0;  // full-size chunks first
+      small = std::max<int64_t>(1, chunk / 4);
+      count = full + (n - full * chunk + small - 1) / small;
+    }
+    // The chunk holding item i.
+    int64_t chunk_of(int64_t i) const { return i < full * chunk ? i / chunk : full + (i - full * chunk) / small; }
+    void range(int64_t c, int64_t& b, int64_t& e) const {
+      b = c < full ? c * chunk : full * chunk + (c - full) * small;
+      e = std::min(n, c < full ? b + chunk : b + small);
+    }
+  };
+
   // Calls f(t, chunk) once for every chunk in [0, chunks); t in [0, size())
   // names the executing thread (0 = the caller) for per-thread scratch. With
   // parallel == false (small work: waking threads costs microseconds) the
   // caller runs every chunk itself, in order.
   template <class F>
-  void for_chunks(int64_t chunks, bool parallel, F&& f) {
+  void for_chunks(int64_t chunks, bool parallel, F&& f, const Taper* split = nullptr) {
     if (chunks <= 0) return;
     if (!parallel || size_ == 1 || chunks == 1) {
       for (int64_t c = 0; c < chunks; ++c) f(0, c);
       return;
     }
-    run(chunks, &f, [](void* obj, int t, int64_t c) { (*static_cast<std::remove_reference_t<F>*>(obj))(t, c); });
+    run(chunks, &f, [](void* obj, int t, int64_t c) { (*static_cast<std::remove_reference_t<F>*>(obj))(t, c); },
+        split);
   }
 
   // f(t, begin, end) for consecutive ranges of `chunk` items covering [0, n).
@@ -79,30 +96,24 @@ class ThreadPool {
   template <class F>
   void for_tapered_ranges(int64_t n, int64_t chunk, bool parallel, F&& f) {
     const Taper tp(n, chunk);
-    for_chunks(tp.count, parallel, [&](int t, int64_t c) {
-      int64_t b, e;
-      tp.range(c, b, e);
-      f(t, c, b, e);
-    });
+    for_chunks(
+        tp.count, parallel,
+        [&](int t, int64_t c) {
+          int64_t b, e;
+          tp.range(c, b, e);
+          f(t, c, b, e);
+        },
+        &tp);
   }
-  struct Taper {
-    int64_t n, chunk, full, small, count;
-    Taper(int64_t n_, int64_t chunk_) : n(n_), chunk(chunk_) {
-      full = n > 4 * chunk ? (n - 4 * chunk) / chunk : 0;  // full-size chunks first
-      small = std::max<int64_t>(1, chunk / 4);
-      count = full + (n - full * chunk + small - 1) / small;
-    }
-    void range(int64_t c, int64_t& b, int64_t& e) const {
-      b = c < full ? c * chunk : full * chunk + (c - full) * small;
-      e = std::min(n, c < full ? b + chunk : b + small);
-    }
-  };
 
  private:
   // The first of run r's chunks when `chunks` go to `threads` runs.
   static int64_t run_begin(int64_t chunks, int64_t threads, int64_t r) { return chunks * r / threads; }
   using Trampoline = void (*)(void*, int, int64_t);
-  void run(int64_t chunks, void* obj, Trampoline call);
+  // split: runs that begin at the chunks holding items n t / threads, so
+  // that each thread owns the same share of the items (and of the memory)
+  // as under for_ranges, whatever the chunks' sizes.
+  void run(int64_t chunks, void* obj, Trampoline call, const Taper* split);
   void work(int t);  // takes chunks until none are left
   void worker(int t);
   void stop_threads() noexcept;  // joins every started thread

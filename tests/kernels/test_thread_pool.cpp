@@ -142,6 +142,52 @@ TEST_CASE("the CPU thread pool's backward ranges are for_ranges' ranges, each ru
   }
 }
 
+TEST_CASE("the CPU thread pool's tapered ranges cover the items once, each thread owning an even share of them",
+          "[thread_pool][cpu]") {
+  // Tapered chunks shrink at the end, so an even split of the chunks would
+  // give thread 0 more than its share of the items; the runs begin at the
+  // chunks holding items n t / threads instead, as for_ranges' do (an op's
+  // output rows then stay on the core the next op reads them on).
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {7, 100, 1001})
+      for (int64_t chunk : {1, 4, 16}) {
+        const ThreadPool::Taper tp(n, chunk);
+        Record rec(tp.count, threads);
+        std::vector<int> covered(static_cast<size_t>(n));
+        std::atomic<int> bad{0};
+        pool.for_tapered_ranges(n, chunk, true, [&](int t, int64_t c, int64_t b, int64_t e) {
+          int64_t cb, ce;
+          tp.range(c, cb, ce);
+          if (b != cb || e != ce || b >= e || e > n) ++bad;
+          for (int64_t i = b; i < e && i < n; ++i) ++covered[static_cast<size_t>(i)];  // chunks never overlap
+          if (t == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the others start in their runs
+          rec.add(t, c);
+        });
+        INFO("threads " << threads << ", n " << n << ", chunk " << chunk);
+        REQUIRE(bad == 0);
+        REQUIRE(rec.out_of_range == 0);
+        for (int v : covered) REQUIRE(v == 1);
+        for (int t = 1; t < threads; ++t) {
+          if (rec.by[static_cast<size_t>(t)].empty()) continue;
+          const int64_t begin = tp.chunk_of(n * t / threads);
+          const int64_t end = t + 1 == threads ? tp.count : tp.chunk_of(n * (t + 1) / threads);
+          const int64_t first = rec.by[static_cast<size_t>(t)].front();
+          if (first >= begin && first < end) REQUIRE(first == begin);
+        }
+        // Thread 0's own chunks: a prefix of the chunks before item n / threads.
+        const int64_t end0 = tp.chunk_of(n / threads);
+        std::vector<int64_t> own;
+        for (int64_t c : rec.by[0])
+          if (c < end0) own.push_back(c);
+        for (size_t i = 0; i < own.size(); ++i) REQUIRE(own[i] == static_cast<int64_t>(i));
+        for (int t = 1; t < threads; ++t)
+          for (int64_t c : rec.by[static_cast<size_t>(t)])
+            if (c < end0) REQUIRE(c >= static_cast<int64_t>(own.size()));  // taken from run 0's end
+      }
+  }
+}
+
 TEST_CASE("the CPU thread pool finishes a job whose worker stalls, and reports a chunk's exception",
           "[thread_pool][cpu]") {
   ThreadPool pool(2);

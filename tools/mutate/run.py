@@ -805,6 +805,15 @@ MUTATIONS += [
         "tests": r"^kernels:.*thread pool",
     },
     {
+        "name": "tapered runs split by chunk count",
+        "what": "the CPU thread pool's for_tapered_ranges gives each thread an even share of the chunks, not of the "
+        "items, so thread 0 owns more than its share of the rows (the small chunks lie at the end)",
+        "edits": [
+            (f"{CPU}/thread_pool.cpp", "    if (split != nullptr) {", "    if (split != nullptr && false) {"),
+        ],
+        "tests": r"^kernels:.*thread pool",
+    },
+    {
         "name": "one-channel pooled conv reads the filter transposed",
         "what": "_FusedConv2DMaxPool's kernel for a one-channel 3x3 convolution pooled 2x2 (the CNN's conv1) "
         "takes filter tap (kh, kw) at the image offset of (kw, kh)",

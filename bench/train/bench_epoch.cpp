@@ -212,8 +212,8 @@ int main(int argc, char** argv) {
 
     // The roofline: each op's FLOPs and bytes against the sgemm rate, a
     // STREAM bandwidth on the threads the ops ran on (the faster of before
-    // and now), and the
-    // least time of a call (measured last: it resets the op times).
+    // and now), and the least time of a call (measured last: it resets the
+    // op times).
     if (best_blas <= 0) {
       std::printf("\nno roofline: the sgemm rate was not measured\n");
       return 0;

@@ -54,7 +54,8 @@ class ThreadPool {
   // Calls f(t, chunk) once for every chunk in [0, chunks); t in [0, size())
   // names the executing thread (0 = the caller) for per-thread scratch. With
   // parallel == false (small work: waking threads costs microseconds) the
-  // caller runs every chunk itself, in order.
+  // caller runs every chunk itself, in order. split: for_tapered_ranges'
+  // chunks, whose runs then split the items evenly (run(), below).
   template <class F>
   void for_chunks(int64_t chunks, bool parallel, F&& f, const Taper* split = nullptr) {
     if (chunks <= 0) return;

@@ -4,7 +4,7 @@ exact result, in units of u S (u = 2^-24, S the sum of the products'
 magnitudes): the measure of the conv tolerance in docs/testing.md (16 u S),
 for choosing a tile form and its interpolation points before building it.
 
-    python3 tools/winograd_error.py [--channels 16] [--tiles 20000] [--seed 3]
+    python3 tools/winograd_error.py [--channels 16] [--tiles 20000] [--seed 3] [--points 0,1,-1,1/2,-2 ...]
 
 Needs numpy (pip). Each form's matrices come from its points (plus the point
 at infinity): A^T evaluates at them, G divides by the points' products, and
@@ -22,7 +22,12 @@ S shrinks with the zeros, the rounding does not); an F(4x4) built once,
 23 u S in the forward at 28x28x16 with the points 0, +-1, 2, -1/2 (12.4
 here) and 175 with 0, +-1, +-2 (35 here). A kernel's worst case is about
 twice the figure here, or more: figures for ranking forms and points, never
-verdicts; a form is ready when the kernel tests pass."""
+verdicts; a form is ready when the kernel tests pass.
+
+--points adds F(4x2) and F(4x4) at other points. With --tiles 3000, where
+0, +-1, 2, -1/2 gave F(4x4) 10.6: 0, +-1, 1/2, -2 11.1; 0, +-1, 3/2, -1/2
+12.5; 0, +-1, 2/3, -3/2 14.8; 0, +-1, +-1/2 26.8. None of them would bring
+a kernel's F(4x4) (about twice these) under 16 u S."""
 import argparse
 import sys
 from fractions import Fraction as Fr
@@ -128,17 +133,36 @@ FORMS = [  # name, (mh, points), (mw, points)
 ]
 
 
+def parse_points(text):
+    """Five distinct finite points for F(4, 3), e.g. "0,1,-1,1/2,-2"."""
+    try:
+        points = [Fr(t.strip()) for t in text.split(",")]
+    except (ValueError, ZeroDivisionError):
+        fail(f"--points: {text!r} is not a comma-separated list of numbers or fractions")
+    if len(points) != 5 or len(set(points)) != 5:
+        fail(f"--points: F(4, 3) needs 5 distinct finite points (infinity is added), got {text!r}")
+    return points
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--channels", type=int, default=16, help="input channels summed per output (forward)")
     ap.add_argument("--tiles", type=int, default=20000, help="output tiles (forward); tiles per sum (filter gradient)")
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--points", action="append", default=[], metavar="P",
+                    help="also F(4x2) and F(4x4) at these 5 finite points of F(4, 3), e.g. 0,1,-1,1/2,-2 (repeatable)")
     a = ap.parse_args()
     if a.channels < 1 or a.tiles < 1:
         fail("--channels and --tiles must be at least 1")
+    forms = list(FORMS)
+    two = [Fr(0), Fr(1), Fr(-1)]
+    for text in a.points:
+        p = parse_points(text)
+        label = ", ".join(str(x) for x in p)
+        forms += [(f"F(4x2) at {label}", (4, p), (2, two)), (f"F(4x4) at {label}", (4, p), (4, p))]
     print(f"error in u S (u = 2^-24); the conv tolerance is 16 u S + u |want|; {a.channels} channels, {a.tiles} tiles")
     print(f"{'form':28s} {'forward max':>12s} {'99.9%':>7s} {'filter gradient max':>20s}")
-    for name, (mh, ph), (mw, pw) in FORMS:
+    for name, (mh, ph), (mw, pw) in forms:
         rng = np.random.default_rng(a.seed)
         h, w = matrices(ph, mh), matrices(pw, mw)
         fwd = forward_error(h, w, a.channels, a.tiles, rng)

@@ -8,6 +8,7 @@
 #include <axon/data/mnist.hpp>
 #include <axon/error.hpp>
 #include <axon/limits.hpp>
+#include <axon/nn/keras_json.hpp>
 #include <axon/parse.hpp>
 #include <axon/tensor.hpp>
 
@@ -67,6 +68,20 @@ TEST_CASE("a hostile value is echoed on one short line", "[limits]") {
   CHECK(msg.find('\n') == std::string::npos);
   CHECK(msg.find('\x1b') == std::string::npos);
   CHECK(msg.size() < 200);
+}
+
+TEST_CASE("a UsageError is one printable line whatever its message quotes", "[limits]") {
+  // Every refusal is the app's one error line, and an echo site that forgot
+  // parse::printable must not break it (fuzz_keras_file found a Keras
+  // layer's data_format quoted with its line break).
+  CHECK(std::string(UsageError("a\nb\r\x1b[2Jc").what()) == "a?b??[2Jc");
+  CHECK(std::string(UsageError(std::string("x\xe2\x80\xa8y")).what()) == "x?y");
+  CHECK(std::string(UsageError("plain: 'donn\xc3\xa9" "es' (3, 4)").what()) == "plain: 'donn\xc3\xa9" "es' (3, 4)");
+  const std::string layer = R"({"class_name": "AveragePooling2D", "config": {"name": "p", "pool_size": [2, 2],
+                                "data_format": "channels\nfirst"}})";
+  const std::string msg = usage_error([&] { nn::keras_layer_output_shape(layer, {{8, 8, 3}}, "m.json"); });
+  CHECK(msg.find('\n') == std::string::npos);
+  CHECK_THAT(msg, Catch::Contains("data_format is channels?first; axon's images are channels_last"));
 }
 
 TEST_CASE("parse::printable keeps printable UTF-8 and shows everything else as '?'", "[limits]") {

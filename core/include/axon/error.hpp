@@ -9,9 +9,13 @@
 namespace axon {
 
 // Bad flags, bad environment values, unknown device names, corrupt input files.
+// Its message is made one printable line (parse::one_line): it is what the
+// app prints as its one error line, and it may quote what a file or a flag
+// held (a name with a line break in it, bytes that are not UTF-8).
 class UsageError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& message);
+  explicit UsageError(const char* message);
 };
 
 // Anything that went wrong while running: a plugin error, out of memory, a

@@ -3,6 +3,7 @@
 #include <axon/error.hpp>
 #include <axon/nn/lr_schedule.hpp>
 #include <axon/nn/model.hpp>
+#include <axon/parse.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -53,7 +54,7 @@ nn::LossOptions read_loss(const json& loss, const std::string& where) {
   }
   const std::optional<nn::LossKind> kind = cls.empty() ? std::nullopt : nn::loss_from_name(cls);
   if (!kind)
-    throw UsageError(where + ": the loss " + (cls.empty() ? loss.dump().substr(0, 80) : cls) +
+    throw UsageError(where + ": the loss " + parse::printable(cls.empty() ? loss.dump() : cls, 80) +
                      " is not one axon has (" + nn::loss_names() + ")");
   const Reader r{*config, where};
   nn::LossOptions o;
@@ -80,10 +81,10 @@ nn::MetricOptions read_metric(const json& metric, const std::string& where) {
     const std::string name = metric.get<std::string>();
     if (nn::is_accuracy_name(name)) return {};
     if (std::optional<nn::MetricOptions> m = nn::metric_from_name(name)) return *m;
-    throw UsageError(where + ": the metric " + name + " is not one axon has (" + nn::metric_names() + ")");
+    throw UsageError(where + ": the metric " + parse::printable(name) + " is not one axon has (" + nn::metric_names() + ")");
   }
   if (!metric.is_object() || !metric.contains("class_name") || !metric["class_name"].is_string())
-    throw UsageError(where + ": the metric " + metric.dump().substr(0, 80) + " is not a Keras metric");
+    throw UsageError(where + ": the metric " + parse::printable(metric.dump(), 80) + " is not a Keras metric");
   const std::string cls = metric["class_name"].get<std::string>();
   static const json kNoConfig = json::object();
   const json& config = metric.contains("config") && metric["config"].is_object() ? metric["config"] : kNoConfig;
@@ -91,7 +92,8 @@ nn::MetricOptions read_metric(const json& metric, const std::string& where) {
       cls == "BinaryAccuracy")
     return {};
   const std::optional<nn::MetricKind> kind = nn::metric_from_keras_class(cls);
-  if (!kind) throw UsageError(where + ": the metric " + cls + " is not one axon has (" + nn::metric_names() + ")");
+  if (!kind)
+    throw UsageError(where + ": the metric " + parse::printable(cls) + " is not one axon has (" + nn::metric_names() + ")");
   nn::MetricOptions m;
   m.kind = *kind;
   m.name = nn::metric_name(*kind);
@@ -140,10 +142,12 @@ KerasCompileConfig read_compile_config(const std::string& config_json, const std
     cls = opt["class_name"].get<std::string>();
     if (opt.contains("config") && opt["config"].is_object()) config = &opt["config"];
   } else {
-    throw UsageError(where + ": the optimizer is " + opt.dump().substr(0, 80) + ", not a Keras optimizer");
+    throw UsageError(where + ": the optimizer is " + parse::printable(opt.dump(), 80) + ", not a Keras optimizer");
   }
   const std::optional<nn::OptimizerKind> kind = nn::optimizer_from_name(lower(cls));
-  if (!kind) throw UsageError(where + ": the optimizer " + cls + " is not one axon has (" + nn::optimizer_names() + ")");
+  if (!kind)
+    throw UsageError(where + ": the optimizer " + parse::printable(cls) + " is not one axon has (" +
+                     nn::optimizer_names() + ")");
   const Reader r{*config, where + ".optimizer"};
   if (r.boolean("use_ema")) r.fail("use_ema (exponential moving averages of the weights) is not supported");
   for (const char* key : {"loss_scale_factor", "gradient_accumulation_steps"})

@@ -147,7 +147,7 @@ void KerasLayerConfig::check_common() const {
     if (name != "float32") fail("dtype is " + json_text(d) + "; axon trains in float32");
   }
   if (string("data_format", "channels_last") != "channels_last")
-    fail("data_format is " + string("data_format", "") + "; axon's images are channels_last (NHWC)");
+    fail("data_format is " + parse::printable(string("data_format", "")) + "; axon's images are channels_last (NHWC)");
 }
 
 namespace {

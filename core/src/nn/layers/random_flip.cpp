@@ -3,6 +3,7 @@
 #include "augmentation_config.hpp"
 
 #include <axon/error.hpp>
+#include <axon/parse.hpp>
 
 namespace axon::nn {
 
@@ -11,7 +12,8 @@ RandomFlip::RandomFlip(std::string mode, std::string name, std::optional<int64_t
   horizontal_ = mode_ == "horizontal" || mode_ == "horizontal_and_vertical";
   vertical_ = mode_ == "vertical" || mode_ == "horizontal_and_vertical";
   if (!horizontal_ && !vertical_)
-    throw UsageError("RandomFlip: mode must be horizontal, vertical or horizontal_and_vertical, got " + mode_);
+    throw UsageError("RandomFlip: mode must be horizontal, vertical or horizontal_and_vertical, got " +
+                     parse::printable(mode_));
 }
 
 std::unique_ptr<Layer> RandomFlip::clone() const { return std::make_unique<RandomFlip>(mode_, name(), keras_seed()); }

@@ -330,6 +330,14 @@ MUTATIONS = [
         ],
         "tests": KERNEL_TESTS,
     },
+    {
+        "name": "usage errors keep line breaks",
+        "what": "a UsageError keeps its message as given, so a refusal quoting a file's line break spans lines",
+        "edits": [("core/src/error.cpp",
+                   "UsageError::UsageError(const std::string& message) : std::runtime_error(parse::one_line(message)) {}",
+                   "UsageError::UsageError(const std::string& message) : std::runtime_error(message) {}")],
+        "tests": r"^(reliability\.unit\.a UsageError|fuzz\.keras_file)",
+    },
 ]
 
 

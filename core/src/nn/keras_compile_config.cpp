@@ -81,7 +81,8 @@ nn::MetricOptions read_metric(const json& metric, const std::string& where) {
     const std::string name = metric.get<std::string>();
     if (nn::is_accuracy_name(name)) return {};
     if (std::optional<nn::MetricOptions> m = nn::metric_from_name(name)) return *m;
-    throw UsageError(where + ": the metric " + parse::printable(name) + " is not one axon has (" + nn::metric_names() + ")");
+    throw UsageError(where + ": the metric " + parse::printable(name) + " is not one axon has (" +
+                     nn::metric_names() + ")");
   }
   if (!metric.is_object() || !metric.contains("class_name") || !metric["class_name"].is_string())
     throw UsageError(where + ": the metric " + parse::printable(metric.dump(), 80) + " is not a Keras metric");
@@ -93,7 +94,8 @@ nn::MetricOptions read_metric(const json& metric, const std::string& where) {
     return {};
   const std::optional<nn::MetricKind> kind = nn::metric_from_keras_class(cls);
   if (!kind)
-    throw UsageError(where + ": the metric " + parse::printable(cls) + " is not one axon has (" + nn::metric_names() + ")");
+    throw UsageError(where + ": the metric " + parse::printable(cls) + " is not one axon has (" +
+                     nn::metric_names() + ")");
   nn::MetricOptions m;
   m.kind = *kind;
   m.name = nn::metric_name(*kind);

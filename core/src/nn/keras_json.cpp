@@ -356,7 +356,8 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
 Shape keras_layer_output_shape(const std::string& layer_json, const std::vector<Shape>& inputs,
                                const std::string& source) {
   const json layer = json::parse(layer_json, nullptr, false);
-  if (layer.is_discarded()) throw UsageError(source + ": the layer is not valid JSON: " + parse::printable(layer_json, 80));
+  if (layer.is_discarded())
+    throw UsageError(source + ": the layer is not valid JSON: " + parse::printable(layer_json, 80));
   const KerasLayerConfig l(source, KerasLayerConfig::kNoIndex, layer);
   if (l.class_name() == "InputLayer") l.fail("an input is made by Input(), not called on tensors");
   const std::unique_ptr<Layer> made = make_layer(l);

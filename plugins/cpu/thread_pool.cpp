@@ -88,15 +88,15 @@ void ThreadPool::run(int64_t chunks, void* obj, Trampoline call, const Taper* sp
   obj_ = obj;
   call_ = call;
   error_ = nullptr;
+  // Run t's first chunk (the last run ends at `chunks`).
+  auto start = [&](int t) {
+    if (t == size_) return chunks;
+    return split != nullptr ? split->chunk_of(split->n * t / size_) : run_begin(chunks, size_, t);
+  };
   for (int t = 0; t < size_; ++t) {
     Run& r = runs_[static_cast<size_t>(t)];
-    if (split != nullptr) {
-      r.begin = t == 0 ? 0 : split->chunk_of(split->n * t / size_);
-      r.end = t + 1 == size_ ? chunks : split->chunk_of(split->n * (t + 1) / size_);
-    } else {
-      r.begin = run_begin(chunks, size_, t);
-      r.end = run_begin(chunks, size_, t + 1);
-    }
+    r.begin = start(t);
+    r.end = start(t + 1);
     r.taken.store(0, std::memory_order_relaxed);
     r.front.store(0, std::memory_order_relaxed);
     r.back.store(0, std::memory_order_relaxed);

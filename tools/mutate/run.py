@@ -817,7 +817,8 @@ MUTATIONS += [
         "what": "the CPU thread pool's for_tapered_ranges gives each thread an even share of the chunks, not of the "
         "items, so thread 0 owns more than its share of the rows (the small chunks lie at the end)",
         "edits": [
-            (f"{CPU}/thread_pool.cpp", "    if (split != nullptr) {", "    if (split != nullptr && false) {"),
+            (f"{CPU}/thread_pool.cpp", "    return split != nullptr ? split->chunk_of",
+             "    return split != nullptr && false ? split->chunk_of"),
         ],
         "tests": r"^kernels:.*thread pool",
     },

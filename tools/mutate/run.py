@@ -570,6 +570,25 @@ MUTATIONS += [
         "tests": LAYER_TESTS,
     },
     {
+        "name": "F(4x2) input transform carries across rows",
+        "what": "the CPU's F(4x2) input transform keeps the last tile's columns for the first tile of a new row "
+        "of tiles too (or of a new image)",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "if (r > 0 && tw.x > 0) {  // the tile before is the one to the left",
+             "if (r > 0) {"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "F(4x2) input transform keeps the wrong columns",
+        "what": "the CPU's F(4x2) input transform carries the previous tile's first two columns instead of its last two",
+        "edits": [
+            (f"{CPU}/winograd.cpp", "for (int i = 0; i < AH; ++i) col[j][i] = col[j + MW][i];",
+             "for (int i = 0; i < AH; ++i) col[j][i] = col[j][i];"),
+        ],
+        "tests": LAYER_TESTS,
+    },
+    {
         "name": "F(4x2) filter gradient inverted as F(2x2)",
         "what": "the CPU's Winograd Conv2DBackpropFilter in tiles of 4x2 (dense dy, 16 rows or more) takes "
         "dW = G^T S G with F(2x2)'s G down the rows too",

@@ -81,8 +81,12 @@ __attribute__((always_inline)) inline void nn_rows(const A& a, int64_t r0, int64
         F bv[NV];
         for (int j = 0; j < NV; ++j) bv[j] = simd::load<F>(bp + j * W);
         for (int i = 0; i < R; ++i) {
-          const F s = simd::broadcast<F>(q[i] + ci);
-          for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
+          if constexpr (NV == 1) {
+            acc[i][0] = simd::fma_broadcast<F>(acc[i][0], q[i] + ci, bv[0]);
+          } else {
+            const F s = simd::broadcast<F>(q[i] + ci);
+            for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
+          }
         }
       }
     }
@@ -120,7 +124,9 @@ __attribute__((always_inline)) inline void nn_block(const A& a, int64_t rows, in
 // registers across all rows, so a multiply-add loads only its broadcast
 // value, where nn_rows loads a vector of b per 8 of them. The same sums in
 // the same order. (axon-bench-products, 16 x 16 over 128 rows on one core
-// of an AVX-512 Xeon, the best of 8 alternated runs: 109 -> 135 GFLOP/s.)
+// of an AVX-512 Xeon, the best of 8 alternated runs: 109 -> 135 GFLOP/s;
+// on an AVX-512 EPYC, the broadcast folded into the multiply-add
+// (fma_broadcast): 82 -> 111.)
 constexpr int kRegisterK = 16;  // the k this path takes: b's rows, a's row length
 template <int W, int R>
 __attribute__((always_inline)) inline void k16_rows(const float* a, int64_t r0, const typename simd::Vec<W>::f (&bv)[16],
@@ -131,7 +137,7 @@ __attribute__((always_inline)) inline void k16_rows(const float* a, int64_t r0, 
 #pragma GCC unroll 16
   for (int p = 0; p < kRegisterK; ++p)
 #pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) acc[i][0] += simd::broadcast<F>(q + i * kRegisterK + p) * bv[p];
+    for (int i = 0; i < R; ++i) acc[i][0] = simd::fma_broadcast<F>(acc[i][0], q + i * kRegisterK + p, bv[p]);
   finish_rows<W, 1, R>(acc, r0, n, y, c0, ep);
 }
 template <int W>
@@ -160,6 +166,11 @@ __attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t 
                                               const Epilogue& ep) {
   int64_t c0 = 0;
   for (; c0 + 4 * W <= n; c0 += 4 * W) nn_block<W, 4, A>(a, rows, k, b, n, y, c0, ep);
+  // Two vectors of AVX-512 columns as two blocks of one, whose multiply-adds
+  // take a's value as an embedded broadcast (fma_broadcast): 32 x 32 over 64
+  // rows 93-96 -> 105 GFLOP/s (axon-bench-products, one core of an AVX-512
+  // EPYC); the transposed product gained nothing so, nor did 4 vectors.
+  if (W == 16 && c0 + 2 * W <= n) nn_block<W, 1, A>(a, rows, k, b, n, y, c0, ep), c0 += W;
   if (c0 + 2 * W <= n) nn_block<W, 2, A>(a, rows, k, b, n, y, c0, ep), c0 += 2 * W;
   if (c0 + W <= n) nn_block<W, 1, A>(a, rows, k, b, n, y, c0, ep), c0 += W;
   // Narrow outputs (n % W columns left) in half and quarter-width vectors.
@@ -192,8 +203,13 @@ __attribute__((always_inline)) inline void tn_block(const A& a, int64_t rows, co
     for (int j = 0; j < NV; ++j) bv[j] = simd::load<F>(b + r * n + c0 + j * W);
     [[maybe_unused]] const float* q = Contiguous ? a.at(r, p0) : nullptr;
     for (int i = 0; i < P; ++i) {
-      const F s = simd::broadcast<F>(Contiguous ? q + i : a.at(r, p0 + i));
-      for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
+      const float* at = Contiguous ? q + i : a.at(r, p0 + i);
+      if constexpr (NV == 1) {
+        acc[i][0] = simd::fma_broadcast<F>(acc[i][0], at, bv[0]);
+      } else {
+        const F s = simd::broadcast<F>(at);
+        for (int j = 0; j < NV; ++j) acc[i][j] += s * bv[j];
+      }
     }
   }
   for (int i = 0; i < P; ++i)

@@ -44,11 +44,12 @@ void fill_plane(const ConvGeometry& g, const Plane& s, const float* image, float
   for (int64_t ih = 0; ih < h; ++ih) std::memcpy(plane + (ih + g.pad_h) * s.cols + g.pad_w, image + ih * g.w, 4 * w);
 }
 
-// All lanes = *p (one float: the float itself).
+// acc + (all lanes = *p) * b (F one float: acc + *p * b), through
+// simd::fma_broadcast: each splat feeds one multiply-add here.
 template <class F>
-__attribute__((always_inline)) inline F splat(const float* p) {
-  if constexpr (std::is_same_v<F, float>) return *p;
-  else return simd::broadcast<F>(p);
+__attribute__((always_inline)) inline F fma_splat(F acc, const float* p, F b) {
+  if constexpr (std::is_same_v<F, float>) return acc + *p * b;
+  else return simd::fma_broadcast<F>(acc, p, b);
 }
 
 // Pixels [ow0, ow0 + R) of output row `rows` (the plane rows its taps
@@ -62,7 +63,7 @@ __attribute__((always_inline)) inline void pixels(const ConvGeometry& g, const f
   for (int64_t kh = 0; kh < kh_n; ++kh) {
     const float* row = rows[kh] + ow0;
     for (int64_t kw = 0; kw < kw_n; ++kw)
-      for (int i = 0; i < R; ++i) acc[i] += splat<F>(row + kw + i) * wt[kh * kw_n + kw];
+      for (int i = 0; i < R; ++i) acc[i] = fma_splat(acc[i], row + kw + i, wt[kh * kw_n + kw]);
   }
   for (int i = 0; i < R; ++i) {
     F v = acc[i];
@@ -142,7 +143,7 @@ __attribute__((always_inline)) inline void filter_sums(const ConvGeometry& g, co
         for (; ow < g.ow && r < end; ++ow, ++r) {
           const F dv = simd::load<F>(dy + (r - r0) * g.oc + c0);
           for (int64_t kh = 0; kh < kh_n; ++kh)
-            for (int64_t kw = 0; kw < kw_n; ++kw) sum[kh * kw_n + kw] += splat<F>(rows[kh] + ow + kw) * dv;
+            for (int64_t kw = 0; kw < kw_n; ++kw) sum[kh * kw_n + kw] = fma_splat(sum[kh * kw_n + kw], rows[kh] + ow + kw, dv);
         }
       }
       for (int64_t t = 0; t < taps; ++t) simd::store<F>(acc + t * g.oc + c0, sum[t]);

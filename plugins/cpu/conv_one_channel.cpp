@@ -143,7 +143,10 @@ __attribute__((always_inline)) inline void filter_sums(const ConvGeometry& g, co
         for (; ow < g.ow && r < end; ++ow, ++r) {
           const F dv = simd::load<F>(dy + (r - r0) * g.oc + c0);
           for (int64_t kh = 0; kh < kh_n; ++kh)
-            for (int64_t kw = 0; kw < kw_n; ++kw) sum[kh * kw_n + kw] = fma_splat(sum[kh * kw_n + kw], rows[kh] + ow + kw, dv);
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
+              F& tap = sum[kh * kw_n + kw];
+              tap = fma_splat(tap, rows[kh] + ow + kw, dv);
+            }
         }
       }
       for (int64_t t = 0; t < taps; ++t) simd::store<F>(acc + t * g.oc + c0, sum[t]);

@@ -269,11 +269,12 @@ __attribute__((always_inline)) inline void input_transform_carried(const Plan& p
         if (xj < 0 || xj >= p.w) {
           for (int k = 0; k < AH; ++k) d[k] = T{};
         } else {
-          const float* at = x + ((tw.n * p.h + y0) * p.w + xj) * p.c + c0;
+          const float* image_column = x + (tw.n * p.h * p.w + xj) * p.c + c0;  // its row 0
           if (rows_inside)
-            for (int k = 0; k < AH; ++k) d[k] = simd::load<T>(at + k * row);
+            for (int k = 0; k < AH; ++k) d[k] = simd::load<T>(image_column + (y0 + k) * row);
           else
-            for (int k = 0; k < AH; ++k) d[k] = y0 + k >= 0 && y0 + k < p.h ? simd::load<T>(at + k * row) : T{};
+            for (int k = 0; k < AH; ++k)
+              d[k] = y0 + k >= 0 && y0 + k < p.h ? simd::load<T>(image_column + (y0 + k) * row) : T{};
         }
 #pragma GCC unroll 8
         for (int i = 0; i < AH; ++i) col[j][i] = combine<AH>(lh, i, [&](int k) { return d[k]; });

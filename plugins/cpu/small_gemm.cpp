@@ -166,11 +166,12 @@ __attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t 
                                               const Epilogue& ep) {
   int64_t c0 = 0;
   for (; c0 + 4 * W <= n; c0 += 4 * W) nn_block<W, 4, A>(a, rows, k, b, n, y, c0, ep);
-  // Two vectors of AVX-512 columns as two blocks of one, whose multiply-adds
+  // AVX-512: the vectors left (up to 3) as blocks of one, whose multiply-adds
   // take a's value as an embedded broadcast (fma_broadcast): 32 x 32 over 64
   // rows 93-96 -> 105 GFLOP/s (axon-bench-products, one core of an AVX-512
   // EPYC); the transposed product gained nothing so, nor did 4 vectors.
-  if (W == 16 && c0 + 2 * W <= n) nn_block<W, 1, A>(a, rows, k, b, n, y, c0, ep), c0 += W;
+  if constexpr (W == 16)
+    for (; c0 + W <= n; c0 += W) nn_block<W, 1, A>(a, rows, k, b, n, y, c0, ep);
   if (c0 + 2 * W <= n) nn_block<W, 2, A>(a, rows, k, b, n, y, c0, ep), c0 += 2 * W;
   if (c0 + W <= n) nn_block<W, 1, A>(a, rows, k, b, n, y, c0, ep), c0 += W;
   // Narrow outputs (n % W columns left) in half and quarter-width vectors.

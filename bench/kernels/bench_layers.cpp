@@ -135,6 +135,11 @@ void register_resnet_convolutions() {
     add("Conv2D/" + s, "Conv2D", {c.x, w}, {y}, &attrs.back(), 0, flops);
     add("Conv2DBackpropFilter/" + s, "Conv2DBackpropFilter", {c.x, y}, {w}, &attrs.back(), 0, flops);
     if (c.x[3] > 1) add("Conv2DBackpropInput/" + s, "Conv2DBackpropInput", {y, w}, {c.x}, &attrs.back(), 0, flops);
+    // The strided layers' input gradients meet another layer's in the sum
+    // for their input: whichever runs second adds into it.
+    if (c.stride > 1)
+      add("_Conv2DBackpropInputAccumulate/" + s, "_Conv2DBackpropInputAccumulate", {c.x, y, w}, {}, &attrs.back(), 0,
+          flops);
   }
 }
 

@@ -151,6 +151,24 @@ __attribute__((always_inline)) inline void col2im_strided_1x1_body(const ConvGeo
 }
 AXON_CPU_DISPATCH(col2im_strided_1x1, (const ConvGeometry& g, const float* col, float* dx), (g, col, dx))
 
+// dx += the same, touching only the pixels a tap lands on (a quarter of them
+// at stride 2): where the gradient adds into a sum another layer began (a
+// shortcut listed before its block's first convolution, as Keras' own
+// ResNets list it), instead of writing the whole gradient to a temporary and
+// adding that. AddN's values, except that a -0 no tap reaches stays -0.
+template <int W>
+__attribute__((always_inline)) inline void col2im_strided_1x1_add_body(const ConvGeometry& g, const float* col,
+                                                                       float* dx) {
+  const int64_t c = g.c;
+  for (int64_t oh = 0; oh < g.oh; ++oh)
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      float* __restrict d = dx + (oh * g.sh * g.w + ow * g.sw) * c;
+      const float* __restrict s = col + (oh * g.ow + ow) * c;
+      for (int64_t ci = 0; ci < c; ++ci) d[ci] += s[ci] + 0.0f;
+    }
+}
+AXON_CPU_DISPATCH(col2im_strided_1x1_add, (const ConvGeometry& g, const float* col, float* dx), (g, col, dx))
+
 // Small-K convolutions read their rows straight from the image: off[p] is
 // tap p's offset from a row's first tap, and each row starts in the image or,
 // where its taps reach into padding, in a copy of its pixels (row_starts).
@@ -719,7 +737,7 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
   // W^T (transposed below), which beats sgemm's packing at these sizes.
   const bool blocked = simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK;
   const bool direct = strided_pointwise(g) && blocked;
-  if (accumulate && (backprop_input_turned(g) || pointwise(g) || direct)) {
+  if (accumulate && (backprop_input_turned(g) || pointwise(g))) {
     // These paths write dx whole: the gradient goes to a temporary first.
     const int64_t size = g.n * g.h * g.w * g.c;
     float* part = d.intermediate(static_cast<size_t>(size));
@@ -761,7 +779,10 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
       float* col = d.scratch(t, static_cast<size_t>(per_image * k));
       for (int64_t n = n0; n < n1; ++n) {
         small_k_gemm(dyp + n * per_image * oc, per_image, oc, wt, k, col);
-        col2im_strided_1x1(g, col, out + n * image_size);
+        if (accumulate)
+          col2im_strided_1x1_add(g, col, out + n * image_size);
+        else
+          col2im_strided_1x1(g, col, out + n * image_size);
       }
       return;
     }

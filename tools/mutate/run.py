@@ -734,6 +734,13 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "strided 1x1 gradient added at unstrided columns",
+        "what": "the CPU's input gradient of a strided 1x1 convolution, added into dx, lands at column ow instead of "
+        "ow times the stride",
+        "edits": [(f"{CPU}/conv.cpp", "(oh * g.sh * g.w + ow * g.sw) * c;", "(oh * g.sh * g.w + ow) * c;")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "b in registers: the last row of b left out",
         "what": "the CPU's product of a dense a with k = 16 against b held in registers (AVX-512) sums 15 of the 16 "
         "products of each value",

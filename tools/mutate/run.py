@@ -194,12 +194,12 @@ MUTATIONS = [
                    """  for (int64_t kh = 0; kh < kh_n; ++kh) {
     const float* row = rows[kh] + ow0;
     for (int64_t kw = 0; kw < kw_n; ++kw)
-      for (int i = 0; i < R; ++i) acc[i] += splat<F>(row + kw + i) * wt[kh * kw_n + kw];
+      for (int i = 0; i < R; ++i) acc[i] = fma_splat(acc[i], row + kw + i, wt[kh * kw_n + kw]);
   }""",
                    """  for (int64_t kw = 0; kw < kw_n; ++kw)
     for (int64_t kh = 0; kh < kh_n; ++kh) {
       const float* row = rows[kh] + ow0;
-      for (int i = 0; i < R; ++i) acc[i] += splat<F>(row + kw + i) * wt[kh * kw_n + kw];
+      for (int i = 0; i < R; ++i) acc[i] = fma_splat(acc[i], row + kw + i, wt[kh * kw_n + kw]);
     }""")],
         "tests": KERNEL_TESTS,
     },

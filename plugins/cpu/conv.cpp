@@ -737,8 +737,8 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
   // W^T (transposed below), which beats sgemm's packing at these sizes.
   const bool blocked = simd::isa() != simd::Isa::base && oc > 0 && oc <= kMaxGatherK;
   const bool direct = strided_pointwise(g) && blocked;
-  if (accumulate && (backprop_input_turned(g) || pointwise(g))) {
-    // These paths write dx whole: the gradient goes to a temporary first.
+  if (accumulate && backprop_input_turned(g)) {
+    // This path writes dx whole: the gradient goes to a temporary first.
     const int64_t size = g.n * g.h * g.w * g.c;
     float* part = d.intermediate(static_cast<size_t>(size));
     conv2d_backprop_input_into(d, g, dyp, w, part, false);
@@ -762,10 +762,18 @@ void conv2d_backprop_input_into(CpuDevice& d, const ConvGeometry& g, const float
     // Few filters (a short inner dimension): the register-blocked kernel
     // against W^T, as the forward takes a short K, instead of sgemm's packing.
     const float* wt = oc > 0 && oc < kSmallK && simd::isa() != simd::Isa::base ? transposed(d, w, k, oc) : nullptr;
-    d.pool().for_ranges(m, tile, parallel, [&](int, int64_t b, int64_t e) {
-      if (oc == 0) return zero(out + b * k, (e - b) * k);
-      if (wt != nullptr) return small_k_gemm(dyp + b * oc, e - b, oc, wt, k, out + b * k);
-      sgemm(false, true, e - b, k, oc, dyp + b * oc, oc, w, oc, 0.0f, out + b * k, k);
+    // Added into dx (a tensor several layers read), each chunk's rows go
+    // to the thread's tile and are added from there while in cache, not
+    // through a whole temporary.
+    d.pool().for_ranges(m, tile, parallel, [&](int t, int64_t b, int64_t e) {
+      float* rows = accumulate ? d.tile(t, static_cast<size_t>((e - b) * k)) : out + b * k;
+      if (oc == 0)
+        zero(rows, (e - b) * k);
+      else if (wt != nullptr)
+        small_k_gemm(dyp + b * oc, e - b, oc, wt, k, rows);
+      else
+        sgemm(false, true, e - b, k, oc, dyp + b * oc, oc, w, oc, 0.0f, rows, k);
+      if (accumulate) add_range(out + b * k, rows, (e - b) * k);
     });
     return;
   }

@@ -138,6 +138,9 @@ TEST_CASE("CPU convolutions match the reference at the Inception cell's shapes",
   check_case({1, 11, 9, 3, 3, 3, 20, 1, 1, 2, 1, AXON_PADDING_SAME}, rng);
   check_case({2, 26, 26, 16, 1, 1, 8, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
   check_case({2, 26, 26, 16, 1, 1, 4, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
+  // 6,760 rows: the accumulating input gradient adds two chunks of rows
+  // (6,144 a chunk at 16 channels), one from each thread's tile.
+  check_case({10, 26, 26, 16, 1, 1, 8, 1, 1, 1, 1, AXON_PADDING_VALID}, rng);
 }
 
 TEST_CASE("CPU convolutions of one-channel images match the reference", "[conv][cpu]") {

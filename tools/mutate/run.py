@@ -741,6 +741,14 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "pointwise gradient chunks added at the first rows",
+        "what": "the CPU's input gradient of a 1x1 convolution, added into dx chunk by chunk from each thread's tile, "
+        "adds every chunk at dx's first rows",
+        "edits": [(f"{CPU}/conv.cpp", "if (accumulate) add_range(out + b * k, rows, (e - b) * k);",
+                   "if (accumulate) add_range(out, rows, (e - b) * k);")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "b in registers: the last row of b left out",
         "what": "the CPU's product of a dense a with k = 16 against b held in registers (AVX-512) sums 15 of the 16 "
         "products of each value",

@@ -173,6 +173,8 @@ void register_inception() {
     add("Conv2D/" + s, "Conv2D", {x, w}, {y}, &same, 0, flops);
     add("Conv2DBackpropFilter/" + s, "Conv2DBackpropFilter", {x, y}, {w}, &same, 0, flops);
     add("Conv2DBackpropInput/" + s, "Conv2DBackpropInput", {y, w}, {x}, &same, 0, flops);
+    if (c.k == 1)  // the 1x1 branches' input gradients add into the sum for the cell's input
+      add("_Conv2DBackpropInputAccumulate/" + s, "_Conv2DBackpropInputAccumulate", {x, y, w}, {}, &same, 0, flops);
   }
 }
 

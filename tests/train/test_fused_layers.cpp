@@ -249,8 +249,10 @@ namespace {
 // 16 channels and no activation (Winograd reads its dy while writing its
 // input gradient); c = Add(a, b), so a's gradient is the sum of b's input
 // gradient and the Add's, which hands one dy to both its inputs: b's dy
-// is that sum so far. d = conv(c) and e = conv(c), summed by an Add, so c's
-// gradient is the sum of two convolutions' input gradients, neither shared.
+// is that sum so far. d = conv(c), 1x1 at stride 2, and e = conv(c), 3x3 at
+// stride 2, summed by an Add, so c's gradient is the sum of two
+// convolutions' input gradients, neither shared: e's backward runs first,
+// and d's adds only at the pixels its taps reach.
 Step shared_readers_step(Device& dev, bool fused) {
   Model model("readers");
   auto conv = [](int filters, int kernel, int stride, const char* name, Activation act = Activation::relu) {
@@ -259,8 +261,8 @@ Step shared_readers_step(Device& dev, bool fused) {
   const int a = model.add_node(conv(16, 3, 1, "a"), {kModelInput});
   const int b = model.add_node(conv(16, 3, 1, "b", Activation::linear), {a});
   const int c = model.add_node(std::make_unique<Merge>(Merge::Kind::add, "c"), {a, b});
-  const int d = model.add_node(conv(6, 3, 2, "d"), {c});
-  const int e = model.add_node(conv(6, 1, 2, "e"), {c});
+  const int d = model.add_node(conv(6, 1, 2, "d"), {c});
+  const int e = model.add_node(conv(6, 3, 2, "e"), {c});
   const int f = model.add_node(std::make_unique<Merge>(Merge::Kind::add, "f"), {d, e});
   const int g = model.add_node(std::make_unique<Flatten>("g"), {f});
   model.add_node(std::make_unique<Dense>(10, Activation::linear, "h"), {g});
@@ -272,7 +274,7 @@ Step shared_readers_step(Device& dev, bool fused) {
 }  // namespace
 
 // A gradient sum goes to the next reader's backward to add into only where
-// no other tensor shares it: c's sum (d's input gradient) takes e's, while
+// no other tensor shares it: c's sum (e's input gradient) takes d's, while
 // a's (the Add's dy, which is also b's dy) is summed by AddN. The CPU gives
 // the separate ops' bits either way; the reference agrees within 1e-5.
 TEST_CASE("a convolution adds its input gradient into a sum only where nothing shares it", "[layers][fused]") {

@@ -35,8 +35,16 @@ TEST_CASE("gradient buckets cover the buffer from its end, each from a weight, a
   const std::vector<GradientBucket> none = gradient_buckets({}, 70, 1);
   REQUIRE(none.size() == 1);
   CHECK((none[0].begin == 0 && none[0].end == 70));
-  // Weights out of plan order are an internal error, not a wrong layout.
-  CHECK_THROWS(gradient_buckets({{0, 3}, {64, 1}}, 128, 1));
+  // Weights out of buffer order are an internal error, not a wrong layout.
+  CHECK_THROWS(gradient_buckets({{64, 0}, {0, 1}}, 128, 1));
+  // Steps out of buffer order (the plan runs the readers of one tensor
+  // together): a bucket is complete at the earliest step of its weights.
+  const std::vector<GradientSegment> moved{{0, 0}, {64, 4}, {128, 2}, {1088, 5}, {1152, 3}};
+  const std::vector<GradientBucket> m = gradient_buckets(moved, 1300, 200);
+  REQUIRE(m.size() == 3);
+  CHECK((m[0].begin == 1088 && m[0].end == 1300 && m[0].last_step == 3));
+  CHECK((m[1].begin == 128 && m[1].end == 1088 && m[1].last_step == 2));
+  CHECK((m[2].begin == 0 && m[2].end == 128 && m[2].last_step == 0));
 }
 
 TEST_CASE("a bucket is ready once every replica's backward has passed its last step", "[buckets]") {

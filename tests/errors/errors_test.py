@@ -366,8 +366,8 @@ def lowered_fused_ops(t):
                   "the reference runs the fused op itself", r)
             check("Executing op _FusedBatchNormAddGradEx (batch_normalization_2) in device /device:REF:0" in log,
                   "the reference runs the fused residual op itself", r)
-            check("Executing op _Conv2DBackpropInputAccumulate (conv2d_3) in device /device:REF:0" in log,
-                  "the reference adds conv2d_3's input gradient into re_lu_2's", r)
+            check("Executing op _Conv2DBackpropInputAccumulate (conv2d_5) in device /device:REF:0" in log,
+                  "the reference adds conv2d_5's input gradient into re_lu_2's", r)
     check(weights["toy:0"] == weights["ref:0"], "the TOY's parts give the reference's weights, bit for bit",
           weights)
 

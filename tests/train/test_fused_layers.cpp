@@ -282,3 +282,32 @@ TEST_CASE("a convolution adds its input gradient into a sum only where nothing s
   CHECK(p.fused.calls_of({"_Conv2DBackpropInputAccumulate"}) == 1);
   CHECK(p.separate.calls_of({"_Conv2DBackpropInputAccumulate"}) == 0);
 }
+
+// The plan runs the layers that read one tensor back to back, the fewest
+// forward FLOPs first: the ResNet's 1x1 stride-2 projections before their
+// blocks' 3x3 stride-2 convolutions (which the JSON lists first), each pair
+// adjacent; everything else in the JSON's order.
+TEST_CASE("the plan runs the readers of one tensor together and the cheapest first", "[layers][fused]") {
+  Runtime& rt = test::test_runtime();
+  Device* cpu = rt.find_device("cpu:0");
+  REQUIRE(cpu != nullptr);
+  KerasModel k = model_from_keras_json(
+      io::read_regular_file(std::string(AXON_TEST_DATA_DIR) + "/keras_resnet.json", 1 << 20, "model"), "resnet");
+  k.model->build(k.input_shape, *cpu, 5);
+  std::vector<std::string> order;
+  for (const PlanStep& s : k.model->replica(0).plan()) order.push_back(s.layer->name());
+  auto at = [&](const char* name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  CHECK(at("conv2d_5") + 1 == at("conv2d_3"));
+  CHECK(at("conv2d_8") + 1 == at("conv2d_6"));
+  // The JSON's order where no layer moved: conv2d_3's block follows it.
+  CHECK(at("conv2d_3") + 1 == at("batch_normalization_3"));
+  CHECK(at("batch_normalization_3") + 1 == at("conv2d_4"));
+  // Each step reads only what a step before it wrote.
+  const std::vector<PlanStep>& plan = k.model->replica(0).plan();
+  std::vector<size_t> written_by(k.model->replica(0).layers().size(), plan.size());
+  for (size_t i = 0; i < plan.size(); ++i)
+    for (int node = plan[i].first; node <= plan[i].output; ++node) written_by.at(static_cast<size_t>(node)) = i;
+  for (size_t i = 0; i < plan.size(); ++i)
+    for (int j : plan[i].inputs)
+      if (j >= 0) CHECK(written_by.at(static_cast<size_t>(j)) < i);
+}

@@ -797,6 +797,22 @@ MUTATIONS += [
         "tests": r"^(train\.model|errors\.)",
     },
     {
+        "name": "readers of one tensor run the costliest first",
+        "what": "the fusion pass orders the layers that read one tensor by decreasing forward FLOPs",
+        "edits": [
+            ("core/src/nn/fusion.cpp", "return a.layer->forward_flops() < b.layer->forward_flops();",
+             "return a.layer->forward_flops() > b.layer->forward_flops();"),
+        ],
+        "tests": r"^(train\.model|errors\.)",
+    },
+    {
+        "name": "gradient bucket waits for its first weight's step",
+        "what": "a bucket of the overlapped all-reduce counts as written once backward ran its first weight's plan "
+        "step, not the earliest of its weights'",
+        "edits": [("core/src/nn/gradient_buckets.cpp", "earliest = std::min(earliest, s.step);", "earliest = s.step;")],
+        "tests": r"^distribute\.",
+    },
+    {
         "name": "fused residual step keeps the moving statistics still",
         "what": "the fusion pass's BatchNormalization + Add + ReLU step never moves moving_mean and moving_variance",
         "edits": [

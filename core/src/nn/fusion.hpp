@@ -26,8 +26,9 @@
 
 namespace axon::nn {
 
-// One step per node in node order (the graph is topologically ordered),
-// fused pairs as one.
+// One step per node, fused pairs and triples as one, in node order (the
+// graph is topologically ordered) but for the readers of one tensor, which
+// run back to back, the fewest forward FLOPs first (fusion.cpp).
 std::vector<PlanStep> plan_steps(Graph& graph, TensorPool& pool);
 
 // "conv2d + max_pooling2d -> _FusedConv2DMaxPool, _FusedConv2DMaxPoolGrad",

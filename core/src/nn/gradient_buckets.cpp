@@ -11,11 +11,10 @@ namespace axon::nn {
 std::vector<GradientSegment> gradient_segments(Replica& replica) {
   const std::vector<PlanStep>& plan = replica.plan();
   const std::vector<Layer*> layers = replica.layers();
-  // The plan covers the nodes in order, a fused step two of them.
+  // Each step stands for nodes first..output (a fused step two or three).
   std::vector<size_t> step_of(layers.size(), 0);
-  size_t node = 0;
   for (size_t k = 0; k < plan.size(); ++k)
-    for (; node <= static_cast<size_t>(plan[k].output); ++node) step_of.at(node) = k;
+    for (int node = plan[k].first; node <= plan[k].output; ++node) step_of.at(static_cast<size_t>(node)) = k;
   const std::vector<int64_t>& offsets = replica.buffers().offsets();
   std::vector<GradientSegment> out;
   size_t j = 0;  // the weight's index in parameters() order, which offsets follows
@@ -30,18 +29,24 @@ std::vector<GradientSegment> gradient_segments(Replica& replica) {
 std::vector<GradientBucket> gradient_buckets(const std::vector<GradientSegment>& segments, int64_t buffer_floats,
                                              int64_t cap_floats) {
   for (size_t i = 1; i < segments.size(); ++i)
-    if (segments[i].begin < segments[i - 1].begin || segments[i].step < segments[i - 1].step)
-      throw RuntimeError("gradient buckets: weight " + std::to_string(i) + " is out of buffer or plan order");
+    if (segments[i].begin < segments[i - 1].begin)
+      throw RuntimeError("gradient buckets: weight " + std::to_string(i) + " is out of buffer order");
   if (cap_floats <= 0 || segments.empty()) return {{0, buffer_floats, 0}};
   std::vector<GradientBucket> out;
   int64_t end = buffer_floats;
+  // A bucket is complete once backward has run the earliest plan step of
+  // its weights (steps need not follow buffer order: fusion.cpp moves the
+  // readers of one tensor together).
+  size_t earliest = segments.back().step;
   for (size_t i = segments.size(); i-- > 0;) {
     const GradientSegment& s = segments[i];
+    earliest = std::min(earliest, s.step);
     // The first weight starts the last bucket whatever its size: the
     // buffer's start (padding before it included) belongs to it.
     if (end - s.begin < cap_floats && i > 0) continue;
-    out.push_back({i == 0 ? 0 : s.begin, end, s.step});
+    out.push_back({i == 0 ? 0 : s.begin, end, earliest});
     end = s.begin;
+    if (i > 0) earliest = segments[i - 1].step;
   }
   return out;
 }

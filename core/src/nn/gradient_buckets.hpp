@@ -18,7 +18,8 @@ namespace axon::nn {
 class Replica;
 
 // Floats [begin, end) of the gradient buffer, complete once backward has run
-// plan step `last_step` (backward walks the plan from its last step down).
+// plan step `last_step`, the earliest of its weights' (backward walks the
+// plan from its last step down).
 struct GradientBucket {
   int64_t begin = 0, end = 0;
   size_t last_step = 0;
@@ -38,8 +39,8 @@ std::vector<GradientSegment> gradient_segments(Replica& replica);
 // Buckets of at least cap_floats floats (the last one, at the buffer's
 // start, may be smaller), first the one at the buffer's end (the last
 // layers', with the metric sums after them), each starting at a weight.
-// `segments` in buffer order, their steps in plan order; cap_floats 0 or no
-// segments: one bucket, the whole buffer.
+// `segments` in buffer order; cap_floats 0 or no segments: one bucket, the
+// whole buffer.
 std::vector<GradientBucket> gradient_buckets(const std::vector<GradientSegment>& segments, int64_t buffer_floats,
                                              int64_t cap_floats);
 

@@ -55,10 +55,12 @@ std::vector<Shape> output_shapes(const std::vector<Layer*>& layers, const std::v
                                  const Shape& input_shape);
 
 // One step of the plan: a layer (a graph node's, or one the fusion pass made
-// of two), the nodes it reads, the node whose output it writes.
+// of two or three), the nodes it reads, the nodes it stands for (first to
+// output), the node whose output it writes.
 struct PlanStep {
   Layer* layer = nullptr;
   std::vector<int> inputs;
+  int first = 0;
   int output = 0;
   bool backprop = true;  // whether a gradient flows into it (or its weights)
   std::unique_ptr<Layer> fused;  // owned when the pass made it

@@ -153,9 +153,10 @@ AXON_CPU_DISPATCH(col2im_strided_1x1, (const ConvGeometry& g, const float* col, 
 
 // dx += the same, touching only the pixels a tap lands on (a quarter of them
 // at stride 2): where the gradient adds into a sum another layer began (a
-// shortcut listed before its block's first convolution, as Keras' own
-// ResNets list it), instead of writing the whole gradient to a temporary and
-// adding that. AddN's values, except that a -0 no tap reaches stays -0.
+// ResNet's projection shortcut, which the plan runs before its block's
+// first convolution, so its backward after it), instead of writing the
+// whole gradient to a temporary and adding that. AddN's values, except that
+// a -0 no tap reaches stays -0.
 template <int W>
 __attribute__((always_inline)) inline void col2im_strided_1x1_add_body(const ConvGeometry& g, const float* col,
                                                                        float* dx) {

@@ -326,7 +326,7 @@ void run_readers_together(std::vector<PlanStep>& plan, size_t nodes) {
       size_t at = i;
       for (PlanStep& s : moved) plan[at++] = std::move(s);
       for (PlanStep& s : between) plan[at++] = std::move(s);
-      for (size_t k = 1; k < group.size(); ++k) written[static_cast<size_t>(plan[i + k - 1].output)] = 1;
+      for (size_t k = 0; k + 1 < group.size(); ++k) written[static_cast<size_t>(plan[i + k].output)] = 1;
       i += group.size() - 1;
     }
     written[static_cast<size_t>(plan[i].output)] = 1;

@@ -4,6 +4,7 @@
 #include <axon/nn/replica.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace axon::nn {
@@ -37,7 +38,7 @@ std::vector<GradientBucket> gradient_buckets(const std::vector<GradientSegment>&
   // A bucket is complete once backward has run the earliest plan step of
   // its weights (steps need not follow buffer order: fusion.cpp moves the
   // readers of one tensor together).
-  size_t earliest = segments.back().step;
+  size_t earliest = std::numeric_limits<size_t>::max();  // of the bucket being gathered
   for (size_t i = segments.size(); i-- > 0;) {
     const GradientSegment& s = segments[i];
     earliest = std::min(earliest, s.step);
@@ -46,7 +47,7 @@ std::vector<GradientBucket> gradient_buckets(const std::vector<GradientSegment>&
     if (end - s.begin < cap_floats && i > 0) continue;
     out.push_back({i == 0 ? 0 : s.begin, end, earliest});
     end = s.begin;
-    if (i > 0) earliest = segments[i - 1].step;
+    earliest = std::numeric_limits<size_t>::max();
   }
   return out;
 }

@@ -133,8 +133,17 @@ Plan make_plan(int64_t n, int64_t h, int64_t w, int64_t c, int64_t oh, int64_t o
   const int64_t th = (oh + mh - 1) / mh, tw = (ow + mw - 1) / mw;
   return {mh, mw, n, h, w, c, oh, ow, oc, pad_t, pad_l, th, tw, th, tw};
 }
-// p with only the tiles that reach into output rows [0, rows) and columns [0, cols) live.
+// Whether a convolution may compute only the tiles a pooling reads and keep
+// the bits of computing them all. The register-blocked products sum each
+// row alone; the baseline's sgemm rounds a row with the rows beside it
+// (OpenBLAS' Haswell kernels do), and a chunk holds only its live tiles, so
+// there every tile is computed and the pooling stays a separate pass.
+bool tiles_may_be_skipped() { return simd::isa() != simd::Isa::base; }
+
+// p with only the tiles that reach into output rows [0, rows) and columns
+// [0, cols) live (all of them where tiles_may_be_skipped says no).
 Plan with_reach(Plan p, int64_t rows, int64_t cols) {
+  if (!tiles_may_be_skipped()) return p;
   p.lh = std::clamp<int64_t>((rows + p.mh - 1) / p.mh, 0, p.th);
   p.lw = std::clamp<int64_t>((cols + p.mw - 1) / p.mw, 0, p.tw);
   return p;
@@ -746,7 +755,7 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
 }
 
 bool winograd_pools_output(const ConvGeometry& g, const PoolGeometry& pool) {
-  return use_winograd(g, ConvPass::forward) && pool.kh == 2 && pool.kw == 2 && pool.sh == 2 &&
+  return tiles_may_be_skipped() && use_winograd(g, ConvPass::forward) && pool.kh == 2 && pool.kw == 2 && pool.sh == 2 &&
          pool.sw == 2 && pool.pad_h_total == 0 && pool.pad_w_total == 0;
 }
 void winograd_conv2d_max_pool(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, const Epilogue& ep,
@@ -856,7 +865,7 @@ void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* 
 }
 
 bool winograd_takes_pooled_gradient(const ConvGeometry& g, bool input_gradient) {
-  return use_winograd(g, ConvPass::filter_gradient) && (!input_gradient || adjoint_input_gradient(g));
+  return tiles_may_be_skipped() && use_winograd(g, ConvPass::filter_gradient) && (!input_gradient || adjoint_input_gradient(g));
 }
 void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const PooledGradient& dy,
                               float* dw) {

@@ -23,7 +23,8 @@ bool use_winograd(const ConvGeometry& g, ConvPass pass);
 // The output rows [0, rows) and columns [0, cols) a caller reads (-1: all):
 // tiles wholly beyond are neither computed nor written (a max pooling whose
 // windows stop before the output's last row: the CNN's conv2, 11x11 pooled
-// to 5x5, needs 5x5 of its 6x6 tiles).
+// to 5x5, needs 5x5 of its 6x6 tiles); on the baseline instruction set,
+// whose products go to sgemm, every tile is (winograd.cpp says why).
 struct OutputReach {
   int64_t rows = -1, cols = -1;
 };

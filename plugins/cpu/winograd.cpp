@@ -755,8 +755,8 @@ void winograd_conv2d(CpuDevice& d, const ConvGeometry& g, const float* x, const 
 }
 
 bool winograd_pools_output(const ConvGeometry& g, const PoolGeometry& pool) {
-  return tiles_may_be_skipped() && use_winograd(g, ConvPass::forward) && pool.kh == 2 && pool.kw == 2 && pool.sh == 2 &&
-         pool.sw == 2 && pool.pad_h_total == 0 && pool.pad_w_total == 0;
+  return tiles_may_be_skipped() && use_winograd(g, ConvPass::forward) && pool.kh == 2 && pool.kw == 2 &&
+         pool.sh == 2 && pool.sw == 2 && pool.pad_h_total == 0 && pool.pad_w_total == 0;
 }
 void winograd_conv2d_max_pool(CpuDevice& d, const ConvGeometry& g, const float* x, const float* w, const Epilogue& ep,
                               const PooledOutput& out) {
@@ -865,7 +865,8 @@ void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* 
 }
 
 bool winograd_takes_pooled_gradient(const ConvGeometry& g, bool input_gradient) {
-  return tiles_may_be_skipped() && use_winograd(g, ConvPass::filter_gradient) && (!input_gradient || adjoint_input_gradient(g));
+  return tiles_may_be_skipped() && use_winograd(g, ConvPass::filter_gradient) &&
+         (!input_gradient || adjoint_input_gradient(g));
 }
 void winograd_backprop_filter(CpuDevice& d, const ConvGeometry& g, const float* x, const PooledGradient& dy,
                               float* dw) {

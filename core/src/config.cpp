@@ -56,6 +56,11 @@ Config Config::from_environment() {
     if (isa != "base" && isa != "avx2" && isa != "avx512")
       throw UsageError("AXON_CPU_ISA='" + parse::printable(v) + "' is not base, avx2 or avx512");
   }
+  if (const char* v = env("AXON_CPU_WAIT")) {
+    const std::string_view wait(v);
+    if (wait != "active" && wait != "passive")
+      throw UsageError("AXON_CPU_WAIT='" + parse::printable(v) + "' is not active or passive");
+  }
   if (const char* v = env("AXON_LOG_LEVEL")) {
     try {
       log::parse_level(v);

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -28,7 +29,15 @@ namespace axon::cpu {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);
+  // How an idle thread waits for the next job: active spins for a while
+  // first (a training step issues ops back to back, and a futex wake-up
+  // costs more than a spin); passive sleeps at once, leaving the core to
+  // other processes (OMP_WAIT_POLICY's choice; AXON_CPU_WAIT).
+  enum class Wait { active, passive };
+  // AXON_CPU_WAIT=active|passive (core's Config refuses other values).
+  static Wait wait_from_environment();
+
+  explicit ThreadPool(int threads, Wait wait = Wait::active);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -122,6 +131,7 @@ class ThreadPool {
   static constexpr uint32_t kOpen = 1u << 31;  // job open for joining; low bits: threads inside
 
   int size_;
+  std::chrono::microseconds spin_;  // how long an idle thread spins before sleeping
   std::vector<std::thread> threads_;
   std::mutex run_mu_;  // one job at a time per device
   void* obj_ = nullptr;

@@ -260,6 +260,8 @@ def named_wrongly(tmp):
     # Settings that were once passed over quietly.
     expect_refused([DEVICES], 2, ["AXON_CPU_ISA='garbage' is not base, avx2 or avx512"], tmp,
                    env=clean_env({"AXON_CPU_ISA": "garbage"}), what="AXON_CPU_ISA=garbage")
+    expect_refused([DEVICES], 2, ["AXON_CPU_WAIT='spin' is not active or passive"], tmp,
+                   env=clean_env({"AXON_CPU_WAIT": "spin"}), what="AXON_CPU_WAIT=spin")
     r = run([DEVICES, "--plugin-dir", "/nonexistent"], cwd=tmp)
     warnings = [line for line in r.err.splitlines() if "/nonexistent" in line]
     check(r.code == 0 and len(warnings) == 1 and "--plugin-dir /nonexistent does not exist" in warnings[0],

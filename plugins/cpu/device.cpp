@@ -26,7 +26,8 @@ float* Scratch::get(size_t floats) {
 }
 
 CpuDevice::CpuDevice(int logical_index, int threads, uint64_t memory_total)
-    : HostMemoryDevice(format("/device:CPU:%d", logical_index), 0, memory_total), pool_(threads, ThreadPool::wait_from_environment()),
+    : HostMemoryDevice(format("/device:CPU:%d", logical_index), 0, memory_total),
+      pool_(threads, ThreadPool::wait_from_environment()),
       scratch_(static_cast<size_t>(pool_.size())), tiles_(static_cast<size_t>(pool_.size())) {}
 
 axon_kernel_fn CpuDevice::get_kernel(const char* op, axon_dtype dtype) { return kernel_table().find(op, dtype); }

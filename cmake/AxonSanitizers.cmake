@@ -14,8 +14,9 @@ option(AXON_FUZZ "Build the fuzz targets with libFuzzer (clang only)" OFF)
 # instrument every memory access and pointer step, which more than doubled
 # the compile time of the kernels and of nlohmann::json's users
 # (small_gemm.cpp 76 s -> 31 s, keras_json.cpp 44 s -> 21 s without the
-# first three; winograd.cpp 101 s -> 51 s without object-size too), the
-# largest part of the stage. The rest of UBSan stays on.
+# first three; winograd.cpp under UBSan alone 101 s -> 51 s without
+# object-size too), the largest part of the stage. The rest of UBSan stays
+# on.
 if(AXON_SANITIZE)
   add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=address,undefined>
                       $<$<COMPILE_LANGUAGE:C,CXX>:-fno-sanitize=null,object-size,alignment,pointer-overflow>

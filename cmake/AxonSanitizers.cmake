@@ -35,8 +35,19 @@ endif()
 # fields as C++ enums, which is undefined for the out-of-range values the
 # kernel tests send it on purpose (values it then refuses): UBSan's enum
 # check is off for that target alone. Called once the targets exist.
+#
+# The sanitize preset compiles at -O1, which takes 40% off the compile of
+# the rest (core's largest batch 30 s -> 18 s); the kernels the tests spend
+# their time in keep -O2 (the last -O on the command line wins).
 function(axon_sanitizer_exceptions)
   if(AXON_SANITIZE AND TARGET axon-plugin-reference)
     target_compile_options(axon-plugin-reference PRIVATE -fno-sanitize=enum)
+  endif()
+  if(AXON_SANITIZE)
+    foreach(kernels axon-plugin-cpu axon_reference_kernels)
+      if(TARGET ${kernels})
+        target_compile_options(${kernels} PRIVATE -O2)
+      endif()
+    endforeach()
   endif()
 endfunction()

@@ -873,6 +873,16 @@ MUTATIONS += [
         "tests": r"^kernels:.*thread pool",
     },
     {
+        "name": "a passive pool's threads spin",
+        "what": "the CPU thread pool's idle threads spin 300 us for the next job under AXON_CPU_WAIT=passive too, "
+        "as under the default active wait",
+        "edits": [
+            (f"{CPU}/thread_pool.cpp", "spin_(wait == Wait::active ? kSpin : std::chrono::microseconds(0)),",
+             "spin_(wait == Wait::active ? kSpin : kSpin),"),
+        ],
+        "tests": r"^kernels:.*thread pool",
+    },
+    {
         "name": "one-channel pooled conv reads the filter transposed",
         "what": "_FusedConv2DMaxPool's kernel for a one-channel 3x3 convolution pooled 2x2 (the CNN's conv1) "
         "takes filter tap (kh, kw) at the image offset of (kw, kh)",

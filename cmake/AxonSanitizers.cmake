@@ -38,7 +38,7 @@ endif()
 #
 # The sanitize preset compiles at -O1, which takes 40% off the compile of
 # the rest (core's largest batch 30 s -> 18 s); the kernels the tests spend
-# their time in keep -O2 (the last -O on the command line wins), but in a
+# their time in keep -O2 (the last -O on the command line wins), except in a
 # Debug build.
 function(axon_sanitizer_exceptions)
   if(AXON_SANITIZE AND TARGET axon-plugin-reference)

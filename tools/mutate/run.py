@@ -749,6 +749,22 @@ MUTATIONS += [
         "tests": KERNEL_TESTS,
     },
     {
+        "name": "col2im's inside columns unstrided",
+        "what": "the CPU's input gradient scatters a strided convolution's columns whose taps lie inside the image "
+        "at column ow instead of ow times the stride",
+        "edits": [(f"{CPU}/conv.cpp", "float* __restrict dd = drow + (ow * g.sw - g.pad_w) * g.c;",
+                   "float* __restrict dd = drow + (ow - g.pad_w) * g.c;")],
+        "tests": KERNEL_TESTS,
+    },
+    {
+        "name": "col2im's edge columns add the first tap",
+        "what": "the CPU's input gradient, at output columns whose taps reach into padding, adds the first tap's "
+        "values at every tap",
+        "edits": [(f"{CPU}/conv.cpp", "for (int64_t ci = 0; ci < g.c; ++ci) dd[ci] += s[kw * g.c + ci];",
+                   "for (int64_t ci = 0; ci < g.c; ++ci) dd[ci] += s[ci];")],
+        "tests": KERNEL_TESTS,
+    },
+    {
         "name": "b in registers: the last row of b left out",
         "what": "the CPU's product of a dense a with k = 16 against b held in registers (AVX-512) sums 15 of the 16 "
         "products of each value",

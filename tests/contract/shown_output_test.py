@@ -32,8 +32,14 @@ CUDA plugin loaded on a machine without a driver: skipped elsewhere);
 `needs no gpu` (the block shows a run or listing without a GPU);
 `long` (runs only with --long, and only those run then).
 
+With --keep-output DIR (and --long), the one long command's stdout, once it
+matched, is left in DIR/stdout.txt and its peak memory in DIR/peak_mib.txt (the
+largest process the test ran; no file when every block was skipped): the
+5-epoch default run is trained once for the docs, the trainer's accuracy test
+and the strategies' baseline (the ctest fixture default_run).
+
 Usage:
-  shown_output_test.py DOC... --bin DIR --toy-plugins DIR --test-plugins DIR [--long]
+  shown_output_test.py DOC... --bin DIR --toy-plugins DIR --test-plugins DIR [--long [--keep-output DIR]]
   shown_output_test.py --log-sources DOC SOURCE_ROOT
 Exit 0 when every block matches, 1 on a mismatch (with a diff), 77 when every
 block was skipped."""
@@ -42,6 +48,7 @@ import difflib
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -159,6 +166,7 @@ class Machine:
         cpu = [d for d in self.devices["devices"] if d["name"] == "/device:CPU:0"]
         self.cpu_model = re.sub(r" \(\d+ threads?\)$", "", cpu[0]["description"]) if cpu else None
         self.cache = {}
+        self.raw_stdout = {}  # unmasked, by command
 
     def missing(self, words):
         """Why this machine cannot show the block, or None."""
@@ -184,6 +192,7 @@ class Machine:
                 p = subprocess.run(["sh", "-c", command.replace("build/bin/", self.bin + "/")], env=env, cwd=cwd,
                                    capture_output=True, text=True, timeout=1200)
                 self.cache[key] = (p.returncode, self.masked(p.stdout, cwd), self.masked(p.stderr, cwd))
+                self.raw_stdout[key[0]] = p.stdout
         return self.cache[key]
 
     def masked(self, text, cwd):
@@ -194,6 +203,12 @@ class Machine:
 
 
 def check_docs(args):
+    if args.keep_output:
+        if not args.long:
+            fail("--keep-output keeps a long command's output: give --long too")
+        for name in ("stdout.txt", "peak_mib.txt"):  # a stale run must not stand in for this one
+            if os.path.exists(os.path.join(args.keep_output, name)):
+                os.remove(os.path.join(args.keep_output, name))
     machine = Machine(args)
     ran = skipped = 0
     for doc in args.docs:
@@ -209,6 +224,23 @@ def check_docs(args):
         print("SKIP: every block of %s needs what this machine lacks" % docs)
         sys.exit(77)
     print("%s: %d commands' output as shown%s" % (docs, ran, ", %d blocks skipped" % skipped if skipped else ""))
+    if args.keep_output:
+        keep_output(machine, args.keep_output)
+
+
+def keep_output(machine, folder):
+    """Leaves the one command's stdout and peak memory for the tests that read them."""
+    if len(machine.cache) != 1:
+        fail("--keep-output: the long blocks ran %d different commands, not one" % len(machine.cache))
+    command = next(iter(machine.cache))[0]
+    os.makedirs(folder, exist_ok=True)
+    # ru_maxrss of the children waited for: KiB on Linux; this test's largest child is the training.
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    for name, text in (("stdout.txt", machine.raw_stdout[command]), ("peak_mib.txt", "%.1f\n" % peak_mib)):
+        with open(os.path.join(folder, name + ".part"), "w") as f:
+            f.write(text)
+        os.replace(os.path.join(folder, name + ".part"), os.path.join(folder, name))
+    print("kept `%s`'s stdout and peak memory (%.1f MiB) in %s" % (command, peak_mib, folder))
 
 
 def check_doc(machine, doc, found, long_runs):
@@ -260,6 +292,7 @@ def main():
     a.add_argument("--toy-plugins", required=True)
     a.add_argument("--test-plugins", required=True)
     a.add_argument("--long", action="store_true")
+    a.add_argument("--keep-output")
     check_docs(a.parse_args())
 
 

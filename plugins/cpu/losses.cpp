@@ -5,8 +5,9 @@
 #include "device.hpp"
 #include "kernels.hpp"
 
+#include <axon/keras_numbers.hpp>
+
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -17,15 +18,6 @@ namespace {
 // Keras' epsilon and 1 - epsilon as the float32 constants TensorFlow clips with.
 const float kEps = 1e-7f;
 const float kOneMinusEps = static_cast<float>(1.0 - 1e-7);
-
-// Keras computes 1 - label_smoothing in double from the Python number, then
-// rounds to float32; that number is the attribute's shortest decimal form.
-float keras_one_minus(float x) {
-  char text[32];
-  const auto r = std::to_chars(text, text + sizeof text, x);
-  *r.ptr = '\0';
-  return static_cast<float>(1.0 - std::strtod(text, nullptr));
-}
 
 void check_labels(const KernelCall& c, int32_t lo, int64_t hi) {
   const int32_t* lb = c.input(1).data<int32_t>();
@@ -41,7 +33,7 @@ void categorical_crossentropy(CpuDevice&, const KernelCall& c) {
   const int64_t n = x.dim(0), k = x.dim(1);
   check_labels(c, 0, k);
   const auto& a = c.attrs<axon_crossentropy_attrs>();
-  const float on = keras_one_minus(a.label_smoothing), off = a.label_smoothing / static_cast<float>(k);
+  const float on = sdk::keras_one_minus(a.label_smoothing), off = a.label_smoothing / static_cast<float>(k);
   const float* xp = x.data<float>();
   const int32_t* lb = c.input(1).data<int32_t>();
   float* lo = loss.data<float>();
@@ -85,7 +77,7 @@ void binary_crossentropy(CpuDevice&, const KernelCall& c) {
   TensorRef x = c.input(0), loss = c.output(0), grad = c.output(1);
   check_labels(c, 0, 2);
   const auto& a = c.attrs<axon_crossentropy_attrs>();
-  const float on = keras_one_minus(a.label_smoothing), half = static_cast<float>(0.5 * double(a.label_smoothing));
+  const float on = sdk::keras_one_minus(a.label_smoothing), half = static_cast<float>(0.5 * double(a.label_smoothing));
   const float* xp = x.data<float>();
   const int32_t* lb = c.input(1).data<int32_t>();
   float* lo = loss.data<float>();

@@ -9,24 +9,14 @@
 #include "kernels.hpp"
 #include "simd.hpp"
 
+#include <axon/keras_numbers.hpp>
+
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
 #include <cmath>
 #include <vector>
 
 namespace axon::cpu {
 namespace {
-
-// Keras computes 1 - rho (RMSprop) and 1 - beta (Adam) in double from the
-// Python number given, then rounds to float32; that number is the float
-// attribute's shortest decimal form, so this gives Keras' bits.
-float keras_one_minus(float x) {
-  char text[32];
-  const auto r = std::to_chars(text, text + sizeof text, x);
-  *r.ptr = '\0';
-  return static_cast<float>(1.0 - std::strtod(text, nullptr));
-}
 
 // The update loops below are plain loops the compiler vectorises for each
 // instruction set; the branches on attributes are outside them.
@@ -105,7 +95,7 @@ AXON_CPU_DISPATCH(rmsprop_loop,
 
 void apply_rmsprop(CpuDevice& d, const KernelCall& c) {
   const auto& a = c.attrs<axon_rmsprop_attrs>();
-  const RmspropStep s{a.learning_rate, a.rho, keras_one_minus(a.rho), a.momentum, a.epsilon};
+  const RmspropStep s{a.learning_rate, a.rho, sdk::keras_one_minus(a.rho), a.momentum, a.epsilon};
   float* var = c.input(0).data<float>();
   float* vel = c.input(1).data<float>();
   float* mom = c.input(2).data<float>();
@@ -146,7 +136,7 @@ void apply_adam_with_amsgrad(CpuDevice& d, const KernelCall& c) {
   const auto& a = c.attrs<axon_adam_attrs>();
   const float t = static_cast<float>(a.step);
   const float alpha = a.learning_rate * std::sqrt(1.0f - std::pow(a.beta_2, t)) / (1.0f - std::pow(a.beta_1, t));
-  const AdamStep s{alpha, keras_one_minus(a.beta_1), keras_one_minus(a.beta_2), a.epsilon};
+  const AdamStep s{alpha, sdk::keras_one_minus(a.beta_1), sdk::keras_one_minus(a.beta_2), a.epsilon};
   float* var = c.input(0).data<float>();
   float* m = c.input(1).data<float>();
   float* v = c.input(2).data<float>();

@@ -4,25 +4,15 @@
 #include "losses.hpp"
 #include "cuda_device.hpp"
 
-#include <charconv>
-#include <cstdlib>
+#include <axon/keras_numbers.hpp>
 
 namespace axon::cuda {
 namespace {
 
-// Keras computes 1 - label_smoothing in double from the Python number, then
-// rounds to float32; that number is the attribute's shortest decimal form.
-float keras_one_minus(float x) {
-  char text[32];
-  const auto r = std::to_chars(text, text + sizeof text, x);
-  *r.ptr = '\0';
-  return static_cast<float>(1.0 - std::strtod(text, nullptr));
-}
-
 void categorical_crossentropy(CudaDevice& d, const sdk::KernelCall& c) {
   const auto& a = c.attrs<axon_crossentropy_attrs>();
   const int64_t classes = c.input(0).dim(1);
-  const launch::Crossentropy s{a.from_logits, keras_one_minus(a.label_smoothing),
+  const launch::Crossentropy s{a.from_logits, sdk::keras_one_minus(a.label_smoothing),
                                a.label_smoothing / static_cast<float>(classes)};
   launch::categorical_crossentropy(d.stream(), s, c.input(0).data<float>(), c.input(1).data<int32_t>(),
                                    c.input(0).dim(0), classes, c.output(0).data<float>(), c.output(1).data<float>());
@@ -30,7 +20,7 @@ void categorical_crossentropy(CudaDevice& d, const sdk::KernelCall& c) {
 
 void binary_crossentropy(CudaDevice& d, const sdk::KernelCall& c) {
   const auto& a = c.attrs<axon_crossentropy_attrs>();
-  const launch::Crossentropy s{a.from_logits, keras_one_minus(a.label_smoothing),
+  const launch::Crossentropy s{a.from_logits, sdk::keras_one_minus(a.label_smoothing),
                                static_cast<float>(0.5 * static_cast<double>(a.label_smoothing))};
   launch::binary_crossentropy(d.stream(), s, c.input(0).data<float>(), c.input(1).data<int32_t>(), c.input(0).dim(0),
                               c.output(0).data<float>(), c.output(1).data<float>());

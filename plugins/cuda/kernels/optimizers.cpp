@@ -4,22 +4,12 @@
 #include "optimizers.hpp"
 #include "cuda_device.hpp"
 
-#include <charconv>
+#include <axon/keras_numbers.hpp>
+
 #include <cmath>
-#include <cstdlib>
 
 namespace axon::cuda {
 namespace {
-
-// Keras computes 1 - rho (RMSprop) and 1 - beta (Adam) in double from the
-// Python number given, then rounds to float32; that number is the float
-// attribute's shortest decimal form, so this gives Keras' bits.
-float keras_one_minus(float x) {
-  char text[32];
-  const auto r = std::to_chars(text, text + sizeof text, x);
-  *r.ptr = '\0';
-  return static_cast<float>(1.0 - std::strtod(text, nullptr));
-}
 
 void apply_sgd(CudaDevice& d, const sdk::KernelCall& c) {
   const auto& a = c.attrs<axon_sgd_attrs>();
@@ -29,7 +19,7 @@ void apply_sgd(CudaDevice& d, const sdk::KernelCall& c) {
 
 void apply_rmsprop(CudaDevice& d, const sdk::KernelCall& c) {
   const auto& a = c.attrs<axon_rmsprop_attrs>();
-  const launch::RmspropStep s{a.learning_rate, a.rho, keras_one_minus(a.rho), a.momentum, a.epsilon, a.centered};
+  const launch::RmspropStep s{a.learning_rate, a.rho, sdk::keras_one_minus(a.rho), a.momentum, a.epsilon, a.centered};
   launch::rmsprop(d.stream(), s, c.input(0).data<float>(), c.input(1).data<float>(), c.input(2).data<float>(),
                   c.input(3).data<float>(), c.input(4).data<float>(), c.input(0).numel());
 }
@@ -38,7 +28,7 @@ void apply_adam_with_amsgrad(CudaDevice& d, const sdk::KernelCall& c) {
   const auto& a = c.attrs<axon_adam_attrs>();
   const float t = static_cast<float>(a.step);
   const float alpha = a.learning_rate * std::sqrt(1.0f - std::pow(a.beta_2, t)) / (1.0f - std::pow(a.beta_1, t));
-  const launch::AmsgradStep s{alpha, keras_one_minus(a.beta_1), keras_one_minus(a.beta_2), a.epsilon};
+  const launch::AmsgradStep s{alpha, sdk::keras_one_minus(a.beta_1), sdk::keras_one_minus(a.beta_2), a.epsilon};
   launch::adam_with_amsgrad(d.stream(), s, c.input(0).data<float>(), c.input(1).data<float>(), c.input(2).data<float>(),
                             c.input(3).data<float>(), c.input(4).data<float>(), c.input(0).numel());
 }

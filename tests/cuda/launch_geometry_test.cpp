@@ -9,6 +9,8 @@
 
 #include <vector>
 
+using axon::cuda::grid_stride_blocks;
+using axon::cuda::kMaxGridStrideBlocks;
 using axon::cuda::kMaxGridY;
 using axon::cuda::tile_grid;
 
@@ -49,4 +51,16 @@ TEST_CASE("transpose grid's row-tile stride covers every tile once", "[cuda][lau
     CHECK(wrong == 0);
     CHECK(static_cast<int64_t>(seen.size()) * 32 >= rows);
   }
+}
+
+TEST_CASE("a grid-stride launch has at least one block and at most the cap", "[cuda][launch]") {
+  CHECK(grid_stride_blocks(0, 256) == 1);  // an empty tensor still launches a valid grid
+  CHECK(grid_stride_blocks(1, 256) == 1);
+  CHECK(grid_stride_blocks(256, 256) == 1);
+  CHECK(grid_stride_blocks(257, 256) == 2);
+  CHECK(grid_stride_blocks(1000, 128) == 8);
+  const int64_t at_cap = kMaxGridStrideBlocks * 256;
+  CHECK(grid_stride_blocks(at_cap, 256) == kMaxGridStrideBlocks);
+  CHECK(grid_stride_blocks(at_cap + 1, 256) == kMaxGridStrideBlocks);  // the loop strides over the rest
+  CHECK(grid_stride_blocks(int64_t{1} << 40, 256) == kMaxGridStrideBlocks);
 }

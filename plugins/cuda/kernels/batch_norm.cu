@@ -7,9 +7,8 @@
 // side_input_backprop, and dx's pass reads that instead of dy and y.
 #include "batch_norm.hpp"
 #include "batch_norm_math.hpp"
-
-#include <stdexcept>
-#include <string>
+#include "check_launch.cuh"
+#include "launch_geometry.hpp"
 
 namespace axon::cuda::launch {
 
@@ -20,18 +19,7 @@ constexpr int kTile = 32;       // columns per block
 constexpr int kLanes = 8;       // row lanes per block
 constexpr int kMaxChunks = 64;  // row chunks in the first pass
 
-void check_launch(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  return static_cast<unsigned>(b > 65535 * 32 ? 65535 * 32 : b);  // grid-stride loops cover the rest
-}
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kThreads); }
 
 int64_t chunks_for(int64_t rows) {
   const int64_t c = (rows + 255) / 256;

@@ -2,6 +2,7 @@
 // are two-pass with a fixed order, so results are deterministic.
 #include "elementwise.hpp"
 
+#include "check_launch.cuh"
 #include "launch_geometry.hpp"
 
 #include <cmath>
@@ -15,17 +16,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-void check_launch(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-}
-
-unsigned blocks_for(int64_t n, int threads = kThreads) {
-  int64_t b = (n + threads - 1) / threads;
-  if (b < 1) b = 1;
-  return static_cast<unsigned>(b > 65535 * 32 ? 65535 * 32 : b);  // grid-stride loops cover the rest
-}
+unsigned blocks_for(int64_t n, int threads = kThreads) { return grid_stride_blocks(n, threads); }
 
 // Blocks of kThreads for one warp per row.
 unsigned warp_row_blocks(int64_t rows) {

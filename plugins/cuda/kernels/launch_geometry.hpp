@@ -1,4 +1,4 @@
-// Launch sizes for axon's own tiled kernels that must stay inside CUDA's grid
+// Launch sizes for axon's own kernels that must stay inside CUDA's grid
 // limits (grid.y at most 65535 blocks). Host-only arithmetic, so it is tested
 // without a GPU (tests/cuda/launch_geometry_test.cpp).
 #pragma once
@@ -25,6 +25,14 @@ inline TileGrid tile_grid(int64_t rows, int64_t cols, int64_t tile) {
   g.row_tiles = (rows + tile - 1) / tile;
   g.y = g.row_tiles < kMaxGridY ? g.row_tiles : kMaxGridY;
   return g;
+}
+
+// Blocks of `threads` for a grid-stride loop over n elements: at least one,
+// and at most kMaxGridStrideBlocks (the loop covers the rest).
+constexpr int64_t kMaxGridStrideBlocks = int64_t{65535} * 32;
+inline unsigned grid_stride_blocks(int64_t n, int threads) {
+  const int64_t b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(b < 1 ? 1 : b > kMaxGridStrideBlocks ? kMaxGridStrideBlocks : b);
 }
 
 }  // namespace axon::cuda

@@ -2,11 +2,7 @@
 // thread per sample, elementwise steps in float32 as Keras' TensorFlow ops
 // round them (compiled without FMA contraction), the row's sums in double.
 #include "losses.hpp"
-
-#include <cuda_runtime.h>
-
-#include <stdexcept>
-#include <string>
+#include "check_launch.cuh"
 
 namespace axon::cuda::launch {
 namespace {
@@ -15,13 +11,6 @@ constexpr int kThreads = 128;
 constexpr float kEps = 1e-7f;
 constexpr float kOneMinusEps = 0.99999988079071044921875f;  // float32(1 - 1e-7), as TensorFlow clips
 constexpr int kMse = 0, kMae = 1;                            // axon_regression_loss
-
-void check_launch(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
 
 unsigned blocks_for(int64_t rows) { return static_cast<unsigned>((rows + kThreads - 1) / kThreads); }
 

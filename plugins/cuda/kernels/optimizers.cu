@@ -2,29 +2,17 @@
 // compiled without FMA contraction (CMakeLists.txt) so they round as the CPU
 // plugin's and Keras' float32 operations do.
 #include "optimizers.hpp"
-
-#include <cuda_runtime.h>
+#include "check_launch.cuh"
+#include "launch_geometry.hpp"
 
 #include <stdexcept>
-#include <string>
 
 namespace axon::cuda::launch {
 namespace {
 
 constexpr int kThreads = 256;
 
-void check_launch(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  return static_cast<unsigned>(b > 65535 * 32 ? 65535 * 32 : b);  // grid-stride loops cover the rest
-}
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kThreads); }
 
 #define AXON_GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)

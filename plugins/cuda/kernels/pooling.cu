@@ -1,10 +1,10 @@
 // axon's own pooling kernels (pooling.hpp).
 #include "pooling.hpp"
+#include "check_launch.cuh"
+#include "launch_geometry.hpp"
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 namespace axon::cuda::launch {
 
@@ -12,18 +12,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-void check_launch(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  return static_cast<unsigned>(b > 65535 * 32 ? 65535 * 32 : b);  // grid-stride loops cover the rest
-}
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kThreads); }
 
 // Pass 1, per output element: the tap of its window's first maximum.
 template <class I>

@@ -5,24 +5,15 @@
 // calls, are within an ulp of that); the rest rounds as TensorFlow does
 // (compiled without FMA contraction).
 #include "random.hpp"
+#include "check_launch.cuh"
 
 #include <axon/philox.hpp>
-
-#include <stdexcept>
-#include <string>
 
 namespace axon::cuda::launch {
 namespace {
 
 constexpr int kThreads = 256;
 constexpr double kPi = 3.14159265358979323846;
-
-void check_launch(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
 
 __device__ void box_muller(uint32_t x0, uint32_t x1, float* f0, float* f1) {
   float u1 = philox::uint32_to_float(x0);

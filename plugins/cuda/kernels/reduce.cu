@@ -1,22 +1,13 @@
 // ABI 1.9's reductions (ReduceSum, Mean, Max) on the GPU: sums in double,
 // Max propagating NaN, over no element TensorFlow's 0, NaN and -inf.
 #include "reduce.hpp"
-
-#include <stdexcept>
-#include <string>
+#include "check_launch.cuh"
 
 namespace axon::cuda::launch {
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int64_t kThreadPerOutput = 64;  // inner counts up to this: one thread per output
-
-void check_launch(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " launch failed: " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
 
 __device__ double initial(Reduction r) { return r == Reduction::max ? -INFINITY : 0.0; }
 

@@ -166,7 +166,7 @@ class Machine:
         cpu = [d for d in self.devices["devices"] if d["name"] == "/device:CPU:0"]
         self.cpu_model = re.sub(r" \(\d+ threads?\)$", "", cpu[0]["description"]) if cpu else None
         self.cache = {}
-        self.raw_stdout = {}  # unmasked, by command
+        self.raw_stdout = {}  # unmasked, by the cache's key
 
     def missing(self, words):
         """Why this machine cannot show the block, or None."""
@@ -192,7 +192,7 @@ class Machine:
                 p = subprocess.run(["sh", "-c", command.replace("build/bin/", self.bin + "/")], env=env, cwd=cwd,
                                    capture_output=True, text=True, timeout=1200)
                 self.cache[key] = (p.returncode, self.masked(p.stdout, cwd), self.masked(p.stderr, cwd))
-                self.raw_stdout[key[0]] = p.stdout
+                self.raw_stdout[key] = p.stdout
         return self.cache[key]
 
     def masked(self, text, cwd):
@@ -232,15 +232,15 @@ def keep_output(machine, folder):
     """Leaves the one command's stdout and peak memory for the tests that read them."""
     if len(machine.cache) != 1:
         fail("--keep-output: the long blocks ran %d different commands, not one" % len(machine.cache))
-    command = next(iter(machine.cache))[0]
+    key = next(iter(machine.cache))
     os.makedirs(folder, exist_ok=True)
     # ru_maxrss of the children waited for: KiB on Linux; this test's largest child is the training.
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
-    for name, text in (("stdout.txt", machine.raw_stdout[command]), ("peak_mib.txt", "%.1f\n" % peak_mib)):
+    for name, text in (("stdout.txt", machine.raw_stdout[key]), ("peak_mib.txt", "%.1f\n" % peak_mib)):
         with open(os.path.join(folder, name + ".part"), "w") as f:
             f.write(text)
         os.replace(os.path.join(folder, name + ".part"), os.path.join(folder, name))
-    print("kept `%s`'s stdout and peak memory (%.1f MiB) in %s" % (command, peak_mib, folder))
+    print("kept `%s`'s stdout and peak memory (%.1f MiB) in %s" % (key[0], peak_mib, folder))
 
 
 def check_doc(machine, doc, found, long_runs):

@@ -346,8 +346,9 @@ def accuracy(exe, tmp):
         return float(last[4])
     # The default's 5 epochs: the README's run as docs.shown.default_run kept it (the ctest fixture), else
     # trained here. Its last epoch's line ends with the validation accuracy.
-    kept = os.path.join(os.environ.get("AXON_TEST_DEFAULT_RUN_DIR", ""), "stdout.txt")
-    if os.environ.get("AXON_TEST_DEFAULT_RUN_DIR") and os.path.exists(kept):
+    folder = os.environ.get("AXON_TEST_DEFAULT_RUN_DIR")
+    kept = os.path.join(folder, "stdout.txt") if folder else None
+    if kept and os.path.exists(kept):
         base = float(re.findall(r" - val_accuracy: (\d+\.\d+)", open(kept).read())[-1])
     else:
         base = final([exe], "default")

@@ -283,6 +283,37 @@ TEST_CASE("a convolution adds its input gradient into a sum only where nothing s
   CHECK(p.separate.calls_of({"_Conv2DBackpropInputAccumulate"}) == 0);
 }
 
+namespace {
+
+// A batch normalization whose Add broadcasts its other term (a [1, 1, C]
+// gate: global average pooling with keepdims) and a ReLU after them.
+Step broadcast_add_step(Device& dev, bool fused) {
+  Model model("broadcast");
+  const int a = model.add_node(
+      std::make_unique<Conv2D>(8, Size2(3), Activation::linear, Size2(1), AXON_PADDING_SAME, "a"), {kModelInput});
+  const int g = model.add_node(std::make_unique<GlobalPooling2D>(false, true, "g"), {a});
+  const int b = model.add_node(std::make_unique<BatchNormalization>(0.9, 1e-3, true, true, "b"), {a});
+  const int c = model.add_node(std::make_unique<Merge>(Merge::Kind::add, "c"), {b, g});
+  const int r = model.add_node(std::make_unique<ReLU>("r"), {c});
+  const int f = model.add_node(std::make_unique<Flatten>("f"), {r});
+  model.add_node(std::make_unique<Dense>(10, Activation::linear, "h"), {f});
+  model.build({6, 6, 1}, dev, 3);
+  model.compile();
+  return run_step(model, fused, 7, 36, {3, 1, 8});
+}
+
+}  // namespace
+
+// The fused batch normalization + Add + ReLU adds tensors of one shape: with
+// a broadcast term the three layers run apart, the term repeated by ConcatV2
+// (along the rows, then the columns) and its gradient summed by ReduceSum.
+TEST_CASE("a broadcasting Add after a batch normalization is not fused", "[layers][fused]") {
+  const Paths p = three_paths(broadcast_add_step);
+  CHECK(p.fused.calls_of({"_FusedBatchNormAddEx", "_FusedBatchNormAddGradEx"}) == 0);
+  CHECK(p.fused.calls_of({"ConcatV2"}) == 2);
+  CHECK(p.fused.calls_of({"ReduceSum"}) == 1);
+}
+
 // The plan runs the layers that read one tensor back to back, the fewest
 // forward FLOPs first: the ResNet's 1x1 stride-2 projections before their
 // blocks' 3x3 stride-2 convolutions (which the JSON lists first), each pair

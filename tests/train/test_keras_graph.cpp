@@ -1,6 +1,6 @@
 // Functional Keras models: the reader's graph (Keras 3's and Keras 2's
 // inbound nodes, topological order whatever the JSON's, one input and one
-// output), every kind of malformed graph refused with one line naming the
+// output), the merges' broadcast shapes, every kind of malformed graph refused with one line naming the
 // file, the layer (index, class, name) and the reason, the writer's
 // Functional JSON read back into the same graph, and a branched model's
 // gradients (an output read by two layers sums their gradients) against
@@ -175,6 +175,13 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     ls[1].config = R"("filters": 5, "kernel_size": [3, 3], "padding": "same")";
     refused(functional(ls, "dense"), {"layers[3]", "Add 'add'", "[8,8,4]", "[8,8,5]"});
   }
+  SECTION("a merge whose sizes neither match nor are 1 names the input that set the size") {
+    std::vector<L> ls = residual();
+    ls[2] = {"Multiply", "add", "", {"gate", "b", "b5"}};
+    ls.insert(ls.begin() + 2, {"GlobalAveragePooling2D", "gate", R"("keepdims": true)", {"a"}});  // [1,1,4]
+    ls.insert(ls.begin() + 3, {"Conv2D", "b5", R"("filters": 5, "kernel_size": [3, 3], "padding": "same")", {"a"}});
+    refused(functional(ls, "dense"), {"Multiply 'add'", "differ in shape: [1,1,4] and [8,8,5]", "equal or 1"});
+  }
   SECTION("Concatenate of inputs that differ off the axis") {
     std::vector<L> ls = residual();
     ls[1].config = R"("filters": 4, "kernel_size": [3, 3])";  // valid: 6x6
@@ -220,6 +227,21 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     ls.push_back({"Dense", "dense", R"("units": 10)", {"gap"}});
     refused(functional(ls, "dense"), {"layers[10]", "Conv2D 'c8'", "activations", "limit of 2097152"});
   }
+}
+
+TEST_CASE("merges broadcast their inputs' shapes as Keras does", "[keras][graph]") {
+  Merge m(Merge::Kind::multiply, "m");
+  const Shape maps{14, 14, 16}, gate{1, 1, 16}, channels{16}, rows{1, 14, 16};
+  CHECK(m.output_shape(std::vector<Shape>{gate, maps}) == maps);
+  CHECK(m.output_shape(std::vector<Shape>{channels, maps}) == maps);  // [C] aligned at the last axis
+  CHECK(m.output_shape(std::vector<Shape>{maps, rows, gate}) == maps);
+  CHECK(m.output_shape(std::vector<Shape>{Shape{14, 1, 16}, rows}) == maps);  // both inputs repeated
+  CHECK(m.output_shape(std::vector<Shape>{gate, gate}) == gate);
+  CHECK(m.output_shape(std::vector<Shape>{maps, Shape{14, 16}}) == maps);
+  CHECK_THROWS_WITH(m.output_shape(std::vector<Shape>{maps, Shape{7, 16}}),
+                    Contains("differ in shape: [14,14,16] and [7,16]"));
+  CHECK_THROWS_WITH(m.output_shape(std::vector<Shape>{gate, maps, Shape{7, 14, 16}}),
+                    Contains("differ in shape: [14,14,16] and [7,14,16]"));
 }
 
 // A branched graph's weight gradients against central differences of its

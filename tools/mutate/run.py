@@ -813,6 +813,26 @@ MUTATIONS += [
         "tests": r"^(train\.model|errors\.)",
     },
     {
+        "name": "broadcasting Add fused with its batch normalization",
+        "what": "the fusion pass's BatchNormalization + Add + ReLU step takes an Add whose other term broadcasts "
+        "(the fused op adds tensors of one shape)",
+        "edits": [
+            ("core/src/nn/fusion.cpp", " && add.fused_ops() &&\n         !static_cast<const Merge&>(add).broadcasts();",
+             " && add.fused_ops();"),
+        ],
+        "tests": r"^train\.model$",
+    },
+    {
+        "name": "broadcast merge input's gradient averaged",
+        "what": "a merge input repeated to the output's shape gets the mean of the output-shaped gradient over the "
+        "repeated axes instead of its sum",
+        "edits": [
+            ("core/src/nn/layers/merge.cpp", "ops::reduce_sum(g, sum, ops::reduce_attrs(axes, true), name());",
+             "ops::mean(g, sum, ops::reduce_attrs(axes, true), name());"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
         "name": "readers of one tensor run the costliest first",
         "what": "the fusion pass orders the layers that read one tensor by decreasing forward FLOPs",
         "edits": [

@@ -139,7 +139,33 @@ def misc():
     return keras.Model(i, layers.Softmax()(x), name="misc")
 
 
-MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc}
+def squeeze_excite():
+    """Merges that broadcast: a squeeze-and-excitation gate of rank 1 ([C],
+    first in its Multiply) and one of [1, 1, C] against [H, W, C] maps, a
+    row profile [1, W, C] of the gated maps subtracted, a Maximum and an Average against a
+    [1, 1, C] input."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(i)
+    x = layers.BatchNormalization()(x)
+    x = layers.ReLU()(x)
+    s = layers.GlobalAveragePooling2D()(x)
+    s = layers.Dense(4, activation="relu")(s)
+    s = layers.Dense(16, activation="sigmoid")(s)
+    x = layers.Multiply()([s, x])
+    t = layers.GlobalMaxPooling2D(keepdims=True)(x)
+    t = layers.Conv2D(16, 1, activation="tanh")(t)
+    y = layers.Conv2D(16, 3, padding="same")(x)
+    y = layers.Add()([y, t])
+    r = layers.AveragePooling2D((14, 1))(x)
+    y = layers.Subtract()([y, r])
+    y = layers.Maximum()([y, t])
+    y = layers.Average()([t, y, x])
+    y = layers.GlobalAveragePooling2D()(y)
+    return keras.Model(i, layers.Dense(10)(y), name="squeeze_excite")
+
+
+MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
+          "squeeze_excite": squeeze_excite}
 
 
 def initial_weights(model):

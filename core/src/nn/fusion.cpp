@@ -270,9 +270,11 @@ bool batch_norm_relu_pair(const Layer& bn, const Layer& relu) {
          !bn.synchronizes() && bn.fused_ops() && relu.fused_ops();
 }
 
-// A BatchNormalization, an Add and a plain ReLU, for the triple above.
+// A BatchNormalization, an Add of two inputs of one shape (the fused op
+// broadcasts nothing) and a plain ReLU, for the triple above.
 bool batch_norm_add_relu(const Layer& bn, const Layer& add, const Layer& relu) {
-  return batch_norm_relu_pair(bn, relu) && is(add, "Add") && add.fused_ops();
+  return batch_norm_relu_pair(bn, relu) && is(add, "Add") && add.fused_ops() &&
+         !static_cast<const Merge&>(add).broadcasts();
 }
 
 // The fused step for layers `first` and `second` (the second reads only the

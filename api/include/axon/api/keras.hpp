@@ -97,7 +97,8 @@ Layer ReLU();
 Layer GlobalAveragePooling2D();
 Layer Rescaling(double scale, double offset = 0.0, const Shape& input_shape = {});
 // Merge layers, called on a list of tensors: Add()({x, y}). Add, Multiply,
-// Average and Maximum take 2 or more inputs of one shape, Subtract two;
+// Average and Maximum take 2 or more inputs, Subtract two, whose shapes
+// Keras broadcasts together (aligned at the last axis, sizes equal or 1);
 // Concatenate joins along `axis` (-1: channels), the other sizes equal.
 Layer Add();
 Layer Subtract();

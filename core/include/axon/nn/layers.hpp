@@ -199,8 +199,8 @@ class ReLU : public Layer {
   Tensor x_, y_;
 };
 
-// Add, Subtract, Multiply, Average, Maximum: elementwise over inputs of one
-// shape (Subtract: exactly two).
+// Add, Subtract, Multiply, Average, Maximum: elementwise over inputs whose
+// shapes Keras broadcasts together (Subtract: exactly two).
 class Merge : public Layer {
  public:
   enum class Kind { add, subtract, multiply, average, maximum };
@@ -217,10 +217,17 @@ class Merge : public Layer {
   Tensor forward(std::span<const Tensor> x) override;
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
   Kind kind() const { return kind_; }
+  // Whether an input's shape differs from the output's (once built).
+  bool broadcasts() const;
 
  private:
+  // x repeated to the output's shape; the output-shaped gradient g summed
+  // back to input i's shape.
+  Tensor broadcast(const Tensor& x) const;
+  Tensor sum_to_input(const Tensor& g, size_t i) const;
+
   Kind kind_;
-  std::vector<Tensor> x_;        // Multiply and Maximum: the inputs
+  std::vector<Tensor> x_;        // Multiply and Maximum: the inputs (at the output's shape)
   std::vector<Tensor> partial_;  // Multiply and Maximum: the running results
 };
 

@@ -1,6 +1,7 @@
 // Functional Keras models: the reader's graph (Keras 3's and Keras 2's
 // inbound nodes, topological order whatever the JSON's, one input and one
-// output), the merges' broadcast shapes, every kind of malformed graph refused with one line naming the
+// output, Keras' Input((H, W)) of one-channel images), the merges' broadcast
+// shapes, every kind of malformed graph refused with one line naming the
 // file, the layer (index, class, name) and the reason, the writer's
 // Functional JSON read back into the same graph, and a branched model's
 // gradients (an output read by two layers sums their gradients) against
@@ -227,6 +228,45 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     ls.push_back({"Dense", "dense", R"("units": 10)", {"gap"}});
     refused(functional(ls, "dense"), {"layers[10]", "Conv2D 'c8'", "activations", "limit of 2097152"});
   }
+}
+
+// TensorFlow's beginner quickstart starts with Flatten(input_shape=(28, 28)):
+// the images without their channel axis, which the layers reading the input
+// see as [H, W] (a Dense there acts on each image row).
+TEST_CASE("Keras' Input((H, W)) reads one-channel images without their channel axis", "[keras][graph]") {
+  auto sequential = [](const std::string& batch_shape) {
+    return R"({"class_name": "Sequential", "config": {"name": "rows", "layers": [)"
+           R"({"class_name": "InputLayer", "config": {"batch_shape": )" +
+           batch_shape + R"(, "name": "input_layer"}},)"
+           R"({"class_name": "Dense", "config": {"name": "row", "units": 3}},)"
+           R"({"class_name": "Flatten", "config": {"name": "flatten"}},)"
+           R"({"class_name": "Dense", "config": {"name": "dense", "units": 10}}]}})";
+  };
+  KerasModel k = model_from_keras_json(sequential("[null, 8, 6]"), "m.json");
+  CHECK(k.input_shape == Shape{8, 6, 1});  // the images
+  REQUIRE(k.weights.size() == 4);
+  CHECK(k.weights[0] == std::pair<std::string, Shape>{"row/kernel", {6, 3}});
+  CHECK(k.weights[2] == std::pair<std::string, Shape>{"dense/kernel", {24, 10}});
+  CHECK(k.model->graph_input(k.input_shape) == Shape{8, 6});
+  const std::string written = keras_json(*k.model, k.input_shape);
+  CHECK_THAT(written, Contains(R"("batch_shape":[null,8,6])"));
+  CHECK(model_from_keras_json(written, "written").weights == k.weights);
+  CHECK_THAT(k.model->summary(k.input_shape), Contains("(None, 8, 3)"));
+
+  Device* d = test::test_runtime().find_device("cpu:0");
+  REQUIRE(d != nullptr);
+  CHECK_THROWS_WITH(model_from_keras_json(sequential("[null, 8, 6]"), "m.json").model->build({8, 6, 3}, *d, 1),
+                    Contains("the model's input is [8,6] (one channel") && Contains("the images [8,6,3]"));
+  k.model->build(k.input_shape, *d, 1);
+  k.model->compile();
+  data::HostBatch batch;
+  batch.size = 2;
+  batch.images.assign(2 * 48, 100);
+  batch.labels = {1, 2};
+  k.model->compute_gradients(batch);
+  for (float v : k.model->per_sample_loss(2).to_vector<float>()) CHECK(std::isfinite(v));
+
+  refused(sequential("[null, 8]"), {"[null, height, width, channels] or [null, height, width]"});
 }
 
 TEST_CASE("merges broadcast their inputs' shapes as Keras does", "[keras][graph]") {

@@ -833,6 +833,15 @@ MUTATIONS += [
         "tests": r"^goldens\.keras_models$",
     },
     {
+        "name": "channel-less input written with its channel axis",
+        "what": "the Keras JSON writer gives a model of Keras' Input((H, W)) the images' batch_shape [null, H, W, 1]",
+        "edits": [
+            ("core/src/nn/keras_json.cpp", "const Shape input_shape = model.graph_input(images);",
+             "const Shape input_shape = images;"),
+        ],
+        "tests": r"^train\.model$",
+    },
+    {
         "name": "readers of one tensor run the costliest first",
         "what": "the fusion pass orders the layers that read one tensor by decreasing forward FLOPs",
         "edits": [

@@ -164,8 +164,22 @@ def squeeze_excite():
     return keras.Model(i, layers.Dense(10)(y), name="squeeze_excite")
 
 
+def channelless():
+    """Keras' Input((28, 28)): the images without their channel axis. A
+    Dense over each image row first, then TensorFlow's beginner quickstart
+    (Flatten, Dense 128, Dropout, Dense 10)."""
+    return keras.Sequential([
+        keras.Input((28, 28)),
+        layers.Dense(16, activation="relu"),
+        layers.Flatten(),
+        layers.Dense(128, activation="relu"),
+        layers.Dropout(0.0),
+        layers.Dense(10),
+    ], name="channelless")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
-          "squeeze_excite": squeeze_excite}
+          "squeeze_excite": squeeze_excite, "channelless": channelless}
 
 
 def initial_weights(model):
@@ -242,8 +256,10 @@ def main():
         model = make()
         softmax_out = name in ("sequential_mix", "misc")
         raw = name == "misc"  # starts with Rescaling: the pixels as they are
-        scale = (lambda x: x.astype(np.float32)) if raw else (
+        pixels = (lambda x: x.astype(np.float32)) if raw else (
             lambda x: (x.astype(np.float64) / 255.0).astype(np.float32))
+        # Input((H, W)): the images [N, H, W, 1] without their channel axis.
+        scale = (lambda x: pixels(x)[..., 0]) if len(model.input_shape) == 3 else pixels
         names = weight_names(model)
         init = initial_weights(model)
         model.set_weights(init)

@@ -24,14 +24,16 @@ namespace {
 // Deeper nesting than any model JSON has; the parser stops there.
 constexpr int kMaxJsonDepth = 32;
 
-// [null, H, W, C] -> {H, W, C}.
+// [null, H, W, C] -> {H, W, C}; [null, H, W] (Keras' Input((H, W)): images
+// of one channel without its axis) -> {H, W}.
 Shape input_shape_from(const json& v, const std::string& source, const std::string& where) {
   auto bad = [&](const std::string& why) -> UsageError {
     return UsageError(source + ": the input shape (" + where + ") is " + json_text(v) + ": " + why);
   };
-  if (!v.is_array() || v.size() != 4 || !v[0].is_null()) throw bad("axon needs [null, height, width, channels]");
+  if (!v.is_array() || (v.size() != 4 && v.size() != 3) || !v[0].is_null())
+    throw bad("axon needs [null, height, width, channels] or [null, height, width]");
   Shape s;
-  for (size_t i = 1; i < 4; ++i) {
+  for (size_t i = 1; i < v.size(); ++i) {
     if (!v[i].is_number_integer() || v[i].get<int64_t>() < 1) throw bad("sizes must be whole numbers of at least 1");
     const int64_t limit = i < 3 ? limits::kMaxImageSide : 4;
     if (v[i].get<int64_t>() > limit)
@@ -307,13 +309,14 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
   // Shapes, weights and limits, layer by layer, before any allocation.
   KerasModel out;
   out.input_shape = p.input_shape;
+  if (out.input_shape.size() == 2) out.input_shape.push_back(1);  // the images: one channel
   std::vector<Shape> shapes;
   int64_t params = 0, activations = 0;
   for (size_t i = 0; i < g.layers.size(); ++i) {
     const KerasLayerConfig l(source, p.json_index[i], doc["config"]["layers"][p.json_index[i]]);
     Layer& layer = *g.layers[i];
     std::vector<Shape> in;
-    for (int j : g.inputs[i]) in.push_back(j == kModelInput ? out.input_shape : shapes[static_cast<size_t>(j)]);
+    for (int j : g.inputs[i]) in.push_back(j == kModelInput ? p.input_shape : shapes[static_cast<size_t>(j)]);
     if (const std::string why = layer.input_count_error(static_cast<int>(in.size())); !why.empty()) l.fail(why);
     Shape s;
     try {
@@ -350,6 +353,7 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
     for (auto& l : g.layers) m->add(std::move(l));
     out.model = std::move(m);
   }
+  if (p.input_shape.size() == 2) out.model->declare_input(p.input_shape);
   return out;
 }
 
@@ -401,8 +405,10 @@ std::string input_name(const std::vector<Layer*>& layers) {
 
 }  // namespace
 
-std::string keras_json(Model& model, const Shape& input_shape) {
-  const json batch_shape = {nullptr, input_shape.at(0), input_shape.at(1), input_shape.at(2)};
+std::string keras_json(Model& model, const Shape& images) {
+  const Shape input_shape = model.graph_input(images);
+  json batch_shape = json::array({nullptr});
+  for (int64_t d : input_shape) batch_shape.push_back(d);
   const std::vector<Layer*> ls = model.layers();
   const std::string input_layer = input_name(ls);
   json input = {{"module", "keras.layers"},

@@ -32,7 +32,7 @@ std::vector<const LayerEntry*> layer_entries() {
 
 std::string supported_layers_table() {
   std::string s = "| Keras layer | what axon reads of its config |\n| --- | --- |\n";
-  s += "| `InputLayer` | batch_shape (Keras 2: batch_input_shape) [null, height, width, channels] |\n";
+  s += "| `InputLayer` | batch_shape (Keras 2: batch_input_shape) [null, height, width, channels], or [null, height, width] for images of one channel |\n";
   for (const LayerEntry* e : layer_entries()) s += std::string("| `") + e->keras_class + "` | " + e->arguments + " |\n";
   return s;
 }

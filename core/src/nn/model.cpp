@@ -73,6 +73,14 @@ Sequential& Sequential::add(std::unique_ptr<Layer> layer) {
   return *this;
 }
 
+void Model::declare_input(Shape hw) {
+  if (built()) throw UsageError("the model " + name_ + " is already built");
+  if (hw.size() != 2) throw UsageError("a declared input is [height, width], got " + shape_string(hw));
+  graph_.input = std::move(hw);
+}
+
+Shape Model::graph_input(const Shape& images) const { return graph_.input.empty() ? images : graph_.input; }
+
 void Model::build(const Shape& input_shape, Device& device, uint64_t seed) {
   if (built()) throw UsageError("the model " + name_ + " is already built");
   own_strategy_ = make_one_device_strategy(device);
@@ -83,6 +91,10 @@ void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
   if (built()) throw UsageError("the model " + name_ + " is already built");
   if (graph_.layers.empty()) throw UsageError("the model " + name_ + " has no layers");
   if (input_shape.size() != 3) throw UsageError("the model's input shape must be [height, width, channels]");
+  if (!graph_.input.empty() && (input_shape[2] != 1 || Shape{input_shape[0], input_shape[1]} != graph_.input))
+    throw UsageError("the model's input is " + shape_string(graph_.input) + " (one channel: Keras' Input((" +
+                     std::to_string(graph_.input[0]) + ", " + std::to_string(graph_.input[1]) + "))), the images " +
+                     shape_string(input_shape));
   // Every node but the output must be read by a later one.
   std::vector<char> read(graph_.layers.size(), 0);
   for (const auto& ins : graph_.inputs)
@@ -100,10 +112,12 @@ void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
       g.layers.back()->set_fused_ops(l->fused_ops());
     }
     g.inputs = graph_.inputs;
+    g.input = graph_.input;
   }
   Rng rng(seed);
   replicas_.push_back(std::make_unique<Replica>(std::move(graph_), input_shape, *devices[0], rng));
   graph_.inputs = replicas_[0]->graph().inputs;
+  graph_.input = replicas_[0]->graph().input;
   for (size_t r = 1; r < devices.size(); ++r) {
     // Drawn from another stream on purpose: the broadcast below must set them.
     Rng other = Rng::derive(seed, r);
@@ -524,7 +538,8 @@ std::vector<float> Model::predict(const data::SampleSource& set, int64_t batch_s
 
 std::string Model::summary() { return summary(input_shape_); }
 
-std::string Model::summary(const Shape& input_shape) {
+std::string Model::summary(const Shape& images) {
+  const Shape input_shape = graph_input(images);
   const std::vector<Layer*> ls = layers();
   const std::vector<Shape> shapes = output_shapes(ls, graph_.inputs, input_shape);
   const bool chain = is_chain();

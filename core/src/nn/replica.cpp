@@ -44,6 +44,9 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
   DeviceScope scope(device);
   const size_t n = graph_.layers.size();
   if (n == 0 || graph_.inputs.size() != n) throw UsageError("the model has no layers");
+  const Shape& graph_input = graph_.input.empty() ? input_shape : graph_.input;
+  if (numel(graph_input) != numel(input_shape))
+    throw UsageError("the model's input " + shape_string(graph_input) + " does not hold images " + shape_string(input_shape));
   std::vector<Shape> shapes(n);
   needs_grad_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -52,7 +55,7 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
     bool grad = false;
     for (int j : graph_.inputs[i]) {
       if (j >= static_cast<int>(i) || j < kModelInput) throw RuntimeError("the model's graph is not in topological order");
-      in.push_back(j == kModelInput ? input_shape : shapes[static_cast<size_t>(j)]);
+      in.push_back(j == kModelInput ? graph_input : shapes[static_cast<size_t>(j)]);
       grad = grad || needs_grad(j);
     }
     if (grad && l.augments())
@@ -218,11 +221,18 @@ Tensor Replica::forward(const Samples& s, bool training) {
   for (PlanStep& step : plan_)
     if (step.fused) step.fused->set_training(training);
   const Inputs& in = upload(s);
+  // Keras' Input((H, W)): the one-channel images without their channel axis.
+  Tensor images = in.images;
+  if (!graph_.input.empty()) {
+    Shape shape{images.dim(0)};
+    shape.insert(shape.end(), graph_.input.begin(), graph_.input.end());
+    images = images.reshaped(std::move(shape));
+  }
   left_ = readers_;
   std::vector<Tensor> x;
   for (const PlanStep& step : plan_) {
     x.clear();
-    for (int j : step.inputs) x.push_back(j == kModelInput ? in.images : outputs_[static_cast<size_t>(j)]);
+    for (int j : step.inputs) x.push_back(j == kModelInput ? images : outputs_[static_cast<size_t>(j)]);
     outputs_[static_cast<size_t>(step.output)] = step.layer->forward(x);
     // An output nothing later reads is let go now (the layers keep what
     // their backward needs).

@@ -31,7 +31,7 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
 
 // The model (built or not) as Keras 3's model.to_json() would write it: a
 // Sequential when every layer reads the one before it, else a Functional.
-std::string keras_json(Model& model, const Shape& input_shape);
+std::string keras_json(Model& model, const Shape& images);
 
 // The functional API's shape inference: the per-sample output shape of one
 // layer (Keras' {"class_name", "config"}, JSON text) called on inputs of

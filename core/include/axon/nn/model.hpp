@@ -71,6 +71,13 @@ class Model {
   // model's input); returns its node index. The last node added is the
   // model's output. Layer names must be unique.
   int add_node(std::unique_ptr<Layer> layer, std::vector<int> inputs);
+  // The input as the model declares it, where that is [H, W]: Keras'
+  // Input((H, W)), which reads one-channel images [H, W, 1] without their
+  // channel axis (before build).
+  void declare_input(Shape hw);
+  // The per-sample shape the layers reading the input see, for images of
+  // shape `images` ([H, W, C]).
+  Shape graph_input(const Shape& images) const;
 
   // Builds one replica per device of `strategy` (which must outlive the
   // model) for per-sample input shape [H, W, C]. Replica 0's initial weights

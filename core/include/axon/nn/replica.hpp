@@ -47,6 +47,10 @@ inline constexpr int kModelInput = -1;
 struct Graph {
   std::vector<std::unique_ptr<Layer>> layers;
   std::vector<std::vector<int>> inputs;
+  // What the nodes reading kModelInput see where it is not the images' [H,
+  // W, C]: [H, W] for Keras' Input((H, W)), one-channel images without their
+  // channel axis. Empty: the images' shape.
+  Shape input;
 };
 
 // Each node's per-sample output shape, without a device; a UsageError names

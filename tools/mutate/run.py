@@ -842,6 +842,16 @@ MUTATIONS += [
         "tests": r"^train\.model$",
     },
     {
+        "name": "truncated initializers not widened",
+        "what": "a VarianceScaling initializer's truncated normal (HeNormal, GlorotNormal, LecunNormal) draws with "
+        "stddev sqrt(scale / n), not Keras' sqrt(scale / n) / 0.8796, so its values spread 12% too little",
+        "edits": [
+            ("core/src/nn/initializers.cpp", "const double stddev = std::sqrt(scale) / 0.87962566103423978;",
+             "const double stddev = std::sqrt(scale);"),
+        ],
+        "tests": r"^train\.model$",
+    },
+    {
         "name": "readers of one tensor run the costliest first",
         "what": "the fusion pass orders the layers that read one tensor by decreasing forward FLOPs",
         "edits": [

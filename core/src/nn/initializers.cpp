@@ -1,6 +1,7 @@
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace axon::nn {
@@ -18,6 +19,100 @@ std::vector<float> glorot_uniform(const Shape& shape, Rng& rng) {
   const auto limit = static_cast<float>(std::sqrt(6.0 / (fan_in + fan_out)));
   std::vector<float> v(static_cast<size_t>(numel(shape)));
   for (float& x : v) x = rng.uniform(-limit, limit);
+  return v;
+}
+
+namespace {
+
+// Keras' VarianceScaling forms by class: scale, mode, distribution.
+struct Scaled {
+  const char* class_name;
+  const char* snake;
+  double scale;
+  const char* mode;
+  const char* distribution;
+};
+constexpr Scaled kScaled[] = {
+    {"GlorotUniform", "glorot_uniform", 1.0, "fan_avg", "uniform"},
+    {"GlorotNormal", "glorot_normal", 1.0, "fan_avg", "truncated_normal"},
+    {"HeNormal", "he_normal", 2.0, "fan_in", "truncated_normal"},
+    {"HeUniform", "he_uniform", 2.0, "fan_in", "uniform"},
+    {"LecunNormal", "lecun_normal", 1.0, "fan_in", "truncated_normal"},
+    {"LecunUniform", "lecun_uniform", 1.0, "fan_in", "uniform"},
+};
+constexpr std::pair<const char*, const char*> kPlain[] = {
+    {"VarianceScaling", "variance_scaling"}, {"RandomNormal", "random_normal"},
+    {"TruncatedNormal", "truncated_normal"}, {"RandomUniform", "random_uniform"},
+    {"Zeros", "zeros"}, {"Ones", "ones"}, {"Constant", "constant"},
+};
+
+// N(0, 1) from two 53-bit uniforms (Box-Muller).
+double standard_normal(Rng& rng) {
+  const double u1 = (static_cast<double>(rng.next_u64() >> 11) + 1.0) * 0x1p-53;  // (0, 1]
+  const double u2 = static_cast<double>(rng.next_u64() >> 11) * 0x1p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+// N(0, 1) drawn again beyond two standard deviations (Keras' truncated normal).
+double truncated_standard_normal(Rng& rng) {
+  for (;;)
+    if (const double z = standard_normal(rng); std::fabs(z) <= 2.0) return z;
+}
+
+}  // namespace
+
+KerasInitializer keras_initializer(const std::string& class_name) {
+  KerasInitializer k;
+  for (const Scaled& s : kScaled)
+    if (class_name == s.class_name || class_name == s.snake) {
+      k.class_name = s.class_name;
+      k.scale = s.scale;
+      k.mode = s.mode;
+      k.distribution = s.distribution;
+      return k;
+    }
+  for (const auto& [cls, snake] : kPlain)
+    if (class_name == cls || class_name == snake) {
+      k.class_name = cls;
+      return k;
+    }
+  throw UsageError("initializer " + class_name + "; supported: " + keras_initializer_names());
+}
+
+const char* keras_initializer_names() {
+  return "GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform, VarianceScaling, "
+         "RandomNormal, TruncatedNormal, RandomUniform, Zeros, Ones, Constant";
+}
+
+std::vector<float> initial_values(const KerasInitializer& init, const Shape& shape, Rng& rng) {
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  const std::string& c = init.class_name;
+  if (c == "Zeros" || c == "Ones" || c == "Constant") {
+    std::fill(v.begin(), v.end(), c == "Zeros" ? 0.0f : c == "Ones" ? 1.0f : static_cast<float>(init.value));
+  } else if (c == "RandomNormal" || c == "TruncatedNormal") {
+    for (float& x : v)
+      x = static_cast<float>(init.mean +
+                             init.stddev * (c == "RandomNormal" ? standard_normal(rng) : truncated_standard_normal(rng)));
+  } else if (c == "RandomUniform") {
+    for (float& x : v) x = static_cast<float>(init.minval + (init.maxval - init.minval) * (rng.next_u64() >> 11) * 0x1p-53);
+  } else {  // variance scaling
+    const auto [fan_in, fan_out] =
+        shape.size() >= 2 ? compute_fans(shape)
+                          : std::pair<double, double>{shape.empty() ? 1.0 : static_cast<double>(shape[0]),
+                                                      shape.empty() ? 1.0 : static_cast<double>(shape[0])};
+    const double n = init.mode == "fan_in" ? fan_in : init.mode == "fan_out" ? fan_out : (fan_in + fan_out) / 2.0;
+    const double scale = init.scale / std::max(1.0, n);
+    if (init.distribution == "uniform") {
+      const double limit = std::sqrt(3.0 * scale);
+      for (float& x : v) x = static_cast<float>(limit * (2.0 * ((rng.next_u64() >> 11) * 0x1p-53) - 1.0));
+    } else if (init.distribution == "untruncated_normal") {
+      const double stddev = std::sqrt(scale);
+      for (float& x : v) x = static_cast<float>(stddev * standard_normal(rng));
+    } else {
+      // The standard deviation of N(0, 1) cut at +-2, which Keras divides out.
+      const double stddev = std::sqrt(scale) / 0.87962566103423978;
+      for (float& x : v) x = static_cast<float>(stddev * truncated_standard_normal(rng));
+    }
+  }
   return v;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <optional>
 
 namespace axon::nn {
 
@@ -21,11 +22,21 @@ void KerasConfigWriter::number(const char* key, double value) { impl_->config[ke
 void KerasConfigWriter::boolean(const char* key, bool value) { impl_->config[key] = value; }
 void KerasConfigWriter::string(const char* key, const std::string& value) { impl_->config[key] = value; }
 void KerasConfigWriter::null(const char* key) { impl_->config[key] = nullptr; }
-void KerasConfigWriter::initializer(const char* key, const char* class_name) {
+void KerasConfigWriter::initializer(const char* key, const KerasInitializer& init) {
+  const std::string& c = init.class_name;
   json config = json::object();
-  if (std::string(class_name) == "GlorotUniform") config = {{"seed", nullptr}};
+  if (c == "VarianceScaling")
+    config = {{"scale", init.scale}, {"mode", init.mode}, {"distribution", init.distribution}, {"seed", nullptr}};
+  else if (c == "RandomNormal" || c == "TruncatedNormal")
+    config = {{"mean", init.mean}, {"stddev", init.stddev}, {"seed", nullptr}};
+  else if (c == "RandomUniform")
+    config = {{"minval", init.minval}, {"maxval", init.maxval}, {"seed", nullptr}};
+  else if (c == "Constant")
+    config = {{"value", init.value}};
+  else if (c != "Zeros" && c != "Ones")
+    config = {{"seed", nullptr}};  // the VarianceScaling forms by name
   impl_->config[key] = {{"module", "keras.initializers"},
-                        {"class_name", class_name},
+                        {"class_name", c},
                         {"config", config},
                         {"registered_name", nullptr}};
 }
@@ -53,6 +64,12 @@ KerasLayerConfig::KerasLayerConfig(const std::string& source, size_t index, cons
 
 std::string KerasLayerConfig::where() const {
   return index_ == kNoIndex ? std::string() : "layers[" + std::to_string(index_) + "] ";
+}
+
+const json& KerasLayerConfig::at_or_null(const char* key) const {
+  static const json null_value;
+  const auto it = config_->find(key);
+  return it != config_->end() ? *it : null_value;
 }
 
 bool KerasLayerConfig::has(const char* key) const {
@@ -167,6 +184,55 @@ void KerasLayerConfig::check_initializer(const char* key, const char* want) cons
   const std::string got = class_or_name(key, want);
   if (got != want && snake(got) != snake(want))
     fail(std::string(key) + " is " + parse::printable(got) + "; axon initialises it " + want);
+}
+
+std::optional<KerasInitializer> KerasLayerConfig::initializer(const char* key, const char* fallback) const {
+  const std::string cls = class_or_name(key, fallback);
+  KerasInitializer k;
+  try {
+    k = keras_initializer(cls);
+  } catch (const UsageError&) {
+    fail(std::string(key) + " is " + parse::printable(cls) + "; supported: " + keras_initializer_names());
+  }
+  // Its arguments, from {"class_name": ..., "config": {...}} (a name alone takes the defaults).
+  const json& v = at_or_null(key);
+  if (v.is_object() && v.contains("config") && v["config"].is_object()) {
+    const json& c = v["config"];
+    auto arg = [&](const char* name, double fallback_value) {
+      if (!c.contains(name) || c[name].is_null()) return fallback_value;
+      if (!c[name].is_number() || !std::isfinite(c[name].get<double>()) || std::fabs(c[name].get<double>()) > 1e30)
+        fail(std::string(key) + "'s " + name + " is " + json_text(c[name]) + ", not a number a float holds");
+      return c[name].get<double>();
+    };
+    auto word = [&](const char* name, const std::string& fallback_value, std::initializer_list<const char*> allowed) {
+      if (!c.contains(name) || c[name].is_null()) return fallback_value;
+      const std::string w = c[name].is_string() ? c[name].get<std::string>() : json_text(c[name]);
+      for (const char* a : allowed)
+        if (w == a) return w;
+      std::string list;
+      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      fail(std::string(key) + "'s " + name + " is " + parse::printable(w) + "; supported: " + list);
+    };
+    if (k.class_name == "VarianceScaling") {
+      k.scale = arg("scale", k.scale);
+      if (!(k.scale > 0)) fail(std::string(key) + "'s scale must be above 0");
+      k.mode = word("mode", k.mode, {"fan_in", "fan_out", "fan_avg"});
+      k.distribution = word("distribution", k.distribution, {"truncated_normal", "untruncated_normal", "uniform", "normal"});
+      if (k.distribution == "normal") k.distribution = "truncated_normal";  // Keras' alias
+    } else if (k.class_name == "RandomNormal" || k.class_name == "TruncatedNormal") {
+      k.mean = arg("mean", k.mean);
+      k.stddev = arg("stddev", k.stddev);
+      if (k.stddev < 0) fail(std::string(key) + "'s stddev is below 0");
+    } else if (k.class_name == "RandomUniform") {
+      k.minval = arg("minval", k.minval);
+      k.maxval = arg("maxval", k.maxval);
+      if (k.minval > k.maxval) fail(std::string(key) + "'s minval is above its maxval");
+    } else if (k.class_name == "Constant") {
+      k.value = arg("value", k.value);
+    }
+  }
+  if (k == keras_initializer(fallback)) return std::nullopt;
+  return k;
 }
 
 void KerasLayerConfig::check_no_regularizers() const {

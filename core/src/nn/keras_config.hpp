@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -48,6 +49,8 @@ class KerasLayerConfig {
   const json& layer() const { return *layer_; }
   bool has(const char* key) const;
   const json& at(const char* key) const { return config_->at(key); }
+  // The key's value, or null where it is absent.
+  const json& at_or_null(const char* key) const;
 
   [[noreturn]] void fail(const std::string& why) const;
 
@@ -70,6 +73,9 @@ class KerasLayerConfig {
   // The key's initializer must be `want` (Keras' spelling either way:
   // "GlorotUniform" or "glorot_uniform").
   void check_initializer(const char* key, const char* want) const;
+  // The key's initializer with its arguments (any keras_initializer class),
+  // or nullopt where it is the layer's default `fallback`.
+  std::optional<KerasInitializer> initializer(const char* key, const char* fallback) const;
   void check_no_regularizers() const;
   // `activation`: any name activation_from_name knows.
   Activation activation() const;

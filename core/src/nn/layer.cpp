@@ -15,6 +15,29 @@ std::string Layer::input_count_error(int n) const {
   return "takes " + takes + (max_inputs() == 1 ? " input" : " inputs") + ", got " + std::to_string(n);
 }
 
+namespace {
+// A weight's first values as its layer's default initializer draws them.
+Tensor default_value(Device& device, const WeightSpec& spec, Rng& rng) {
+  switch (spec.initializer) {
+    case Initializer::glorot_uniform: return make_tensor(device, spec.shape, glorot_uniform(spec.shape, rng));
+    case Initializer::ones:
+      return make_tensor(device, spec.shape, std::vector<float>(static_cast<size_t>(numel(spec.shape)), 1.0f));
+    case Initializer::zeros: break;
+  }
+  return zeros(device, spec.shape);
+}
+}  // namespace
+
+void Layer::set_initializer(const std::string& weight, KerasInitializer init) {
+  if (built()) throw UsageError(what() + ": set_initializer after build");
+  initializers_[weight] = std::move(init);
+}
+
+KerasInitializer Layer::initializer(const std::string& weight, const char* fallback) const {
+  const auto it = initializers_.find(weight);
+  return it != initializers_.end() ? it->second : keras_initializer(fallback);
+}
+
 const Shape& Layer::build(std::span<const Shape> inputs, Device& device, Rng& rng, TensorPool& pool) {
   if (built()) throw RuntimeError("layer " + name_ + " is built twice");
   if (const std::string why = input_count_error(static_cast<int>(inputs.size())); !why.empty())
@@ -29,13 +52,10 @@ const Shape& Layer::build(std::span<const Shape> inputs, Device& device, Rng& rn
     Parameter p;
     p.name = name_ + "/" + spec.name;
     p.trainable = spec.trainable;
-    switch (spec.initializer) {
-      case Initializer::glorot_uniform: p.value = make_tensor(device, spec.shape, glorot_uniform(spec.shape, rng)); break;
-      case Initializer::zeros: p.value = zeros(device, spec.shape); break;
-      case Initializer::ones:
-        p.value = make_tensor(device, spec.shape, std::vector<float>(static_cast<size_t>(numel(spec.shape)), 1.0f));
-        break;
-    }
+    const auto named = initializers_.find(spec.name);
+    p.value = named != initializers_.end()
+                  ? make_tensor(device, spec.shape, initial_values(named->second, spec.shape, rng))
+                  : default_value(device, spec, rng);
     if (p.trainable) p.grad = Tensor(device, AXON_FLOAT32, spec.shape);
     weights_.push_back(std::move(p));
   }

@@ -43,4 +43,12 @@ std::string supported_layers() {
   return s;
 }
 
+std::unique_ptr<Layer> with_initializers(std::unique_ptr<Layer> layer, const KerasLayerConfig& config,
+                                         std::initializer_list<InitializerKey> keys) {
+  for (const InitializerKey& k : keys)
+    if (std::optional<KerasInitializer> init = config.initializer(k.key, k.fallback))
+      layer->set_initializer(k.weight, std::move(*init));
+  return layer;
+}
+
 }  // namespace axon::nn

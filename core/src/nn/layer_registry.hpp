@@ -9,6 +9,7 @@
 
 #include <axon/nn/layer.hpp>
 
+#include <initializer_list>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -32,5 +33,15 @@ const LayerEntry* find_layer(std::string_view keras_class);
 std::vector<const LayerEntry*> layer_entries();
 // "AveragePooling2D, BatchNormalization, ...", for messages.
 std::string supported_layers();
+
+// Reads each (config key, weight, default class) initializer of `config`
+// into `layer`; returns the layer.
+struct InitializerKey {
+  const char* key;       // "kernel_initializer"
+  const char* weight;    // "kernel"
+  const char* fallback;  // the layer's default: "GlorotUniform"
+};
+std::unique_ptr<Layer> with_initializers(std::unique_ptr<Layer> layer, const KerasLayerConfig& config,
+                                         std::initializer_list<InitializerKey> keys);
 
 }  // namespace axon::nn

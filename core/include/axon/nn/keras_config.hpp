@@ -2,6 +2,8 @@
 // (Keras 3's layout, which Keras' model_from_json reads).
 #pragma once
 
+#include <axon/nn/initializers.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,8 +24,8 @@ class KerasConfigWriter {
   void boolean(const char* key, bool value);
   void string(const char* key, const std::string& value);
   void null(const char* key);
-  // {"module": "keras.initializers", "class_name": ..., "config": {"seed": null}, ...}
-  void initializer(const char* key, const char* class_name);
+  // {"module": "keras.initializers", "class_name": ..., "config": {...}, ...}
+  void initializer(const char* key, const KerasInitializer& init);
 
   struct Impl;
   Impl& impl() { return *impl_; }

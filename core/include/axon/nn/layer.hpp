@@ -11,11 +11,13 @@
 #pragma once
 
 #include <axon/nn/activation.hpp>
+#include <axon/nn/initializers.hpp>
 #include <axon/nn/random.hpp>
 #include <axon/tensor.hpp>
 #include <axon/tensor_pool.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -115,6 +117,13 @@ class Layer {
 
   // Every weight, trainable or not, in Keras' order ("kernel", "bias", ...).
   std::vector<Parameter*> parameters();
+  // The initializer a config names for weight `weight` ("kernel"), where it
+  // is not the layer's default (before build); the one in use, named as
+  // Keras names it, for the writer (`fallback`: the default's class).
+  void set_initializer(const std::string& weight, KerasInitializer init);
+  KerasInitializer initializer(const std::string& weight, const char* fallback) const;
+  // Another layer's initializers (a replica's copy of it).
+  void copy_initializers(const Layer& other) { initializers_ = other.initializers_; }
   const Parameter& weight(size_t i) const { return weights_.at(i); }
   Parameter& weight(size_t i) { return weights_.at(i); }
   int64_t parameter_count(bool trainable_only = false) const;
@@ -209,6 +218,7 @@ class Layer {
   std::vector<Shape> input_shapes_;
   Shape output_shape_;
   std::vector<Parameter> weights_;
+  std::map<std::string, KerasInitializer> initializers_;  // by weight name: set_initializer's
   bool fused_ops_ = true;
   bool training_ = false;
   bool backprop_ = true;

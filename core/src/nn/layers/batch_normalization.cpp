@@ -45,10 +45,10 @@ void BatchNormalization::write_config(KerasConfigWriter& c) const {
   c.number("epsilon", epsilon_);
   c.boolean("center", center_);
   c.boolean("scale", scale_);
-  c.initializer("beta_initializer", "Zeros");
-  c.initializer("gamma_initializer", "Ones");
-  c.initializer("moving_mean_initializer", "Zeros");
-  c.initializer("moving_variance_initializer", "Ones");
+  c.initializer("beta_initializer", keras_initializer("Zeros"));
+  c.initializer("gamma_initializer", keras_initializer("Ones"));
+  c.initializer("moving_mean_initializer", keras_initializer("Zeros"));
+  c.initializer("moving_variance_initializer", keras_initializer("Ones"));
   c.boolean("synchronized", synchronized_);
 }
 

@@ -40,8 +40,8 @@ void Conv2D::write_config(KerasConfigWriter& c) const {
   c.integer("groups", 1);
   c.string("activation", activation_name(activation_));
   c.boolean("use_bias", use_bias_);
-  c.initializer("kernel_initializer", "GlorotUniform");
-  c.initializer("bias_initializer", "Zeros");
+  c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
+  c.initializer("bias_initializer", initializer("bias", "Zeros"));
 }
 
 Shape Conv2D::output_shape(std::span<const Shape> in) const {
@@ -132,19 +132,19 @@ std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
   if (l.integer("groups", 1, 65536, 1) != 1) l.fail("groups is " + json_text(l.at("groups")) + "; axon supports 1 only");
   if ((strides.first > 1 || strides.second > 1) && (dilation.first > 1 || dilation.second > 1))
     l.fail("strides > 1 together with dilation_rate > 1 is not supported (Keras refuses it too)");
-  l.check_initializer("kernel_initializer", "GlorotUniform");
-  l.check_initializer("bias_initializer", "Zeros");
   l.check_no_regularizers();
-  return std::make_unique<Conv2D>(static_cast<int>(filters), Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
-                                  l.activation(), Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)),
-                                  l.padding(), l.name(), l.boolean("use_bias", true),
-                                  Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)));
+  return with_initializers(
+      std::make_unique<Conv2D>(static_cast<int>(filters), Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
+                               l.activation(), Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)),
+                               l.padding(), l.name(), l.boolean("use_bias", true),
+                               Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second))),
+      l, {{"kernel_initializer", "kernel", "GlorotUniform"}, {"bias_initializer", "bias", "Zeros"}});
 }
 
 const LayerEntry kConv2dEntry{
     "Conv2D", conv2d_from_keras,
     "filters, kernel_size, strides, padding (valid, same), dilation_rate, activation, use_bias; "
-    "groups 1, kernel GlorotUniform, bias Zeros"};
+    "groups 1, kernel_initializer, bias_initializer"};
 const LayerRegistration kConv2dRegistered(kConv2dEntry);
 
 }  // namespace

@@ -24,8 +24,8 @@ void Dense::write_config(KerasConfigWriter& c) const {
   c.integer("units", units_);
   c.string("activation", activation_name(activation_));
   c.boolean("use_bias", use_bias_);
-  c.initializer("kernel_initializer", "GlorotUniform");
-  c.initializer("bias_initializer", "Zeros");
+  c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
+  c.initializer("bias_initializer", initializer("bias", "Zeros"));
 }
 
 Shape Dense::output_shape(std::span<const Shape> in) const {
@@ -105,14 +105,14 @@ namespace {
 std::unique_ptr<Layer> dense_from_keras(const KerasLayerConfig& l) {
   const int64_t units = l.integer("units", 1, 65536, 0);
   if (units == 0) l.fail("has no units");
-  l.check_initializer("kernel_initializer", "GlorotUniform");
-  l.check_initializer("bias_initializer", "Zeros");
   l.check_no_regularizers();
-  return std::make_unique<Dense>(static_cast<int>(units), l.activation(), l.name(), l.boolean("use_bias", true));
+  return with_initializers(std::make_unique<Dense>(static_cast<int>(units), l.activation(), l.name(), l.boolean("use_bias", true)),
+                           l, {{"kernel_initializer", "kernel", "GlorotUniform"}, {"bias_initializer", "bias", "Zeros"}});
 }
 
 const LayerEntry kDenseEntry{"Dense", dense_from_keras,
-                             "units, activation, use_bias (over the last dimension); kernel GlorotUniform, bias Zeros"};
+                             "units, activation, use_bias (over the last dimension), kernel_initializer, "
+                             "bias_initializer"};
 const LayerRegistration kDenseRegistered(kDenseEntry);
 
 }  // namespace

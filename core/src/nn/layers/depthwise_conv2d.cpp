@@ -39,8 +39,8 @@ void DepthwiseConv2D::write_config(KerasConfigWriter& c) const {
   c.integers("dilation_rate", {attrs_.dilation_h, attrs_.dilation_w});
   c.string("activation", activation_name(activation_));
   c.boolean("use_bias", use_bias_);
-  c.initializer("depthwise_initializer", "GlorotUniform");
-  c.initializer("bias_initializer", "Zeros");
+  c.initializer("depthwise_initializer", initializer("kernel", "GlorotUniform"));
+  c.initializer("bias_initializer", initializer("bias", "Zeros"));
 }
 
 Shape DepthwiseConv2D::output_shape(std::span<const Shape> in) const {
@@ -111,20 +111,20 @@ std::unique_ptr<Layer> depthwise_conv2d_from_keras(const KerasLayerConfig& l) {
   if ((strides.first > 1 || strides.second > 1) && (dilation.first > 1 || dilation.second > 1))
     l.fail("strides > 1 together with dilation_rate > 1 is not supported (Keras refuses it too)");
   const int64_t multiplier = l.integer("depth_multiplier", 1, 1024, 1);
-  l.check_initializer("depthwise_initializer", "GlorotUniform");
-  l.check_initializer("bias_initializer", "Zeros");
   l.require_null({"depthwise_regularizer", "bias_regularizer", "activity_regularizer", "depthwise_constraint",
                   "bias_constraint"});
-  return std::make_unique<DepthwiseConv2D>(
-      Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
-      Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)), l.padding(), static_cast<int>(multiplier),
-      Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)), l.activation(),
-      l.boolean("use_bias", true), l.name());
+  return with_initializers(
+      std::make_unique<DepthwiseConv2D>(
+          Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
+          Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)), l.padding(),
+          static_cast<int>(multiplier), Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)),
+          l.activation(), l.boolean("use_bias", true), l.name()),
+      l, {{"depthwise_initializer", "kernel", "GlorotUniform"}, {"bias_initializer", "bias", "Zeros"}});
 }
 const LayerEntry kDepthwiseConv2dEntry{
     "DepthwiseConv2D", depthwise_conv2d_from_keras,
     "kernel_size, strides, padding (valid, same), depth_multiplier, dilation_rate, activation, "
-    "use_bias; kernel GlorotUniform, bias Zeros"};
+    "use_bias, depthwise_initializer, bias_initializer"};
 const LayerRegistration kDepthwiseConv2dRegistered(kDepthwiseConv2dEntry);
 }  // namespace
 }  // namespace axon::nn

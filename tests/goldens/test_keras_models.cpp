@@ -10,7 +10,8 @@
 // merges that broadcast (squeeze-and-excitation gates of [C] and [1, 1, C],
 // a [1, W, C] row profile against [H, W, C] maps), and Keras' Input((28, 28))
 // (the images without their channel axis: a Dense over each image row, then
-// TensorFlow's beginner quickstart).
+// TensorFlow's beginner quickstart), and Keras' "image classification from
+// scratch" in small (SeparableConv2D, a strided 1x1 residual).
 //  - From Keras' initial weights, evaluate() on 256 test images: the loss
 //    within 0.1% of Keras' evaluate, the accuracy equal up to one image.
 //  - The gradients of one training batch of 64 (training mode: batch
@@ -187,13 +188,13 @@ TEST_CASE("Keras models on the GPU: evaluate, gradients and a training step equa
     std::printf("SKIP: no GPU device: %s\n", runtime().why_no_device("GPU").c_str());
     std::exit(77);
   }
-  for (const char* name : {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless"}) {
+  for (const char* name : {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless", "separable"}) {
     DYNAMIC_SECTION(name << " on gpu:0") { check_model(name, "gpu:0"); }
   }
 }
 
 TEST_CASE("Keras models: evaluate, gradients and a training step equal Keras'", "[goldens][keras]") {
-  const char* models[] = {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless"};
+  const char* models[] = {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless", "separable"};
   for (const char* name : models)
     for (const char* device : {"cpu:0", "ref:0"}) {
       DYNAMIC_SECTION(name << " on " << device) { check_model(name, device); }

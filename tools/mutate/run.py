@@ -852,6 +852,17 @@ MUTATIONS += [
         "tests": r"^train\.model$",
     },
     {
+        "name": "separable convolution's depthwise gradient from dy",
+        "what": "SeparableConv2D's depthwise filter gradient reads the layer's dy where it needs the 1x1 "
+        "convolution's input gradient",
+        "edits": [
+            ("core/src/nn/layers/separable_conv2d.cpp",
+             "ops::depthwise_conv2d_backprop_filter(x_, dt, weight(0).grad, depthwise_, name());",
+             "ops::depthwise_conv2d_backprop_filter(x_, dz, weight(0).grad, depthwise_, name());"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
         "name": "readers of one tensor run the costliest first",
         "what": "the fusion pass orders the layers that read one tensor by decreasing forward FLOPs",
         "edits": [

@@ -178,8 +178,36 @@ def channelless():
     ], name="channelless")
 
 
+def separable():
+    """Keras' "image classification from scratch" example in small:
+    Rescaling, a strided Conv2D with BatchNormalization and relu, then a
+    block of SeparableConv2D (depth_multiplier 2, he_normal; then a 5x3
+    kernel), BatchNormalization, MaxPooling2D(3, strides 2, same) added to a
+    strided 1x1 Conv2D of the block's input; a strided SeparableConv2D,
+    GlobalAveragePooling2D, Dropout, Dense. No bias before a batch
+    normalization (its gradient is zero there: no relative bound holds)."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Rescaling(1.0 / 255)(i)
+    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(x)
+    x = layers.BatchNormalization()(x)
+    x = layers.Activation("relu")(x)
+    previous = x
+    x = layers.SeparableConv2D(24, 3, padding="same", depth_multiplier=2, use_bias=False,
+                               depthwise_initializer="he_normal")(x)
+    x = layers.BatchNormalization()(x)
+    x = layers.Activation("relu")(x)
+    x = layers.SeparableConv2D(24, (5, 3), padding="same", use_bias=False)(x)
+    x = layers.BatchNormalization()(x)
+    x = layers.MaxPooling2D(3, strides=2, padding="same")(x)
+    x = layers.add([x, layers.Conv2D(24, 1, strides=2, padding="same")(previous)])
+    x = layers.SeparableConv2D(32, 3, strides=2, activation="relu")(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    x = layers.Dropout(0.0)(x)
+    return keras.Model(i, layers.Dense(10)(x), name="separable")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
-          "squeeze_excite": squeeze_excite, "channelless": channelless}
+          "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable}
 
 
 def initial_weights(model):
@@ -255,7 +283,7 @@ def main():
         keras.backend.clear_session()  # layer names from conv2d, dense, ... again
         model = make()
         softmax_out = name in ("sequential_mix", "misc")
-        raw = name == "misc"  # starts with Rescaling: the pixels as they are
+        raw = name in ("misc", "separable")  # start with Rescaling: the pixels as they are
         pixels = (lambda x: x.astype(np.float32)) if raw else (
             lambda x: (x.astype(np.float64) / 255.0).astype(np.float32))
         # Input((H, W)): the images [N, H, W, 1] without their channel axis.

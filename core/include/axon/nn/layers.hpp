@@ -476,4 +476,43 @@ class DepthwiseConv2D : public Layer {
   Tensor x_, z_, y_;
 };
 
+// SeparableConv2D(filters, kernel_size, strides, padding, depth_multiplier,
+// dilation_rate, activation, use_bias): a depthwise convolution, then a 1x1
+// convolution into `filters` channels, the bias and the activation (Keras
+// 3's weights: depthwise_kernel [kh, kw, C, multiplier], pointwise_kernel
+// [1, 1, C * multiplier, filters], bias).
+class SeparableConv2D : public Layer {
+ public:
+  SeparableConv2D(int filters, Size2 kernel_size, Size2 strides = 1, axon_padding padding = AXON_PADDING_VALID,
+                  int depth_multiplier = 1, Size2 dilation_rate = 1, Activation activation = Activation::linear,
+                  bool use_bias = true, std::string name = "separable_conv2d");
+  const char* type() const override { return "SeparableConv2D"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+  Activation output_activation() const override { return activation_; }
+  void set_output_logits(bool logits) override { logits_ = logits; }
+
+ private:
+  Activation applied() const { return logits_ ? Activation::linear : activation_; }
+  // The depthwise convolution's output for an input of shape s.
+  Shape depthwise_shape(const Shape& s) const;
+  int filters_;
+  Size2 kernel_;
+  axon_conv2d_attrs depthwise_, pointwise_;
+  int multiplier_;
+  Activation activation_;
+  bool use_bias_;
+  bool logits_ = false;
+  Tensor x_, t_, z_, y_;  // t: the depthwise convolution's output
+};
+
 }  // namespace axon::nn

@@ -21,6 +21,7 @@
 #include <axon/parse.hpp>
 #include <axon/runtime.hpp>
 #include <axon/train/atomic_file.hpp>
+#include <axon/train/keras_file.hpp>
 #include <axon/train/weights.hpp>
 
 #include <algorithm>
@@ -65,7 +66,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   main.add_options()
     ("help,h", "show this help and exit")
     ("model", po::value<std::string>()->value_name("FILE"),
-     "the model's Keras JSON (default: the weights file's metadata, as axon-train --save writes it)")
+     "the model's Keras JSON (default: the weights file's metadata, as axon-train --save writes it, or a .keras "
+     "file's model)")
     ("top-k", po::value<int>()->value_name("K")->default_value(0), "also the next K classes and their probabilities")
     ("output", po::value<std::string>()->value_name("FILE"), "write the CSV (atomically) to FILE instead of stdout")
     ("batch-size", po::value<int64_t>()->value_name("N")->default_value(32), "samples per batch")
@@ -173,14 +175,16 @@ int main(int argc, char** argv) {
       if (st.metadata().count("model") != 0) model_json = st.meta("model");
       if (st.metadata().count("class_names") != 0)
         class_names = data::class_names_from_json(st.meta("class_names"), o.weights);
+    } else if (train::is_keras_file(o.weights)) {
+      model_json = train::read_keras_config(o.weights);  // a .keras file holds its model
     }
     if (o.model_file) {
       model_json = io::read_regular_file(*o.model_file, limits::kMaxModelJsonBytes, "--model file");
       source = *o.model_file;
     }
     if (model_json.empty())
-      throw UsageError(o.weights + ": no model in its metadata (axon-train --save FILE.safetensors keeps it): pass "
-                       "--model FILE.json");
+      throw UsageError(o.weights + ": no model in its metadata (axon-train --save FILE.safetensors or FILE.keras keeps "
+                       "it): pass --model FILE.json");
     nn::KerasModel k = nn::model_from_keras_json(model_json, source);
     train::check_weights(train::WeightLayout::packed(k.weights), weights_bytes, o.weights);
     if (o.image_rows > 0 && (o.image_rows != k.input_shape[0] || o.image_cols != k.input_shape[1]))

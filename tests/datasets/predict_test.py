@@ -3,9 +3,12 @@
 written by tools/tf-goldens/predict_goldens.py from the same weights file,
 the model JSON taken from its metadata): on 200 PNGs the predicted classes
 agree on at least 99.5% and every probability is within 1e-4. The same
-images as a .npy and in a .npz give the same rows; bad input exits 2.
+images as a .npy and in a .npz give the same rows; a .keras file Keras
+saved (its model in the file) classifies the first 1,000 test images with
+the accuracy Keras' evaluate gave; bad input exits 2.
 Usage: predict_test.py CASE AXON_PREDICT"""
 import csv
+import json
 import os
 import sys
 import tempfile
@@ -14,7 +17,10 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability"))
-from app_util import check, listing, one_line, run  # noqa: E402
+from app_util import DEFAULT_DATA, check, listing, one_line, run  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+from numpy_cnn import load_test_set  # noqa: E402
 
 case, PREDICT = sys.argv[1], sys.argv[2]
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "predict")
@@ -69,6 +75,22 @@ def against_keras(tmp):
     check(list(one) == [big], "a 40x40 RGB JPEG is resized to the model's 28x28x1 and classified")
 
 
+def keras_file(tmp):
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+    want = json.load(open(os.path.join(data, "keras_small_evaluate.json")))
+    x, y = load_test_set(DEFAULT_DATA, want["test_images"])
+    np.save(os.path.join(tmp, "x.npy"), x[..., 0])
+    out = os.path.join(tmp, "p.csv")
+    r = run([PREDICT, os.path.join(data, "keras_small.keras"), os.path.join(tmp, "x.npy"), "--output", out], cwd=tmp)
+    check(r.code == 0, "axon-predict keras_small.keras x.npy: the model from the .keras file", r)
+    with open(out) as f:
+        rows = list(csv.reader(f))[1:]
+    accuracy = np.mean([int(row[1]) == y[int(row[0])] for row in rows])
+    check(len(rows) == len(y) and abs(accuracy - want["accuracy"]) <= 1.0 / len(y) + 1e-9,
+          "%d rows whose classes score Keras' evaluate accuracy %.4f (axon-predict: %.4f)" %
+          (len(y), want["accuracy"], accuracy))
+
+
 def refused(tmp):
     before = listing(tmp)
     axw = os.path.join(tmp, "w.axw")
@@ -87,7 +109,7 @@ def refused(tmp):
     check(listing(tmp) == before, "nothing written (no --output file)")
 
 
-CASES = {f.__name__: f for f in (against_keras, refused)}
+CASES = {f.__name__: f for f in (against_keras, keras_file, refused)}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="axon-predict-") as tmp:

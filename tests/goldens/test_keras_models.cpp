@@ -11,7 +11,9 @@
 // a [1, W, C] row profile against [H, W, C] maps), and Keras' Input((28, 28))
 // (the images without their channel axis: a Dense over each image row, then
 // TensorFlow's beginner quickstart), and Keras' "image classification from
-// scratch" in small (SeparableConv2D, a strided 1x1 residual).
+// scratch" in small (SeparableConv2D, a strided 1x1 residual), and L2
+// regularizers (their penalties in the loss, evaluate's included, and in
+// the gradients).
 //  - From Keras' initial weights, evaluate() on 256 test images: the loss
 //    within 0.1% of Keras' evaluate, the accuracy equal up to one image.
 //  - The gradients of one training batch of 64 (training mode: batch
@@ -150,10 +152,9 @@ void check_model(const std::string& name, const char* device_name) {
 
   {  // one train_on_batch
     set_weights(model, init);
+    model.metrics().reset();
     model.train_step(batch);
-    double loss = 0;
-    for (float v : model.per_sample_loss(batch.size).to_vector<float>()) loss += v;
-    loss /= static_cast<double>(batch.size);
+    const double loss = model.metrics().read().loss;  // as fit reports it: the regularizers' penalties included
     const double keras_loss = keras.named("out:loss").values<float>().at(0);
     INFO("train_on_batch loss: axon " << loss << ", Keras " << keras_loss);
     CHECK(std::fabs(loss - keras_loss) <= kStepLossRel * keras_loss);
@@ -188,13 +189,13 @@ TEST_CASE("Keras models on the GPU: evaluate, gradients and a training step equa
     std::printf("SKIP: no GPU device: %s\n", runtime().why_no_device("GPU").c_str());
     std::exit(77);
   }
-  for (const char* name : {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless", "separable"}) {
+  for (const char* name : {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless", "separable", "regularized"}) {
     DYNAMIC_SECTION(name << " on gpu:0") { check_model(name, "gpu:0"); }
   }
 }
 
 TEST_CASE("Keras models: evaluate, gradients and a training step equal Keras'", "[goldens][keras]") {
-  const char* models[] = {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless", "separable"};
+  const char* models[] = {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless", "separable", "regularized"};
   for (const char* name : models)
     for (const char* device : {"cpu:0", "ref:0"}) {
       DYNAMIC_SECTION(name << " on " << device) { check_model(name, device); }

@@ -173,6 +173,22 @@ TEST_CASE("model: a config's initializers draw Keras' distributions", "[model][k
   refused(R"({"class_name": "VarianceScaling", "config": {"mode": "fan_sum"}})", "mode is fan_sum; supported: fan_in");
   refused(R"({"class_name": "RandomNormal", "config": {"stddev": "wide"}})", "stddev is \"wide\", not a number");
   refused(R"({"class_name": "RandomUniform", "config": {"minval": 1, "maxval": 0}})", "minval is above its maxval");
+  // Regularizers: L2 (its penalty is checked against Keras' in goldens.keras_models), no other.
+  auto regularized = [&](const std::string& regularizer) {
+    return model_from_keras_json(R"({"class_name": "Sequential", "config": {"name": "s", "layers": [)"
+                                 R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 4, 4, 1]}}, )"
+                                 R"({"class_name": "Conv2D", "config": {"name": "a", "filters": 2, "kernel_size": 3, )"
+                                 R"("kernel_regularizer": )" +
+                                     regularizer + R"(}}, {"class_name": "Flatten", "config": {"name": "f"}}]}})",
+                                 "reg.json");
+  };
+  CHECK(regularized(R"("l2")").model->layers()[0]->l2("kernel") == 0.01);
+  CHECK(regularized(R"({"class_name": "L1L2", "config": {"l1": 0.0, "l2": 0.003}})").model->layers()[0]->l2("kernel") ==
+        0.003);
+  CHECK_THROWS_WITH(regularized(R"({"class_name": "L1", "config": {"l1": 0.01}})"),
+                    Catch::Contains("reg.json: layers[1] (Conv2D 'a'): kernel_regularizer is L1; axon supports L2"));
+  CHECK_THROWS_WITH(regularized(R"({"class_name": "L2", "config": {"l2": -1}})"),
+                    Catch::Contains("kernel_regularizer's l2 is -1, not a number from 0 to 1e30"));
 }
 
 TEST_CASE("model: Adam steps are TensorFlow's ApplyAdam with Keras defaults", "[model]") {

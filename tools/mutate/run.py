@@ -863,6 +863,25 @@ MUTATIONS += [
         "tests": r"^goldens\.keras_models$",
     },
     {
+        "name": "L2 penalty counted once a batch",
+        "what": "the L2 regularizers' penalty joins a batch's loss sum once, not once per sample, so the reported "
+        "loss holds it divided by the batch size",
+        "edits": [
+            ("core/src/nn/replica.cpp", "static_cast<float>(l2 * static_cast<double>(samples))",
+             "static_cast<float>(l2 * static_cast<double>(samples > 0))"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "L2 gradient added whole on every replica",
+        "what": "each replica adds all of 2 l2 w to its gradients, not its share of the global batch, so mirrored "
+        "replicas sum it once per replica",
+        "edits": [
+            ("core/src/nn/replica.cpp", "static_cast<float>(2.0 * l2 * batch_share_)", "static_cast<float>(2.0 * l2)"),
+        ],
+        "tests": r"^distribute\.inprocess\.mirrored: L2",
+    },
+    {
         "name": "readers of one tensor run the costliest first",
         "what": "the fusion pass orders the layers that read one tensor by decreasing forward FLOPs",
         "edits": [

@@ -15,7 +15,8 @@ and into tests/goldens/tf/keras_models.axg, per model:
                images: out:loss, out:accuracy
   NAME/step    one train_on_batch (Adam, learning rate 1e-3) on the first 64
                training images: out:grad/<weight> (the gradients, from
-               tf.GradientTape with training=True, before the update),
+               tf.GradientTape with training=True, before the update, of
+               the loss plus the regularizers' penalties),
                out:loss, and out:<layer>/<weight> after the update (moving
                statistics included). Both come from the same model in
                float64 (the same weights and images, widened): Keras'
@@ -206,8 +207,25 @@ def separable():
     return keras.Model(i, layers.Dense(10)(x), name="separable")
 
 
+def regularized():
+    """Keras' L2 regularizers (their penalty in the loss and the gradients):
+    a Conv2D's kernel and bias, a DepthwiseConv2D's kernel (Keras 2's name
+    "l2", 0.01), a SeparableConv2D's pointwise kernel, a Dense kernel."""
+    from keras import regularizers
+    return keras.Sequential([
+        keras.Input((28, 28, 1)),
+        layers.Conv2D(8, 3, strides=2, activation="relu", kernel_regularizer=regularizers.L2(1e-3),
+                      bias_regularizer=regularizers.L2(1e-2)),
+        layers.DepthwiseConv2D(3, depthwise_regularizer="l2"),
+        layers.SeparableConv2D(16, 3, activation="relu", pointwise_regularizer=regularizers.L1L2(l1=0.0, l2=5e-3)),
+        layers.Flatten(),
+        layers.Dense(10, kernel_regularizer=regularizers.L2(2e-3)),
+    ], name="regularized")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
-          "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable}
+          "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
+          "regularized": regularized}
 
 
 def initial_weights(model):
@@ -252,7 +270,8 @@ def step_in_float64(make, names, init, x, y, softmax_out):
         loss = keras.losses.SparseCategoricalCrossentropy(from_logits=not softmax_out)
         trainable = list(model.trainable_weights)
         with tf.GradientTape() as tape:
-            step_loss = loss(y, model(x64, training=True))
+            # The regularizers' penalties join the loss, as in Keras' fit (none: + 0).
+            step_loss = loss(y, model(x64, training=True)) + sum(model.losses)
         grads = tape.gradient(step_loss, trainable)
         # The gradient pass above moved the moving statistics: start again.
         model.set_weights([np.float64(w) for w in init])

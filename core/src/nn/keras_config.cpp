@@ -41,6 +41,14 @@ void KerasConfigWriter::initializer(const char* key, const KerasInitializer& ini
                         {"registered_name", nullptr}};
 }
 
+void KerasConfigWriter::regularizer(const char* key, double l2) {
+  if (l2 == 0) return;
+  impl_->config[key] = {{"module", "keras.regularizers"},
+                        {"class_name", "L2"},
+                        {"config", {{"l2", l2}}},
+                        {"registered_name", nullptr}};
+}
+
 // ------------------------------------------------------------------ reader
 
 KerasLayerConfig::KerasLayerConfig(const std::string& source, size_t index, const json& layer)
@@ -235,9 +243,29 @@ std::optional<KerasInitializer> KerasLayerConfig::initializer(const char* key, c
   return k;
 }
 
-void KerasLayerConfig::check_no_regularizers() const {
-  require_null({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                "bias_constraint"});
+void KerasLayerConfig::check_no_constraints() const {
+  require_null({"activity_regularizer", "kernel_constraint", "bias_constraint"});
+}
+
+double KerasLayerConfig::l2_regularizer(const char* key) const {
+  if (!has(key)) return 0.0;
+  const std::string cls = class_or_name(key, "");
+  const json& v = at(key);
+  const json config = v.is_object() && v.contains("config") && v["config"].is_object() ? v["config"] : json::object();
+  auto factor = [&](const char* name, double fallback) {
+    if (!config.contains(name) || config[name].is_null()) return fallback;
+    const json& f = config[name];
+    if (!f.is_number() || !(f.get<double>() >= 0) || f.get<double>() > 1e30)
+      fail(std::string(key) + "'s " + name + " is " + json_text(f) + ", not a number from 0 to 1e30");
+    return f.get<double>();
+  };
+  const std::string s = snake(cls);
+  if (s == "l2") return factor("l2", 0.01);
+  if (s == "l1_l2" || s == "l1l2") {
+    if (factor("l1", 0.0) != 0.0) fail(std::string(key) + " has an L1 part; axon supports L2 regularizers only");
+    return factor("l2", 0.0);
+  }
+  fail(std::string(key) + " is " + parse::printable(cls) + "; axon supports L2 regularizers only");
 }
 
 Activation KerasLayerConfig::activation() const {

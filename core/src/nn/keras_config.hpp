@@ -76,7 +76,12 @@ class KerasLayerConfig {
   // The key's initializer with its arguments (any keras_initializer class),
   // or nullopt where it is the layer's default `fallback`.
   std::optional<KerasInitializer> initializer(const char* key, const char* fallback) const;
-  void check_no_regularizers() const;
+  // kernel_constraint, bias_constraint and activity_regularizer must be
+  // null: axon has none of them.
+  void check_no_constraints() const;
+  // The key's regularizer as an L2 factor: null 0, Keras' L2(l2) (or the
+  // name "l2": 0.01), L1L2 with l1 0; any other is refused.
+  double l2_regularizer(const char* key) const;
   // `activation`: any name activation_from_name knows.
   Activation activation() const;
   axon_padding padding() const;

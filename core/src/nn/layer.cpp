@@ -38,6 +38,25 @@ KerasInitializer Layer::initializer(const std::string& weight, const char* fallb
   return it != initializers_.end() ? it->second : keras_initializer(fallback);
 }
 
+void Layer::set_l2(const std::string& weight, double l2) {
+  if (built()) throw UsageError(what() + ": set_l2 after build");
+  if (!(l2 >= 0 && l2 <= 1e30)) throw UsageError(what() + ": an L2 factor must be from 0 to 1e30");
+  if (l2 > 0) l2_[weight] = l2;
+  else l2_.erase(weight);
+}
+
+double Layer::l2(const std::string& weight) const {
+  const auto it = l2_.find(weight);
+  return it != l2_.end() ? it->second : 0.0;
+}
+
+std::vector<std::pair<Parameter*, double>> Layer::l2_weights() {
+  std::vector<std::pair<Parameter*, double>> out;
+  for (Parameter& p : weights_)
+    if (const double f = l2(p.name.substr(name_.size() + 1)); f > 0) out.emplace_back(&p, f);
+  return out;
+}
+
 const Shape& Layer::build(std::span<const Shape> inputs, Device& device, Rng& rng, TensorPool& pool) {
   if (built()) throw RuntimeError("layer " + name_ + " is built twice");
   if (const std::string why = input_count_error(static_cast<int>(inputs.size())); !why.empty())

@@ -43,11 +43,13 @@ std::string supported_layers() {
   return s;
 }
 
-std::unique_ptr<Layer> with_initializers(std::unique_ptr<Layer> layer, const KerasLayerConfig& config,
-                                         std::initializer_list<InitializerKey> keys) {
-  for (const InitializerKey& k : keys)
-    if (std::optional<KerasInitializer> init = config.initializer(k.key, k.fallback))
+std::unique_ptr<Layer> with_weight_settings(std::unique_ptr<Layer> layer, const KerasLayerConfig& config,
+                                            std::initializer_list<WeightKeys> keys) {
+  for (const WeightKeys& k : keys) {
+    if (std::optional<KerasInitializer> init = config.initializer(k.initializer, k.fallback))
       layer->set_initializer(k.weight, std::move(*init));
+    layer->set_l2(k.weight, config.l2_regularizer(k.regularizer));
+  }
   return layer;
 }
 

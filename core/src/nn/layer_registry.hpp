@@ -34,14 +34,15 @@ std::vector<const LayerEntry*> layer_entries();
 // "AveragePooling2D, BatchNormalization, ...", for messages.
 std::string supported_layers();
 
-// Reads each (config key, weight, default class) initializer of `config`
-// into `layer`; returns the layer.
-struct InitializerKey {
-  const char* key;       // "kernel_initializer"
-  const char* weight;    // "kernel"
-  const char* fallback;  // the layer's default: "GlorotUniform"
+// Reads each weight's initializer and L2 regularizer from `config` into
+// `layer`; returns the layer.
+struct WeightKeys {
+  const char* weight;       // "kernel"
+  const char* initializer;  // "kernel_initializer"
+  const char* fallback;     // the layer's default initializer: "GlorotUniform"
+  const char* regularizer;  // "kernel_regularizer"
 };
-std::unique_ptr<Layer> with_initializers(std::unique_ptr<Layer> layer, const KerasLayerConfig& config,
-                                         std::initializer_list<InitializerKey> keys);
+std::unique_ptr<Layer> with_weight_settings(std::unique_ptr<Layer> layer, const KerasLayerConfig& config,
+                                            std::initializer_list<WeightKeys> keys);
 
 }  // namespace axon::nn

@@ -110,7 +110,7 @@ void Model::build(const Shape& input_shape, Strategy& strategy, uint64_t seed) {
     for (const auto& l : graph_.layers) {
       g.layers.push_back(l->clone());
       g.layers.back()->set_fused_ops(l->fused_ops());
-      g.layers.back()->copy_initializers(*l);
+      g.layers.back()->copy_weight_settings(*l);
     }
     g.inputs = graph_.inputs;
     g.input = graph_.input;

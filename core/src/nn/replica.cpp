@@ -73,6 +73,7 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
   for (auto& l : graph_.layers) {
     l->set_step_context(&step_);
     synchronizes_ = synchronizes_ || l->synchronizes();
+    regularized_ = regularized_ || !l->l2_weights().empty();
   }
   // The input goes up as raw pixels when every path from it reaches a layer
   // that scales pixels itself, through augmentation layers only.
@@ -282,6 +283,7 @@ void Replica::backward(const Tensor& dlogits) {
       for (size_t i = 0; i < n_in; ++i)
         if (need_[i]) hand_over(step, i, dx[i]);
     step.layer->backward(dy, std::span<const bool>(need_.get(), n_in), dx);
+    if (regularized_) add_l2_gradients(step);
     for (size_t i = 0; i < n_in; ++i)
       if (need_[i]) accumulate(step.inputs[i], dx[i]);
     if (progress_ != nullptr) progress_->backward_ran(progress_index_, k);
@@ -305,6 +307,11 @@ void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
   loss_->forward_backward(logits, labels, global_batch);
   Tensor sums = metric_sums();
   train_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, sums);
+  if (regularized_) {
+    Tensor loss_sum = sums.view(0, {1});
+    add_l2_penalty(loss_sum, s.count);
+  }
+  batch_share_ = static_cast<double>(s.count) / static_cast<double>(global_batch);
   backward(loss_->gradient(s.count));
   if (progress_ != nullptr) progress_->finished(progress_index_);
 }
@@ -323,7 +330,35 @@ void Replica::evaluate(const Samples& s) {
   // The loss kernel also writes dlogits; harmless, and keeps one op set.
   loss_->forward_backward(logits, labels);
   eval_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, eval_sums_);
+  if (regularized_) {
+    Tensor loss_sum = eval_sums_.view(0, {1});
+    add_l2_penalty(loss_sum, s.count);
+  }
   eval_metrics_.accumulate(eval_sums_, s.count);
+}
+
+void Replica::add_l2_penalty(Tensor& loss_sum, int64_t samples) {
+  PoolScope scratch(pool_);
+  for (auto& l : graph_.layers)
+    for (const auto& [p, l2] : l->l2_weights()) {
+      Tensor squares = pool_.take(AXON_FLOAT32, p->value.shape()), sum = pool_.take(AXON_FLOAT32, {1}),
+             total = pool_.take(AXON_FLOAT32, {1});
+      ops::mul(p->value, p->value, squares, "regularizers");
+      ops::sum(squares, sum, "regularizers");
+      ops::scale(sum, sum, static_cast<float>(l2 * static_cast<double>(samples)), "regularizers");
+      ops::add_n({&loss_sum, &sum}, total, "regularizers");
+      ops::identity(total, loss_sum, "regularizers");
+    }
+}
+
+void Replica::add_l2_gradients(const PlanStep& step) {
+  for (int node = step.first; node <= step.output; ++node)
+    for (const auto& [p, l2] : graph_.layers[static_cast<size_t>(node)]->l2_weights()) {
+      Tensor scaled = pool_.take(AXON_FLOAT32, p->value.shape()), total = pool_.take(AXON_FLOAT32, p->value.shape());
+      ops::scale(p->value, scaled, static_cast<float>(2.0 * l2 * batch_share_), "regularizers");
+      ops::add_n({&p->grad, &scaled}, total, "regularizers");
+      ops::identity(total, p->grad, "regularizers");
+    }
 }
 
 Tensor Replica::metric_sums() { return buffers_.extra().view(0, {train_metrics_.sums_size()}); }

@@ -26,6 +26,8 @@ class KerasConfigWriter {
   void null(const char* key);
   // {"module": "keras.initializers", "class_name": ..., "config": {...}, ...}
   void initializer(const char* key, const KerasInitializer& init);
+  // Keras' L2(l2) regularizer; nothing where l2 is 0 (Keras' null).
+  void regularizer(const char* key, double l2);
 
   struct Impl;
   Impl& impl() { return *impl_; }

@@ -42,6 +42,8 @@ void Conv2D::write_config(KerasConfigWriter& c) const {
   c.boolean("use_bias", use_bias_);
   c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
+  c.regularizer("kernel_regularizer", l2("kernel"));
+  c.regularizer("bias_regularizer", l2("bias"));
 }
 
 Shape Conv2D::output_shape(std::span<const Shape> in) const {
@@ -132,19 +134,20 @@ std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
   if (l.integer("groups", 1, 65536, 1) != 1) l.fail("groups is " + json_text(l.at("groups")) + "; axon supports 1 only");
   if ((strides.first > 1 || strides.second > 1) && (dilation.first > 1 || dilation.second > 1))
     l.fail("strides > 1 together with dilation_rate > 1 is not supported (Keras refuses it too)");
-  l.check_no_regularizers();
-  return with_initializers(
+  l.check_no_constraints();
+  return with_weight_settings(
       std::make_unique<Conv2D>(static_cast<int>(filters), Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
                                l.activation(), Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)),
                                l.padding(), l.name(), l.boolean("use_bias", true),
                                Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second))),
-      l, {{"kernel_initializer", "kernel", "GlorotUniform"}, {"bias_initializer", "bias", "Zeros"}});
+      l, {{"kernel", "kernel_initializer", "GlorotUniform", "kernel_regularizer"},
+          {"bias", "bias_initializer", "Zeros", "bias_regularizer"}});
 }
 
 const LayerEntry kConv2dEntry{
     "Conv2D", conv2d_from_keras,
     "filters, kernel_size, strides, padding (valid, same), dilation_rate, activation, use_bias; "
-    "groups 1, kernel_initializer, bias_initializer"};
+    "groups 1, kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L2)"};
 const LayerRegistration kConv2dRegistered(kConv2dEntry);
 
 }  // namespace

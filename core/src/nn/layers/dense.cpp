@@ -26,6 +26,8 @@ void Dense::write_config(KerasConfigWriter& c) const {
   c.boolean("use_bias", use_bias_);
   c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
+  c.regularizer("kernel_regularizer", l2("kernel"));
+  c.regularizer("bias_regularizer", l2("bias"));
 }
 
 Shape Dense::output_shape(std::span<const Shape> in) const {
@@ -105,14 +107,16 @@ namespace {
 std::unique_ptr<Layer> dense_from_keras(const KerasLayerConfig& l) {
   const int64_t units = l.integer("units", 1, 65536, 0);
   if (units == 0) l.fail("has no units");
-  l.check_no_regularizers();
-  return with_initializers(std::make_unique<Dense>(static_cast<int>(units), l.activation(), l.name(), l.boolean("use_bias", true)),
-                           l, {{"kernel_initializer", "kernel", "GlorotUniform"}, {"bias_initializer", "bias", "Zeros"}});
+  l.check_no_constraints();
+  return with_weight_settings(
+      std::make_unique<Dense>(static_cast<int>(units), l.activation(), l.name(), l.boolean("use_bias", true)), l,
+      {{"kernel", "kernel_initializer", "GlorotUniform", "kernel_regularizer"},
+       {"bias", "bias_initializer", "Zeros", "bias_regularizer"}});
 }
 
 const LayerEntry kDenseEntry{"Dense", dense_from_keras,
                              "units, activation, use_bias (over the last dimension), kernel_initializer, "
-                             "bias_initializer"};
+                             "bias_initializer, kernel_regularizer and bias_regularizer (L2)"};
 const LayerRegistration kDenseRegistered(kDenseEntry);
 
 }  // namespace

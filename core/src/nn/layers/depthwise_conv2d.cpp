@@ -41,6 +41,8 @@ void DepthwiseConv2D::write_config(KerasConfigWriter& c) const {
   c.boolean("use_bias", use_bias_);
   c.initializer("depthwise_initializer", initializer("kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
+  c.regularizer("depthwise_regularizer", l2("kernel"));
+  c.regularizer("bias_regularizer", l2("bias"));
 }
 
 Shape DepthwiseConv2D::output_shape(std::span<const Shape> in) const {
@@ -111,20 +113,20 @@ std::unique_ptr<Layer> depthwise_conv2d_from_keras(const KerasLayerConfig& l) {
   if ((strides.first > 1 || strides.second > 1) && (dilation.first > 1 || dilation.second > 1))
     l.fail("strides > 1 together with dilation_rate > 1 is not supported (Keras refuses it too)");
   const int64_t multiplier = l.integer("depth_multiplier", 1, 1024, 1);
-  l.require_null({"depthwise_regularizer", "bias_regularizer", "activity_regularizer", "depthwise_constraint",
-                  "bias_constraint"});
-  return with_initializers(
+  l.require_null({"activity_regularizer", "depthwise_constraint", "bias_constraint"});
+  return with_weight_settings(
       std::make_unique<DepthwiseConv2D>(
           Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
           Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)), l.padding(),
           static_cast<int>(multiplier), Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)),
           l.activation(), l.boolean("use_bias", true), l.name()),
-      l, {{"depthwise_initializer", "kernel", "GlorotUniform"}, {"bias_initializer", "bias", "Zeros"}});
+      l, {{"kernel", "depthwise_initializer", "GlorotUniform", "depthwise_regularizer"},
+          {"bias", "bias_initializer", "Zeros", "bias_regularizer"}});
 }
 const LayerEntry kDepthwiseConv2dEntry{
     "DepthwiseConv2D", depthwise_conv2d_from_keras,
     "kernel_size, strides, padding (valid, same), depth_multiplier, dilation_rate, activation, "
-    "use_bias, depthwise_initializer, bias_initializer"};
+    "use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer and bias_regularizer (L2)"};
 const LayerRegistration kDepthwiseConv2dRegistered(kDepthwiseConv2dEntry);
 }  // namespace
 }  // namespace axon::nn

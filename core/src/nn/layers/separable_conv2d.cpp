@@ -48,6 +48,9 @@ void SeparableConv2D::write_config(KerasConfigWriter& c) const {
   c.initializer("depthwise_initializer", initializer("depthwise_kernel", "GlorotUniform"));
   c.initializer("pointwise_initializer", initializer("pointwise_kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
+  c.regularizer("depthwise_regularizer", l2("depthwise_kernel"));
+  c.regularizer("pointwise_regularizer", l2("pointwise_kernel"));
+  c.regularizer("bias_regularizer", l2("bias"));
 }
 
 Shape SeparableConv2D::depthwise_shape(const Shape& s) const {
@@ -136,23 +139,22 @@ std::unique_ptr<Layer> separable_conv2d_from_keras(const KerasLayerConfig& l) {
   if ((strides.first > 1 || strides.second > 1) && (dilation.first > 1 || dilation.second > 1))
     l.fail("strides > 1 together with dilation_rate > 1 is not supported (Keras refuses it too)");
   const int64_t multiplier = l.integer("depth_multiplier", 1, 1024, 1);
-  l.require_null({"depthwise_regularizer", "pointwise_regularizer", "bias_regularizer", "activity_regularizer",
-                  "depthwise_constraint", "pointwise_constraint", "bias_constraint"});
-  return with_initializers(
+  l.require_null({"activity_regularizer", "depthwise_constraint", "pointwise_constraint", "bias_constraint"});
+  return with_weight_settings(
       std::make_unique<SeparableConv2D>(
           static_cast<int>(filters), Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
           Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)), l.padding(),
           static_cast<int>(multiplier), Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)),
           l.activation(), l.boolean("use_bias", true), l.name()),
       l,
-      {{"depthwise_initializer", "depthwise_kernel", "GlorotUniform"},
-       {"pointwise_initializer", "pointwise_kernel", "GlorotUniform"},
-       {"bias_initializer", "bias", "Zeros"}});
+      {{"depthwise_kernel", "depthwise_initializer", "GlorotUniform", "depthwise_regularizer"},
+       {"pointwise_kernel", "pointwise_initializer", "GlorotUniform", "pointwise_regularizer"},
+       {"bias", "bias_initializer", "Zeros", "bias_regularizer"}});
 }
 const LayerEntry kSeparableConv2dEntry{
     "SeparableConv2D", separable_conv2d_from_keras,
     "filters, kernel_size, strides, padding (valid, same), depth_multiplier, dilation_rate, activation, use_bias, "
-    "depthwise_initializer, pointwise_initializer, bias_initializer"};
+    "depthwise_initializer, pointwise_initializer, bias_initializer, their regularizers (L2)"};
 const LayerRegistration kSeparableConv2dRegistered(kSeparableConv2dEntry);
 }  // namespace
 }  // namespace axon::nn

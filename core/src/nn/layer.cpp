@@ -1,6 +1,7 @@
 #include <axon/error.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/layer.hpp>
+#include <axon/ops.hpp>
 #include <axon/runtime.hpp>
 
 #include <cctype>
@@ -119,6 +120,22 @@ Tensor Layer::take(int64_t n, const Shape& per_sample, axon_dtype dtype) const {
   Shape s{n};
   s.insert(s.end(), per_sample.begin(), per_sample.end());
   return pool_->take(dtype, std::move(s));
+}
+
+void Layer::add_bias_and_activate(Activation act, const Tensor* bias, Tensor& z, Tensor& y) const {
+  if (bias != nullptr) ops::bias_add(z, *bias, z, name_);
+  if (act != Activation::linear) activate(act, z, y, name_);
+}
+
+Tensor Layer::bias_and_activation_grad(Activation act, const Tensor& dy, const Tensor& z, const Tensor& y,
+                                       Tensor* bias_grad) const {
+  Tensor dz = dy;
+  if (act != Activation::linear) {
+    dz = take_like(dy);
+    activation_grad(act, dy, z, y, dz, name_);
+  }
+  if (bias_grad != nullptr) ops::bias_add_grad(dz, *bias_grad, name_);
+  return dz;
 }
 
 Tensor Layer::take_like(const Tensor& t) const {

@@ -73,7 +73,8 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
   for (auto& l : graph_.layers) {
     l->set_step_context(&step_);
     synchronizes_ = synchronizes_ || l->synchronizes();
-    regularized_ = regularized_ || !l->l2_weights().empty();
+    l2_.push_back(l->l2_weights());
+    regularized_ = regularized_ || !l2_.back().empty();
   }
   // The input goes up as raw pixels when every path from it reaches a layer
   // that scales pixels itself, through augmentation layers only.
@@ -339,8 +340,8 @@ void Replica::evaluate(const Samples& s) {
 
 void Replica::add_l2_penalty(Tensor& loss_sum, int64_t samples) {
   PoolScope scratch(pool_);
-  for (auto& l : graph_.layers)
-    for (const auto& [p, l2] : l->l2_weights()) {
+  for (const auto& weights : l2_)
+    for (const auto& [p, l2] : weights) {
       Tensor squares = pool_.take(AXON_FLOAT32, p->value.shape()), sum = pool_.take(AXON_FLOAT32, {1}),
              total = pool_.take(AXON_FLOAT32, {1});
       ops::mul(p->value, p->value, squares, "regularizers");
@@ -353,7 +354,7 @@ void Replica::add_l2_penalty(Tensor& loss_sum, int64_t samples) {
 
 void Replica::add_l2_gradients(const PlanStep& step) {
   for (int node = step.first; node <= step.output; ++node)
-    for (const auto& [p, l2] : graph_.layers[static_cast<size_t>(node)]->l2_weights()) {
+    for (const auto& [p, l2] : l2_[static_cast<size_t>(node)]) {
       Tensor scaled = pool_.take(AXON_FLOAT32, p->value.shape()), total = pool_.take(AXON_FLOAT32, p->value.shape());
       ops::scale(p->value, scaled, static_cast<float>(2.0 * l2 * batch_share_), "regularizers");
       ops::add_n({&p->grad, &scaled}, total, "regularizers");

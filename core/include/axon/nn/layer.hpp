@@ -212,6 +212,14 @@ class Layer {
   // A tensor [n, per_sample...] from the pool.
   Tensor take(int64_t n, const Shape& per_sample, axon_dtype dtype = AXON_FLOAT32) const;
   Tensor take_like(const Tensor& t) const;
+  // The end of a convolution's or product's forward, z holding its result:
+  // the bias added to z in place (bias null: none), then y = act(z) (y is z
+  // where act is linear).
+  void add_bias_and_activate(Activation act, const Tensor* bias, Tensor& z, Tensor& y) const;
+  // Its gradient: dy through the activation (dy itself where linear; z or
+  // y read as uses_input says), and the bias's into bias_grad (null: none).
+  Tensor bias_and_activation_grad(Activation act, const Tensor& dy, const Tensor& z, const Tensor& y,
+                                  Tensor* bias_grad) const;
   // A tensor of exactly this shape (per-channel statistics, ...).
   Tensor take_exact(Shape shape) const;
   // "Conv2D 'conv2d_1'", for messages.

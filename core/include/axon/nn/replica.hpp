@@ -157,7 +157,9 @@ class Replica {
   // layers of plan step `step`.
   void add_l2_penalty(Tensor& loss_sum, int64_t samples);
   void add_l2_gradients(const PlanStep& step);
-  // Whether any layer carries an L2 regularizer.
+  // Per node, its layer's weights that carry an L2 regularizer, with the
+  // factor (found once, at construction); whether any node has one.
+  std::vector<std::vector<std::pair<Parameter*, double>>> l2_;
   bool regularized_ = false;
   double batch_share_ = 0;  // this step's samples over the global batch
 

@@ -76,8 +76,7 @@ Tensor Conv2D::forward(std::span<const Tensor> in) {
   } else {
     z = act == Activation::linear ? y : take(n, output_shape());
     ops::conv2d(x, kernel, z, attrs_, name());
-    if (use_bias_) ops::bias_add(z, weight(1).value, z, name());
-    if (act != Activation::linear) activate(act, z, y, name());
+    add_bias_and_activate(act, use_bias_ ? &weight(1).value : nullptr, z, y);
   }
   if (remembers()) {
     x_ = x;
@@ -90,16 +89,12 @@ Tensor Conv2D::forward(std::span<const Tensor> in) {
 void Conv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
   const Activation act = applied();
   const int64_t n = dy.dim(0);
-  Tensor dz = dy;
+  Tensor dz;
   if (act == Activation::relu && use_bias_ && fused_ops()) {
     dz = take_like(dy);
     ops::relu_grad_bias_add_grad(dy, y_, dz, weight(1).grad, name());
   } else {
-    if (act != Activation::linear) {
-      dz = take_like(dy);
-      activation_grad(act, dy, z_, y_, dz, name());
-    }
-    if (use_bias_) ops::bias_add_grad(dz, weight(1).grad, name());
+    dz = bias_and_activation_grad(act, dy, z_, y_, use_bias_ ? &weight(1).grad : nullptr);
   }
   ops::conv2d_backprop_filter(x_, dz, weight(0).grad, attrs_, name());
   if (need_dx[0] && dx[0].defined()) {

@@ -71,8 +71,7 @@ Tensor DepthwiseConv2D::forward(std::span<const Tensor> in) {
   Tensor y = take(n, output_shape());
   Tensor z = act == Activation::linear ? y : take(n, output_shape());
   ops::depthwise_conv2d(x, weight(0).value, z, attrs_, name());
-  if (use_bias_) ops::bias_add(z, weight(1).value, z, name());
-  if (act != Activation::linear) activate(act, z, y, name());
+  add_bias_and_activate(act, use_bias_ ? &weight(1).value : nullptr, z, y);
   if (remembers()) {
     x_ = x;
     y_ = y;
@@ -82,13 +81,7 @@ Tensor DepthwiseConv2D::forward(std::span<const Tensor> in) {
 }
 
 void DepthwiseConv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
-  const Activation act = applied();
-  Tensor dz = dy;
-  if (act != Activation::linear) {
-    dz = take_like(dy);
-    activation_grad(act, dy, z_, y_, dz, name());
-  }
-  if (use_bias_) ops::bias_add_grad(dz, weight(1).grad, name());
+  const Tensor dz = bias_and_activation_grad(applied(), dy, z_, y_, use_bias_ ? &weight(1).grad : nullptr);
   ops::depthwise_conv2d_backprop_filter(x_, dz, weight(0).grad, attrs_, name());
   if (need_dx[0]) {
     dx[0] = take(dy.dim(0), input_shape());

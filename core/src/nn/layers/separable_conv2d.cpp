@@ -86,8 +86,7 @@ Tensor SeparableConv2D::forward(std::span<const Tensor> in) {
   Tensor y = take(n, output_shape());
   Tensor z = act == Activation::linear ? y : take(n, output_shape());
   ops::conv2d(t, weight(1).value, z, pointwise_, name());
-  if (use_bias_) ops::bias_add(z, weight(2).value, z, name());
-  if (act != Activation::linear) activate(act, z, y, name());
+  add_bias_and_activate(act, use_bias_ ? &weight(2).value : nullptr, z, y);
   if (remembers()) {
     x_ = x;
     t_ = t;
@@ -98,14 +97,8 @@ Tensor SeparableConv2D::forward(std::span<const Tensor> in) {
 }
 
 void SeparableConv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
-  const Activation act = applied();
   const int64_t n = dy.dim(0);
-  Tensor dz = dy;
-  if (act != Activation::linear) {
-    dz = take_like(dy);
-    activation_grad(act, dy, z_, y_, dz, name());
-  }
-  if (use_bias_) ops::bias_add_grad(dz, weight(2).grad, name());
+  const Tensor dz = bias_and_activation_grad(applied(), dy, z_, y_, use_bias_ ? &weight(2).grad : nullptr);
   ops::conv2d_backprop_filter(t_, dz, weight(1).grad, pointwise_, name());
   Tensor dt = take_like(t_);
   ops::conv2d_backprop_input(dz, weight(1).value, dt, pointwise_, name());

@@ -105,6 +105,13 @@ int main(int argc, char** argv) {
     const bool chief = multi_worker == nullptr || multi_worker->is_chief();
     if (chief) train_app::check_outputs(opts);
 
+    // A model file's summary needs no data: its input is its own.
+    if (opts.summary && opts.model_file) {
+      const nn::KerasModel k = nn::model_from_keras_json(opts.model_json, *opts.model_file);
+      std::fputs(k.model->summary(k.input_shape).c_str(), stdout);
+      return 0;
+    }
+
     // Data first: a missing or corrupt data set is reported before any plugin loads.
     const auto t0 = std::chrono::steady_clock::now();
     data::DataOptions data_options;
@@ -125,7 +132,7 @@ int main(int argc, char** argv) {
       throw UsageError("--epochs 0 evaluates on the validation data, and " + parse::printable(opts.data) +
                        " has none: pass --validation-data PATH");
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (opts.summary) {  // device-free: no plugin loads
+    if (opts.summary) {  // the built-in CNN's, for this data; device-free: no plugin loads
       std::fputs(train_app::model_for(opts, ds).model->summary(train_app::input_shape_of(ds)).c_str(), stdout);
       return 0;
     }

@@ -46,6 +46,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -185,6 +188,21 @@ nn::KerasModel model_for(const Options& opts, const data::Dataset& ds) {
 
 namespace {
 
+// On devices of host memory, a training step must fit in the machine's
+// memory: refused here, before any allocation, not killed by the kernel in
+// the first step. A GPU's own allocator reports what does not fit on it.
+void check_fits_memory(const Placement& where, const Options& opts, const data::Dataset& ds) {
+  const std::vector<Device*> devices =
+      where.strategy != nullptr ? where.strategy->replica_devices() : std::vector<Device*>{where.device};
+  for (const Device* d : devices)
+    if (d == nullptr || !d->host_memory()) return;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;
+  nn::check_training_memory(model_for(opts, ds), std::min<int64_t>(opts.batch_size, ds.train->size()),
+                            static_cast<double>(pages) * static_cast<double>(page),
+                            opts.model_file ? *opts.model_file : "the built-in CNN");
+}
+
 // Keras' callbacks the flags ask for, in the order fit calls them: the API's
 // EarlyStopping and ReduceLROnPlateau; ModelCheckpoint is axon-train's own
 // (its files carry the run's metadata, as --save's do, and only the chief
@@ -234,6 +252,7 @@ RunResult train_on(const Placement& where, const Options& opts, const data::Data
                    const std::filesystem::path& tensorboard_dir) {
   // One device takes any batch (options checked it is positive).
   if (where.strategy != nullptr) where.strategy->check_global_batch(opts.batch_size);
+  check_fits_memory(where, opts, ds);
   // Keras' schedule (its state rides in checkpoints).
   std::shared_ptr<const nn::LearningRateSchedule> schedule;
   if (!opts.lr_schedule.empty()) schedule = schedule_from_flag(opts.lr_schedule, opts.learning_rate);

@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (layers.empty() || layers.size() > static_cast<size_t>(axon::limits::kMaxModelLayers)) std::abort();
     if (k.input_shape.size() != 3) std::abort();
     for (int64_t d : k.input_shape)
-      if (d < 1 || d > axon::limits::kMaxImageSide) std::abort();
+      if (d < 1 || d > axon::limits::kMaxModelImageSide) std::abort();
     if (k.output_shape.size() != 1) std::abort();
     if (k.model->summary(k.input_shape).empty()) std::abort();
   } catch (const axon::UsageError&) {

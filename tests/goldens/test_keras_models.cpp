@@ -176,6 +176,10 @@ void check_model(const std::string& name, const char* device_name) {
 
 }  // namespace
 
+// The models of tools/tf-goldens/keras_models.py, in its order.
+const char* const kModels[] = {"resnet",         "inception",   "sequential_mix", "strided",     "misc",
+                               "squeeze_excite", "channelless", "separable",      "regularized", "applications"};
+
 // On a GPU (ctest goldens.keras_models.gpu, label gpu; tools/gpu-check):
 // the same checks on gpu:0. Without a GPU the process exits 77, which ctest
 // reports as skipped; a GPU found but unusable (its libraries missing) fails.
@@ -189,14 +193,13 @@ TEST_CASE("Keras models on the GPU: evaluate, gradients and a training step equa
     std::printf("SKIP: no GPU device: %s\n", runtime().why_no_device("GPU").c_str());
     std::exit(77);
   }
-  for (const char* name : {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless", "separable", "regularized"}) {
+  for (const char* name : kModels) {
     DYNAMIC_SECTION(name << " on gpu:0") { check_model(name, "gpu:0"); }
   }
 }
 
 TEST_CASE("Keras models: evaluate, gradients and a training step equal Keras'", "[goldens][keras]") {
-  const char* models[] = {"resnet", "inception", "sequential_mix", "strided", "misc", "squeeze_excite", "channelless", "separable", "regularized"};
-  for (const char* name : models)
+  for (const char* name : kModels)
     for (const char* device : {"cpu:0", "ref:0"}) {
       DYNAMIC_SECTION(name << " on " << device) { check_model(name, device); }
     }

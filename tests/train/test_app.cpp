@@ -236,6 +236,18 @@ TEST_CASE("axon-train: --help lists the flags with examples", "[app]") {
                         Catch::Contains("--visible-devices"));
 }
 
+// A model file's summary is the model's alone: no data is read (here none is there).
+TEST_CASE("axon-train: --summary of a --model needs no data", "[app]") {
+  TempDir dir("app-summary");
+  const Result r = run("--model '" AXON_TEST_DATA_DIR "/keras_applications.json' --summary --data '" +
+                           (dir.path / "absent").string() + "'",
+                       dir);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("(None, 28, 28, 1)") && Catch::Contains("cropping2d (Cropping2D)") &&
+                        Catch::Contains("Total params: 2,978"));
+}
+
 // Keras itself (bench/peer/keras_cnn.py, TensorFlow 2.21 CPU, seeds 0-7, this
 // data) ends epoch 1 at 85.3-86.5% and epoch 5 at 89.6-90.2% (mean 89.9%):
 // 90% is the middle of the spread, so the thresholds are Keras parity with

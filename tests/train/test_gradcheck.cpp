@@ -222,6 +222,50 @@ TEST_CASE("gradcheck: Dropout drops while training, with the same mask forward a
   }
 }
 
+// Keras' noise_shape: one draw covers each axis of size 1 in it. Per sample
+// ([1, 1, 1]: EfficientNet's drop of a residual branch) and per channel
+// ([1, 1, C]: SpatialDropout2D), against what a mask of that shape gives.
+TEST_CASE("gradcheck: Dropout's noise_shape shares one draw along its axes of size 1", "[gradcheck]") {
+  for (Device* d : devices_under_test()) {
+    INFO("device " << d->name());
+    DeviceScope scope(*d);
+    const Shape shape{3, 4, 5};
+    const int64_t n = 64, per_sample = numel(shape);
+    std::vector<float> xv(static_cast<size_t>(n * per_sample));
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = 1.0f + static_cast<float>(i % 5);
+    const Tensor x = make_tensor(*d, {n, 3, 4, 5}, xv);
+    for (const Shape& noise : {Shape{1, 1, 1}, Shape{1, 1, -1}, Shape{-1, 1, 5}}) {
+      INFO("noise_shape " << shape_string(noise));
+      Rng rng(5);
+      Dropout drop(0.5f, "drop", false, noise);
+      drop.build(shape, *d, rng);
+      drop.set_training(true);
+      const std::vector<float> y = drop.forward(x).to_vector<float>();
+      // The value at (s, h, w, c) is kept exactly when the one at its draw's
+      // index (the axes of size 1 at 0) is.
+      int kept_draws = 0, draws = 0;
+      for (int64_t s = 0; s < n; ++s)
+        for (int64_t h = 0; h < 3; ++h)
+          for (int64_t w = 0; w < 4; ++w)
+            for (int64_t c = 0; c < 5; ++c) {
+              const auto at = static_cast<size_t>(((s * 3 + h) * 4 + w) * 5 + c);
+              const auto drawn = static_cast<size_t>(
+                  ((s * 3 + (noise[0] == 1 ? 0 : h)) * 4 + (noise[1] == 1 ? 0 : w)) * 5 + (noise[2] == 1 ? 0 : c));
+              REQUIRE((y[at] == 0.0f) == (y[drawn] == 0.0f));
+              if (y[at] != 0.0f) REQUIRE(y[at] == xv[at] * 2.0f);
+              if (at == drawn) {
+                ++draws;
+                kept_draws += y[at] != 0.0f ? 1 : 0;
+              }
+            }
+      // Half of the draws kept, within 5 standard deviations.
+      CHECK(std::abs(kept_draws - draws / 2) < 5 * std::sqrt(draws / 4.0) + 1);
+    }
+    Dropout odd(0.5f, "drop", false, Shape{1, 2, 5});
+    CHECK_THROWS_WITH(odd.output_shape(std::vector<Shape>{shape}), Catch::Contains("neither 1 nor the input's 4"));
+  }
+}
+
 TEST_CASE("gradcheck: Flatten is a view in NHWC order", "[gradcheck]") {
   for (Device* d : devices_under_test()) {
     DeviceScope scope(*d);

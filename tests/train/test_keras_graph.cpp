@@ -218,15 +218,27 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     refused(functional(chain("Reshape", R"("target_shape": [262144, 262144, 262144, 262144, -1])"), "dense"),
             {"Reshape 'x'", "cannot reshape [8,8,1]"});
   }
-  SECTION("activations beyond the per-sample limit, before anything is allocated") {
-    // 64x64 images of 60 channels: 245,760 values a layer, 9 of them above 2^21.
-    std::vector<L> ls = {{"ZeroPadding2D", "pad", R"("padding": [[0, 56], [0, 56]])", {"input_layer"}}};
-    for (int i = 0; i < 9; ++i)
-      ls.push_back({"Conv2D", "c" + std::to_string(i), R"("filters": 60, "kernel_size": [1, 1])",
-                    {i == 0 ? "pad" : "c" + std::to_string(i - 1)}});
-    ls.push_back({"GlobalAveragePooling2D", "gap", "", {"c8"}});
+  SECTION("activations beyond the per-sample limits, before anything is allocated") {
+    // 4096x4096 images: a 1x1 convolution into 2 channels outputs 2^25 values
+    // a sample (the limit of one layer), 32 of them 2^30 (the limit of all).
+    auto large = [](const std::vector<L>& ls, const std::string& out) {
+      std::string text = functional(ls, out);
+      const std::string small = "[null, 8, 8, 1]";
+      for (size_t at = text.find(small); at != std::string::npos; at = text.find(small))
+        text.replace(at, small.size(), "[null, 4096, 4096, 1]");
+      return text;
+    };
+    std::vector<L> ls;
+    for (int i = 0; i < 33; ++i)
+      ls.push_back({"Conv2D", "c" + std::to_string(i), R"("filters": 2, "kernel_size": [1, 1])",
+                    {i == 0 ? "input_layer" : "c" + std::to_string(i - 1)}});
+    ls.push_back({"GlobalAveragePooling2D", "gap", "", {"c32"}});
     ls.push_back({"Dense", "dense", R"("units": 10)", {"gap"}});
-    refused(functional(ls, "dense"), {"layers[10]", "Conv2D 'c8'", "activations", "limit of 2097152"});
+    refused(large(ls, "dense"), {"layers[33]", "Conv2D 'c32'", "activations", "limit of 1073741824"});
+    ls.erase(ls.begin() + 1, ls.begin() + 33);
+    ls[0].config = R"("filters": 3, "kernel_size": [1, 1])";
+    ls[1].reads = {"c0"};
+    refused(large(ls, "dense"), {"layers[1]", "Conv2D 'c0'", "[4096,4096,3] per sample", "limit of 33554432 values"});
   }
 }
 
@@ -282,6 +294,69 @@ TEST_CASE("merges broadcast their inputs' shapes as Keras does", "[keras][graph]
                     Contains("differ in shape: [14,14,16] and [7,16]"));
   CHECK_THROWS_WITH(m.output_shape(std::vector<Shape>{gate, maps, Shape{7, 14, 16}}),
                     Contains("differ in shape: [14,14,16] and [7,14,16]"));
+}
+
+// Keras 3 writes arithmetic on a functional model's tensors as operations
+// of keras.src.ops among its layers, their numbers among the node's args.
+namespace {
+std::string op(const std::string& cls, const std::string& name, const std::string& args) {
+  return R"({"module": "keras.src.ops.numpy", "class_name": ")" + cls + R"(", "config": {"name": ")" + name +
+         R"("}, "registered_name": null, "name": ")" + name + R"(", "inbound_nodes": [{"args": [)" + args +
+         R"(], "kwargs": {}}]})";
+}
+std::string with_ops(const std::vector<std::string>& ops, const std::string& last) {
+  std::string s = R"({"module": "keras.src.models.functional", "class_name": "Functional", "config": {"name": "g", )"
+                  R"("layers": [{"class_name": "InputLayer", "config": {"batch_shape": [null, 8, 8, 1], "name": )"
+                  R"("input_layer"}, "name": "input_layer", "inbound_nodes": []})";
+  for (const std::string& o : ops) s += ", " + o;
+  s += R"(, {"class_name": "Flatten", "config": {"name": "flatten"}, "name": "flatten", "inbound_nodes": [{"args": [)" +
+       tensor(last) + R"(], "kwargs": {}}]})";
+  s += R"(, {"class_name": "Dense", "config": {"name": "dense", "units": 10}, "name": "dense", "inbound_nodes": [{"args": [)" +
+       tensor("flatten") + R"(], "kwargs": {}}]})";
+  return s + R"(], "input_layers": [["input_layer", 0, 0]], "output_layers": [["dense", 0, 0]]}})";
+}
+}  // namespace
+
+TEST_CASE("keras.ops arithmetic reads as Rescaling of a number and as merges of two tensors", "[keras][graph]") {
+  const std::string x = tensor("input_layer");
+  const KerasModel k = model_from_keras_json(
+      with_ops({op("Add", "add", x + ", 3.0"), op("Multiply", "mul", tensor("add") + ", " + x),
+                op("Subtract", "sub", "2.0, " + tensor("mul")), op("TrueDivide", "div", tensor("sub") + ", 4.0"),
+                op("Negative", "neg", tensor("div")), op("Multiply", "half", "0.5, " + tensor("neg")),
+                op("Subtract", "less", tensor("half") + ", 1.5")},
+               "less"),
+      "ops.json");
+  std::vector<std::string> types;
+  for (const Layer* l : k.model->layers()) types.push_back(l->type());
+  CHECK(types == std::vector<std::string>{"Rescaling", "Multiply", "Rescaling", "Rescaling", "Rescaling", "Rescaling",
+                                          "Rescaling", "Flatten", "Dense"});
+  CHECK(k.model->node_inputs(1) == std::vector<int>{0, kModelInput});
+  const std::string written = keras_json(*k.model, k.input_shape);
+  // x + 3, 2 - x, x / 4, -x, 0.5 x, x - 1.5 as scale and offset.
+  for (const char* c : {R"("name":"add","offset":3.0,"scale":1.0)", R"("name":"sub","offset":2.0,"scale":-1.0)",
+                        R"("name":"div","offset":0.0,"scale":0.25)", R"("name":"neg","offset":0.0,"scale":-1.0)",
+                        R"("name":"half","offset":0.0,"scale":0.5)", R"("name":"less","offset":-1.5,"scale":1.0)"})
+    CHECK_THAT(written, Contains(c));
+  CHECK(model_from_keras_json(written, "written").weights == k.weights);
+
+  refused(with_ops({op("TrueDivide", "div", "1.0, " + x)}, "div"),
+          {"layers[1]", "TrueDivide 'div'", "is the operation TrueDivide of 1 tensors and 1 numbers", "add, subtract"});
+  refused(with_ops({op("Power", "pow", x + ", 2.0")}, "pow"), {"Power 'pow'", "the operation Power"});
+  refused(with_ops({op("Divide", "div", x + ", 0")}, "div"), {"Divide 'div'", "divides by 0"});
+  refused(with_ops({op("Add", "add", x + R"(, "three")")}, "add"), {"Add 'add'", R"(takes "three")"});
+  refused(with_ops({op("Add", "add", x + ", 1e300")}, "add"), {"Add 'add'", "not one a float holds"});
+}
+
+// A training step's memory against the machine's, before any allocation.
+TEST_CASE("a batch whose layer outputs exceed the memory is refused, naming the batch that fits", "[keras][graph]") {
+  const KerasModel k = model_from_keras_json(functional(residual(), "dense"), "m.json");
+  // Three 8x8x4 maps, a flatten of 256 and 10 logits: 1,034 floats a sample.
+  CHECK(k.activations_per_sample == 3 * 256 + 256 + 10);
+  const double fixed = 16.0 * static_cast<double>(k.parameters), per_sample = 4.0 * 1034;
+  CHECK_NOTHROW(check_training_memory(k, 64, fixed + 64 * per_sample, "m.json"));
+  CHECK_THROWS_WITH(check_training_memory(k, 64, fixed + 63.5 * per_sample, "m.json"),
+                    Contains("m.json: a batch of 64 keeps about") && Contains("pass --batch-size 63 or less"));
+  CHECK_THROWS_WITH(check_training_memory(k, 1, fixed, "m.json"), Contains("does not fit even for one sample"));
 }
 
 // A branched graph's weight gradients against central differences of its

@@ -223,9 +223,37 @@ def regularized():
     ], name="regularized")
 
 
+def applications():
+    """What Keras' own applications build with beyond the models above:
+    MobileNetV3's hard_silu and its hard sigmoid `ReLU(6.0)(x + 3.0) *
+    (1.0 / 6.0)` (keras.ops arithmetic of a tensor and a number), NASNet's
+    Cropping2D after a ZeroPadding2D, EfficientNet's per-sample Dropout
+    (noise_shape [None, 1, 1, 1]; rate 0 here), and keras.ops arithmetic of
+    two tensors, of a number and a tensor, a division and a negation."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(i)
+    x = layers.BatchNormalization()(x)
+    x = layers.Activation("hard_silu")(x)
+    s = layers.GlobalAveragePooling2D(keepdims=True)(x)
+    s = layers.Conv2D(8, 1, activation="relu")(s)
+    s = layers.Conv2D(16, 1)(s)
+    s = layers.ReLU(6.0)(s + 3.0) * (1.0 / 6.0)
+    x = layers.Multiply()([x, s])
+    p = layers.ZeroPadding2D(((0, 1), (0, 1)))(x)
+    p = layers.Cropping2D(((1, 0), (1, 0)))(p)
+    p = layers.Conv2D(16, 3, padding="same", activation="hard_sigmoid")(p)
+    p = layers.Dropout(0.0, noise_shape=(None, 1, 1, 1))(p)
+    x = x + p
+    x = 1.0 - x / 4.0
+    x = -(x * 2.0) - 0.5
+    x = layers.Cropping2D(2)(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    return keras.Model(i, layers.Dense(10)(x), name="applications")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
           "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
-          "regularized": regularized}
+          "regularized": regularized, "applications": applications}
 
 
 def initial_weights(model):

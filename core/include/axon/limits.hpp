@@ -34,15 +34,17 @@ inline constexpr int64_t kMaxImagePixels = int64_t{1} << 24;
 inline constexpr uint64_t kMaxArrayDataBytes = uint64_t{1} << 32;
 
 // A Keras model JSON (--model): its file, its layers, its parameters and
-// each layer's output per sample, in floats. The trainer's CNN has 8 layers,
-// 93,322 parameters and at most 21,632 outputs per sample in a layer; at the
-// limits a batch of 64 needs about 64 MB per activation buffer.
-inline constexpr uint64_t kMaxModelJsonBytes = uint64_t{1} << 20;
-inline constexpr int kMaxModelLayers = 256;
-inline constexpr int64_t kMaxModelParameters = int64_t{1} << 24;
-inline constexpr int64_t kMaxLayerOutputsPerSample = int64_t{1} << 18;
+// each layer's output per sample, in floats. Keras' own applications fit:
+// NASNetLarge has 1,041 layers and a 1.0 MB JSON, VGG16 138 million
+// parameters, EfficientNetB7 at 600x600 17.4 million outputs in a layer and
+// 1.05 billion in all layers together. What a batch of such outputs needs is
+// checked against the machine's memory when training starts.
+inline constexpr uint64_t kMaxModelJsonBytes = uint64_t{4} << 20;
+inline constexpr int kMaxModelLayers = 4096;
+inline constexpr int64_t kMaxModelParameters = int64_t{1} << 28;
+inline constexpr int64_t kMaxLayerOutputsPerSample = int64_t{1} << 25;
 // All layers' outputs per sample together, in floats: what a training step
-// keeps for its backward at most (8 MB per sample; 512 MB at batch 64).
-inline constexpr int64_t kMaxActivationsPerSample = int64_t{1} << 21;
+// keeps for its backward at most (4 GiB per sample).
+inline constexpr int64_t kMaxActivationsPerSample = int64_t{1} << 30;
 
 }  // namespace axon::limits

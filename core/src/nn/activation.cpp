@@ -17,7 +17,43 @@ constexpr Entry kEntries[] = {
     {Activation::leaky_relu, "leaky_relu"}, {Activation::sigmoid, "sigmoid"}, {Activation::tanh, "tanh"},
     {Activation::softmax, "softmax"}, {Activation::elu, "elu"},         {Activation::selu, "selu"},
     {Activation::gelu, "gelu"},       {Activation::silu, "silu"},       {Activation::softplus, "softplus"},
+    {Activation::hard_sigmoid, "hard_sigmoid"}, {Activation::hard_silu, "hard_silu"},
 };
+
+// hard_sigmoid and hard_silu (MobileNetV3's) have no ops of their own: they
+// are made of ops every plugin has. hard_sigmoid(z) = clip(u, 0, 1) with
+// u = z / 6 + 1/2 (Keras: relu6(z + 3) / 6, equal within rounding).
+Tensor like(const Tensor& t) { return Tensor(t.device(), AXON_FLOAT32, t.shape()); }
+
+Tensor hard_sigmoid_argument(const Tensor& z, const std::string& layer) {
+  Tensor scaled = like(z), half = like(z), u = like(z);
+  ops::scale(z, scaled, 1.0f / 6.0f, layer);
+  ops::fill(half, 0.5f, layer);
+  ops::add_n({&scaled, &half}, u, layer);
+  return u;
+}
+
+const axon_clipped_relu_attrs& unit_clip() {
+  static const axon_clipped_relu_attrs a = ops::clipped_relu_attrs(0.0f, 1.0f, 0.0f);
+  return a;
+}
+
+// hard_sigmoid'(z) = 1/6 where 0 < u < 1; hard_silu'(z) = hard_sigmoid(z) + z hard_sigmoid'(z).
+void hard_grad(bool silu, const Tensor& dy, const Tensor& z, Tensor& dz, const std::string& layer) {
+  const Tensor u = hard_sigmoid_argument(z, layer);
+  Tensor through = like(z), sixth = like(z);
+  if (silu) ops::mul(dy, z, through, layer);
+  ops::scale(silu ? through : dy, sixth, 1.0f / 6.0f, layer);
+  if (!silu) {
+    ops::clipped_relu_grad(sixth, u, dz, unit_clip(), layer);
+    return;
+  }
+  Tensor inner = like(z), hs = like(z), outer = like(z);
+  ops::clipped_relu_grad(sixth, u, inner, unit_clip(), layer);
+  ops::clipped_relu(u, hs, unit_clip(), layer);
+  ops::mul(dy, hs, outer, layer);
+  ops::add_n({&outer, &inner}, dz, layer);
+}
 
 }  // namespace
 
@@ -29,13 +65,14 @@ const char* activation_name(Activation a) {
 
 std::optional<Activation> activation_from_name(const std::string& name) {
   if (name == "swish") return Activation::silu;
+  if (name == "hard_swish") return Activation::hard_silu;
   for (const Entry& e : kEntries)
     if (name == e.name) return e.a;
   return std::nullopt;
 }
 
 const char* activation_names() {
-  return "linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu (swish), softplus";
+  return "linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu (swish), softplus, hard_sigmoid, hard_silu (hard_swish)";
 }
 
 void activate(Activation a, const Tensor& z, Tensor& y, const std::string& layer) {
@@ -52,6 +89,13 @@ void activate(Activation a, const Tensor& z, Tensor& y, const std::string& layer
     case Activation::gelu: ops::gelu(z, y, false, layer); return;
     case Activation::silu: ops::silu(z, y, layer); return;
     case Activation::softplus: ops::softplus(z, y, layer); return;
+    case Activation::hard_sigmoid: ops::clipped_relu(hard_sigmoid_argument(z, layer), y, unit_clip(), layer); return;
+    case Activation::hard_silu: {
+      Tensor hs = like(z);
+      ops::clipped_relu(hard_sigmoid_argument(z, layer), hs, unit_clip(), layer);
+      ops::mul(z, hs, y, layer);
+      return;
+    }
   }
   throw RuntimeError("unknown activation");
 }
@@ -62,7 +106,9 @@ bool uses_input(Activation a) {
     case Activation::leaky_relu:
     case Activation::gelu:
     case Activation::silu:
-    case Activation::softplus: return true;
+    case Activation::softplus:
+    case Activation::hard_sigmoid:
+    case Activation::hard_silu: return true;
     default: return false;
   }
 }
@@ -82,6 +128,8 @@ void activation_grad(Activation a, const Tensor& dy, const Tensor& z, const Tens
     case Activation::gelu: ops::gelu_grad(dy, z, dz, false, layer); return;
     case Activation::silu: ops::silu_grad(dy, z, dz, layer); return;
     case Activation::softplus: ops::softplus_grad(dy, z, dz, layer); return;
+    case Activation::hard_sigmoid: hard_grad(false, dy, z, dz, layer); return;
+    case Activation::hard_silu: hard_grad(true, dy, z, dz, layer); return;
   }
   throw RuntimeError("unknown activation");
 }

@@ -7,6 +7,7 @@
 // layer is made by the layer registry (layer_registry.hpp); the graph, its
 // shapes and the model's size are checked before anything is allocated.
 #include "keras_config.hpp"
+#include "keras_operations.hpp"
 #include "layer_registry.hpp"
 
 #include <axon/error.hpp>
@@ -15,6 +16,8 @@
 #include <axon/parse.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -35,7 +38,7 @@ Shape input_shape_from(const json& v, const std::string& source, const std::stri
   Shape s;
   for (size_t i = 1; i < v.size(); ++i) {
     if (!v[i].is_number_integer() || v[i].get<int64_t>() < 1) throw bad("sizes must be whole numbers of at least 1");
-    const int64_t limit = i < 3 ? limits::kMaxImageSide : 4;
+    const int64_t limit = i < 3 ? limits::kMaxModelImageSide : 4;
     if (v[i].get<int64_t>() > limit)
       throw bad((i < 3 ? "height and width are at most " : "channels are at most ") + std::to_string(limit));
     s.push_back(v[i].get<int64_t>());
@@ -57,8 +60,9 @@ void check_input_layer(const KerasLayerConfig& l) {
 
 // The layer for one config, by the registry, with the checks every layer shares.
 std::unique_ptr<Layer> make_layer(const KerasLayerConfig& l) {
-  const LayerEntry* entry = find_layer(l.class_name());
-  if (entry == nullptr)
+  const bool operation = is_keras_operation(l.layer());
+  const LayerEntry* entry = operation ? nullptr : find_layer(l.class_name());
+  if (entry == nullptr && !operation)
     l.fail("axon does not support this layer; supported: InputLayer, " + supported_layers() +
            " (docs/training.md lists their settings)");
   const std::string& name = l.name();
@@ -67,7 +71,7 @@ std::unique_ptr<Layer> make_layer(const KerasLayerConfig& l) {
     l.fail("the name must be 1 to 128 letters, digits, '_', '.' or '-' (it names the layer's weights)");
   l.check_common();
   try {
-    return entry->from_keras(l);
+    return operation ? layer_for_operation(l) : entry->from_keras(l);
   } catch (const KerasLayerError&) {
     throw;
   } catch (const UsageError& e) {
@@ -102,7 +106,10 @@ std::vector<std::string> inbound_names(const KerasLayerConfig& l) {
     if (!node.contains("args") || !node["args"].is_array() || node["args"].empty())
       l.fail("its inbound node has no args");
     const json& a = node["args"][0];
-    if (a.is_array())
+    if (is_keras_operation(layer)) {  // its args: tensors and numbers
+      for (const json& t : node["args"])
+        if (!t.is_number()) names.push_back(inbound_name(l, t));
+    } else if (a.is_array())
       for (const json& t : a) names.push_back(inbound_name(l, t));
     else
       names.push_back(inbound_name(l, a));
@@ -344,6 +351,8 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
     shapes.push_back(std::move(s));
   }
   out.output_shape = shapes.back();
+  out.activations_per_sample = activations;
+  out.parameters = params;
   if (p.functional) {
     auto m = std::make_unique<Model>(p.model_name);
     for (size_t i = 0; i < g.layers.size(); ++i) m->add_node(std::move(g.layers[i]), g.inputs[i]);
@@ -355,6 +364,22 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
   }
   if (p.input_shape.size() == 2) out.model->declare_input(p.input_shape);
   return out;
+}
+
+void check_training_memory(const KerasModel& k, int64_t batch, double memory_bytes, const std::string& source) {
+  const double per_sample = 4.0 * static_cast<double>(k.activations_per_sample);
+  const double fixed = 4.0 * 4.0 * static_cast<double>(k.parameters);
+  if (per_sample * static_cast<double>(batch) + fixed <= memory_bytes) return;
+  const double fits = per_sample > 0 ? std::floor((memory_bytes - fixed) / per_sample) : 0;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "a batch of %lld keeps about %.2f GB of layer outputs for its backward (%.2f MB a sample) and the "
+                "weights with their gradients and optimizer slots take %.2f GB: more than this machine's %.2f GB; ",
+                static_cast<long long>(batch), per_sample * static_cast<double>(batch) / 1e9, per_sample / 1e6,
+                fixed / 1e9, memory_bytes / 1e9);
+  throw UsageError(source + ": " + text +
+                   (fits >= 1 ? "pass --batch-size " + std::to_string(static_cast<int64_t>(fits)) + " or less"
+                              : std::string("the model does not fit even for one sample")));
 }
 
 Shape keras_layer_output_shape(const std::string& layer_json, const std::vector<Shape>& inputs,

@@ -29,8 +29,9 @@ constexpr const char* kFormat = "axon-checkpoint";
 constexpr int kFormatVersion = 1;
 constexpr const char* kPrefix = "ckpt-";
 constexpr const char* kSuffix = ".safetensors";
-// History and metadata stay far below this (about 300 bytes per epoch).
-constexpr uint64_t kMaxHeaderBytes = uint64_t{4} << 20;
+// The model's JSON (at most limits::kMaxModelJsonBytes, escaped in the
+// metadata) and the history (about 300 bytes per epoch) stay below this.
+constexpr uint64_t kMaxHeaderBytes = uint64_t{16} << 20;
 // The most state buffers an optimizer keeps (RMSprop: velocity, momentum,
 // average_gradient; Adam with amsgrad: m, v, velocity_hat).
 constexpr uint64_t kMaxOptimizerSlots = 3;

@@ -25,7 +25,7 @@ static_assert(sizeof(float) == 4);
 constexpr uint32_t kVersion = 1;
 // The safetensors header: the tensors' entries and the metadata, whose model
 // JSON is at most limits::kMaxModelJsonBytes.
-constexpr uint64_t kMaxSafetensorsWeightsHeader = uint64_t{4} << 20;
+constexpr uint64_t kMaxSafetensorsWeightsHeader = uint64_t{16} << 20;
 
 template <class T>
 void put(std::string& out, T v) {

@@ -11,11 +11,13 @@
 
 namespace axon::nn {
 
-enum class Activation { linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu, softplus };
+enum class Activation {
+  linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu, softplus, hard_sigmoid, hard_silu
+};
 
 // Keras' name ("relu", "silu", ...).
 const char* activation_name(Activation a);
-// From a Keras name ("swish" is silu); nullopt for a name axon lacks.
+// From a Keras name ("swish" is silu, "hard_swish" hard_silu); nullopt for a name axon lacks.
 std::optional<Activation> activation_from_name(const std::string& name);
 // The names activation_from_name takes, for messages and docs.
 const char* activation_names();

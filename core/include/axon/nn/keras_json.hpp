@@ -22,12 +22,22 @@ struct KerasModel {
   // Its weights in model order ("conv2d/kernel" [3, 3, 1, 32], ...), known
   // before the model is built.
   std::vector<std::pair<std::string, Shape>> weights;
+  // All layers' outputs of one sample together, in floats: what a training
+  // step keeps for its backward at most.
+  int64_t activations_per_sample = 0;
+  int64_t parameters = 0;
 };
 
 // Parses `text` (from `source`, named in messages). Checks every layer's
 // settings and shapes, the graph, and the model's size against the limits of
 // axon/limits.hpp, before anything is allocated.
 KerasModel model_from_keras_json(const std::string& text, const std::string& source);
+
+// A UsageError when a training step of `batch` samples would need more
+// than `memory_bytes`: the outputs of all layers kept for the backward, and
+// the weights with their gradients and an optimizer's two slots. It names
+// the batch size that fits.
+void check_training_memory(const KerasModel& model, int64_t batch, double memory_bytes, const std::string& source);
 
 // The model (built or not) as Keras 3's model.to_json() would write it: a
 // Sequential when every layer reads the one before it, else a Functional.

@@ -145,9 +145,12 @@ class Dense : public Layer {
 // per value per step, and applied on the device with ReluGrad (dy where the
 // mask is > 0, else 0) after a Scale: existing ops, so every plugin runs it.
 // SpatialDropout2D drops whole channels: one draw per (sample, channel).
+// Keras' noise_shape (per sample: 1 where one draw covers the axis, the
+// axis' size or -1 (None) where each index draws its own) generalizes it:
+// EfficientNet's [None, 1, 1, 1] drops whole samples of a residual branch.
 class Dropout : public Layer {
  public:
-  explicit Dropout(float rate, std::string name = "dropout", bool spatial = false);
+  explicit Dropout(float rate, std::string name = "dropout", bool spatial = false, Shape noise_shape = {});
   const char* type() const override { return spatial_ ? "SpatialDropout2D" : "Dropout"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
@@ -165,7 +168,9 @@ class Dropout : public Layer {
  private:
   float rate_;
   bool spatial_;
+  Shape noise_shape_;  // per sample; empty: a draw per value
   Rng masks_{0};
+  std::vector<float> draws_;
   std::vector<float> host_mask_;
   Tensor mask_;  // the last training forward's mask (empty: nothing dropped)
 };
@@ -344,6 +349,25 @@ class ZeroPadding2D : public Layer {
  public:
   ZeroPadding2D(int top, int bottom, int left, int right, std::string name = "zero_padding2d");
   const char* type() const override { return "ZeroPadding2D"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ private:
+  int top_, bottom_, left_, right_;
+};
+
+// Cropping2D(((top, bottom), (left, right))): Slice forward, Pad backward
+// (ZeroPadding2D's ops the other way round).
+class Cropping2D : public Layer {
+ public:
+  Cropping2D(int top, int bottom, int left, int right, std::string name = "cropping2d");
+  const char* type() const override { return "Cropping2D"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
   Shape output_shape(std::span<const Shape> inputs) const override;

@@ -1,0 +1,28 @@
+// Keras 3 records arithmetic on a functional model's tensors (MobileNetV3's
+// hard sigmoid is `ReLU(6.0)(x + 3.0) * (1.0 / 6.0)`) as operations of
+// keras.src.ops in the model's layer list: {"module": "keras.src.ops.numpy",
+// "class_name": "Add"}, the number among the node's args. axon reads an
+// operation on a tensor and a number as a Rescaling (x * scale + offset,
+// which --save writes back), one on two tensors as the merge layer of the
+// same arithmetic.
+#pragma once
+
+#include "keras_config.hpp"
+
+#include <axon/nn/layer.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace axon::nn {
+
+// Whether a layer list entry is such an operation (its module is keras.src.ops.*).
+bool is_keras_operation(const json& layer);
+// The layer that computes it; UsageError through config.fail() for an
+// operation or arguments axon does not read.
+std::unique_ptr<Layer> layer_for_operation(const KerasLayerConfig& config);
+// The operations axon reads, for messages and the docs.
+const char* keras_operations();
+
+}  // namespace axon::nn

@@ -54,7 +54,7 @@ class Golden:
                 out += struct.pack("<I", len(b)) + b
             out += struct.pack("<I", len(tensors))
             for tname, a in tensors:
-                a = np.ascontiguousarray(a)
+                a = np.asarray(a, order="C")  # a 0-d array stays 0-d
                 b = tname.encode()
                 out += struct.pack("<I", len(b)) + b
                 out += struct.pack("<II", DTYPES[a.dtype], a.ndim)

@@ -20,6 +20,8 @@ A = keras.applications
 # name: (constructor, input side): the smallest side each accepts, or 32.
 APPLICATIONS = {
     "densenet121": (A.DenseNet121, 32),
+    "efficientnet_b0": (A.EfficientNetB0, 32),
+    "efficientnet_v2_b0": (A.EfficientNetV2B0, 32),
     "inception_v3": (A.InceptionV3, 75),
     "mobilenet": (A.MobileNet, 32),
     "mobilenet_v2": (A.MobileNetV2, 32),

@@ -225,13 +225,16 @@ def regularized():
 
 def applications():
     """What Keras' own applications build with beyond the models above:
-    MobileNetV3's hard_silu and its hard sigmoid `ReLU(6.0)(x + 3.0) *
-    (1.0 / 6.0)` (keras.ops arithmetic of a tensor and a number), NASNet's
-    Cropping2D after a ZeroPadding2D, EfficientNet's per-sample Dropout
-    (noise_shape [None, 1, 1, 1]; rate 0 here), and keras.ops arithmetic of
-    two tensors, of a number and a tensor, a division and a negation."""
+    EfficientNet's Normalization of the input (its weights mean, variance
+    and count) and ConvNeXt's (numbers in its config), MobileNetV3's
+    hard_silu and its hard sigmoid `ReLU(6.0)(x + 3.0) * (1.0 / 6.0)`
+    (keras.ops arithmetic of a tensor and a number), NASNet's Cropping2D
+    after a ZeroPadding2D, EfficientNet's per-sample Dropout (noise_shape
+    [None, 1, 1, 1]; rate 0 here), and keras.ops arithmetic of two tensors,
+    of a number and a tensor, a division and a negation."""
     i = keras.Input((28, 28, 1))
-    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(i)
+    x = layers.Normalization()(i)
+    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(x)
     x = layers.BatchNormalization()(x)
     x = layers.Activation("hard_silu")(x)
     s = layers.GlobalAveragePooling2D(keepdims=True)(x)
@@ -247,6 +250,7 @@ def applications():
     x = 1.0 - x / 4.0
     x = -(x * 2.0) - 0.5
     x = layers.Cropping2D(2)(x)
+    x = layers.Normalization(mean=0.5, variance=4.0)(x)
     x = layers.GlobalAveragePooling2D()(x)
     return keras.Model(i, layers.Dense(10)(x), name="applications")
 
@@ -270,11 +274,23 @@ def initial_weights(model):
             out.append(rng.uniform(-limit, limit, shape).astype(np.float32))
         elif name == "gamma":
             out.append(rng.uniform(0.8, 1.2, shape).astype(np.float32))
-        elif name == "moving_variance":
+        elif name == "count":  # Normalization's adapt() count: an integer, unused by its call
+            out.append(np.array(7, np.float32))
+        elif name in ("moving_variance", "variance"):
             out.append(rng.uniform(0.5, 1.5, shape).astype(np.float32))
         else:
             out.append(rng.uniform(-0.05, 0.05, shape).astype(np.float32))
     return out
+
+
+def set_weights(model, weights):
+    """model.set_weights, then what loading a .keras file also does:
+    Normalization computes with the statistics of its last finalize_state()
+    (at build: mean 0, variance 1), not with its weights as set."""
+    model.set_weights(weights)
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.Normalization):
+            layer.finalize_state()
 
 
 def weight_names(model):
@@ -283,7 +299,7 @@ def weight_names(model):
 
 def write_safetensors(path, names, arrays):
     from safetensors.numpy import save_file
-    save_file({n: np.ascontiguousarray(a) for n, a in zip(names, arrays)}, path)
+    save_file({n: np.asarray(a, order="C") for n, a in zip(names, arrays)}, path)
 
 
 def step_in_float64(make, names, init, x, y, softmax_out):
@@ -293,7 +309,7 @@ def step_in_float64(make, names, init, x, y, softmax_out):
     try:
         keras.backend.clear_session()
         model = make()
-        model.set_weights([np.float64(w) for w in init])
+        set_weights(model, [np.float64(w) for w in init])
         x64 = np.float64(x)
         loss = keras.losses.SparseCategoricalCrossentropy(from_logits=not softmax_out)
         trainable = list(model.trainable_weights)
@@ -302,7 +318,7 @@ def step_in_float64(make, names, init, x, y, softmax_out):
             step_loss = loss(y, model(x64, training=True)) + sum(model.losses)
         grads = tape.gradient(step_loss, trainable)
         # The gradient pass above moved the moving statistics: start again.
-        model.set_weights([np.float64(w) for w in init])
+        set_weights(model, [np.float64(w) for w in init])
         model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3), loss=loss)
         tob = model.train_on_batch(x64, y, return_dict=True)
         trainable_names = {id(v): f"{l.name}/{v.name}" for l in model.layers for v in l.trainable_weights}
@@ -337,7 +353,7 @@ def main():
         scale = (lambda x: pixels(x)[..., 0]) if len(model.input_shape) == 3 else pixels
         names = weight_names(model)
         init = initial_weights(model)
-        model.set_weights(init)
+        set_weights(model, init)
         with open(os.path.join(root, "tests", "data", f"keras_{name}.json"), "w") as f:
             f.write(model.to_json())
         write_safetensors(os.path.join(root, "tests", "data", f"keras_{name}.safetensors"), names, init)

@@ -362,6 +362,37 @@ class ZeroPadding2D : public Layer {
   int top_, bottom_, left_, right_;
 };
 
+// Normalization(axis=-1, mean, variance): Keras' per-channel
+// (x - mean) / max(sqrt(variance), 1e-7). The mean and variance are the
+// config's numbers, or else the layer's non-trainable weights mean,
+// variance and count (what Keras' adapt() leaves; zeros, ones and 0 until
+// loaded: EfficientNet's input layer). Empty `mean`: the weights.
+class Normalization : public Layer {
+ public:
+  Normalization(std::vector<float> mean, std::vector<float> variance, std::string name = "normalization",
+                int axis = -1);
+  const char* type() const override { return "Normalization"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
+  const Tensor& mean() const { return mean_.empty() ? weight(0).value : mean_t_; }
+  const Tensor& variance() const { return mean_.empty() ? weight(1).value : variance_t_; }
+  std::vector<float> mean_, variance_;  // the config's, one per channel (or one for all)
+  int axis_;                            // Keras' (counting the batch): -1 or the last
+  Tensor mean_t_, variance_t_, ones_, zeros_, x_;
+};
+
 // Cropping2D(((top, bottom), (left, right))): Slice forward, Pad backward
 // (ZeroPadding2D's ops the other way round).
 class Cropping2D : public Layer {

@@ -310,13 +310,13 @@ def malformed_models(tmp):
          ["layers[2]", "LSTM", "lstm", "supported: InputLayer, ", "Conv2D"]),
         ("no input shape", sequential(conv(), flat, dense(), input_layer=False), ["no input shape"]),
         ("Dense on an image", sequential(conv(), dense()), ["layers[2]", "Flatten"]),
-        ("an unknown activation", sequential(conv(), flat, layer("Dense", name="dense", units=32, activation="hard_swish"),
-                                             dense("dense_1")), ["layers[3]", "hard_swish", "supported"]),
+        ("an unknown activation", sequential(conv(), flat, layer("Dense", name="dense", units=32, activation="mish"),
+                                             dense("dense_1")), ["layers[3]", "mish", "supported"]),
         ("strides with dilation", sequential(conv(strides=[2, 2], dilation_rate=[2, 2]), flat, dense()), ["dilation_rate"]),
         ("channels_first", sequential(conv(data_format="channels_first"), flat, dense()), ["channels_last"]),
         ("grouped convolution", sequential(conv(groups=2), flat, dense()), ["groups"]),
         ("two layers of one name", sequential(conv(), conv(), flat, dense()), ["layers[2]", "earlier layer"]),
-        ("too many units", sequential(flat, dense(units=60000)), ["parameters", "limit"]),
+        ("too many units", sequential(conv(), flat, dense(units=65536)), ["parameters", "limit"]),
         ("nested 100 deep", "[" * 100 + "]" * 100, ["deeper"]),
     ]
     for what, content, must in cases:

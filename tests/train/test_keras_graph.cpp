@@ -345,6 +345,14 @@ TEST_CASE("keras.ops arithmetic reads as Rescaling of a number and as merges of 
   refused(with_ops({op("Divide", "div", x + ", 0")}, "div"), {"Divide 'div'", "divides by 0"});
   refused(with_ops({op("Add", "add", x + R"(, "three")")}, "add"), {"Add 'add'", R"(takes "three")"});
   refused(with_ops({op("Add", "add", x + ", 1e300")}, "add"), {"Add 'add'", "not one a float holds"});
+  // An operation outside a functional model's graph, or called with keywords.
+  auto changed = [&](const std::string& from, const std::string& to) {
+    std::string text = with_ops({op("Add", "add", x + ", 1.0")}, "add");
+    text.replace(text.find(from), from.size(), to);  // the operation's node comes first
+    return text;
+  };
+  refused(changed(R"("inbound_nodes": [{"args")", R"("nodes": [{"args")"), {"Add 'add'", "without one inbound node"});
+  refused(changed(R"("kwargs": {})", R"("kwargs": {"dtype": null})"), {"Add 'add'", "keyword arguments"});
 }
 
 // A training step's memory against the machine's, before any allocation.

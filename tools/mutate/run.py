@@ -882,6 +882,60 @@ MUTATIONS += [
         "tests": r"^distribute\.inprocess\.mirrored: L2",
     },
     {
+        "name": "hard_silu's gradient without its inner term",
+        "what": "hard_silu's gradient is dy times hard_sigmoid(x) alone, without x times hard_sigmoid's slope",
+        "edits": [
+            ("core/src/nn/activation.cpp", "ops::add_n({&outer, &inner}, dz, layer);", "ops::identity(outer, dz, layer);"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "cropping's gradient padded at the origin",
+        "what": "Cropping2D's backward puts dy at the top-left corner of dx instead of where the crop took it",
+        "edits": [
+            ("core/src/nn/layers/cropping2d.cpp", "ops::pad(dy, dx[0], {0, top_, left_, 0}, name());",
+             "ops::pad(dy, dx[0], {0, 0, 0, 0}, name());"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "number minus tensor read as tensor minus number",
+        "what": "keras.ops' subtract of a number and a tensor (1.0 - x) is read as x - 1.0",
+        "edits": [
+            ("core/src/nn/keras_operations.cpp", "return a.number_first ? std::make_unique<Rescaling>(-1.0f, c, l.name())",
+             "return !a.number_first ? std::make_unique<Rescaling>(-1.0f, c, l.name())"),
+        ],
+        "tests": r"^(goldens\.keras_models|train\.model)$",
+    },
+    {
+        "name": "noise_shape's shared axes drawn per value",
+        "what": "Dropout draws each value of an axis whose noise_shape size is 1, instead of one draw for the axis",
+        "edits": [
+            ("core/src/nn/layers/dropout.cpp", "if (noise_shape_[i] == 1) drawn[i] = 1;",
+             "if (noise_shape_[i] == 0) drawn[i] = 1;"),
+        ],
+        "tests": r"^train\.gradcheck$",
+    },
+    {
+        "name": "Normalization by a variance of 1",
+        "what": "Normalization subtracts the mean but divides by 1 instead of the standard deviation",
+        "edits": [
+            ("core/src/nn/layers/normalization.cpp",
+             "ops::fused_batch_norm(x, ones_, zeros_, mean(), variance(), y, ops::batch_norm_attrs(kEpsilon, false), name());",
+             "ops::fused_batch_norm(x, ones_, zeros_, mean(), ones_, y, ops::batch_norm_attrs(kEpsilon, false), name());"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "memory check of one sample",
+        "what": "the training memory check counts one sample's layer outputs, not the batch's",
+        "edits": [
+            ("core/src/nn/keras_json.cpp", "if (per_sample * static_cast<double>(batch) + fixed <= memory_bytes) return;",
+             "if (per_sample + fixed <= memory_bytes) return;"),
+        ],
+        "tests": r"^train\.model$",
+    },
+    {
         "name": "readers of one tensor run the costliest first",
         "what": "the fusion pass orders the layers that read one tensor by decreasing forward FLOPs",
         "edits": [

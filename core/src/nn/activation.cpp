@@ -72,7 +72,8 @@ std::optional<Activation> activation_from_name(const std::string& name) {
 }
 
 const char* activation_names() {
-  return "linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu (swish), softplus, hard_sigmoid, hard_silu (hard_swish)";
+  return "linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu (swish), softplus, "
+         "hard_sigmoid, hard_silu (hard_swish)";
 }
 
 void activate(Activation a, const Tensor& z, Tensor& y, const std::string& layer) {

@@ -4,7 +4,7 @@
 #include <axon/parse.hpp>
 
 #include <cmath>
-#include <optional>
+#include <vector>
 
 namespace axon::nn {
 namespace {
@@ -19,9 +19,15 @@ struct Args {
 };
 
 Args read_args(const KerasLayerConfig& l) {
-  const json& nodes = l.layer().at("inbound_nodes");  // inbound_names checked it is one node with args
+  // Checked here, not only by the graph's reader: the layer is made first.
+  const json& layer = l.layer();
+  const json* node = nullptr;
+  if (layer.contains("inbound_nodes") && layer["inbound_nodes"].is_array() && layer["inbound_nodes"].size() == 1)
+    node = &layer["inbound_nodes"][0];
+  if (node == nullptr || !node->is_object() || !node->contains("args") || !(*node)["args"].is_array())
+    l.fail("is an operation of keras.ops without one inbound node of args (a functional model's)");
   Args a;
-  for (const json& v : nodes[0]["args"]) {
+  for (const json& v : (*node)["args"]) {
     if (is_tensor(v)) {
       ++a.tensors;
     } else if (v.is_number()) {
@@ -33,8 +39,8 @@ Args read_args(const KerasLayerConfig& l) {
       l.fail("takes " + json_text(v) + "; axon reads operations on tensors and numbers");
     }
   }
-  if (nodes[0].contains("kwargs") && nodes[0]["kwargs"].is_object() && !nodes[0]["kwargs"].empty())
-    l.fail("takes keyword arguments " + json_text(nodes[0]["kwargs"]) + "; axon reads none");
+  if (node->contains("kwargs") && !((*node)["kwargs"].is_object() && (*node)["kwargs"].empty()))
+    l.fail("takes keyword arguments " + json_text((*node)["kwargs"]) + "; axon reads none");
   return a;
 }
 

@@ -121,6 +121,16 @@ std::pair<int64_t, int64_t> KerasLayerConfig::pair(const char* key, int64_t lo, 
   return {integer(v[0], key, lo, hi), integer(v[1], key, lo, hi)};
 }
 
+std::array<int64_t, 4> KerasLayerConfig::sides(const char* key, int64_t hi, int64_t fallback) const {
+  if (!has(key)) return {fallback, fallback, fallback, fallback};
+  const json& p = at(key);
+  if (p.is_array() && p.size() == 2 && p[0].is_array() && p[1].is_array() && p[0].size() == 2 && p[1].size() == 2)
+    return {integer(p[0][0], key, 0, hi), integer(p[0][1], key, 0, hi), integer(p[1][0], key, 0, hi),
+            integer(p[1][1], key, 0, hi)};
+  const auto hw = pair(key, 0, hi, {fallback, fallback});
+  return {hw.first, hw.first, hw.second, hw.second};
+}
+
 double KerasLayerConfig::number(const char* key, double fallback) const {
   if (!has(key)) return fallback;
   const json& v = at(key);

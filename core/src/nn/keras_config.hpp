@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -58,6 +59,9 @@ class KerasLayerConfig {
   int64_t integer(const char* key, int64_t lo, int64_t hi, int64_t fallback) const;
   // An int n (meaning n, n) or a pair [a, b]: kernel_size, strides, pool_size.
   std::pair<int64_t, int64_t> pair(const char* key, int64_t lo, int64_t hi, std::pair<int64_t, int64_t> fallback) const;
+  // ZeroPadding2D's padding, Cropping2D's cropping: n, (h, w) or ((top,
+  // bottom), (left, right)), each from 0 to hi, as {top, bottom, left, right}.
+  std::array<int64_t, 4> sides(const char* key, int64_t hi, int64_t fallback) const;
   double number(const char* key, double fallback) const;
   // A number a float holds (|x| <= 1e30), as a float.
   float float_number(const char* key, double fallback) const;

@@ -46,20 +46,7 @@ void Cropping2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::
 
 namespace {
 std::unique_ptr<Layer> cropping2d_from_keras(const KerasLayerConfig& l) {
-  // An int, a pair (symmetric height, width) or ((top, bottom), (left, right)).
-  int64_t t = 0, b = 0, le = 0, r = 0;
-  if (l.has("cropping")) {
-    const json& p = l.at("cropping");
-    const int64_t hi = limits::kMaxModelImageSide;
-    if (p.is_array() && p.size() == 2 && p[0].is_array() && p[1].is_array() && p[0].size() == 2 && p[1].size() == 2) {
-      t = l.integer(p[0][0], "cropping", 0, hi), b = l.integer(p[0][1], "cropping", 0, hi);
-      le = l.integer(p[1][0], "cropping", 0, hi), r = l.integer(p[1][1], "cropping", 0, hi);
-    } else {
-      const auto hw = l.pair("cropping", 0, hi, {0, 0});
-      t = b = hw.first;
-      le = r = hw.second;
-    }
-  }
+  const auto [t, b, le, r] = l.sides("cropping", limits::kMaxModelImageSide, 0);
   return std::make_unique<Cropping2D>(static_cast<int>(t), static_cast<int>(b), static_cast<int>(le),
                                       static_cast<int>(r), l.name());
 }

@@ -43,20 +43,7 @@ void ZeroPadding2D::backward(const Tensor& dy, std::span<const bool> need_dx, st
 
 namespace {
 std::unique_ptr<Layer> zero_padding2d_from_keras(const KerasLayerConfig& l) {
-  // An int, a pair (symmetric height, width) or ((top, bottom), (left, right)).
-  int64_t t = 1, b = 1, le = 1, r = 1;
-  if (l.has("padding")) {
-    const json& p = l.at("padding");
-    const int64_t hi = limits::kMaxImageSide;
-    if (p.is_array() && p.size() == 2 && p[0].is_array() && p[1].is_array() && p[0].size() == 2 && p[1].size() == 2) {
-      t = l.integer(p[0][0], "padding", 0, hi), b = l.integer(p[0][1], "padding", 0, hi);
-      le = l.integer(p[1][0], "padding", 0, hi), r = l.integer(p[1][1], "padding", 0, hi);
-    } else {
-      const auto hw = l.pair("padding", 0, hi, {1, 1});
-      t = b = hw.first;
-      le = r = hw.second;
-    }
-  }
+  const auto [t, b, le, r] = l.sides("padding", limits::kMaxImageSide, 1);
   return std::make_unique<ZeroPadding2D>(static_cast<int>(t), static_cast<int>(b), static_cast<int>(le),
                                          static_cast<int>(r), l.name());
 }

@@ -266,6 +266,50 @@ TEST_CASE("gradcheck: Dropout's noise_shape shares one draw along its axes of si
   }
 }
 
+// GaussianNoise(0.3): y - x has mean 0 and standard deviation 0.3;
+// GaussianDropout(0.2): y / x has mean 1 and standard deviation
+// sqrt(0.2 / 0.8) = 0.5; each within 2% (the sample's own spread over 2^16
+// values is 0.3% at one sigma), a new draw each step, the same for the same
+// seed, and dy passed back as the forward's noise says.
+TEST_CASE("gradcheck: GaussianNoise and GaussianDropout draw Keras' noise while training", "[gradcheck]") {
+  for (Device* d : devices_under_test()) {
+    INFO("device " << d->name());
+    DeviceScope scope(*d);
+    const int64_t n = 64, per_sample = 1024;
+    std::vector<float> xv(static_cast<size_t>(n * per_sample));
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = 1.0f + static_cast<float>(i % 3);
+    const Tensor x = make_tensor(*d, {n, per_sample}, xv);
+    for (const auto kind : {GaussianNoise::Kind::additive, GaussianNoise::Kind::multiplicative}) {
+      const bool additive = kind == GaussianNoise::Kind::additive;
+      INFO((additive ? "GaussianNoise" : "GaussianDropout"));
+      Rng rng(9), same(9);
+      GaussianNoise layer(kind, additive ? 0.3f : 0.2f), twin(kind, additive ? 0.3f : 0.2f);
+      layer.build({per_sample}, *d, rng);
+      twin.build({per_sample}, *d, same);
+      CHECK(layer.forward(x).to_vector<float>() == xv);  // inference: the identity
+      layer.set_training(true);
+      twin.set_training(true);
+      const std::vector<float> y = layer.forward(x).to_vector<float>();
+      CHECK(twin.forward(x).to_vector<float>() == y);  // the noise follows the seed
+      double sum = 0, sq = 0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double e = additive ? y[i] - xv[i] : y[i] / xv[i];
+        sum += e;
+        sq += e * e;
+      }
+      const double mean = sum / double(y.size()), sd = std::sqrt(sq / double(y.size()) - mean * mean);
+      const double want_mean = additive ? 0.0 : 1.0, want_sd = additive ? 0.3 : 0.5;
+      CHECK(std::abs(mean - want_mean) < 0.02 * want_sd);
+      CHECK(std::abs(sd - want_sd) < 0.02 * want_sd);
+      const std::vector<float> gv(y.size(), 2.0f);
+      const std::vector<float> dx = layer.backward(make_tensor(*d, {n, per_sample}, gv), true).to_vector<float>();
+      for (size_t i = 0; i < dx.size(); i += 97)
+        REQUIRE(dx[i] == Approx(additive ? 2.0 : 2.0 * y[i] / xv[i]).epsilon(1e-6));
+      CHECK(layer.forward(x).to_vector<float>() != y);  // a new draw each step
+    }
+  }
+}
+
 TEST_CASE("gradcheck: Flatten is a view in NHWC order", "[gradcheck]") {
   for (Device* d : devices_under_test()) {
     DeviceScope scope(*d);

@@ -355,6 +355,26 @@ TEST_CASE("keras.ops arithmetic reads as Rescaling of a number and as merges of 
   refused(changed(R"("kwargs": {})", R"("kwargs": {"dtype": null})"), {"Add 'add'", "keyword arguments"});
 }
 
+// Keras' Identity, GaussianNoise and GaussianDropout (their noise: train.gradcheck).
+TEST_CASE("Identity, GaussianNoise and GaussianDropout read and write as Keras'", "[keras][graph]") {
+  std::vector<L> ls = {{"Identity", "same", "", {"input_layer"}},
+                       {"GaussianNoise", "noise", R"("stddev": 0.1, "seed": null)", {"same"}},
+                       {"GaussianDropout", "drop", R"("rate": 0.25, "seed": 3)", {"noise"}},
+                       {"Flatten", "flatten", "", {"drop"}},
+                       {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+  const KerasModel k = model_from_keras_json(functional(ls, "dense"), "m.json");
+  CHECK(k.output_shape == Shape{10});
+  const std::string written = keras_json(*k.model, k.input_shape);
+  CHECK_THAT(written, Contains(R"("class_name":"Identity")") && Contains(R"("stddev":0.1)") &&
+                          Contains(R"("class_name":"GaussianDropout")") && Contains(R"("rate":0.25)"));
+  CHECK(keras_json(*model_from_keras_json(written, "written").model, k.input_shape) == written);
+  ls[1].config = R"("stddev": -1)";
+  refused(functional(ls, "dense"), {"GaussianNoise 'noise'", "stddev is -1, not a number of at least 0"});
+  ls[1].config = R"("stddev": 0.1)";
+  ls[2].config = R"("rate": 1)";
+  refused(functional(ls, "dense"), {"GaussianDropout 'drop'", "rate is 1, not from 0 to below 1"});
+}
+
 // A training step's memory against the machine's, before any allocation.
 TEST_CASE("a batch whose layer outputs exceed the memory is refused, naming the batch that fits", "[keras][graph]") {
   const KerasModel k = model_from_keras_json(functional(residual(), "dense"), "m.json");

@@ -927,6 +927,15 @@ MUTATIONS += [
         "tests": r"^goldens\.keras_models$",
     },
     {
+        "name": "GaussianDropout's gradient passed through",
+        "what": "GaussianDropout's backward passes dy on instead of multiplying it by the forward's noise",
+        "edits": [
+            ("core/src/nn/layers/gaussian_noise.cpp", "ops::mul(dy, factors_, dx[0], name());",
+             "ops::identity(dy, dx[0], name());"),
+        ],
+        "tests": r"^train\.gradcheck$",
+    },
+    {
         "name": "memory check of one sample",
         "what": "the training memory check counts one sample's layer outputs, not the batch's",
         "edits": [

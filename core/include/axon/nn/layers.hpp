@@ -104,6 +104,53 @@ class Flatten : public Layer {
   void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
 };
 
+// Identity: the input as it is (Keras' placeholder layer; ConvNeXt's drop
+// path at rate 0).
+class Identity : public Layer {
+ public:
+  explicit Identity(std::string name = "identity") : Layer(std::move(name)) {}
+  const char* type() const override { return "Identity"; }
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<Identity>(name()); }
+  void write_config(KerasConfigWriter&) const override {}
+  Shape output_shape(std::span<const Shape> inputs) const override { return inputs[0]; }
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override { return x[0]; }
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override {
+    if (need_dx[0]) dx[0] = dy;
+  }
+};
+
+// GaussianNoise(stddev) and GaussianDropout(rate): while training, x plus
+// stddev times a standard normal, or x times a normal of mean 1 and standard
+// deviation sqrt(rate / (1 - rate)); the identity in inference. The normals
+// are drawn on the device (StatelessRandomNormalV2), keyed per step from a
+// stream seeded when the layer is built (from the model's seed).
+class GaussianNoise : public Layer {
+ public:
+  enum class Kind { additive, multiplicative };
+  GaussianNoise(Kind kind, float amount, std::string name = "gaussian_noise");
+  const char* type() const override { return kind_ == Kind::additive ? "GaussianNoise" : "GaussianDropout"; }
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<GaussianNoise>(kind_, amount_, name()); }
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override { return inputs[0]; }
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
+  Kind kind_;
+  float amount_;  // stddev, or rate
+  Rng keys_{0};
+  Tensor factors_;  // the last training forward's multiplicative noise
+};
+
 // Dense(units, activation, name, use_bias): y = act(x @ kernel + bias), x
 // [N, in], kernel [in, units] glorot_uniform, bias zeros. Where the device
 // has it, _FusedMatMul runs the product, bias and relu as one op.

@@ -38,18 +38,19 @@ const axon_clipped_relu_attrs& unit_clip() {
   return a;
 }
 
-// hard_sigmoid'(z) = 1/6 where 0 < u < 1; hard_silu'(z) = hard_sigmoid(z) + z hard_sigmoid'(z).
-void hard_grad(bool silu, const Tensor& dy, const Tensor& z, Tensor& dz, const std::string& layer) {
+// hard_sigmoid'(z) = 1/6 where 0 < u < 1: dz = dy / 6 there, else 0.
+void hard_sigmoid_grad(const Tensor& dy, const Tensor& u, Tensor& dz, const std::string& layer) {
+  Tensor sixth = like(dy);
+  ops::scale(dy, sixth, 1.0f / 6.0f, layer);
+  ops::clipped_relu_grad(sixth, u, dz, unit_clip(), layer);
+}
+
+// hard_silu'(z) = hard_sigmoid(z) + z hard_sigmoid'(z).
+void hard_silu_grad(const Tensor& dy, const Tensor& z, Tensor& dz, const std::string& layer) {
   const Tensor u = hard_sigmoid_argument(z, layer);
-  Tensor through = like(z), sixth = like(z);
-  if (silu) ops::mul(dy, z, through, layer);
-  ops::scale(silu ? through : dy, sixth, 1.0f / 6.0f, layer);
-  if (!silu) {
-    ops::clipped_relu_grad(sixth, u, dz, unit_clip(), layer);
-    return;
-  }
-  Tensor inner = like(z), hs = like(z), outer = like(z);
-  ops::clipped_relu_grad(sixth, u, inner, unit_clip(), layer);
+  Tensor through = like(z), inner = like(z), hs = like(z), outer = like(z);
+  ops::mul(dy, z, through, layer);
+  hard_sigmoid_grad(through, u, inner, layer);
   ops::clipped_relu(u, hs, unit_clip(), layer);
   ops::mul(dy, hs, outer, layer);
   ops::add_n({&outer, &inner}, dz, layer);
@@ -129,8 +130,8 @@ void activation_grad(Activation a, const Tensor& dy, const Tensor& z, const Tens
     case Activation::gelu: ops::gelu_grad(dy, z, dz, false, layer); return;
     case Activation::silu: ops::silu_grad(dy, z, dz, layer); return;
     case Activation::softplus: ops::softplus_grad(dy, z, dz, layer); return;
-    case Activation::hard_sigmoid: hard_grad(false, dy, z, dz, layer); return;
-    case Activation::hard_silu: hard_grad(true, dy, z, dz, layer); return;
+    case Activation::hard_sigmoid: hard_sigmoid_grad(dy, hard_sigmoid_argument(z, layer), dz, layer); return;
+    case Activation::hard_silu: hard_silu_grad(dy, z, dz, layer); return;
   }
   throw RuntimeError("unknown activation");
 }

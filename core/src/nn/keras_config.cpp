@@ -144,6 +144,14 @@ float KerasLayerConfig::float_number(const char* key, double fallback) const {
   return static_cast<float>(v);
 }
 
+float KerasLayerConfig::rate() const {
+  if (!has("rate") || !at("rate").is_number()) fail("has no rate");
+  const double rate = at("rate").get<double>();
+  if (!(rate >= 0 && rate < 1 && static_cast<float>(rate) < 1))
+    fail("rate is " + json_text(at("rate")) + ", not from 0 to below 1");
+  return static_cast<float>(rate);
+}
+
 std::string KerasLayerConfig::string(const char* key, const std::string& fallback) const {
   if (!has(key)) return fallback;
   if (!at(key).is_string()) fail(std::string(key) + " is " + json_text(at(key)) + ", not a string");

@@ -65,6 +65,9 @@ class KerasLayerConfig {
   double number(const char* key, double fallback) const;
   // A number a float holds (|x| <= 1e30), as a float.
   float float_number(const char* key, double fallback) const;
+  // A required rate from 0 to below 1, also as the float a layer keeps
+  // (0.99999999 is 1 as a float): Dropout's, GaussianDropout's.
+  float rate() const;
   std::string string(const char* key, const std::string& fallback) const;
   bool boolean(const char* key, bool fallback) const;
   // Each key must be absent or null ("axon supports none").

@@ -59,7 +59,6 @@ const char* keras_operations() {
 std::unique_ptr<Layer> layer_for_operation(const KerasLayerConfig& l) {
   const std::string& op = l.class_name();
   const Args a = read_args(l);
-  const std::string supported = std::string("; axon reads the operations ") + keras_operations();
   const bool merge = a.tensors == 2 && a.numbers.empty();
   const bool scalar = a.tensors == 1 && a.numbers.size() == 1;
   if (op == "Negative" && a.tensors == 1 && a.numbers.empty())
@@ -80,7 +79,7 @@ std::unique_ptr<Layer> layer_for_operation(const KerasLayerConfig& l) {
     return std::make_unique<Rescaling>(static_cast<float>(1.0 / a.numbers[0]), 0.0f, l.name());
   }
   l.fail("is the operation " + parse::printable(op) + " of " + std::to_string(a.tensors) + " tensors and " +
-         std::to_string(a.numbers.size()) + " numbers" + supported);
+         std::to_string(a.numbers.size()) + " numbers; axon reads the operations " + keras_operations());
 }
 
 }  // namespace axon::nn

@@ -127,11 +127,7 @@ void Dropout::backward(const Tensor& dy, std::span<const bool> need_dx, std::spa
 namespace {
 
 std::unique_ptr<Layer> with_rate(const KerasLayerConfig& l, bool spatial, Shape noise_shape = {}) {
-  if (!l.has("rate") || !l.at("rate").is_number()) l.fail("has no rate");
-  const double rate = l.at("rate").get<double>();
-  // Also as the float the layer keeps (0.99999999 is 1 as a float).
-  if (!(rate >= 0 && rate < 1 && static_cast<float>(rate) < 1)) l.fail("rate is " + json_text(l.at("rate")) + ", not from 0 to below 1");
-  return std::make_unique<Dropout>(static_cast<float>(rate), l.name(), spatial, std::move(noise_shape));
+  return std::make_unique<Dropout>(l.rate(), l.name(), spatial, std::move(noise_shape));
 }
 
 // noise_shape: null, or [null, sizes...] with null or a size per axis.

@@ -64,21 +64,14 @@ void GaussianNoise::backward(const Tensor& dy, std::span<const bool> need_dx, st
 
 namespace {
 
-std::unique_ptr<Layer> gaussian_from_keras(const KerasLayerConfig& l, GaussianNoise::Kind kind) {
-  const char* key = kind == GaussianNoise::Kind::additive ? "stddev" : "rate";
-  if (!l.has(key) || !l.at(key).is_number()) l.fail(std::string("has no ") + key);
-  const double v = l.at(key).get<double>();
-  const bool ok = kind == GaussianNoise::Kind::additive ? v >= 0 && v <= 1e30 : v >= 0 && v < 1 && float(v) < 1;
-  if (!ok)
-    l.fail(std::string(key) + " is " + json_text(l.at(key)) +
-           (kind == GaussianNoise::Kind::additive ? ", not a number of at least 0" : ", not from 0 to below 1"));
-  return std::make_unique<GaussianNoise>(kind, static_cast<float>(v), l.name());
-}
 std::unique_ptr<Layer> gaussian_noise_from_keras(const KerasLayerConfig& l) {
-  return gaussian_from_keras(l, GaussianNoise::Kind::additive);
+  if (!l.has("stddev") || !l.at("stddev").is_number()) l.fail("has no stddev");
+  const double stddev = l.at("stddev").get<double>();
+  if (!(stddev >= 0 && stddev <= 1e30)) l.fail("stddev is " + json_text(l.at("stddev")) + ", not a number of at least 0");
+  return std::make_unique<GaussianNoise>(GaussianNoise::Kind::additive, static_cast<float>(stddev), l.name());
 }
 std::unique_ptr<Layer> gaussian_dropout_from_keras(const KerasLayerConfig& l) {
-  return gaussian_from_keras(l, GaussianNoise::Kind::multiplicative);
+  return std::make_unique<GaussianNoise>(GaussianNoise::Kind::multiplicative, l.rate(), l.name());
 }
 
 const LayerEntry kGaussianNoiseEntry{"GaussianNoise", gaussian_noise_from_keras,

@@ -236,6 +236,14 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
       {R"({"class_name": "RandomFlip", "config": {"name": "f", "mode": "diagonal"}},)", "mode is \"diagonal\""},
       {R"({"class_name": "RandomCrop", "config": {"name": "c", "height": 0, "width": 4}},)", "height"},
       {R"({"class_name": "RandomTranslation", "config": {"name": "t", "height_factor": 0.1}},)", "has no width_factor"},
+      {R"({"class_name": "Resizing", "config": {"name": "r", "height": 4, "width": 4, "interpolation": "bicubic"}},)",
+       "interpolation is \"bicubic\"; axon reads bilinear and nearest"},
+      {R"({"class_name": "Resizing", "config": {"name": "r", "height": 4, "width": 4, "pad_to_aspect_ratio": true}},)",
+       "pad_to_aspect_ratio is true"},
+      {R"({"class_name": "Resizing", "config": {"name": "r", "height": 4, "width": 4, "antialias": true}},)",
+       "antialias is true"},
+      {R"({"class_name": "Resizing", "config": {"name": "r", "height": 4}},)", "has no width"},
+      {R"({"class_name": "CenterCrop", "config": {"name": "c", "height": 4, "width": 0}},)", "width"},
   };
   for (const auto& [layer, why] : bad) {
     INFO(layer);

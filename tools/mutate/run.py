@@ -936,6 +936,26 @@ MUTATIONS += [
         "tests": r"^train\.gradcheck$",
     },
     {
+        "name": "nearest resize rounds its source pixel",
+        "what": "Resizing's nearest interpolation takes round((i + 0.5) * scale) instead of its floor",
+        "edits": [
+            ("core/src/data/resize.cpp",
+             "return std::min(static_cast<int64_t>(std::floor((static_cast<float>(i) + 0.5f) * scale)), in_size - 1);",
+             "return std::min(static_cast<int64_t>(std::round((static_cast<float>(i) + 0.5f) * scale)), in_size - 1);"),
+        ],
+        "tests": r"^train\.model$",
+    },
+    {
+        "name": "CenterCrop at the corner",
+        "what": "CenterCrop takes the top-left window of an image large enough both ways, not the centre one",
+        "edits": [
+            ("core/src/nn/layers/center_crop.cpp",
+             "return data::crop(in, s, (s.height - height_) / 2, (s.width - width_) / 2, height_, width_, out);",
+             "return data::crop(in, s, 0, 0, height_, width_, out);"),
+        ],
+        "tests": r"^train\.model$",
+    },
+    {
         "name": "memory check of one sample",
         "what": "the training memory check counts one sample's layer outputs, not the batch's",
         "edits": [

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Writes what Keras 3's augmentation layers make of fixed draws, for axon's
-own (core/src/nn/layers/random_*.cpp) to be checked against: each layer's
+"""Writes what Keras 3's augmentation layers make of fixed draws, and its
+Resizing and CenterCrop of fixed images, for axon's own
+(core/src/nn/layers/random_*.cpp, resizing.cpp, center_crop.cpp) to be
+checked against: each layer's
 transform_images() on a small batch with a transformation built from the
 draws as the layer's get_random_transformation() would build it. Needs
 TensorFlow (Keras' TensorFlow backend runs tf.raw_ops.ImageProjectiveTransformV3);
@@ -130,9 +132,28 @@ def contrasts(lines):
          {"contrast_factor": f.reshape(3, 1, 1, 1)})
 
 
+def resizes(lines):
+    """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
+    none = np.zeros((2, 0), np.float32)  # no draws
+    small, large = images(2, 5, 7, 2), images(2, 9, 12, 3)
+    for training in (True, False):
+        for interpolation in ("bilinear", "nearest"):
+            for x, hw in ((small, (9, 11)), (large, (4, 5)), (large, (7, 16))):
+                case(lines, "resize_%s_%dx%d_%d" % ((interpolation,) + hw + (int(training),)),
+                     layers.Resizing(*hw, interpolation=interpolation), x, none, None, training)
+            for hw in ((6, 6), (5, 8)):
+                case(lines, "resize_crop_%s_%dx%d_%d" % ((interpolation,) + hw + (int(training),)),
+                     layers.Resizing(*hw, interpolation=interpolation, crop_to_aspect_ratio=True), large, none, None,
+                     training)
+        # at least as large both ways: the centre window; else smart_resize
+        for x, hw in ((large, (5, 7)), (large, (8, 12)), (large, (10, 6)), (small, (8, 9))):
+            case(lines, "center_crop_%dx%d_%d" % (hw + (int(training),)), layers.CenterCrop(*hw), x, none, None,
+                 training)
+
+
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
-    for f in (flips, translations, rotations, zooms, crops, contrasts):
+    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

@@ -145,4 +145,13 @@ void crop(const float* in, const ImageSize& size, int64_t top, int64_t left, int
     std::copy_n(in + ((top + y) * size.width + left) * ch, cols * ch, out + y * cols * ch);
 }
 
+Window aspect_window(const ImageSize& size, int64_t height, int64_t width) {
+  Window w;
+  w.rows = std::clamp(size.width * height / width, int64_t{1}, size.height);
+  w.cols = std::clamp(size.height * width / height, int64_t{1}, size.width);
+  w.top = (size.height - w.rows) / 2;
+  w.left = (size.width - w.cols) / 2;
+  return w;
+}
+
 }  // namespace axon::data

@@ -63,4 +63,19 @@ void resize_bilinear(std::span<const float> in, int64_t rows, int64_t cols, int6
   resize(in, rows, cols, channels, out, out_rows, out_cols);
 }
 
+void resize_nearest(std::span<const float> in, int64_t rows, int64_t cols, int64_t channels, float* out,
+                    int64_t out_rows, int64_t out_cols) {
+  auto source = [](int64_t i, int64_t in_size, int64_t out_size) {
+    const float scale = static_cast<float>(in_size) / static_cast<float>(out_size);
+    return std::min(static_cast<int64_t>(std::floor((static_cast<float>(i) + 0.5f) * scale)), in_size - 1);
+  };
+  for (int64_t y = 0; y < out_rows; ++y) {
+    const float* row = in.data() + source(y, rows, out_rows) * cols * channels;
+    for (int64_t x = 0; x < out_cols; ++x) {
+      const float* pixel = row + source(x, cols, out_cols) * channels;
+      out = std::copy(pixel, pixel + channels, out);
+    }
+  }
+}
+
 }  // namespace axon::data

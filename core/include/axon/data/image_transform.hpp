@@ -42,4 +42,11 @@ void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical
 // must lie inside it, into out (rows x cols x channels).
 void crop(const float* in, const ImageSize& size, int64_t top, int64_t left, int64_t rows, int64_t cols, float* out);
 
+// Keras' smart_resize window: the largest centred window of a height x
+// width target's aspect ratio, Keras' integer offsets.
+struct Window {
+  int64_t top = 0, left = 0, rows = 0, cols = 0;
+};
+Window aspect_window(const ImageSize& size, int64_t height, int64_t width);
+
 }  // namespace axon::data

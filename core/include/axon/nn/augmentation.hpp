@@ -1,7 +1,9 @@
 // Keras' image augmentation layers (RandomFlip, RandomTranslation,
 // RandomRotation, RandomZoom, RandomCrop, RandomContrast): active in
 // training only, the identity at inference (RandomCrop crops the centre
-// there, so the model's shapes hold). Each runs on the host, one image at a
+// there, so the model's shapes hold); and its image preprocessing layers
+// Resizing and CenterCrop, which draw nothing and do the same in training
+// and at inference. Each runs on the host, one image at a
 // time, with Keras' arithmetic (axon/data/image_transform.hpp): the batch is
 // read back, transformed and sent up again, which costs a copy on a GPU and
 // keeps the op table as it is.
@@ -21,6 +23,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 namespace axon::nn {
 
@@ -181,6 +184,53 @@ class RandomCrop : public ImageAugmentation {
 
  private:
   Draw centre() const;
+  int64_t height_, width_;
+  mutable std::vector<float> window_;
+};
+
+// Resizing(height, width, interpolation, crop_to_aspect_ratio): every image
+// to height x width, bilinear or nearest (TensorFlow's tf.image.resize,
+// antialias off), after cropping the centre window of the target's aspect
+// ratio where asked; in training and at inference alike.
+class Resizing : public ImageAugmentation {
+ public:
+  Resizing(int64_t height, int64_t width, data::Interpolation interpolation = data::Interpolation::bilinear,
+           bool crop_to_aspect_ratio = false, std::string name = "resizing");
+  const char* type() const override { return "Resizing"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using ImageAugmentation::output_shape;
+  Draw draw(Rng&) const override { return {}; }
+  void transform(const float* in, const Draw&, float* out) const override { infer(in, out); }
+  bool changes_at_inference() const override { return true; }
+  void infer(const float* in, float* out) const override;
+
+ private:
+  int64_t height_, width_;
+  data::Interpolation interpolation_;
+  bool crop_to_aspect_ratio_;
+  mutable std::vector<float> window_;
+};
+
+// CenterCrop(height, width): the centre height x width window of an image
+// at least that large both ways, else (Keras' smart_resize) the centre
+// window of the target's aspect ratio resized bilinearly to it; in training
+// and at inference alike.
+class CenterCrop : public ImageAugmentation {
+ public:
+  CenterCrop(int64_t height, int64_t width, std::string name = "center_crop");
+  const char* type() const override { return "CenterCrop"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using ImageAugmentation::output_shape;
+  Draw draw(Rng&) const override { return {}; }
+  void transform(const float* in, const Draw&, float* out) const override { infer(in, out); }
+  bool changes_at_inference() const override { return true; }
+  void infer(const float* in, float* out) const override;
+
+ private:
   int64_t height_, width_;
   mutable std::vector<float> window_;
 };

@@ -33,12 +33,9 @@ Shape RandomCrop::output_shape(std::span<const Shape> in) const {
 }
 
 ImageAugmentation::Draw RandomCrop::centre() const {
-  const data::ImageSize s = image_size();
-  // Keras' smart crop: the largest window of the target's aspect ratio.
-  const int64_t rows = std::clamp(s.width * height_ / width_, int64_t{1}, s.height);
-  const int64_t cols = std::clamp(s.height * width_ / height_, int64_t{1}, s.width);
-  return {static_cast<float>((s.height - rows) / 2), static_cast<float>((s.width - cols) / 2),
-          static_cast<float>(rows), static_cast<float>(cols)};
+  const data::Window w = data::aspect_window(image_size(), height_, width_);
+  return {static_cast<float>(w.top), static_cast<float>(w.left), static_cast<float>(w.rows),
+          static_cast<float>(w.cols)};
 }
 
 ImageAugmentation::Draw RandomCrop::draw(Rng& rng) const {

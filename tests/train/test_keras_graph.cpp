@@ -218,6 +218,21 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     refused(functional(chain("Reshape", R"("target_shape": [262144, 262144, 262144, 262144, -1])"), "dense"),
             {"Reshape 'x'", "cannot reshape [8,8,1]"});
   }
+  SECTION("Conv2DTranspose settings axon does not compute") {
+    auto chain = [](const char* config) {
+      return std::vector<L>{{"Conv2DTranspose", "t", config, {"input_layer"}},
+                            {"Flatten", "flatten", "", {"t"}},
+                            {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+    };
+    refused(functional(chain(R"("filters": 2, "kernel_size": 3, "strides": 2, "output_padding": [1, 1])"), "dense"),
+            {"Conv2DTranspose 't'", "output_padding is [1,1]; axon supports null only"});
+    refused(functional(chain(R"("filters": 2, "kernel_size": 3, "dilation_rate": 2)"), "dense"),
+            {"Conv2DTranspose 't'", "dilation_rate is 2; axon supports 1 only"});
+    std::vector<L> twice = chain(R"("filters": 2, "kernel_size": 3, "strides": 64)");  // 8 -> 512 -> 32768
+    twice.insert(twice.begin() + 1, {"Conv2DTranspose", "t2", R"("filters": 2, "kernel_size": 3, "strides": 64)", {"t"}});
+    twice[2].reads = {"t2"};
+    refused(functional(twice, "dense"), {"Conv2DTranspose 't2'", "output of 32768x32768 is larger than 4096 a side"});
+  }
   SECTION("activations beyond the per-sample limits, before anything is allocated") {
     // 4096x4096 images: a 1x1 convolution into 2 channels outputs 2^25 values
     // a sample (the limit of one layer), 32 of them 2^30 (the limit of all).

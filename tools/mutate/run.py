@@ -956,6 +956,21 @@ MUTATIONS += [
         "tests": r"^train\.model$",
     },
     {
+        "name": "transposed convolution's input gradient skips its activation",
+        "what": "Conv2DTranspose's input gradient convolves dy, not dy through the activation's and bias's gradient",
+        "edits": [("core/src/nn/layers/conv2d_transpose.cpp", "ops::conv2d(dz, weight(0).value, dx[0], attrs_, name());",
+                   "ops::conv2d(dy, weight(0).value, dx[0], attrs_, name());")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "transposed output under SAME reaches past the stride",
+        "what": "a SAME Conv2DTranspose's output adds the window's reach beyond a stride, as VALID does",
+        "edits": [("sdk/include/axon/op_geometry.hpp",
+                   "return in * stride + (padding == AXON_PADDING_SAME || effective <= stride ? 0 : effective - stride);",
+                   "return in * stride + (effective <= stride ? 0 : effective - stride);")],
+        "tests": r"^(goldens\.keras_models|train\.model)$",
+    },
+    {
         "name": "memory check of one sample",
         "what": "the training memory check counts one sample's layer outputs, not the batch's",
         "edits": [

@@ -66,6 +66,43 @@ class Conv2D : public Layer {
   Tensor x_, z_, y_;  // kept for the backward
 };
 
+// Conv2DTranspose(filters, kernel_size, strides, padding, dilation_rate,
+// activation, use_bias): the gradient of a convolution with respect to its
+// input, run forward (Conv2DBackpropInput; its kernel [KH, KW, filters,
+// channels] is that convolution's filter). Backward: Conv2D for the input's
+// gradient, Conv2DBackpropFilter with the roles of input and gradient
+// swapped for the kernel's.
+class Conv2DTranspose : public Layer {
+ public:
+  Conv2DTranspose(int filters, Size2 kernel_size, Activation activation = Activation::linear, Size2 strides = 1,
+                  axon_padding padding = AXON_PADDING_VALID, std::string name = "conv2d_transpose",
+                  bool use_bias = true, Size2 dilation_rate = 1);
+  const char* type() const override { return "Conv2DTranspose"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+  Activation output_activation() const override { return activation_; }
+  void set_output_logits(bool logits) override { logits_ = logits; }
+
+ private:
+  Activation applied() const { return logits_ ? Activation::linear : activation_; }
+  int filters_;
+  Size2 kernel_;
+  Activation activation_;
+  axon_conv2d_attrs attrs_;
+  bool use_bias_;
+  bool logits_ = false;
+  Tensor x_, z_, y_;  // kept for the backward
+};
+
 // MaxPooling2D(pool_size, strides, padding, name): strides default to the
 // pool size, padding to "valid".
 class MaxPooling2D : public Layer {

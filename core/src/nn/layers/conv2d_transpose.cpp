@@ -1,0 +1,134 @@
+// Conv2DTranspose: the input gradient of the convolution that maps its
+// output back to its input, run forward. With that convolution's geometry
+// (its input the layer's output, its output the layer's input) every pass
+// is an op every plugin has: forward Conv2DBackpropInput, then BiasAdd and
+// the activation; backward the activation's and bias's gradients, Conv2D
+// for the input's gradient and Conv2DBackpropFilter (input and gradient
+// swapped) for the kernel's, as TensorFlow differentiates conv2d_transpose.
+#include "../layer_registry.hpp"
+
+#include <axon/error.hpp>
+#include <axon/limits.hpp>
+#include <axon/nn/layers.hpp>
+#include <axon/op_geometry.hpp>
+#include <axon/ops.hpp>
+
+namespace axon::nn {
+
+Conv2DTranspose::Conv2DTranspose(int filters, Size2 kernel_size, Activation activation, Size2 strides,
+                                 axon_padding padding, std::string name, bool use_bias, Size2 dilation_rate)
+    : Layer(std::move(name)), filters_(filters), kernel_(kernel_size), activation_(activation),
+      attrs_(ops::conv2d_attrs(strides.h, strides.w, dilation_rate.h, dilation_rate.w, padding)), use_bias_(use_bias) {
+  if (filters <= 0 || kernel_.h <= 0 || kernel_.w <= 0 || strides.h <= 0 || strides.w <= 0 || dilation_rate.h <= 0 ||
+      dilation_rate.w <= 0)
+    throw UsageError("Conv2DTranspose: filters, kernel size, strides and dilation must be positive");
+  if ((strides.h > 1 || strides.w > 1) && (dilation_rate.h > 1 || dilation_rate.w > 1))
+    throw UsageError("Conv2DTranspose: strides > 1 together with dilation_rate > 1 is not supported (as in Keras)");
+}
+
+std::unique_ptr<Layer> Conv2DTranspose::clone() const {
+  return std::make_unique<Conv2DTranspose>(filters_, kernel_, activation_, Size2(attrs_.stride_h, attrs_.stride_w),
+                                           attrs_.padding, name(), use_bias_,
+                                           Size2(attrs_.dilation_h, attrs_.dilation_w));
+}
+
+void Conv2DTranspose::write_config(KerasConfigWriter& c) const {
+  c.integer("filters", filters_);
+  c.integers("kernel_size", {kernel_.h, kernel_.w});
+  c.integers("strides", {attrs_.stride_h, attrs_.stride_w});
+  c.string("padding", attrs_.padding == AXON_PADDING_SAME ? "same" : "valid");
+  c.null("output_padding");
+  c.string("data_format", "channels_last");
+  c.integers("dilation_rate", {attrs_.dilation_h, attrs_.dilation_w});
+  c.string("activation", activation_name(activation_));
+  c.boolean("use_bias", use_bias_);
+  c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
+  c.initializer("bias_initializer", initializer("bias", "Zeros"));
+  c.regularizer("kernel_regularizer", l2("kernel"));
+  c.regularizer("bias_regularizer", l2("bias"));
+}
+
+Shape Conv2DTranspose::output_shape(std::span<const Shape> in) const {
+  const Shape& s = in[0];
+  if (s.size() != 3) throw UsageError("needs a [height, width, channels] input, gets " + shape_string(s));
+  const int64_t h = transposed_out(s[0], kernel_.h, attrs_.stride_h, attrs_.dilation_h, attrs_.padding);
+  const int64_t w = transposed_out(s[1], kernel_.w, attrs_.stride_w, attrs_.dilation_w, attrs_.padding);
+  if (h > limits::kMaxModelImageSide || w > limits::kMaxModelImageSide)
+    throw UsageError("its output of " + std::to_string(h) + "x" + std::to_string(w) + " is larger than " +
+                     std::to_string(limits::kMaxModelImageSide) + " a side");
+  return {h, w, filters_};
+}
+
+std::vector<WeightSpec> Conv2DTranspose::weight_specs(std::span<const Shape> in) const {
+  std::vector<WeightSpec> w{{"kernel", {kernel_.h, kernel_.w, filters_, in[0].at(2)}, Initializer::glorot_uniform}};
+  if (use_bias_) w.push_back({"bias", {filters_}, Initializer::zeros});
+  return w;
+}
+
+Tensor Conv2DTranspose::forward(std::span<const Tensor> in) {
+  const Tensor& x = in[0];
+  const int64_t n = x.dim(0);
+  const Activation act = applied();
+  Tensor y = take(n, output_shape());
+  Tensor z = act == Activation::linear ? y : take(n, output_shape());
+  ops::conv2d_backprop_input(x, weight(0).value, z, attrs_, name());
+  add_bias_and_activate(act, use_bias_ ? &weight(1).value : nullptr, z, y);
+  if (remembers()) {
+    x_ = x;
+    y_ = y;
+    if (act != Activation::linear && uses_input(act)) z_ = z;
+  }
+  return y;
+}
+
+void Conv2DTranspose::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
+  const Tensor dz = bias_and_activation_grad(applied(), dy, z_, y_, use_bias_ ? &weight(1).grad : nullptr);
+  ops::conv2d_backprop_filter(dz, x_, weight(0).grad, attrs_, name());
+  if (need_dx[0]) {
+    dx[0] = take(dy.dim(0), input_shape());
+    ops::conv2d(dz, weight(0).value, dx[0], attrs_, name());
+  }
+  x_ = z_ = y_ = Tensor();
+}
+
+int64_t Conv2DTranspose::forward_flops() const {
+  const Shape& i = input_shape();
+  return 2 * i[0] * i[1] * i[2] * kernel_.h * kernel_.w * filters_;
+}
+
+int64_t Conv2DTranspose::backward_flops(bool need_dx) const { return forward_flops() * (need_dx ? 2 : 1); }
+
+namespace {
+
+std::unique_ptr<Layer> conv2d_transpose_from_keras(const KerasLayerConfig& l) {
+  const int64_t filters = l.integer("filters", 1, 65536, 0);
+  if (filters == 0) l.fail("has no filters");
+  const auto kernel = l.pair("kernel_size", 1, limits::kMaxImageSide, {0, 0});
+  if (kernel.first == 0) l.fail("has no kernel_size");
+  const auto strides = l.pair("strides", 1, limits::kMaxImageSide, {1, 1});
+  const auto dilation = l.pair("dilation_rate", 1, limits::kMaxImageSide, {1, 1});
+  // TensorFlow's CPU kernel refuses a dilated Conv2DBackpropInput, so no
+  // golden could check one.
+  if (dilation.first != 1 || dilation.second != 1)
+    l.fail("dilation_rate is " + json_text(l.at("dilation_rate")) + "; axon supports 1 only");
+  if (l.has("output_padding") && !l.at("output_padding").is_null())
+    l.fail("output_padding is " + json_text(l.at("output_padding")) + "; axon supports null only");
+  if (l.integer("groups", 1, 65536, 1) != 1) l.fail("groups is " + json_text(l.at("groups")) + "; axon supports 1 only");
+  l.check_no_constraints();
+  return with_weight_settings(
+      std::make_unique<Conv2DTranspose>(
+          static_cast<int>(filters), Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
+          l.activation(), Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)), l.padding(),
+          l.name(), l.boolean("use_bias", true)),
+      l, {{"kernel", "kernel_initializer", "GlorotUniform", "kernel_regularizer"},
+          {"bias", "bias_initializer", "Zeros", "bias_regularizer"}});
+}
+
+const LayerEntry kConv2dTransposeEntry{
+    "Conv2DTranspose", conv2d_transpose_from_keras,
+    "filters, kernel_size, strides, padding (valid, same), activation, use_bias; dilation_rate 1, output_padding "
+    "null, kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L2)"};
+const LayerRegistration kConv2dTransposeRegistered(kConv2dTransposeEntry);
+
+}  // namespace
+}  // namespace axon::nn

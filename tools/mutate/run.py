@@ -963,11 +963,11 @@ MUTATIONS += [
         "tests": r"^goldens\.keras_models$",
     },
     {
-        "name": "transposed output under SAME reaches past the stride",
-        "what": "a SAME Conv2DTranspose's output adds the window's reach beyond a stride, as VALID does",
+        "name": "transposed output's reach under the other padding",
+        "what": "Conv2DTranspose's output adds the window's reach beyond a stride under SAME instead of VALID",
         "edits": [("sdk/include/axon/op_geometry.hpp",
                    "return in * stride + (padding == AXON_PADDING_SAME || effective <= stride ? 0 : effective - stride);",
-                   "return in * stride + (effective <= stride ? 0 : effective - stride);")],
+                   "return in * stride + (padding == AXON_PADDING_VALID || effective <= stride ? 0 : effective - stride);")],
         "tests": r"^(goldens\.keras_models|train\.model)$",
     },
     {

@@ -233,6 +233,16 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     twice[2].reads = {"t2"};
     refused(functional(twice, "dense"), {"Conv2DTranspose 't2'", "output of 32768x32768 is larger than 4096 a side"});
   }
+  SECTION("UpSampling2D settings axon does not compute") {
+    std::vector<L> ls{{"UpSampling2D", "u", R"("size": [2, 2], "interpolation": "bilinear")", {"input_layer"}},
+                      {"Flatten", "flatten", "", {"u"}},
+                      {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+    refused(functional(ls, "dense"), {"UpSampling2D 'u'", "interpolation is \"bilinear\"; axon reads nearest only"});
+    ls[0].config = R"("size": [64, 64])";  // 8 -> 512
+    ls.insert(ls.begin() + 1, {"UpSampling2D", "u2", R"("size": 64)", {"u"}});
+    ls[2].reads = {"u2"};
+    refused(functional(ls, "dense"), {"UpSampling2D 'u2'", "output of 32768x32768 is larger than 4096 a side"});
+  }
   SECTION("activations beyond the per-sample limits, before anything is allocated") {
     // 4096x4096 images: a 1x1 convolution into 2 channels outputs 2^25 values
     // a sample (the limit of one layer), 32 of them 2^30 (the limit of all).

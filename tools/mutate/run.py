@@ -971,6 +971,13 @@ MUTATIONS += [
         "tests": r"^(goldens\.keras_models|train\.model)$",
     },
     {
+        "name": "upsampling passes no gradient",
+        "what": "UpSampling2D's backward writes zeros instead of each block's sum of the gradient",
+        "edits": [("core/src/nn/layers/up_sampling2d.cpp", "ops::depthwise_conv2d(dy, ones_, dx[0], attrs_, name());",
+                   "ops::fill(dx[0], 0.0f, name());")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
         "name": "memory check of one sample",
         "what": "the training memory check counts one sample's layer outputs, not the batch's",
         "edits": [

@@ -259,13 +259,14 @@ def transpose():
     """Conv2DTranspose: SAME at stride 2 back to the input's size, VALID
     with a rectangular kernel and strides (1, 2), a kernel smaller than its
     stride (the output's last rows and columns only the bias's), and one
-    without bias."""
+    without bias; and UpSampling2D by (2, 3)."""
     i = keras.Input((28, 28, 1))
     x = layers.Conv2D(8, 3, strides=2, padding="same", activation="relu")(i)
     x = layers.Conv2DTranspose(8, 3, strides=2, padding="same", activation="relu")(x)
     x = layers.MaxPooling2D()(x)
     x = layers.Conv2DTranspose(4, (3, 2), strides=(1, 2), activation="tanh")(x)
     x = layers.Conv2D(4, 3, strides=3)(x)
+    x = layers.UpSampling2D((2, 3))(x)
     x = layers.Conv2DTranspose(6, 2, strides=3)(x)
     x = layers.Conv2DTranspose(6, 3, padding="same", use_bias=False, activation="elu")(x)
     x = layers.GlobalAveragePooling2D()(x)

@@ -103,6 +103,33 @@ class Conv2DTranspose : public Layer {
   Tensor x_, z_, y_;  // kept for the backward
 };
 
+// UpSampling2D(size, interpolation "nearest"): each pixel repeated size.h x
+// size.w times. That is the input gradient of a depthwise convolution of
+// ones with the size as kernel and strides (each output pixel the sum of a
+// block), so forward runs DepthwiseConv2dNativeBackpropInput and backward
+// DepthwiseConv2dNative (the block sums), ops every plugin has.
+class UpSampling2D : public Layer {
+ public:
+  explicit UpSampling2D(Size2 size = 2, std::string name = "up_sampling2d");
+  const char* type() const override { return "UpSampling2D"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
+  Size2 size_;
+  axon_conv2d_attrs attrs_;
+  Tensor ones_;  // [size.h, size.w, channels, 1]
+};
+
 // MaxPooling2D(pool_size, strides, padding, name): strides default to the
 // pool size, padding to "valid".
 class MaxPooling2D : public Layer {

@@ -66,8 +66,8 @@ class Conv2D : public Layer {
   Tensor x_, z_, y_;  // kept for the backward
 };
 
-// Conv2DTranspose(filters, kernel_size, strides, padding, dilation_rate,
-// activation, use_bias): the gradient of a convolution with respect to its
+// Conv2DTranspose(filters, kernel_size, strides, padding, activation,
+// use_bias): the gradient of a convolution with respect to its
 // input, run forward (Conv2DBackpropInput; its kernel [KH, KW, filters,
 // channels] is that convolution's filter). Backward: Conv2D for the input's
 // gradient, Conv2DBackpropFilter with the roles of input and gradient
@@ -76,7 +76,7 @@ class Conv2DTranspose : public Layer {
  public:
   Conv2DTranspose(int filters, Size2 kernel_size, Activation activation = Activation::linear, Size2 strides = 1,
                   axon_padding padding = AXON_PADDING_VALID, std::string name = "conv2d_transpose",
-                  bool use_bias = true, Size2 dilation_rate = 1);
+                  bool use_bias = true);
   const char* type() const override { return "Conv2DTranspose"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;

@@ -16,20 +16,16 @@
 namespace axon::nn {
 
 Conv2DTranspose::Conv2DTranspose(int filters, Size2 kernel_size, Activation activation, Size2 strides,
-                                 axon_padding padding, std::string name, bool use_bias, Size2 dilation_rate)
+                                 axon_padding padding, std::string name, bool use_bias)
     : Layer(std::move(name)), filters_(filters), kernel_(kernel_size), activation_(activation),
-      attrs_(ops::conv2d_attrs(strides.h, strides.w, dilation_rate.h, dilation_rate.w, padding)), use_bias_(use_bias) {
-  if (filters <= 0 || kernel_.h <= 0 || kernel_.w <= 0 || strides.h <= 0 || strides.w <= 0 || dilation_rate.h <= 0 ||
-      dilation_rate.w <= 0)
-    throw UsageError("Conv2DTranspose: filters, kernel size, strides and dilation must be positive");
-  if ((strides.h > 1 || strides.w > 1) && (dilation_rate.h > 1 || dilation_rate.w > 1))
-    throw UsageError("Conv2DTranspose: strides > 1 together with dilation_rate > 1 is not supported (as in Keras)");
+      attrs_(ops::conv2d_attrs(strides.h, strides.w, 1, 1, padding)), use_bias_(use_bias) {
+  if (filters <= 0 || kernel_.h <= 0 || kernel_.w <= 0 || strides.h <= 0 || strides.w <= 0)
+    throw UsageError("Conv2DTranspose: filters, kernel size and strides must be positive");
 }
 
 std::unique_ptr<Layer> Conv2DTranspose::clone() const {
   return std::make_unique<Conv2DTranspose>(filters_, kernel_, activation_, Size2(attrs_.stride_h, attrs_.stride_w),
-                                           attrs_.padding, name(), use_bias_,
-                                           Size2(attrs_.dilation_h, attrs_.dilation_w));
+                                           attrs_.padding, name(), use_bias_);
 }
 
 void Conv2DTranspose::write_config(KerasConfigWriter& c) const {
@@ -39,7 +35,7 @@ void Conv2DTranspose::write_config(KerasConfigWriter& c) const {
   c.string("padding", attrs_.padding == AXON_PADDING_SAME ? "same" : "valid");
   c.null("output_padding");
   c.string("data_format", "channels_last");
-  c.integers("dilation_rate", {attrs_.dilation_h, attrs_.dilation_w});
+  c.integers("dilation_rate", {1, 1});
   c.string("activation", activation_name(activation_));
   c.boolean("use_bias", use_bias_);
   c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
@@ -51,8 +47,8 @@ void Conv2DTranspose::write_config(KerasConfigWriter& c) const {
 Shape Conv2DTranspose::output_shape(std::span<const Shape> in) const {
   const Shape& s = in[0];
   if (s.size() != 3) throw UsageError("needs a [height, width, channels] input, gets " + shape_string(s));
-  const int64_t h = transposed_out(s[0], kernel_.h, attrs_.stride_h, attrs_.dilation_h, attrs_.padding);
-  const int64_t w = transposed_out(s[1], kernel_.w, attrs_.stride_w, attrs_.dilation_w, attrs_.padding);
+  const int64_t h = transposed_out(s[0], kernel_.h, attrs_.stride_h, 1, attrs_.padding);
+  const int64_t w = transposed_out(s[1], kernel_.w, attrs_.stride_w, 1, attrs_.padding);
   if (h > limits::kMaxModelImageSide || w > limits::kMaxModelImageSide)
     throw UsageError("its output of " + std::to_string(h) + "x" + std::to_string(w) + " is larger than " +
                      std::to_string(limits::kMaxModelImageSide) + " a side");

@@ -34,10 +34,10 @@ constexpr WindowAxis window_axis(int64_t in, int64_t size, int64_t stride, int64
   return w;
 }
 
-// A transposed convolution's output size (Keras' deconv_output_length
-// without output_padding): the largest input of the convolution it is the
-// gradient of whose window_axis().out is `in`: in * stride, plus what the
-// dilated window reaches beyond a stride under VALID.
+// A transposed convolution's output size, Keras' deconv_output_length
+// without output_padding: in * stride, plus under VALID what the dilated
+// window reaches beyond a stride. The convolution it is the gradient of
+// maps that size back to `in` (window_axis().out).
 constexpr int64_t transposed_out(int64_t in, int64_t size, int64_t stride, int64_t dilation, axon_padding padding) {
   const int64_t effective = (size - 1) * dilation + 1;
   return in * stride + (padding == AXON_PADDING_SAME || effective <= stride ? 0 : effective - stride);

@@ -73,6 +73,20 @@ void ImageAugmentation::write_seed(KerasConfigWriter& c) const {
     c.null("seed");
 }
 
+FixedSizeImage::FixedSizeImage(const char* what, int64_t height, int64_t width, std::string name)
+    : ImageAugmentation(std::move(name), std::nullopt), height_(height), width_(width) {
+  if (height < 1 || width < 1) throw UsageError(std::string(what) + ": height and width must be positive");
+}
+
+Shape FixedSizeImage::output_shape(std::span<const Shape> in) const {
+  return {height_, width_, ImageAugmentation::output_shape(in)[2]};
+}
+
+void FixedSizeImage::write_size(KerasConfigWriter& c) const {
+  c.integer("height", height_);
+  c.integer("width", width_);
+}
+
 void ProjectiveAugmentation::transform(const float* in, const Draw& d, float* out) const {
   data::projective_transform(in, image_size(), matrix(d), fill_.interpolation, fill_.fill_mode, fill_.fill_value, out);
 }

@@ -188,51 +188,52 @@ class RandomCrop : public ImageAugmentation {
   mutable std::vector<float> window_;
 };
 
+// What Resizing and CenterCrop share: a height x width output, no draw,
+// the same image in training and at inference.
+class FixedSizeImage : public ImageAugmentation {
+ public:
+  // what: the class's name, for the message refusing a size below 1.
+  FixedSizeImage(const char* what, int64_t height, int64_t width, std::string name);
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using ImageAugmentation::output_shape;
+  Draw draw(Rng&) const override { return {}; }
+  void transform(const float* in, const Draw&, float* out) const override { infer(in, out); }
+  bool changes_at_inference() const override { return true; }
+
+ protected:
+  void write_size(KerasConfigWriter& c) const;
+  int64_t height_, width_;
+  mutable std::vector<float> window_;  // a crop, before it is resized
+};
+
 // Resizing(height, width, interpolation, crop_to_aspect_ratio): every image
 // to height x width, bilinear or nearest (TensorFlow's tf.image.resize,
 // antialias off), after cropping the centre window of the target's aspect
-// ratio where asked; in training and at inference alike.
-class Resizing : public ImageAugmentation {
+// ratio where asked.
+class Resizing : public FixedSizeImage {
  public:
   Resizing(int64_t height, int64_t width, data::Interpolation interpolation = data::Interpolation::bilinear,
            bool crop_to_aspect_ratio = false, std::string name = "resizing");
   const char* type() const override { return "Resizing"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
-  Shape output_shape(std::span<const Shape> inputs) const override;
-  using ImageAugmentation::output_shape;
-  Draw draw(Rng&) const override { return {}; }
-  void transform(const float* in, const Draw&, float* out) const override { infer(in, out); }
-  bool changes_at_inference() const override { return true; }
   void infer(const float* in, float* out) const override;
 
  private:
-  int64_t height_, width_;
   data::Interpolation interpolation_;
   bool crop_to_aspect_ratio_;
-  mutable std::vector<float> window_;
 };
 
 // CenterCrop(height, width): the centre height x width window of an image
 // at least that large both ways, else (Keras' smart_resize) the centre
-// window of the target's aspect ratio resized bilinearly to it; in training
-// and at inference alike.
-class CenterCrop : public ImageAugmentation {
+// window of the target's aspect ratio resized bilinearly to it.
+class CenterCrop : public FixedSizeImage {
  public:
   CenterCrop(int64_t height, int64_t width, std::string name = "center_crop");
   const char* type() const override { return "CenterCrop"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
-  Shape output_shape(std::span<const Shape> inputs) const override;
-  using ImageAugmentation::output_shape;
-  Draw draw(Rng&) const override { return {}; }
-  void transform(const float* in, const Draw&, float* out) const override { infer(in, out); }
-  bool changes_at_inference() const override { return true; }
   void infer(const float* in, float* out) const override;
-
- private:
-  int64_t height_, width_;
-  mutable std::vector<float> window_;
 };
 
 // RandomContrast(factor, value_range): per image, (x - mean) * f + mean with

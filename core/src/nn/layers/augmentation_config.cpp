@@ -1,5 +1,7 @@
 #include "augmentation_config.hpp"
 
+#include <axon/limits.hpp>
+
 #include <algorithm>
 #include <cmath>
 
@@ -57,6 +59,13 @@ TransformFill transform_fill(const KerasLayerConfig& l) {
 std::optional<int64_t> keras_seed(const KerasLayerConfig& l) {
   if (!l.has("seed")) return std::nullopt;
   return l.integer(l.at("seed"), "seed", -(int64_t{1} << 62), int64_t{1} << 62);
+}
+
+std::pair<int64_t, int64_t> target_size(const KerasLayerConfig& l) {
+  for (const char* k : {"height", "width"})
+    if (!l.has(k)) l.fail(std::string("has no ") + k);
+  const int64_t hi = limits::kMaxModelImageSide;
+  return {l.integer(l.at("height"), "height", 1, hi), l.integer(l.at("width"), "width", 1, hi)};
 }
 
 }  // namespace axon::nn

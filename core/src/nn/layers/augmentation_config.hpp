@@ -7,6 +7,7 @@
 #include <axon/nn/augmentation.hpp>
 
 #include <optional>
+#include <utility>
 
 namespace axon::nn {
 
@@ -18,5 +19,7 @@ void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f);
 TransformFill transform_fill(const KerasLayerConfig& l);
 // seed: null (the run's --seed decides) or an integer.
 std::optional<int64_t> keras_seed(const KerasLayerConfig& l);
+// height and width (both required), each from 1 to a model input's side limit.
+std::pair<int64_t, int64_t> target_size(const KerasLayerConfig& l);
 
 }  // namespace axon::nn

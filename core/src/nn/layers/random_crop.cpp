@@ -6,7 +6,6 @@
 
 #include <axon/data/resize.hpp>
 #include <axon/error.hpp>
-#include <axon/limits.hpp>
 
 #include <algorithm>
 
@@ -83,11 +82,8 @@ void RandomCrop::infer(const float* in, float* out) const {
 
 namespace {
 std::unique_ptr<Layer> random_crop_from_keras(const KerasLayerConfig& l) {
-  for (const char* k : {"height", "width"})
-    if (!l.has(k)) l.fail(std::string("has no ") + k);
-  const int64_t hi = limits::kMaxModelImageSide;
-  return std::make_unique<RandomCrop>(l.integer(l.at("height"), "height", 1, hi), l.integer(l.at("width"), "width", 1, hi),
-                                      l.name(), keras_seed(l));
+  const auto [height, width] = target_size(l);
+  return std::make_unique<RandomCrop>(height, width, l.name(), keras_seed(l));
 }
 const LayerEntry kRandomCropEntry{"RandomCrop", random_crop_from_keras,
                                   "height, width, seed; one window per batch in training, the centre at inference"};

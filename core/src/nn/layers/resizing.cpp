@@ -2,38 +2,27 @@
 // off), after Keras' centre crop to the target's aspect ratio where
 // crop_to_aspect_ratio says so.
 #include "../layer_registry.hpp"
+#include "augmentation_config.hpp"
 
 #include <axon/data/resize.hpp>
-#include <axon/error.hpp>
-#include <axon/limits.hpp>
-#include <axon/nn/augmentation.hpp>
 
 namespace axon::nn {
 
 Resizing::Resizing(int64_t height, int64_t width, data::Interpolation interpolation, bool crop_to_aspect_ratio,
                    std::string name)
-    : ImageAugmentation(std::move(name), std::nullopt),
-      height_(height),
-      width_(width),
+    : FixedSizeImage("Resizing", height, width, std::move(name)),
       interpolation_(interpolation),
-      crop_to_aspect_ratio_(crop_to_aspect_ratio) {
-  if (height < 1 || width < 1) throw UsageError("Resizing: height and width must be positive");
-}
+      crop_to_aspect_ratio_(crop_to_aspect_ratio) {}
 
 std::unique_ptr<Layer> Resizing::clone() const {
   return std::make_unique<Resizing>(height_, width_, interpolation_, crop_to_aspect_ratio_, name());
 }
 
 void Resizing::write_config(KerasConfigWriter& c) const {
-  c.integer("height", height_);
-  c.integer("width", width_);
+  write_size(c);
   c.string("interpolation", interpolation_ == data::Interpolation::nearest ? "nearest" : "bilinear");
   c.boolean("crop_to_aspect_ratio", crop_to_aspect_ratio_);
   c.string("data_format", "channels_last");
-}
-
-Shape Resizing::output_shape(std::span<const Shape> in) const {
-  return {height_, width_, ImageAugmentation::output_shape(in)[2]};
 }
 
 void Resizing::infer(const float* in, float* out) const {
@@ -55,18 +44,16 @@ void Resizing::infer(const float* in, float* out) const {
 
 namespace {
 std::unique_ptr<Layer> resizing_from_keras(const KerasLayerConfig& l) {
-  for (const char* k : {"height", "width"})
-    if (!l.has(k)) l.fail(std::string("has no ") + k);
+  const auto [height, width] = target_size(l);
   const std::string interpolation = l.string("interpolation", "bilinear");
   if (interpolation != "bilinear" && interpolation != "nearest")
     l.fail("interpolation is \"" + interpolation + "\"; axon reads bilinear and nearest");
   if (l.boolean("pad_to_aspect_ratio", false)) l.fail("pad_to_aspect_ratio is true; axon reads only false");
   if (l.boolean("antialias", false)) l.fail("antialias is true; axon reads only false");
-  const int64_t hi = limits::kMaxModelImageSide;
-  return std::make_unique<Resizing>(
-      l.integer(l.at("height"), "height", 1, hi), l.integer(l.at("width"), "width", 1, hi),
-      interpolation == "nearest" ? data::Interpolation::nearest : data::Interpolation::bilinear,
-      l.boolean("crop_to_aspect_ratio", false), l.name());
+  return std::make_unique<Resizing>(height, width,
+                                    interpolation == "nearest" ? data::Interpolation::nearest
+                                                               : data::Interpolation::bilinear,
+                                    l.boolean("crop_to_aspect_ratio", false), l.name());
 }
 const LayerEntry kResizingEntry{"Resizing", resizing_from_keras,
                                 "height, width, interpolation (bilinear, nearest), crop_to_aspect_ratio; antialias "

@@ -819,6 +819,46 @@ void batch_norm_cases(Gen& g, OpId id) {
   }
 }
 
+// Layer normalization of x [R, K]: rows of one value (variance 0), of a
+// constant, of a vector's width and odd sizes, a ConvNeXt layer's 96
+// channels, and no rows (zero sums). The gradient takes the mean and inv_std
+// the reference's forward gives. Judged by axon/tolerance_layer_norm.hpp
+// (reference.cpp).
+void layer_norm_cases(Gen& g, OpId id) {
+  struct Spec {
+    Dims x;
+    float epsilon;
+    bool constant_row;
+  };
+  static const std::vector<Spec> specs = {{{6, 5}, 1e-3f, false},  {{3, 16}, 1e-6f, false}, {{4, 1}, 1e-3f, false},
+                                          {{5, 37}, 1e-5f, true},  {{128, 96}, 1e-6f, false}, {{0, 8}, 1e-3f, false}};
+  for (const Spec& s : specs) {
+    const int64_t rows = s.x[0], k = s.x[1];
+    const Dims v = {k}, r = {rows};
+    const std::string text = dims_text(s.x) + ", epsilon " + std::to_string(s.epsilon).substr(0, 8) +
+                             (s.constant_row ? ", a constant row" : "");
+    HostTensor x = g.floats(s.x, -1.0f, 3.0f);
+    if (s.constant_row && rows > 0)
+      for (int64_t j = 0; j < k; ++j) x.f32()[j] = 0.75f;
+    const HostTensor scale = g.floats(v, 0.5f, 1.5f), offset = g.floats(v, -0.5f, 0.5f);
+    const axon_layer_norm_attrs a{sizeof(axon_layer_norm_attrs), s.epsilon};
+    if (id == OpId::LayerNorm) {
+      Case& c = g.add(text);
+      c.attrs = a;
+      c.inputs = {x, scale, offset};
+      c.outputs = {f32(s.x), f32(r), f32(r)};
+      judge_all(c, Rule::sum, false);
+      continue;
+    }
+    const auto fwd = run_reference(op_schema(OpId::LayerNorm), {x, scale, offset}, {f32(s.x), f32(r), f32(r)}, &a);
+    Case& c = g.add(text);
+    c.attrs = a;
+    c.inputs = {g.floats(s.x), x, scale, fwd[1], fwd[2]};
+    c.outputs = {f32(s.x), f32(v), f32(v)};
+    judge_all(c, Rule::sum, false);
+  }
+}
+
 // Depthwise convolution, filter [KH, KW, C, M]: multipliers 1 to 3, SAME and
 // VALID, strides 1 and 2 (and 2x1), dilation, batch 1 and 2, a layer of a
 // small ResNet and an empty batch.
@@ -1109,6 +1149,8 @@ std::vector<Case> make_cases(const OpSchema& op, axon_dtype key) {
     case OpId::DepthwiseConv2dNative:
     case OpId::DepthwiseConv2dNativeBackpropInput:
     case OpId::DepthwiseConv2dNativeBackpropFilter: depthwise_cases(g, op.id); break;
+    case OpId::LayerNorm:
+    case OpId::LayerNormGrad: layer_norm_cases(g, op.id); break;
     case OpId::Sigmoid:
     case OpId::SigmoidGrad:
     case OpId::Tanh:

@@ -3,6 +3,7 @@
 #include "kernels.hpp"  // the reference plugin's: ref::kernel_table()
 
 #include <axon/tolerance_batch_norm.hpp>
+#include <axon/tolerance_layer_norm.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -100,6 +101,23 @@ std::vector<HostTensor> batch_norm_magnitudes(const Case& c) {
   return out;
 }
 
+// LayerNorm's and LayerNormGrad's S: the magnitudes B of
+// axon/tolerance_layer_norm.hpp with float32 row sums allowed (t = sqrt(K)).
+std::vector<HostTensor> layer_norm_magnitudes(const Case& c) {
+  const bool forward = c.op->id == OpId::LayerNorm;
+  const HostTensor& x = c.inputs[forward ? 0 : 1];
+  tol::LayerNormInputs in{};
+  in.x = x.f32(), in.rows = x.dims[0], in.k = x.dims[1];
+  in.scale = c.inputs[forward ? 1 : 2].f32(), in.offset = forward ? c.inputs[2].f32() : nullptr;
+  in.epsilon = std::get<axon_layer_norm_attrs>(c.attrs).epsilon;
+  in.float32_statistics = true;
+  const auto b = forward ? tol::layer_norm_magnitudes(in) : tol::layer_norm_grad_magnitudes(in, c.inputs[0].f32());
+  std::vector<HostTensor> out = c.outputs;
+  for (size_t k = 0; k < out.size(); ++k)
+    for (int64_t i = 0; i < out[k].numel(); ++i) out[k].f32()[i] = static_cast<float>(b[k][static_cast<size_t>(i)]);
+  return out;
+}
+
 }  // namespace
 
 Expected expected_results(const Case& c) {
@@ -107,6 +125,10 @@ Expected expected_results(const Case& c) {
   e.want = run_reference(*c.op, c.inputs, c.outputs, c.attr_ptr(), c.in_place);
   if (is_batch_norm(c.op->id)) {
     e.abs_sum = batch_norm_magnitudes(c);
+    return e;
+  }
+  if (c.op->id == OpId::LayerNorm || c.op->id == OpId::LayerNormGrad) {
+    e.abs_sum = layer_norm_magnitudes(c);
     return e;
   }
   bool any_sum = false;

@@ -111,7 +111,9 @@ int64_t flops(OpId op, const axon_kernel_call& c) {
     case OpId::MaxPoolGrad: return pool_flops(attrs_of<axon_pool_attrs>(c), in[2]);
     case OpId::AvgPoolGrad: return pool_flops(attrs_of<axon_pool_attrs>(c), in[0]);
 
-    case OpId::FusedBatchNormV3: return kBatchNormForward * numel(in[0]);
+    case OpId::FusedBatchNormV3:
+    case OpId::LayerNorm: return kBatchNormForward * numel(in[0]);
+    case OpId::LayerNormGrad: return kBatchNormBackward * numel(in[1]);
     case OpId::FusedBatchNormGradV3: return kBatchNormBackward * numel(in[1]);
     case OpId::FusedBatchNormEx:
       return (kBatchNormForward + (attrs_of<axon_fused_batch_norm_attrs>(c).activation == AXON_ACTIVATION_RELU)) *

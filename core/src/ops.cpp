@@ -424,6 +424,26 @@ void fused_batch_norm_grad(const Tensor& dy, const Tensor& x, const Tensor& scal
   call<OpId::FusedBatchNormGradV3>(layer, in(&dy, &x, &scale, &reserve_space_1, &reserve_space_2),
                                    out(&dx, &scale_backprop, &offset_backprop), &a);
 }
+namespace {
+axon_layer_norm_attrs layer_norm_attrs(float epsilon) {
+  axon_layer_norm_attrs a{};
+  a.struct_size = sizeof a;
+  a.epsilon = epsilon;
+  return a;
+}
+}  // namespace
+void layer_norm(const Tensor& x, const Tensor& scale, const Tensor& offset, Tensor& y, Tensor& mean, Tensor& inv_std,
+                float epsilon, const std::string& layer) {
+  const axon_layer_norm_attrs a = layer_norm_attrs(epsilon);
+  call<OpId::LayerNorm>(layer, in(&x, &scale, &offset), out(&y, &mean, &inv_std), &a);
+}
+void layer_norm_grad(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean, const Tensor& inv_std,
+                     Tensor& dx, Tensor& scale_backprop, Tensor& offset_backprop, float epsilon,
+                     const std::string& layer) {
+  const axon_layer_norm_attrs a = layer_norm_attrs(epsilon);
+  call<OpId::LayerNormGrad>(layer, in(&dy, &x, &scale, &mean, &inv_std), out(&dx, &scale_backprop, &offset_backprop),
+                            &a);
+}
 axon_fused_batch_norm_attrs fused_batch_norm_relu_attrs(const axon_batch_norm_attrs& a) {
   axon_fused_batch_norm_attrs f{};
   f.struct_size = sizeof f;

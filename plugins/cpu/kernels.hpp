@@ -62,5 +62,6 @@ void add_optimizer_kernels(sdk::KernelTable& t);   // optimizers.cpp
 void add_loss_kernels(sdk::KernelTable& t);        // losses.cpp
 void add_random_kernels(sdk::KernelTable& t);      // random.cpp
 void add_reduce_kernels(sdk::KernelTable& t);      // reduce.cpp
+void add_layer_norm_kernels(sdk::KernelTable& t);  // layer_norm.cpp
 
 }  // namespace axon::cpu

@@ -198,6 +198,7 @@ const sdk::KernelTable& kernel_table() {
     add_pool_kernels(t);
     add_math_kernels(t);
     add_batch_norm_kernels(t);
+    add_layer_norm_kernels(t);
     add_depthwise_kernels(t);
     add_activation_kernels(t);
     add_softmax_kernels(t);

@@ -88,6 +88,7 @@ AnyAttrs make_attrs(const golden::Case& c) {
           {sizeof(axon_pool_attrs), to_int(c, "pool_window_h"), to_int(c, "pool_window_w"),
            to_int(c, "pool_stride_h"), to_int(c, "pool_stride_w"), padding(c, "pool_padding")}};
     case AttrKind::batch_norm: return batch_norm();
+    case AttrKind::layer_norm: return axon_layer_norm_attrs{sizeof(axon_layer_norm_attrs), to_float(c, "epsilon")};
     case AttrKind::fused_batch_norm:
       return axon_fused_batch_norm_attrs{sizeof(axon_fused_batch_norm_attrs), batch_norm(), activation(c)};
     case AttrKind::leaky_relu: return axon_leaky_relu_attrs{sizeof(axon_leaky_relu_attrs), to_float(c, "alpha")};

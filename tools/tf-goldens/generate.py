@@ -1232,6 +1232,99 @@ def conv_accumulate_cases(g):
               [("in", dx), ("in", dy), ("in", w), ("out", got), ("bound", f32(bound))])
 
 
+# ---------------------------------------------------------------- layer normalization (ABI 2.3)
+# layer_norm.axg, from a generator of its own. TensorFlow has no layer
+# normalization op: these are Keras 3's own numbers (keras.ops.
+# layer_normalization on TensorFlow: moments, rsqrt and arithmetic in
+# float32), the row statistics from tf.nn.moments and rsqrt as it takes them,
+# the gradients from tf.GradientTape. Bounds as
+# sdk/include/axon/tolerance_layer_norm.hpp states them, t = sqrt(K).
+lrng = np.random.default_rng(20261207)
+
+
+def layer_norm_reference(x, scale, offset, eps):
+    """LayerNorm over the last dimension of x [R, K] in float64, and the bounds
+    B of y, mean and inv_std."""
+    x2 = np.float64(x)
+    k = x2.shape[1]
+    a = np.abs(x2).mean(axis=1, keepdims=True)
+    m = x2.mean(axis=1, keepdims=True)
+    v = ((x2 - m) ** 2).mean(axis=1, keepdims=True)
+    e = np.float64(np.float32(eps))
+    r = 1.0 / np.sqrt(v + e)
+    s, o = np.float64(scale), np.float64(offset)
+    t = np.sqrt(k)
+    y = (x2 - m) * r * s + o
+    y_b = np.abs(s) * r * ((1 + t) * np.abs(x2 - m) + t * a) + np.abs(o)
+    big_v = v + a * a * 2.0 ** -20
+    return [y, m[:, 0], r[:, 0]], [y_b, t * a[:, 0], (r * (1 + t * big_v / (v + e)))[:, 0]]
+
+
+def layer_norm_grad_reference(dy, x, scale, mean, inv_std):
+    """LayerNormGrad in float64 (from the given mean and inv_std) and the
+    bounds B of dx, scale_backprop and offset_backprop."""
+    d2, x2 = np.float64(dy), np.float64(x)
+    r = np.float64(inv_std)[:, None]
+    xhat = (x2 - np.float64(mean)[:, None]) * r
+    g = d2 * np.float64(scale)
+    dx = r * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
+    ga = np.abs(g)
+    dx_b = r * (ga + ga.mean(axis=1, keepdims=True) + np.abs(xhat) * (ga * np.abs(xhat)).mean(axis=1, keepdims=True))
+    # Keras' composed form takes scale's gradient as sum(dy x inv) - sum(dy
+    # mean inv): its B counts both terms (|x| + |mean| where axon's header
+    # has |x - mean|), else rows far from 0 put TensorFlow's own rounding 100
+    # times past the bound.
+    far = np.abs(d2) * (np.abs(x2) + np.abs(np.float64(mean))[:, None]) * r
+    return ([dx, (d2 * xhat).sum(axis=0), d2.sum(axis=0)],
+            [dx_b, far.sum(axis=0), np.abs(d2).sum(axis=0)])
+
+
+def layer_norm_cases(g):
+    # (name, x shape [R, K], epsilon, x values)
+    cases = [
+        ("rows_of_5", (12, 5), 1e-3, "uniform"),
+        ("convnext_96", (2 * 8 * 8, 96), 1e-6, "uniform"),
+        ("one_value", (4, 1), 1e-3, "uniform"),
+        ("constant_row", (6, 16), 1e-3, "constant_row"),
+        ("mean_far_from_zero", (8, 33), 1e-5, "offset"),
+        ("dense_head_768", (4, 768), 1e-6, "uniform"),
+    ]
+    for name, xs, eps, values in cases:
+        k = xs[1]
+        x = f32(lrng.uniform(-1.0, 3.0, size=xs))
+        if values == "constant_row":
+            x[1, :] = 0.75
+        elif values == "offset":
+            x = f32(100.0 + lrng.uniform(-1.0, 1.0, size=xs))
+        scale, offset = f32(lrng.uniform(0.5, 1.5, size=(k,))), f32(lrng.uniform(-0.5, 0.5, size=(k,)))
+        e32 = np.float32(eps)
+        xt, st, ot = tf.constant(x), tf.constant(scale), tf.constant(offset)
+        mean, var = tf.nn.moments(xt, axes=[1], keepdims=True)
+        inv_std = tf.math.rsqrt(var + e32)
+        with tf.GradientTape() as tape:
+            tape.watch([xt, st, ot])
+            y = keras.ops.layer_normalization(xt, st, ot, axis=-1, epsilon=float(e32))
+            dy = f32(lrng.uniform(-1.0, 1.0, size=xs))
+            loss = tf.reduce_sum(y * dy)
+        dx, dscale, doffset = tape.gradient(loss, [xt, st, ot])
+        got = [y.numpy(), mean.numpy()[:, 0], inv_std.numpy()[:, 0]]
+        exact, bounds = layer_norm_reference(x, scale, offset, eps)
+        tensors = [("in", x), ("in", scale), ("in", offset)]
+        for j in range(3):
+            note_error("LayerNorm", got[j], exact[j], bounds[j])
+            tensors += [("out", got[j]), ("bound", f32(bounds[j]))]
+        attrs = {"epsilon": repr(float(e32))}
+        g.add(f"LayerNorm/{name}", "LayerNorm", attrs, tensors)
+
+        gr = [dx.numpy(), dscale.numpy(), doffset.numpy()]
+        exact, bounds = layer_norm_grad_reference(dy, x, scale, got[1], got[2])
+        tensors = [("in", dy), ("in", x), ("in", scale), ("in", got[1]), ("in", got[2])]
+        for j in range(3):
+            note_error("LayerNormGrad", gr[j], exact[j], bounds[j])
+            tensors += [("out", gr[j]), ("bound", f32(bounds[j]))]
+        g.add(f"LayerNormGrad/{name}", "LayerNormGrad", attrs, tensors)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1239,7 +1332,7 @@ def main():
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     # The files of their own generators: each can be written alone.
     alone = {"fused_layers.axg": batch_norm_relu_cases, "fused_residual.axg": batch_norm_add_relu_cases,
-             "conv_accumulate.axg": conv_accumulate_cases}
+             "conv_accumulate.axg": conv_accumulate_cases, "layer_norm.axg": layer_norm_cases}
     p.add_argument("--only", choices=sorted(alone), help="write only this file of the folder")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)

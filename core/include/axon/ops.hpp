@@ -194,6 +194,13 @@ void fused_batch_norm_add_relu_grad(const Tensor& dy, const Tensor& x, const Ten
                                     Tensor& dx, Tensor& scale_backprop, Tensor& offset_backprop,
                                     Tensor& side_input_backprop, const axon_batch_norm_attrs& a,
                                     const std::string& layer = {});
+// Layer normalization of each row of x [R, K] (LayerNorm): y, and the rows'
+// mean and inv_std [R] for the gradient (LayerNormGrad).
+void layer_norm(const Tensor& x, const Tensor& scale, const Tensor& offset, Tensor& y, Tensor& mean, Tensor& inv_std,
+                float epsilon, const std::string& layer = {});
+void layer_norm_grad(const Tensor& dy, const Tensor& x, const Tensor& scale, const Tensor& mean, const Tensor& inv_std,
+                     Tensor& dx, Tensor& scale_backprop, Tensor& offset_backprop, float epsilon,
+                     const std::string& layer = {});
 // var = momentum * var + weight * value.
 void moving_average(Tensor& var, const Tensor& value, float momentum, float weight, const std::string& layer = {});
 

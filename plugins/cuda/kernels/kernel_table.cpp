@@ -5,6 +5,8 @@
 
 namespace axon::cuda {
 
+void register_layer_norm_kernels(sdk::KernelTable& t);  // layer_norm.cpp
+
 const sdk::KernelTable& kernel_table() {
   static const sdk::KernelTable table = [] {
     sdk::KernelTable t;
@@ -19,6 +21,7 @@ const sdk::KernelTable& kernel_table() {
     register_loss_kernels(t);
     register_random_kernels(t);
     register_reduce_kernels(t);
+    register_layer_norm_kernels(t);
     return t;
   }();
   return table;

@@ -183,6 +183,64 @@ void fused_batch_norm_grad(Device&, const KernelCall& c) {
   }
 }
 
+// LayerNorm (ABI 2.3): each row of x [R, K] normalised by its own mean and
+// biased variance, in double; mean and inv_std = 1 / sqrt(variance +
+// epsilon) are written for the gradient.
+void layer_norm(Device&, const KernelCall& c) {
+  TensorRef x = c.input(0);
+  const int64_t rows = x.dim(0), k = x.dim(1);
+  const float eps = c.attrs<axon_layer_norm_attrs>().epsilon;
+  const float* xp = x.data<float>();
+  const float* scale = c.input(1).data<float>();
+  const float* offset = c.input(2).data<float>();
+  float* yp = c.output(0).data<float>();
+  float* mean_out = c.output(1).data<float>();
+  float* inv_std_out = c.output(2).data<float>();
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* row = xp + i * k;
+    double mean = 0.0, var = 0.0;
+    for (int64_t j = 0; j < k; ++j) mean += row[j];
+    mean /= double(k);
+    for (int64_t j = 0; j < k; ++j) var += (row[j] - mean) * (row[j] - mean);
+    const double r = 1.0 / std::sqrt(var / double(k) + double(eps));
+    for (int64_t j = 0; j < k; ++j) yp[i * k + j] = static_cast<float>((row[j] - mean) * r * scale[j] + offset[j]);
+    mean_out[i] = static_cast<float>(mean);
+    inv_std_out[i] = static_cast<float>(r);
+  }
+}
+
+// LayerNormGrad: with xhat = (x - mean) inv_std and g = dy scale per row,
+// dx = inv_std (g - mean(g) - xhat mean(g xhat)); scale_backprop and
+// offset_backprop sum dy xhat and dy over the rows.
+void layer_norm_grad(Device&, const KernelCall& c) {
+  TensorRef x = c.input(1);
+  const int64_t rows = x.dim(0), k = x.dim(1);
+  const float* dy = c.input(0).data<float>();
+  const float* xp = x.data<float>();
+  const float* scale = c.input(2).data<float>();
+  const float* mean = c.input(3).data<float>();
+  const float* inv_std = c.input(4).data<float>();
+  float* dx = c.output(0).data<float>();
+  std::vector<double> dscale(static_cast<size_t>(k)), doffset(static_cast<size_t>(k));
+  for (int64_t i = 0; i < rows; ++i) {
+    const double r = inv_std[i];
+    auto xhat = [&](int64_t j) { return (xp[i * k + j] - double(mean[i])) * r; };
+    double sum_g = 0.0, sum_g_xhat = 0.0;
+    for (int64_t j = 0; j < k; ++j) {
+      const double g = double(dy[i * k + j]) * scale[j];
+      sum_g += g;
+      sum_g_xhat += g * xhat(j);
+      dscale[static_cast<size_t>(j)] += dy[i * k + j] * xhat(j);
+      doffset[static_cast<size_t>(j)] += dy[i * k + j];
+    }
+    for (int64_t j = 0; j < k; ++j)
+      dx[i * k + j] = static_cast<float>(
+          r * (double(dy[i * k + j]) * scale[j] - sum_g / double(k) - xhat(j) * sum_g_xhat / double(k)));
+  }
+  store(dscale, c.output(1).data<float>());
+  store(doffset, c.output(2).data<float>());
+}
+
 // _FusedBatchNormEx and _FusedBatchNormGradEx (ABI 1.5): exactly the ops
 // they stand for, one after the other. The forward is FusedBatchNormV3, then
 // the activation on y; the gradient masks dy where y (the forward's output)
@@ -334,6 +392,8 @@ void add_layer_kernels(KernelTable& t) {
   add<OpId::DepthwiseConv2dNative, depthwise_conv2d>(t);
   add<OpId::DepthwiseConv2dNativeBackpropInput, depthwise_conv2d_backprop_input>(t);
   add<OpId::DepthwiseConv2dNativeBackpropFilter, depthwise_conv2d_backprop_filter>(t);
+  add<OpId::LayerNorm, layer_norm>(t);
+  add<OpId::LayerNormGrad, layer_norm_grad>(t);
 }
 
 }  // namespace ref

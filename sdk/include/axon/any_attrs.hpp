@@ -21,7 +21,7 @@ using AnyAttrs =
                  axon_fused_batch_norm_attrs, axon_sgd_attrs, axon_rmsprop_attrs, axon_adagrad_attrs,
                  axon_nadam_attrs, axon_weight_decay_attrs, axon_clip_attrs, axon_crossentropy_attrs,
                  axon_regression_loss_attrs, axon_binary_accuracy_attrs, axon_in_top_k_attrs, axon_random_attrs,
-                 axon_reduce_attrs>;
+                 axon_reduce_attrs, axon_layer_norm_attrs>;
 
 namespace detail {
 template <class A>
@@ -36,7 +36,7 @@ constexpr bool any_attrs_in_kind_order(std::index_sequence<I...>) {
   return ((attr_kind_index<std::variant_alternative_t<I, AnyAttrs>>() == I) && ...);
 }
 }  // namespace detail
-static_assert(std::variant_size_v<AnyAttrs> == static_cast<size_t>(AttrKind::reduce) + 1,
+static_assert(std::variant_size_v<AnyAttrs> == static_cast<size_t>(AttrKind::layer_norm) + 1,
               "AnyAttrs holds every AttrKind");
 static_assert(detail::any_attrs_in_kind_order(std::make_index_sequence<std::variant_size_v<AnyAttrs>>{}),
               "AnyAttrs' alternatives follow AttrKind's order");

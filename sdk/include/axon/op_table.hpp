@@ -104,6 +104,8 @@ enum class OpId : uint8_t {
   FusedBatchNormAddEx,
   FusedBatchNormAddGradEx,
   Conv2DBackpropInputAccumulate,
+  LayerNorm,
+  LayerNormGrad,
   count
 };
 inline constexpr int kOpCount = static_cast<int>(OpId::count);
@@ -139,7 +141,8 @@ enum class AttrKind : uint8_t {
   binary_accuracy,
   in_top_k,
   random,
-  reduce
+  reduce,
+  layer_norm
 };
 
 // The struct's C name and the bytes a caller must fill at least (up to its
@@ -187,6 +190,7 @@ constexpr AttrInfo attr_info(AttrKind k) {
     case AttrKind::in_top_k: return {"axon_in_top_k_attrs", AXON_STRUCT_SIZE(axon_in_top_k_attrs, k)};
     case AttrKind::random: return {"axon_random_attrs", AXON_STRUCT_SIZE(axon_random_attrs, offset)};
     case AttrKind::reduce: return {"axon_reduce_attrs", AXON_STRUCT_SIZE(axon_reduce_attrs, keep_dims)};
+    case AttrKind::layer_norm: return {"axon_layer_norm_attrs", AXON_STRUCT_SIZE(axon_layer_norm_attrs, epsilon)};
   }
   return {"", 0};
 }
@@ -232,6 +236,7 @@ template <> struct attr_kind_of<axon_binary_accuracy_attrs> {
 template <> struct attr_kind_of<axon_in_top_k_attrs> { static constexpr AttrKind value = AttrKind::in_top_k; };
 template <> struct attr_kind_of<axon_random_attrs> { static constexpr AttrKind value = AttrKind::random; };
 template <> struct attr_kind_of<axon_reduce_attrs> { static constexpr AttrKind value = AttrKind::reduce; };
+template <> struct attr_kind_of<axon_layer_norm_attrs> { static constexpr AttrKind value = AttrKind::layer_norm; };
 
 // A tensor slot's dtype: a fixed one, or kDtypeT = the op's kernel dtype (the
 // dtype of its first input, or first output when it has none).
@@ -499,6 +504,15 @@ inline constexpr OpSchema kOpTable[] = {
   {OpId::Conv2DBackpropInputAccumulate, "_Conv2DBackpropInputAccumulate", {{"dx"}, {"dy"}, {"filter"}}, 3, 3, {}, 0, 0,
    AttrKind::conv2d, 1, {2, 2}, {2, {OpId::Conv2DBackpropInput, OpId::AddN}}, kF32,
    "dx += Conv2DBackpropInput(dy, filter), dx's shape giving x's"},
+
+  // ABI 2.3: Keras' LayerNormalization (TensorFlow has no op of its own; Keras
+  // composes moments and arithmetic), each row normalised over its K values.
+  {OpId::LayerNorm, "LayerNorm", {{"x"}, {"scale"}, {"offset"}}, 3, 3, {{"y"}, {"mean"}, {"inv_std"}}, 3, 3,
+   AttrKind::layer_norm, 0, {2, 3}, {}, kF32,
+   "layer normalization of x [R, K] over each row; mean and 1 / sqrt(variance + epsilon) per row"},
+  {OpId::LayerNormGrad, "LayerNormGrad", {{"dy"}, {"x"}, {"scale"}, {"mean"}, {"inv_std"}}, 5, 5,
+   {{"dx"}, {"scale_backprop"}, {"offset_backprop"}}, 3, 3, AttrKind::layer_norm, 0, {2, 3}, {}, kF32,
+   "gradients of LayerNorm (mean and inv_std: its outputs)"},
 };
 // clang-format on
 

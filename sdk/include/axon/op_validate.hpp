@@ -548,6 +548,21 @@ inline bool shapes(Validation& v, const OpSchema& s, const axon_kernel_call& c) 
       const axon_tensor& y = fwd ? out[0] : in[bwd_in ? 0 : 1];
       return v.shape_is(y, fwd ? "y" : "dy", {g.n, g.oh, g.ow, g.c * g.oc});
     }
+    case OpId::LayerNorm:
+    case OpId::LayerNormGrad: {
+      // x [R, K]; scale, offset and the gradients of them [K]; mean, inv_std [R].
+      const bool fwd = s.id == OpId::LayerNorm;
+      const axon_tensor& x = in[fwd ? 0 : 1];
+      if (!v.rank_is(x, "x", 2)) return false;
+      const int64_t rows = x.dims[0], k = x.dims[1];
+      if (k < 1) return v.fail("x %s has no values per row to normalise", dims_string(x).c_str());
+      if (fwd)
+        return v.channels(in[1], "scale", k) && v.channels(in[2], "offset", k) && v.same_shape(out[0], "y", x, "x") &&
+               v.shape_is(out[1], "mean", {rows}) && v.shape_is(out[2], "inv_std", {rows});
+      return v.same_shape(in[0], "dy", x, "x") && v.channels(in[2], "scale", k) && v.shape_is(in[3], "mean", {rows}) &&
+             v.shape_is(in[4], "inv_std", {rows}) && v.same_shape(out[0], "dx", x, "x") &&
+             v.channels(out[1], "scale_backprop", k) && v.channels(out[2], "offset_backprop", k);
+    }
     case OpId::count:
       break;
   }
@@ -636,6 +651,11 @@ inline bool validate_call(const OpSchema& s, const axon_kernel_call& call, std::
     if (s.attrs == AttrKind::moving_average) {
       const auto& a = *static_cast<const axon_moving_average_attrs*>(call.attrs);
       if (!v.finite(a.momentum, "momentum") || !v.finite(a.weight, "weight")) return false;
+    }
+    if (s.attrs == AttrKind::layer_norm) {
+      const float eps = static_cast<const axon_layer_norm_attrs*>(call.attrs)->epsilon;
+      if (!(eps > 0) || !v.finite(eps, "epsilon"))
+        return v.fail("epsilon must be a positive number, got %g", static_cast<double>(eps));
     }
   }
   return validate_detail::shapes(v, s, call);

@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define AXON_ABI_MAJOR 2
-#define AXON_ABI_MINOR 2
+#define AXON_ABI_MINOR 3
 
 /* Size of a struct up to and including `field`: what struct_size is set to. */
 #define AXON_STRUCT_SIZE(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
@@ -437,6 +437,19 @@ typedef struct axon_reduce_attrs {
   int32_t axes[AXON_MAX_RANK];
   int32_t keep_dims; /* 0 or 1 */
 } axon_reduce_attrs;
+
+/* LayerNorm, LayerNormGrad (ABI 2.3): Keras' LayerNormalization over the last
+ * dimension of x [R, K] (a caller views the normalised axes as one).
+ * LayerNorm: mean = sum(x) / K and variance = sum((x - mean)^2) / K per row,
+ * inv_std = 1 / sqrt(variance + epsilon), y = (x - mean) * inv_std * scale +
+ * offset; mean and inv_std [R] are outputs for the gradient. LayerNormGrad:
+ * with xhat = (x - mean) * inv_std and g = dy * scale, dx = inv_std * (g -
+ * mean(g) - xhat * mean(g * xhat)) per row, scale_backprop = sum over rows of
+ * dy * xhat, offset_backprop = sum over rows of dy. */
+typedef struct axon_layer_norm_attrs {
+  size_t struct_size;
+  float epsilon;
+} axon_layer_norm_attrs;
 
 /* The argmax of _FusedConv2DMaxPool: the tap of the pool window (row-major,
  * counted from the window's unclipped top-left corner) holding the window's

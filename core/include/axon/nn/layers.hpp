@@ -607,6 +607,45 @@ class BatchNormalization : public Layer {
   Tensor x_, mean_, variance_;            // kept for the backward
 };
 
+// LayerNormalization(axis, epsilon, center, scale): each sample normalised
+// over its trailing axes (axes as Keras counts them, the batch 0: -1 or the
+// per-sample rank for the last) by its own mean and variance (LayerNorm),
+// then gamma and beta, which have those axes' shape.
+class LayerNormalization : public Layer {
+ public:
+  explicit LayerNormalization(std::vector<int> axes = {-1}, double epsilon = 1e-3, bool center = true,
+                              bool scale = true, std::string name = "layer_normalization");
+  const char* type() const override { return "LayerNormalization"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
+  // The first normalised axis of a per-sample shape; UsageError where the
+  // axes are not a run of trailing ones.
+  size_t first_axis(const Shape& in) const;
+  Tensor gamma() const;  // [K]: the weight, or ones without scale
+  Tensor beta() const;   // [K]: the weight, or zeros without center
+
+  std::vector<int> axes_;
+  double epsilon_;
+  bool center_, scale_;
+  int64_t k_ = 0;        // values per row: the normalised axes' product
+  Tensor ones_, zeros_;  // gamma / beta when scale / center is off
+  Tensor x_, mean_, inv_std_;  // kept for the backward
+};
+
 // DepthwiseConv2D(kernel_size, strides, padding, depth_multiplier,
 // dilation_rate, activation, use_bias): each input channel convolved with
 // its own depth_multiplier filters (TensorFlow's DepthwiseConv2dNative),

@@ -35,7 +35,8 @@ add_test(NAME cuda_goldens COMMAND axon-golden-check --gpu $<TARGET_FILE:axon-pl
                                    ${AXON_GOLDEN_DIR}/fused_ops.axg ${AXON_GOLDEN_DIR}/fused_layers.axg
                                    ${AXON_GOLDEN_DIR}/fused_residual.axg
                                    ${AXON_GOLDEN_DIR}/layers.axg ${AXON_GOLDEN_DIR}/activations.axg
-                                   ${AXON_GOLDEN_DIR}/optimizers.axg ${AXON_GOLDEN_DIR}/losses.axg)
+                                   ${AXON_GOLDEN_DIR}/optimizers.axg ${AXON_GOLDEN_DIR}/losses.axg
+                                   ${AXON_GOLDEN_DIR}/layer_norm.axg)
 set_tests_properties(cuda_probe cuda_kernels cuda_memory_reserve cuda_memory_growth cuda_memory_limit cuda_collectives cuda_goldens PROPERTIES
   LABELS gpu
   SKIP_RETURN_CODE 77

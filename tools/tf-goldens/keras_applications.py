@@ -19,6 +19,7 @@ import keras  # noqa: E402
 A = keras.applications
 # name: (constructor, input side): the smallest side each accepts, or 32.
 APPLICATIONS = {
+    "convnext_tiny": (A.ConvNeXtTiny, 32),
     "densenet121": (A.DenseNet121, 32),
     "efficientnet_b0": (A.EfficientNetB0, 32),
     "efficientnet_v2_b0": (A.EfficientNetV2B0, 32),

@@ -31,6 +31,7 @@ Dropout rates are 0 so that a step is deterministic.
 """
 import argparse
 import os
+import re
 import sys
 
 import numpy as np
@@ -273,9 +274,41 @@ def transpose():
     return keras.Model(i, layers.Dense(10)(x), name="transpose")
 
 
+def convnext():
+    """ConvNeXt's parts: nested Sequentials (a patchifying stem, a
+    downsampling LayerNormalization + strided Conv2D), blocks of a Conv2D
+    grouped by channel, LayerNormalization, Dense layers on the pixels with
+    gelu, ConvNeXt's LayerScale and the residual Add; a grouped Conv2D of two
+    filters a channel, LayerNormalization over a whole sample without beta
+    and over features without gamma."""
+    from keras.src.applications.convnext import LayerScale
+
+    def block(x, dim, name):
+        r = layers.Conv2D(dim, 3, padding="same", groups=dim, name=f"{name}_depthwise_conv")(x)
+        r = layers.LayerNormalization(epsilon=1e-6, name=f"{name}_layernorm")(r)
+        r = layers.Dense(4 * dim, name=f"{name}_pointwise_conv_1")(r)
+        r = layers.Activation("gelu", name=f"{name}_gelu")(r)
+        r = layers.Dense(dim, name=f"{name}_pointwise_conv_2")(r)
+        r = LayerScale(0.5, dim, name=f"{name}_layer_scale")(r)
+        return layers.Add(name=f"{name}_add")([x, r])
+
+    i = keras.Input((28, 28, 1))
+    x = keras.Sequential([layers.Conv2D(16, 2, strides=2, name="stem_conv"),
+                          layers.LayerNormalization(epsilon=1e-6, name="stem_layernorm")], name="stem")(i)
+    x = block(x, 16, "block_0")
+    x = keras.Sequential([layers.LayerNormalization(epsilon=1e-6, name="downsampling_layernorm"),
+                          layers.Conv2D(32, 2, strides=2, name="downsampling_conv")], name="downsampling")(x)
+    x = block(x, 32, "block_1")
+    x = layers.Conv2D(64, 3, groups=32, activation="relu", name="grouped_conv")(x)
+    x = layers.LayerNormalization(axis=[1, 2, 3], center=False, name="sample_layernorm")(x)
+    x = layers.GlobalAveragePooling2D(name="head_gap")(x)
+    x = layers.LayerNormalization(scale=False, name="head_layernorm")(x)
+    return keras.Model(i, layers.Dense(10, name="head_dense")(x), name="convnext")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
           "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
-          "regularized": regularized, "applications": applications, "transpose": transpose}
+          "regularized": regularized, "applications": applications, "transpose": transpose, "convnext": convnext}
 
 
 def initial_weights(model):
@@ -311,8 +344,25 @@ def set_weights(model, weights):
             layer.finalize_state()
 
 
+def leaf_layers(model):
+    """The model's layers, those of a nested model in its place (axon reads
+    a nested Sequential's layers as the model's own)."""
+    for layer in model.layers:
+        if hasattr(layer, "layers"):
+            yield from leaf_layers(layer)
+        else:
+            yield layer
+
+
+def weight_name(layer, w):
+    """layer/weight. A weight made without a name (ConvNeXt's LayerScale) is
+    "variable" to Keras, numbered across the session ("variable_1", ...):
+    axon calls it "variable" in every layer."""
+    return f"{layer.name}/{re.sub(r'^variable_[0-9]+$', 'variable', w.name)}"
+
+
 def weight_names(model):
-    return [f"{layer.name}/{w.name}" for layer in model.layers for w in layer.weights]
+    return [weight_name(layer, w) for layer in leaf_layers(model) for w in layer.weights]
 
 
 def write_safetensors(path, names, arrays):
@@ -339,7 +389,7 @@ def step_in_float64(make, names, init, x, y, softmax_out):
         set_weights(model, [np.float64(w) for w in init])
         model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3), loss=loss)
         tob = model.train_on_batch(x64, y, return_dict=True)
-        trainable_names = {id(v): f"{l.name}/{v.name}" for l in model.layers for v in l.trainable_weights}
+        trainable_names = {id(v): weight_name(l, v) for l in leaf_layers(model) for v in l.trainable_weights}
         return ([("out:loss", np.float32([tob["loss"]]))] +
                 [(f"out:grad/{trainable_names[id(v)]}", np.float32(gr.numpy())) for v, gr in zip(trainable, grads)] +
                 [(f"out:{n}", np.float32(w.numpy())) for n, w in zip(names, model.weights)])

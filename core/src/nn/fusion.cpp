@@ -258,7 +258,7 @@ bool conv_pool_pair(const Layer& conv_layer, const Layer& pool_layer) {
   const auto& conv = static_cast<const Conv2D&>(conv_layer);
   const auto& pool = static_cast<const MaxPooling2D&>(pool_layer);
   const Activation act = conv.applied();
-  return conv.fused_ops() && pool.fused_ops() && conv.use_bias() &&
+  return conv.fused_ops() && pool.fused_ops() && conv.use_bias() && conv.groups() == 1 &&
          (act == Activation::linear || act == Activation::relu) &&
          int64_t{pool.attrs().window_h} * pool.attrs().window_w <= 255;
 }

@@ -142,10 +142,38 @@ struct Parsed {
   std::string model_name;
   Shape input_shape;
   std::vector<std::unique_ptr<Layer>> layers;  // JSON order, InputLayers left out
-  std::vector<size_t> json_index;              // each layer's index in config.layers
+  std::vector<size_t> json_index;              // each layer's index in config.layers (a nested model's)
+  std::vector<const json*> json_layer;         // each layer's own JSON (inside a nested model: its entry there)
   std::vector<std::vector<std::string>> reads; // functional: the names each reads
   bool functional = false;
 };
+
+// A Sequential inside a functional model (ConvNeXt's stem and downsampling
+// layers): its layers join the graph in its place as a chain, the first
+// reading what the Sequential reads; `alias` maps the Sequential's name to
+// its last layer's, which is what its readers read.
+void add_nested_sequential(Parsed& p, const KerasLayerConfig& l, const std::string& source,
+                           std::set<std::string>& names, std::map<std::string, std::string>& alias) {
+  const json& inner = l.at_or_null("layers");
+  if (!inner.is_array()) l.fail("a nested Sequential without a layers list");
+  std::vector<std::string> reads = inbound_names(l);
+  std::string last;
+  for (const json& lj : inner) {
+    const KerasLayerConfig il(source, l.index(), lj);
+    if (il.class_name() == "InputLayer") continue;
+    if (il.class_name() == "Sequential" || il.class_name() == "Functional" || il.class_name() == "Model")
+      il.fail("a model nested two levels deep (inside '" + parse::printable(l.name()) + "'); axon reads one");
+    if (!names.insert(il.name()).second) il.fail("the name is used by an earlier layer");
+    p.layers.push_back(make_layer(il));
+    p.json_index.push_back(l.index());
+    p.json_layer.push_back(&lj);
+    p.reads.push_back(reads);
+    reads = {il.name()};
+    last = il.name();
+  }
+  if (last.empty()) l.fail("a nested Sequential with no layers");
+  alias[l.name()] = last;
+}
 
 Parsed parse_layers(const json& doc, const std::string& source) {
   Parsed p;
@@ -168,6 +196,7 @@ Parsed parse_layers(const json& doc, const std::string& source) {
   std::optional<Shape> input;
   std::string input_name;
   std::set<std::string> names;
+  std::map<std::string, std::string> alias;  // a nested Sequential's name -> its last layer's
   for (size_t i = 0; i < layers.size(); ++i) {
     const KerasLayerConfig l(source, i, layers[i]);
     if (!names.insert(l.name()).second && !l.name().empty()) l.fail("the name is used by an earlier layer");
@@ -185,11 +214,23 @@ Parsed parse_layers(const json& doc, const std::string& source) {
         l.fail("declares the input shape " + shape_string(*s) + ", the InputLayer " + shape_string(*input));
       input = s;
     }
-    if (p.functional && l.class_name() == "Sequential") l.fail("a nested model; axon reads one level of layers");
+    if (p.functional && (l.class_name() == "Functional" || l.class_name() == "Model"))
+      l.fail("a nested functional model; axon reads a Sequential nested in a functional model, one level deep");
+    if (p.functional && l.class_name() == "Sequential") {
+      add_nested_sequential(p, l, source, names, alias);
+      if (p.layers.size() > static_cast<size_t>(limits::kMaxModelLayers))
+        l.fail("brings the model to " + std::to_string(p.layers.size()) + " layers, above the limit of " +
+               std::to_string(limits::kMaxModelLayers));
+      continue;
+    }
     p.layers.push_back(make_layer(l));
     p.json_index.push_back(i);
+    p.json_layer.push_back(&layers[i]);
     if (p.functional) p.reads.push_back(inbound_names(l));
   }
+  for (auto& r : p.reads)
+    for (std::string& name : r)
+      if (const auto it = alias.find(name); it != alias.end()) name = it->second;
   // Keras 3 Sequentials without an InputLayer keep the shape in build_config.
   if (!input && doc.contains("build_config") && doc["build_config"].is_object() &&
       doc["build_config"].contains("input_shape") && !doc["build_config"]["input_shape"].is_null())
@@ -221,7 +262,7 @@ void order_graph(Parsed& p, const json& doc, const std::string& source, Graph& g
   const std::string output = endpoint(doc["config"], "output_layers", source);
   std::vector<std::vector<int>> reads(n);  // by JSON position; kModelInput for the input
   for (size_t i = 0; i < n; ++i) {
-    const KerasLayerConfig l(source, p.json_index[i], doc["config"]["layers"][p.json_index[i]]);
+    const KerasLayerConfig l(source, p.json_index[i], *p.json_layer[i]);
     for (const std::string& name : p.reads[i]) {
       if (name == input_name) {
         reads[i].push_back(kModelInput);
@@ -268,7 +309,7 @@ void order_graph(Parsed& p, const json& doc, const std::string& source, Graph& g
   }
   for (size_t i = 0; i < n; ++i)
     if (!useful[i]) {
-      const KerasLayerConfig l(source, p.json_index[i], doc["config"]["layers"][p.json_index[i]]);
+      const KerasLayerConfig l(source, p.json_index[i], *p.json_layer[i]);
       l.fail("its output does not reach the model's output '" + parse::printable(output) + "'");
     }
   for (size_t i : order) {
@@ -278,8 +319,10 @@ void order_graph(Parsed& p, const json& doc, const std::string& source, Graph& g
     g.layers.push_back(std::move(p.layers[i]));
   }
   std::vector<size_t> json_index;
-  for (size_t i : order) json_index.push_back(p.json_index[i]);
+  std::vector<const json*> json_layer;
+  for (size_t i : order) json_index.push_back(p.json_index[i]), json_layer.push_back(p.json_layer[i]);
   p.json_index = std::move(json_index);
+  p.json_layer = std::move(json_layer);
 }
 
 }  // namespace
@@ -320,7 +363,7 @@ KerasModel model_from_keras_json(const std::string& text, const std::string& sou
   std::vector<Shape> shapes;
   int64_t params = 0, activations = 0;
   for (size_t i = 0; i < g.layers.size(); ++i) {
-    const KerasLayerConfig l(source, p.json_index[i], doc["config"]["layers"][p.json_index[i]]);
+    const KerasLayerConfig l(source, p.json_index[i], *p.json_layer[i]);
     Layer& layer = *g.layers[i];
     std::vector<Shape> in;
     for (int j : g.inputs[i]) in.push_back(j == kModelInput ? p.input_shape : shapes[static_cast<size_t>(j)]);
@@ -409,7 +452,11 @@ json layer_entry(const Layer& l) {
   c["trainable"] = true;
   c["dtype"] = "float32";
   l.write_config(w);
-  return json{{"module", "keras.layers"}, {"class_name", l.type()}, {"config", c}, {"registered_name", nullptr}};
+  const bool layers = std::string_view(l.keras_module()) == "keras.layers";
+  return json{{"module", l.keras_module()},
+              {"class_name", l.type()},
+              {"config", c},
+              {"registered_name", layers ? json(nullptr) : json(l.type())}};
 }
 
 json keras_tensor(const std::string& layer, const Shape& shape) {

@@ -79,6 +79,10 @@ class Layer {
   void set_name(std::string name) { name_ = std::move(name); }
   // Keras class name: "Conv2D", "Dense", ...
   virtual const char* type() const = 0;
+  // The Python module Keras finds the class in; a class Keras registers
+  // outside keras.layers (ConvNeXt's LayerScale) is written with its
+  // registered name too.
+  virtual const char* keras_module() const { return "keras.layers"; }
   // An unbuilt layer of the same kind, settings and name: a replica's copy.
   virtual std::unique_ptr<Layer> clone() const = 0;
   // The layer's own keys of its Keras config (Keras 3's layout); the caller

@@ -22,15 +22,18 @@ struct Size2 {
 };
 
 // Conv2D(filters, kernel_size, activation, strides, padding, name, use_bias,
-// dilation_rate): y = act(conv(x, kernel) + bias), kernel glorot_uniform,
-// bias zeros. Where the device has them, _FusedConv2D runs the convolution,
-// bias and relu as one op, and a following MaxPooling2D may fuse with it
-// (the fusion pass, fusion.cpp).
+// dilation_rate, groups): y = act(conv(x, kernel) + bias), kernel
+// glorot_uniform, bias zeros. Where the device has them, _FusedConv2D runs
+// the convolution, bias and relu as one op, and a following MaxPooling2D may
+// fuse with it (the fusion pass, fusion.cpp). groups: 1, or the input's
+// channels (each channel convolved with its own filters / channels filters:
+// ConvNeXt's "depthwise" Conv2D), which runs as DepthwiseConv2dNative, its
+// kernel [KH, KW, 1, filters] holding the depthwise filter's bytes.
 class Conv2D : public Layer {
  public:
   Conv2D(int filters, Size2 kernel_size, Activation activation = Activation::linear, Size2 strides = 1,
          axon_padding padding = AXON_PADDING_VALID, std::string name = "conv2d", bool use_bias = true,
-         Size2 dilation_rate = 1);
+         Size2 dilation_rate = 1, int groups = 1);
   const char* type() const override { return "Conv2D"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
@@ -53,15 +56,20 @@ class Conv2D : public Layer {
   Size2 kernel_size() const { return kernel_; }
   const axon_conv2d_attrs& attrs() const { return attrs_; }
   bool use_bias() const { return use_bias_; }
+  int groups() const { return groups_; }
   // The activation forward applies (linear when the model reads the logits).
   Activation applied() const { return logits_ ? Activation::linear : activation_; }
 
  private:
+  // The kernel as DepthwiseConv2dNative's [KH, KW, C, filters / C] filter (groups > 1).
+  Tensor depthwise(const Tensor& kernel) const;
+
   int filters_;
   Size2 kernel_;
   Activation activation_;
   axon_conv2d_attrs attrs_;
   bool use_bias_;
+  int groups_;
   bool logits_ = false;
   Tensor x_, z_, y_;  // kept for the backward
 };
@@ -644,6 +652,37 @@ class LayerNormalization : public Layer {
   int64_t k_ = 0;        // values per row: the normalised axes' product
   Tensor ones_, zeros_;  // gamma / beta when scale / center is off
   Tensor x_, mean_, inv_std_;  // kept for the backward
+};
+
+// LayerScale(init_values, projection_dim): ConvNeXt's own layer (Keras'
+// keras.src.applications.convnext), y = x * gamma over the last axis, gamma
+// [projection_dim] starting at init_values. Runs as a 1x1
+// DepthwiseConv2dNative (one product per value: Keras' bits) and its
+// gradients, so every plugin has it.
+class LayerScale : public Layer {
+ public:
+  LayerScale(double init_values, int projection_dim, std::string name = "layer_scale");
+  const char* type() const override { return "LayerScale"; }
+  const char* keras_module() const override { return "keras.src.applications.convnext"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+
+ private:
+  // x [N, ...] as the depthwise op's [N, 1, values / C, C] image.
+  Tensor as_image(const Tensor& t) const;
+
+  double init_values_;
+  int projection_dim_;
+  Tensor x_;  // kept for the backward
 };
 
 // DepthwiseConv2D(kernel_size, strides, padding, depth_multiplier,

@@ -3,6 +3,8 @@
 // to those ops where a device lacks it). Backward: the activation's
 // gradient (with relu and a bias: _FusedReluGradBiasAddGrad), BiasAddGrad,
 // Conv2DBackpropFilter and, when the input needs it, Conv2DBackpropInput.
+// Grouped by channel (groups = the input's channels): the depthwise ops in
+// their place, the kernel viewed as their filter.
 #include "../layer_registry.hpp"
 
 #include <axon/error.hpp>
@@ -14,12 +16,16 @@
 namespace axon::nn {
 
 Conv2D::Conv2D(int filters, Size2 kernel_size, Activation activation, Size2 strides, axon_padding padding,
-               std::string name, bool use_bias, Size2 dilation_rate)
+               std::string name, bool use_bias, Size2 dilation_rate, int groups)
     : Layer(std::move(name)), filters_(filters), kernel_(kernel_size), activation_(activation),
-      attrs_(ops::conv2d_attrs(strides.h, strides.w, dilation_rate.h, dilation_rate.w, padding)), use_bias_(use_bias) {
+      attrs_(ops::conv2d_attrs(strides.h, strides.w, dilation_rate.h, dilation_rate.w, padding)), use_bias_(use_bias),
+      groups_(groups) {
   if (filters <= 0 || kernel_.h <= 0 || kernel_.w <= 0 || strides.h <= 0 || strides.w <= 0 || dilation_rate.h <= 0 ||
-      dilation_rate.w <= 0)
-    throw UsageError("Conv2D: filters, kernel size, strides and dilation must be positive");
+      dilation_rate.w <= 0 || groups <= 0)
+    throw UsageError("Conv2D: filters, kernel size, strides, dilation and groups must be positive");
+  if (filters % groups != 0)
+    throw UsageError("Conv2D: filters (" + std::to_string(filters) + ") must be a multiple of groups (" +
+                     std::to_string(groups) + ")");
   // Keras refuses strides > 1 together with dilation > 1, and so does TensorFlow's kernel.
   if ((strides.h > 1 || strides.w > 1) && (dilation_rate.h > 1 || dilation_rate.w > 1))
     throw UsageError("Conv2D: strides > 1 together with dilation_rate > 1 is not supported (as in Keras)");
@@ -27,7 +33,8 @@ Conv2D::Conv2D(int filters, Size2 kernel_size, Activation activation, Size2 stri
 
 std::unique_ptr<Layer> Conv2D::clone() const {
   return std::make_unique<Conv2D>(filters_, kernel_, activation_, Size2(attrs_.stride_h, attrs_.stride_w),
-                                  attrs_.padding, name(), use_bias_, Size2(attrs_.dilation_h, attrs_.dilation_w));
+                                  attrs_.padding, name(), use_bias_, Size2(attrs_.dilation_h, attrs_.dilation_w),
+                                  groups_);
 }
 
 void Conv2D::write_config(KerasConfigWriter& c) const {
@@ -37,7 +44,7 @@ void Conv2D::write_config(KerasConfigWriter& c) const {
   c.string("padding", attrs_.padding == AXON_PADDING_SAME ? "same" : "valid");
   c.string("data_format", "channels_last");
   c.integers("dilation_rate", {attrs_.dilation_h, attrs_.dilation_w});
-  c.integer("groups", 1);
+  c.integer("groups", groups_);
   c.string("activation", activation_name(activation_));
   c.boolean("use_bias", use_bias_);
   c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
@@ -49,6 +56,9 @@ void Conv2D::write_config(KerasConfigWriter& c) const {
 Shape Conv2D::output_shape(std::span<const Shape> in) const {
   const Shape& s = in[0];
   if (s.size() != 3) throw UsageError("needs a [height, width, channels] input, gets " + shape_string(s));
+  if (groups_ != 1 && groups_ != s[2])
+    throw UsageError("groups is " + std::to_string(groups_) + " for an input of " + std::to_string(s[2]) +
+                     " channels; axon supports groups 1 or the input's channels (a depthwise convolution)");
   const WindowAxis h = window_axis(s[0], kernel_.h, attrs_.stride_h, attrs_.dilation_h, attrs_.padding);
   const WindowAxis w = window_axis(s[1], kernel_.w, attrs_.stride_w, attrs_.dilation_w, attrs_.padding);
   if (h.out < 1 || w.out < 1)
@@ -59,9 +69,15 @@ Shape Conv2D::output_shape(std::span<const Shape> in) const {
 }
 
 std::vector<WeightSpec> Conv2D::weight_specs(std::span<const Shape> in) const {
-  std::vector<WeightSpec> w{{"kernel", {kernel_.h, kernel_.w, in[0].at(2), filters_}, Initializer::glorot_uniform}};
+  std::vector<WeightSpec> w{
+      {"kernel", {kernel_.h, kernel_.w, in[0].at(2) / groups_, filters_}, Initializer::glorot_uniform}};
   if (use_bias_) w.push_back({"bias", {filters_}, Initializer::zeros});
   return w;
+}
+
+Tensor Conv2D::depthwise(const Tensor& kernel) const {
+  const int64_t c = input_shape()[2];
+  return kernel.reshaped({kernel_.h, kernel_.w, c, filters_ / c});
 }
 
 Tensor Conv2D::forward(std::span<const Tensor> in) {
@@ -71,7 +87,11 @@ Tensor Conv2D::forward(std::span<const Tensor> in) {
   const Tensor& kernel = weight(0).value;
   Tensor y = take(n, output_shape());
   Tensor z;
-  if (use_bias_ && fused_ops() && (act == Activation::linear || act == Activation::relu)) {
+  if (groups_ > 1) {
+    z = act == Activation::linear ? y : take(n, output_shape());
+    ops::depthwise_conv2d(x, depthwise(kernel), z, attrs_, name());
+    add_bias_and_activate(act, use_bias_ ? &weight(1).value : nullptr, z, y);
+  } else if (use_bias_ && fused_ops() && (act == Activation::linear || act == Activation::relu)) {
     ops::fused_conv2d(x, kernel, weight(1).value, y, attrs_, act == Activation::relu, name());
   } else {
     z = act == Activation::linear ? y : take(n, output_shape());
@@ -96,6 +116,16 @@ void Conv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span
   } else {
     dz = bias_and_activation_grad(act, dy, z_, y_, use_bias_ ? &weight(1).grad : nullptr);
   }
+  if (groups_ > 1) {
+    Tensor dkernel = depthwise(weight(0).grad);
+    ops::depthwise_conv2d_backprop_filter(x_, dz, dkernel, attrs_, name());
+    if (need_dx[0]) {
+      dx[0] = take(n, input_shape());
+      ops::depthwise_conv2d_backprop_input(dz, depthwise(weight(0).value), dx[0], attrs_, name());
+    }
+    x_ = z_ = y_ = Tensor();
+    return;
+  }
   ops::conv2d_backprop_filter(x_, dz, weight(0).grad, attrs_, name());
   if (need_dx[0] && dx[0].defined()) {
     ops::conv2d_backprop_input_accumulate(dz, weight(0).value, dx[0], attrs_, name());
@@ -107,12 +137,12 @@ void Conv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span
 }
 
 bool Conv2D::adds_into_dx() const {
-  return fused_ops() && device().has_kernel(OpId::Conv2DBackpropInputAccumulate, AXON_FLOAT32);
+  return groups_ == 1 && fused_ops() && device().has_kernel(OpId::Conv2DBackpropInputAccumulate, AXON_FLOAT32);
 }
 
 int64_t Conv2D::forward_flops() const {
   const Shape& o = output_shape();
-  return 2 * o[0] * o[1] * o[2] * kernel_.h * kernel_.w * input_shape()[2];
+  return 2 * o[0] * o[1] * o[2] * kernel_.h * kernel_.w * (input_shape()[2] / groups_);
 }
 
 int64_t Conv2D::backward_flops(bool need_dx) const { return forward_flops() * (need_dx ? 2 : 1); }
@@ -126,7 +156,9 @@ std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
   if (kernel.first == 0) l.fail("has no kernel_size");
   const auto strides = l.pair("strides", 1, limits::kMaxImageSide, {1, 1});
   const auto dilation = l.pair("dilation_rate", 1, limits::kMaxImageSide, {1, 1});
-  if (l.integer("groups", 1, 65536, 1) != 1) l.fail("groups is " + json_text(l.at("groups")) + "; axon supports 1 only");
+  const int64_t groups = l.integer("groups", 1, 65536, 1);
+  if (filters % groups != 0)
+    l.fail("filters (" + std::to_string(filters) + ") is not a multiple of groups (" + std::to_string(groups) + ")");
   if ((strides.first > 1 || strides.second > 1) && (dilation.first > 1 || dilation.second > 1))
     l.fail("strides > 1 together with dilation_rate > 1 is not supported (Keras refuses it too)");
   l.check_no_constraints();
@@ -134,7 +166,8 @@ std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
       std::make_unique<Conv2D>(static_cast<int>(filters), Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
                                l.activation(), Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)),
                                l.padding(), l.name(), l.boolean("use_bias", true),
-                               Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second))),
+                               Size2(static_cast<int>(dilation.first), static_cast<int>(dilation.second)),
+                               static_cast<int>(groups)),
       l, {{"kernel", "kernel_initializer", "GlorotUniform", "kernel_regularizer"},
           {"bias", "bias_initializer", "Zeros", "bias_regularizer"}});
 }
@@ -142,7 +175,7 @@ std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
 const LayerEntry kConv2dEntry{
     "Conv2D", conv2d_from_keras,
     "filters, kernel_size, strides, padding (valid, same), dilation_rate, activation, use_bias; "
-    "groups 1, kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L2)"};
+    "groups (1 or the input's channels), kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L2)"};
 const LayerRegistration kConv2dRegistered(kConv2dEntry);
 
 }  // namespace

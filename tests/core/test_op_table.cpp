@@ -80,6 +80,7 @@ const axon_random_attrs kRandom{sizeof(axon_random_attrs), {1, 2}, {3, 4, 5, 6},
 const axon_reduce_attrs kReduce13{sizeof(axon_reduce_attrs), 2, {1, -1}, 0};  // [2,7,5,3] -> [2,5]
 const axon_reduce_attrs kReduce1Keep{sizeof(axon_reduce_attrs), 1, {1}, 1};  // [2,7,5,3] -> [2,1,5,3]
 const axon_reduce_attrs kReduceNone{sizeof(axon_reduce_attrs), 0, {}, 0};  // y = x
+const axon_layer_norm_attrs kLayerNorm{sizeof(axon_layer_norm_attrs), 1e-6f};
 // depthwise 3x3, multiplier 2, SAME stride 2 on 7x5x3 -> 4x3x6
 const axon_conv2d_attrs kDepthwise = kSame2;
 
@@ -181,6 +182,10 @@ std::vector<Case> good_cases() {
        {x, tensor({3}), tensor({3}), tensor({3}), tensor({3})}, &kBnReluTrain},
       {OpId::FusedBatchNormAddGradEx, {x, x, tensor({3}), tensor({3}), tensor({3}), x}, {x, tensor({3}), tensor({3}), x},
        &kBnReluTrain},
+      {OpId::LayerNorm, {tensor({6, 3}), tensor({3}), tensor({3})}, {tensor({6, 3}), tensor({6}), tensor({6})},
+       &kLayerNorm},
+      {OpId::LayerNormGrad, {tensor({6, 3}), tensor({6, 3}), tensor({3}), tensor({6}), tensor({6})},
+       {tensor({6, 3}), tensor({3}), tensor({3})}, &kLayerNorm},
   };
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.op < b.op; });
   return cases;

@@ -15,7 +15,9 @@ keras:      Keras 3 (the python named by AXON_KERAS_PYTHON; skipped without it)
             and evaluates to axon's loss within 0.1% and its accuracy (the
             guide's CNN with Adam, also on label-smoothed categorical
             cross-entropy with the metrics mse, mae and top-3 accuracy, each
-            within 0.1% of axon's; the ResNet with SGD on a cosine schedule).
+            within 0.1% of axon's; the ResNet with SGD on a cosine schedule;
+            ConvNeXt's parts: nested Sequentials, grouped Conv2D,
+            LayerNormalization and LayerScale, written flat).
 Usage: keras_save_test.py CASE AXON_TRAIN"""
 import io
 import json
@@ -189,7 +191,8 @@ def keras_case(tmp):
                                              "mse,mae", "--metrics", "top_k_categorical_accuracy:k=3,name=top3"],
                                             "Adam"),
                              (["--model", os.path.join(DATA, "keras_resnet.json"), "--optimizer", "sgd", "--momentum",
-                               "0.9", "--lr-schedule", "cosine:decay_steps=100"], "SGD")):
+                               "0.9", "--lr-schedule", "cosine:decay_steps=100"], "SGD"),
+                             (["--model", os.path.join(DATA, "keras_convnext.json")], "Adam")):
         path, loss, accuracy = train(tmp, extra)
         axon_metrics = {} if "--metrics" not in extra else saved_metrics(path)
         p = subprocess.run([python, "-c", KERAS_SCRIPT, path, DEFAULT_DATA, str(TEST_LIMIT)], capture_output=True,

@@ -233,6 +233,47 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     twice[2].reads = {"t2"};
     refused(functional(twice, "dense"), {"Conv2DTranspose 't2'", "output of 32768x32768 is larger than 4096 a side"});
   }
+  SECTION("LayerNormalization, grouped Conv2D and LayerScale settings axon does not compute") {
+    auto after_conv = [](const char* cls, const char* config) {
+      return std::vector<L>{{"Conv2D", "c", kConv8, {"input_layer"}},
+                            {cls, "x", config, {"c"}},
+                            {"Flatten", "flatten", "", {"x"}},
+                            {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+    };
+    refused(functional(after_conv("LayerNormalization", R"("axis": [1, 3])"), "dense"),
+            {"LayerNormalization 'x'", "normalises over axes that are not the last ones of [8,8,4]"});
+    refused(functional(after_conv("LayerNormalization", R"("axis": 0)"), "dense"),
+            {"LayerNormalization 'x'", "axis is 0, the batch"});
+    refused(functional(after_conv("LayerNormalization", R"("axis": [5])"), "dense"),
+            {"LayerNormalization 'x'", "axis 5 is outside the input [8,8,4]"});
+    refused(functional(after_conv("LayerNormalization", R"("rms_scaling": true)"), "dense"),
+            {"LayerNormalization 'x'", "rms_scaling is true"});
+    refused(functional(after_conv("Conv2D", R"("filters": 4, "kernel_size": 3, "groups": 2)"), "dense"),
+            {"Conv2D 'x'", "groups is 2 for an input of 4 channels; axon supports groups 1 or the input's channels"});
+    refused(functional(after_conv("Conv2D", R"("filters": 6, "kernel_size": 3, "groups": 4)"), "dense"),
+            {"Conv2D 'x'", "filters (6) is not a multiple of groups (4)"});
+    refused(functional(after_conv("LayerScale", R"("init_values": 0.1, "projection_dim": 5)"), "dense"),
+            {"LayerScale 'x'", "scales 5 channels; its input is [8,8,4]"});
+  }
+  SECTION("models nested in a model, beyond one Sequential level") {
+    auto nested = [](const char* cls, const char* config) {
+      return std::vector<L>{{cls, "inner", config, {"input_layer"}},
+                            {"Flatten", "flatten", "", {"inner"}},
+                            {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+    };
+    refused(functional(nested("Sequential", R"("layers": [{"class_name": "Sequential", "config": {"name": "deeper", )"
+                                            R"("layers": []}}])"),
+                       "dense"),
+            {"Sequential 'deeper'", "a model nested two levels deep (inside 'inner')"});
+    refused(functional(nested("Sequential", R"("layers": [])"), "dense"),
+            {"Sequential 'inner'", "a nested Sequential with no layers"});
+    refused(functional(nested("Functional", R"("layers": [])"), "dense"),
+            {"Functional 'inner'", "a nested functional model"});
+    refused(functional(nested("Sequential", R"("layers": [{"class_name": "Dense", "config": {"name": "inner", )"
+                                            R"("units": 3}}])"),
+                       "dense"),
+            {"Dense 'inner'", "the name is used by an earlier layer"});
+  }
   SECTION("UpSampling2D settings axon does not compute") {
     std::vector<L> ls{{"UpSampling2D", "u", R"("size": [2, 2], "interpolation": "bilinear")", {"input_layer"}},
                       {"Flatten", "flatten", "", {"u"}},

@@ -1278,6 +1278,63 @@ MUTATIONS += [
     },
 ]
 
+# Layer normalization (ABI 2.3) and ConvNeXt's layers.
+MUTATIONS += [
+    {
+        "name": "layer norm variance unbiased",
+        "what": "the CPU's LayerNorm divides a row's squared deviations by K - 1",
+        "edits": [(f"{CPU}/layer_norm.cpp",
+                   "const double var = lane_sum(k, [&](int64_t j) { return (row[j] - mean) * (row[j] - mean); }) / double(k);",
+                   "const double var = lane_sum(k, [&](int64_t j) { return (row[j] - mean) * (row[j] - mean); }) / double(k > 1 ? k - 1 : 1);")],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "layer norm gradient without the variance's path",
+        "what": "the CPU's LayerNormGrad leaves out dx's term through the row's variance (xhat mean(g xhat))",
+        "edits": [(f"{CPU}/layer_norm.cpp", "out[j] = static_cast<float>(r * (double(g[j]) * scale[j] - mean_g - xhat(j) * mean_gx));",
+                   "out[j] = static_cast<float>(r * (double(g[j]) * scale[j] - mean_g));")],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "reference layer norm without offset",
+        "what": "the reference LayerNorm leaves out the offset",
+        "edits": [(REF_LAYERS, "yp[i * k + j] = static_cast<float>((row[j] - mean) * r * scale[j] + offset[j]);",
+                   "yp[i * k + j] = static_cast<float>((row[j] - mean) * r * scale[j]);")],
+        "tests": LAYER_TESTS,
+    },
+    {
+        "name": "grouped conv passes no gradient",
+        "what": "a Conv2D grouped by channel writes zeros as its input's gradient",
+        "edits": [("core/src/nn/layers/conv2d.cpp",
+                   "ops::depthwise_conv2d_backprop_input(dz, depthwise(weight(0).value), dx[0], attrs_, name());",
+                   "ops::fill(dx[0], 0.0f, name());")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "layer scale passes dy through",
+        "what": "LayerScale's input gradient is dy, not dy * gamma",
+        "edits": [("core/src/nn/layers/layer_scale.cpp",
+                   "    ops::depthwise_conv2d_backprop_input(dy4, weight(0).value.reshaped({1, 1, projection_dim_, 1}), d4, kPointwise,\n"
+                   "                                         name());",
+                   "    ops::identity(dy, d, name());")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "nested model read at its first layer",
+        "what": "the readers of a Sequential nested in a functional model read its first layer, not its last",
+        "edits": [("core/src/nn/keras_json.cpp", "    reads = {il.name()};\n    last = il.name();",
+                   "    reads = {il.name()};\n    if (last.empty()) last = il.name();")],
+        "tests": r"^(goldens\.keras_models|train\.keras_applications)$",
+    },
+    {
+        "name": "layer normalization over the last axis only",
+        "what": "LayerNormalization over several trailing axes normalises over the last alone",
+        "edits": [("core/src/nn/layers/layer_normalization.cpp", "  return static_cast<size_t>(dims.front());",
+                   "  return static_cast<size_t>(dims.back());")],
+        "tests": r"^goldens\.keras_models$",
+    },
+]
+
 def sh(cmd, cwd, log=None, timeout=None):
     # errors="replace": a mutated test may print bytes of uninitialised memory.
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout)

@@ -194,5 +194,6 @@ void register_optimizer_kernels(sdk::KernelTable& t);
 void register_loss_kernels(sdk::KernelTable& t);
 void register_random_kernels(sdk::KernelTable& t);
 void register_reduce_kernels(sdk::KernelTable& t);
+void register_layer_norm_kernels(sdk::KernelTable& t);
 
 }  // namespace axon::cuda

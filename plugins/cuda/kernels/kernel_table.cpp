@@ -5,8 +5,6 @@
 
 namespace axon::cuda {
 
-void register_layer_norm_kernels(sdk::KernelTable& t);  // layer_norm.cpp
-
 const sdk::KernelTable& kernel_table() {
   static const sdk::KernelTable table = [] {
     sdk::KernelTable t;

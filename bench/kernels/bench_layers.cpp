@@ -1,4 +1,4 @@
-// Benchmarks of the CPU plugin's layer kernels (ABI 1.4 and 1.5) through the C ABI,
+// Benchmarks of the CPU plugin's layer kernels (ABI 1.4, 1.5 and 2.3) through the C ABI,
 // at the shapes of a small ResNet on 28x28 images at batch 64: stages of
 // [64,28,28,16], [64,14,14,32] and [64,7,7,64]. Batch normalization and
 // average pooling report GB/s: the bytes of their tensors, each read or
@@ -109,6 +109,18 @@ void register_layers() {
   const double bytes = 4.0 * (numel(x) + numel(y));
   add("AvgPool/global/7x7x64", "AvgPool", {x}, {y}, &global7, bytes, 0);
   add("AvgPoolGrad/global/7x7x64", "AvgPoolGrad", {y}, {x}, &global7, bytes, 0);
+  // Layer normalization (ABI 2.3) at ConvNeXtTiny's stages on 32x32 images
+  // (batch 64: 8x8x96 to 1x1x768, as rows of K) and the golden model's 14x14x16.
+  // Bytes: x and y once (the forward), dy, x and dx once (the gradient).
+  static const axon_layer_norm_attrs layer_norm{sizeof(axon_layer_norm_attrs), 1e-6f};
+  for (const auto& [rows, k] : std::vector<std::pair<int64_t, int64_t>>{
+           {64 * 14 * 14, 16}, {64 * 8 * 8, 96}, {64 * 4 * 4, 192}, {64 * 2 * 2, 384}, {64, 768}}) {
+    const std::string s = std::to_string(rows) + "x" + std::to_string(k);
+    const std::vector<int64_t> m{rows, k};
+    const double mb = 4.0 * rows * k;
+    add("LayerNorm/" + s, "LayerNorm", {m, {k}, {k}}, {m, {rows}, {rows}}, &layer_norm, 2 * mb, 0);
+    add("LayerNormGrad/" + s, "LayerNormGrad", {m, m, {k}, {rows}, {rows}}, {m, {k}, {k}}, &layer_norm, 3 * mb, 0);
+  }
 }
 
 // The convolutions of tests/data/keras_resnet.json at batch 64, each forward

@@ -487,6 +487,19 @@ std::string layer_digests() {
                                   {b.x, {b.x.back()}, {b.x.back()}, b.x}, &fa))
       add("_FusedBatchNormAddGradEx", o);
   }
+  // Layer normalization (ABI 2.3): rows of a vector's width and odd ones.
+  for (const std::vector<int64_t>& m : {std::vector<int64_t>{512, 96}, std::vector<int64_t>{37, 21}}) {
+    const int64_t rows = m[0], k = m[1];
+    const axon_layer_norm_attrs a{sizeof(axon_layer_norm_attrs), 1e-6f};
+    const HostTensor x{m, random_floats(rng, numel(m))}, scale{{k}, random_floats(rng, size_t(k))},
+        offset{{k}, random_floats(rng, size_t(k))}, dy{m, random_floats(rng, numel(m))};
+    const auto normed = run_host(cpu(), "LayerNorm", {x, scale, offset}, {m, {rows}, {rows}}, &a);
+    for (const auto& o : normed) add("LayerNorm", o);
+    for (const auto& o : run_host(cpu(), "LayerNormGrad",
+                                  {dy, x, scale, HostTensor{{rows}, normed[1]}, HostTensor{{rows}, normed[2]}},
+                                  {m, {k}, {k}}, &a))
+      add("LayerNormGrad", o);
+  }
   for (const DepthwiseCase& c : depthwise_cases()) {
     HostTensor x{c.x, random_floats(rng, numel(c.x))}, f{c.f, random_floats(rng, numel(c.f))},
         g{c.y(), random_floats(rng, numel(c.y()))};
@@ -523,7 +536,7 @@ TEST_CASE("layer digests, for the instruction-set test", "[.layer_digests]") {
 }
 
 TEST_CASE(
-    "AvgPool, max pooling and batch normalization give the same bits on every instruction set and depthwise "
+    "AvgPool, max pooling, batch and layer normalization give the same bits on every instruction set and depthwise "
     "convolution on AVX2 and AVX-512",
     "[layers][isa][cpu]") {
   const std::string best = digests_at(""), avx2 = digests_at("avx2"), base = digests_at("base");
@@ -544,6 +557,7 @@ TEST_CASE(
   CHECK(lines(base, false).find("FusedBatchNormGradV3") != std::string::npos);
   CHECK(lines(base, false).find("_FusedBatchNormGradEx") != std::string::npos);
   CHECK(lines(base, false).find("MaxPoolGrad") != std::string::npos);
+  CHECK(lines(base, false).find("LayerNormGrad") != std::string::npos);
 }
 
 // ------------------------------------------------------------------ finite differences of the reference

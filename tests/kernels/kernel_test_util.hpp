@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -256,6 +258,43 @@ inline Comparison compare_sum(const std::vector<float>& got, const std::vector<f
 // |got - want| <= rel * (1 + |want|).
 inline Comparison compare_rel(const std::vector<float>& got, const std::vector<float>& want, double rel) {
   return compare(got, want, [&](size_t i) { return rel * (1.0 + std::fabs(want[i])); });
+}
+
+// A call the validator must refuse: float32 tensors of these shapes, and the
+// text its message must hold.
+struct BadCall {
+  const char* op;
+  std::vector<std::vector<int64_t>> in, out;
+  const void* attrs;
+  const char* message;
+};
+
+// Each call on each device: AXON_INVALID_ARGUMENT with the message.
+inline void check_refused(const std::vector<BadCall>& bad, std::initializer_list<TestDevice*> devices) {
+  for (TestDevice* dev : devices) {
+    for (const BadCall& b : bad) {
+      INFO(b.op << ": " << b.message);
+      std::vector<std::unique_ptr<DeviceTensor>> keep;
+      std::vector<axon_tensor> in, out;
+      for (const auto& d : b.in) {
+        keep.push_back(std::make_unique<DeviceTensor>(*dev, AXON_FLOAT32, d));
+        in.push_back(keep.back()->t);
+      }
+      for (const auto& d : b.out) {
+        keep.push_back(std::make_unique<DeviceTensor>(*dev, AXON_FLOAT32, d));
+        out.push_back(keep.back()->t);
+      }
+      axon_kernel_fn fn = dev->api.get_kernel(dev->api.device_ctx, b.op, AXON_FLOAT32);
+      REQUIRE(fn != nullptr);
+      const axon_kernel_call call{sizeof(axon_kernel_call), b.op, static_cast<int32_t>(in.size()), in.data(),
+                                  static_cast<int32_t>(out.size()), out.data(), b.attrs};
+      axon_error err{};
+      const axon_status status = fn(dev->api.device_ctx, &call, &err);
+      INFO("message: " << err.message);
+      CHECK(status == AXON_INVALID_ARGUMENT);
+      CHECK(std::string(err.message).find(b.message) != std::string::npos);
+    }
+  }
 }
 
 }  // namespace axon::test

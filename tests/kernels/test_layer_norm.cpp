@@ -165,13 +165,7 @@ TEST_CASE("reference LayerNormGrad agrees with finite differences of LayerNorm",
 
 TEST_CASE("bad calls of LayerNorm and LayerNormGrad are refused with the validator's message", "[layers][layer_norm][errors]") {
   const axon_layer_norm_attrs ok{sizeof(axon_layer_norm_attrs), 1e-3f}, eps0{sizeof(axon_layer_norm_attrs), 0.0f};
-  struct Bad {
-    const char* op;
-    std::vector<std::vector<int64_t>> in, out;
-    const void* attrs;
-    const char* message;
-  };
-  const std::vector<Bad> bad{
+  const std::vector<BadCall> bad{
       {"LayerNorm", {{4, 0}, {0}, {0}}, {{4, 0}, {4}, {4}}, &ok, "LayerNorm: x [4,0] has no values per row to normalise"},
       {"LayerNorm", {{4, 3}, {3}, {3}}, {{4, 3}, {3}, {4}}, &ok, "LayerNorm: mean has shape [3], expected [4]"},
       {"LayerNorm", {{4, 3}, {3}, {3}}, {{4, 3}, {4}, {4}}, &eps0, "LayerNorm: epsilon must be a positive number, got 0"},
@@ -179,28 +173,5 @@ TEST_CASE("bad calls of LayerNorm and LayerNormGrad are refused with the validat
       {"LayerNormGrad", {{4, 3}, {4, 3}, {2}, {4}, {4}}, {{4, 3}, {3}, {3}}, &ok,
        "LayerNormGrad: scale has shape [2], expected [3]"},
   };
-  for (TestDevice* dev : {&ref(), &cpu()}) {
-    for (const Bad& b : bad) {
-      INFO(b.op << ": " << b.message);
-      std::vector<std::unique_ptr<DeviceTensor>> keep;
-      std::vector<axon_tensor> in, out;
-      for (const auto& d : b.in) {
-        keep.push_back(std::make_unique<DeviceTensor>(*dev, AXON_FLOAT32, d));
-        in.push_back(keep.back()->t);
-      }
-      for (const auto& d : b.out) {
-        keep.push_back(std::make_unique<DeviceTensor>(*dev, AXON_FLOAT32, d));
-        out.push_back(keep.back()->t);
-      }
-      axon_kernel_fn fn = dev->api.get_kernel(dev->api.device_ctx, b.op, AXON_FLOAT32);
-      REQUIRE(fn != nullptr);
-      const axon_kernel_call call{sizeof(axon_kernel_call), b.op, static_cast<int32_t>(in.size()), in.data(),
-                                  static_cast<int32_t>(out.size()), out.data(), b.attrs};
-      axon_error err{};
-      const axon_status status = fn(dev->api.device_ctx, &call, &err);
-      INFO("message: " << err.message);
-      CHECK(status == AXON_INVALID_ARGUMENT);
-      CHECK(std::string(err.message).find(b.message) != std::string::npos);
-    }
-  }
+  check_refused(bad, {&ref(), &cpu()});
 }

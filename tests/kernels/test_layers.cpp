@@ -663,13 +663,7 @@ TEST_CASE("bad calls of the layer ops are refused with the validator's message n
   const axon_fused_batch_norm_attrs act7{sizeof(axon_fused_batch_norm_attrs), train, 7};
   axon_fused_batch_norm_attrs small_bn = relu;
   small_bn.batch_norm.struct_size = 8;
-  struct Bad {
-    const char* op;
-    std::vector<std::vector<int64_t>> in, out;
-    const void* attrs;
-    const char* message;
-  };
-  const std::vector<Bad> bad{
+  const std::vector<BadCall> bad{
       {"FusedBatchNormV3", {{2, 3, 3, 4}, {4}, {4}, {4}, {4}}, {{2, 3, 3, 4}}, &train,
        "FusedBatchNormV3: training needs all 5 outputs, got 1"},
       {"FusedBatchNormV3", {{2, 3, 3, 4}, {4}, {3}, {4}, {4}}, {{2, 3, 3, 4}}, &eps0,
@@ -688,28 +682,5 @@ TEST_CASE("bad calls of the layer ops are refused with the validator's message n
       {"_FusedBatchNormGradEx", {{2, 4}, {2, 4}, {4}, {4}, {4}, {2, 5}}, {{2, 4}, {4}, {4}}, &relu,
        "_FusedBatchNormGradEx: y has shape [2,5], expected x's [2,4]"},
   };
-  for (TestDevice* dev : {&ref(), &cpu()}) {
-    for (const Bad& b : bad) {
-      INFO(b.op);
-      std::vector<std::unique_ptr<DeviceTensor>> keep;
-      std::vector<axon_tensor> in, out;
-      for (const auto& d : b.in) {
-        keep.push_back(std::make_unique<DeviceTensor>(*dev, AXON_FLOAT32, d));
-        in.push_back(keep.back()->t);
-      }
-      for (const auto& d : b.out) {
-        keep.push_back(std::make_unique<DeviceTensor>(*dev, AXON_FLOAT32, d));
-        out.push_back(keep.back()->t);
-      }
-      axon_kernel_fn fn = dev->api.get_kernel(dev->api.device_ctx, b.op, AXON_FLOAT32);
-      REQUIRE(fn != nullptr);
-      const axon_kernel_call call{sizeof(axon_kernel_call), b.op, static_cast<int32_t>(in.size()), in.data(),
-                                  static_cast<int32_t>(out.size()), out.data(), b.attrs};
-      axon_error err{};
-      const axon_status status = fn(dev->api.device_ctx, &call, &err);
-      INFO("message: " << err.message);
-      CHECK(status == AXON_INVALID_ARGUMENT);
-      CHECK(std::string(err.message).find(b.message) != std::string::npos);
-    }
-  }
+  check_refused(bad, {&ref(), &cpu()});
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keras' own spread of validation accuracy against axon-train's, for the
 Keras models of tests/data (keras_resnet, keras_inception,
-keras_sequential_mix, keras_strided, keras_augmented_cnn), on the same IDX
+keras_sequential_mix, keras_strided, keras_augmented_cnn, keras_convnext), on the same IDX
 files axon-train reads.
 Not part of the build; needs TensorFlow and Keras from PyPI (pip install
 tensorflow-cpu).
@@ -39,7 +39,7 @@ from idx_data import load  # noqa: E402
 from keras_timing import epoch_timer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = ["resnet", "inception", "sequential_mix", "strided", "augmented_cnn"]
+MODELS = ["resnet", "inception", "sequential_mix", "strided", "augmented_cnn", "convnext"]
 
 
 def model_json(name):

@@ -301,6 +301,7 @@ constexpr KerasSpread kKerasSpread[] = {
     {"inception", "1-3", 0.8913, 0.9054},
     {"sequential_mix", "1-12", 0.6006, 0.8233},
     {"strided", "1-3", 0.8727, 0.8819},
+    {"convnext", "1-3", 0.8636, 0.8743},
 };
 
 void check_keras_spread(const std::string& model) {
@@ -338,4 +339,7 @@ TEST_CASE("axon-train: keras_sequential_mix.json lands within Keras' spread in 3
 }
 TEST_CASE("axon-train: keras_strided.json lands within Keras' spread in 3 epochs", "[long][keras_spread][strided]") {
   check_keras_spread("strided");
+}
+TEST_CASE("axon-train: keras_convnext.json lands within Keras' spread in 3 epochs", "[long][keras_spread][convnext]") {
+  check_keras_spread("convnext");
 }

@@ -356,7 +356,7 @@ def leaf_layers(model):
 
 def weight_name(layer, w):
     """layer/weight. A weight made without a name (ConvNeXt's LayerScale) is
-    "variable" to Keras, numbered across the session ("variable_1", ...):
+    "variable" to Keras, numbered as a process makes more ("variable_1", ...):
     axon calls it "variable" in every layer."""
     return f"{layer.name}/{re.sub(r'^variable_[0-9]+$', 'variable', w.name)}"
 

@@ -10,6 +10,7 @@
 #include <axon/nn/layers.hpp>
 #include <axon/ops.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace axon::nn {

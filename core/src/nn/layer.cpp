@@ -127,6 +127,19 @@ void Layer::add_bias_and_activate(Activation act, const Tensor* bias, Tensor& z,
   if (act != Activation::linear) activate(act, z, y, name_);
 }
 
+Tensor Layer::take_pre_activation(Activation act, const Tensor& y) const {
+  return act == Activation::linear ? y : take_like(y);
+}
+
+void Layer::finish_forward(Activation act, const Tensor* bias, const Tensor& x, Tensor& z, Tensor& y,
+                           Kept& kept) const {
+  add_bias_and_activate(act, bias, z, y);
+  if (!remembers()) return;
+  kept.x = x;
+  kept.y = y;
+  if (act != Activation::linear && uses_input(act)) kept.z = z;
+}
+
 Tensor Layer::bias_and_activation_grad(Activation act, const Tensor& dy, const Tensor& z, const Tensor& y,
                                        Tensor* bias_grad) const {
   Tensor dz = dy;

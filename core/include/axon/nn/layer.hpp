@@ -220,6 +220,17 @@ class Layer {
   // the bias added to z in place (bias null: none), then y = act(z) (y is z
   // where act is linear).
   void add_bias_and_activate(Activation act, const Tensor* bias, Tensor& z, Tensor& y) const;
+  // What such a layer's backward reads of its forward: its input, its output
+  // and, where the activation's gradient reads it (uses_input), z.
+  struct Kept {
+    Tensor x, z, y;
+  };
+  // Where the op writes before bias and activation: y itself where act is
+  // linear, else a tensor of y's shape.
+  Tensor take_pre_activation(Activation act, const Tensor& y) const;
+  // add_bias_and_activate, then x, y and z (as Kept says) into `kept` when
+  // remembers().
+  void finish_forward(Activation act, const Tensor* bias, const Tensor& x, Tensor& z, Tensor& y, Kept& kept) const;
   // Its gradient: dy through the activation (dy itself where linear; z or
   // y read as uses_input says), and the bias's into bias_grad (null: none).
   Tensor bias_and_activation_grad(Activation act, const Tensor& dy, const Tensor& z, const Tensor& y,

@@ -71,7 +71,7 @@ class Conv2D : public Layer {
   bool use_bias_;
   int groups_;
   bool logits_ = false;
-  Tensor x_, z_, y_;  // kept for the backward
+  Kept kept_;  // for the backward
 };
 
 // Conv2DTranspose(filters, kernel_size, strides, padding, activation,
@@ -108,7 +108,7 @@ class Conv2DTranspose : public Layer {
   axon_conv2d_attrs attrs_;
   bool use_bias_;
   bool logits_ = false;
-  Tensor x_, z_, y_;  // kept for the backward
+  Kept kept_;  // for the backward
 };
 
 // UpSampling2D(size, interpolation "nearest"): each pixel repeated size.h x
@@ -717,7 +717,7 @@ class DepthwiseConv2D : public Layer {
   Activation activation_;
   bool use_bias_;
   bool logits_ = false;
-  Tensor x_, z_, y_;
+  Kept kept_;  // for the backward
 };
 
 // SeparableConv2D(filters, kernel_size, strides, padding, depth_multiplier,
@@ -756,7 +756,8 @@ class SeparableConv2D : public Layer {
   Activation activation_;
   bool use_bias_;
   bool logits_ = false;
-  Tensor x_, t_, z_, y_;  // t: the depthwise convolution's output
+  Kept kept_;
+  Tensor t_;  // the depthwise convolution's output, kept for the backward
 };
 
 }  // namespace axon::nn

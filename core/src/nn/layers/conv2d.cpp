@@ -86,23 +86,17 @@ Tensor Conv2D::forward(std::span<const Tensor> in) {
   const Activation act = applied();
   const Tensor& kernel = weight(0).value;
   Tensor y = take(n, output_shape());
-  Tensor z;
-  if (groups_ > 1) {
-    z = act == Activation::linear ? y : take(n, output_shape());
-    ops::depthwise_conv2d(x, depthwise(kernel), z, attrs_, name());
-    add_bias_and_activate(act, use_bias_ ? &weight(1).value : nullptr, z, y);
-  } else if (use_bias_ && fused_ops() && (act == Activation::linear || act == Activation::relu)) {
+  if (groups_ == 1 && use_bias_ && fused_ops() && (act == Activation::linear || act == Activation::relu)) {
     ops::fused_conv2d(x, kernel, weight(1).value, y, attrs_, act == Activation::relu, name());
-  } else {
-    z = act == Activation::linear ? y : take(n, output_shape());
+    if (remembers()) kept_.x = x, kept_.y = y;  // relu's gradient reads y
+    return y;
+  }
+  Tensor z = take_pre_activation(act, y);
+  if (groups_ > 1)
+    ops::depthwise_conv2d(x, depthwise(kernel), z, attrs_, name());
+  else
     ops::conv2d(x, kernel, z, attrs_, name());
-    add_bias_and_activate(act, use_bias_ ? &weight(1).value : nullptr, z, y);
-  }
-  if (remembers()) {
-    x_ = x;
-    y_ = y;
-    if (act != Activation::linear && uses_input(act)) z_ = z;
-  }
+  finish_forward(act, use_bias_ ? &weight(1).value : nullptr, x, z, y, kept_);
   return y;
 }
 
@@ -112,28 +106,28 @@ void Conv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span
   Tensor dz;
   if (act == Activation::relu && use_bias_ && fused_ops()) {
     dz = take_like(dy);
-    ops::relu_grad_bias_add_grad(dy, y_, dz, weight(1).grad, name());
+    ops::relu_grad_bias_add_grad(dy, kept_.y, dz, weight(1).grad, name());
   } else {
-    dz = bias_and_activation_grad(act, dy, z_, y_, use_bias_ ? &weight(1).grad : nullptr);
+    dz = bias_and_activation_grad(act, dy, kept_.z, kept_.y, use_bias_ ? &weight(1).grad : nullptr);
   }
   if (groups_ > 1) {
     Tensor dkernel = depthwise(weight(0).grad);
-    ops::depthwise_conv2d_backprop_filter(x_, dz, dkernel, attrs_, name());
+    ops::depthwise_conv2d_backprop_filter(kept_.x, dz, dkernel, attrs_, name());
     if (need_dx[0]) {
       dx[0] = take(n, input_shape());
       ops::depthwise_conv2d_backprop_input(dz, depthwise(weight(0).value), dx[0], attrs_, name());
     }
-    x_ = z_ = y_ = Tensor();
+    kept_ = {};
     return;
   }
-  ops::conv2d_backprop_filter(x_, dz, weight(0).grad, attrs_, name());
+  ops::conv2d_backprop_filter(kept_.x, dz, weight(0).grad, attrs_, name());
   if (need_dx[0] && dx[0].defined()) {
     ops::conv2d_backprop_input_accumulate(dz, weight(0).value, dx[0], attrs_, name());
   } else if (need_dx[0]) {
     dx[0] = take(n, input_shape());
     ops::conv2d_backprop_input(dz, weight(0).value, dx[0], attrs_, name());
   }
-  x_ = z_ = y_ = Tensor();
+  kept_ = {};
 }
 
 bool Conv2D::adds_into_dx() const {

@@ -66,25 +66,20 @@ Tensor Conv2DTranspose::forward(std::span<const Tensor> in) {
   const int64_t n = x.dim(0);
   const Activation act = applied();
   Tensor y = take(n, output_shape());
-  Tensor z = act == Activation::linear ? y : take(n, output_shape());
+  Tensor z = take_pre_activation(act, y);
   ops::conv2d_backprop_input(x, weight(0).value, z, attrs_, name());
-  add_bias_and_activate(act, use_bias_ ? &weight(1).value : nullptr, z, y);
-  if (remembers()) {
-    x_ = x;
-    y_ = y;
-    if (act != Activation::linear && uses_input(act)) z_ = z;
-  }
+  finish_forward(act, use_bias_ ? &weight(1).value : nullptr, x, z, y, kept_);
   return y;
 }
 
 void Conv2DTranspose::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
-  const Tensor dz = bias_and_activation_grad(applied(), dy, z_, y_, use_bias_ ? &weight(1).grad : nullptr);
-  ops::conv2d_backprop_filter(dz, x_, weight(0).grad, attrs_, name());
+  const Tensor dz = bias_and_activation_grad(applied(), dy, kept_.z, kept_.y, use_bias_ ? &weight(1).grad : nullptr);
+  ops::conv2d_backprop_filter(dz, kept_.x, weight(0).grad, attrs_, name());
   if (need_dx[0]) {
     dx[0] = take(dy.dim(0), input_shape());
     ops::conv2d(dz, weight(0).value, dx[0], attrs_, name());
   }
-  x_ = z_ = y_ = Tensor();
+  kept_ = {};
 }
 
 int64_t Conv2DTranspose::forward_flops() const {

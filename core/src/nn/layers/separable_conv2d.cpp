@@ -84,30 +84,26 @@ Tensor SeparableConv2D::forward(std::span<const Tensor> in) {
   Tensor t = take(n, depthwise_shape(input_shape()));
   ops::depthwise_conv2d(x, weight(0).value, t, depthwise_, name());
   Tensor y = take(n, output_shape());
-  Tensor z = act == Activation::linear ? y : take(n, output_shape());
+  Tensor z = take_pre_activation(act, y);
   ops::conv2d(t, weight(1).value, z, pointwise_, name());
-  add_bias_and_activate(act, use_bias_ ? &weight(2).value : nullptr, z, y);
-  if (remembers()) {
-    x_ = x;
-    t_ = t;
-    y_ = y;
-    if (act != Activation::linear && uses_input(act)) z_ = z;
-  }
+  finish_forward(act, use_bias_ ? &weight(2).value : nullptr, x, z, y, kept_);
+  if (remembers()) t_ = t;
   return y;
 }
 
 void SeparableConv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
   const int64_t n = dy.dim(0);
-  const Tensor dz = bias_and_activation_grad(applied(), dy, z_, y_, use_bias_ ? &weight(2).grad : nullptr);
+  const Tensor dz = bias_and_activation_grad(applied(), dy, kept_.z, kept_.y, use_bias_ ? &weight(2).grad : nullptr);
   ops::conv2d_backprop_filter(t_, dz, weight(1).grad, pointwise_, name());
   Tensor dt = take_like(t_);
   ops::conv2d_backprop_input(dz, weight(1).value, dt, pointwise_, name());
-  ops::depthwise_conv2d_backprop_filter(x_, dt, weight(0).grad, depthwise_, name());
+  ops::depthwise_conv2d_backprop_filter(kept_.x, dt, weight(0).grad, depthwise_, name());
   if (need_dx[0]) {
     dx[0] = take(n, input_shape());
     ops::depthwise_conv2d_backprop_input(dt, weight(0).value, dx[0], depthwise_, name());
   }
-  x_ = t_ = z_ = y_ = Tensor();
+  kept_ = {};
+  t_ = Tensor();
 }
 
 int64_t SeparableConv2D::forward_flops() const {

@@ -179,7 +179,8 @@ void check_model(const std::string& name, const char* device_name) {
 // The models of tools/tf-goldens/keras_models.py, in its order.
 const char* const kModels[] = {"resnet",      "inception",    "sequential_mix", "strided",
                                "misc",        "squeeze_excite", "channelless",  "separable",
-                               "regularized", "applications",   "transpose",    "convnext"};
+                               "regularized", "applications",   "transpose",    "convnext",
+                               "inception_resnet"};
 
 // On a GPU (ctest goldens.keras_models.gpu, label gpu; tools/gpu-check):
 // the same checks on gpu:0. Without a GPU the process exits 77, which ctest

@@ -255,6 +255,24 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     refused(functional(after_conv("LayerScale", R"("init_values": 0.1, "projection_dim": 5)"), "dense"),
             {"LayerScale 'x'", "scales 5 channels; its input is [8,8,4]"});
   }
+  SECTION("CustomScaleLayer settings and inputs axon does not take") {
+    auto scaled = [](const char* config, const char* second) {
+      return std::vector<L>{{"Conv2D", "c", kConv8, {"input_layer"}},
+                            {"Conv2D", "d", R"("filters": 2, "kernel_size": 1)", {"c"}},
+                            {"CustomScaleLayer", "x", config, {"c", second}},
+                            {"Flatten", "flatten", "", {"x"}},
+                            {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+    };
+    refused(functional(scaled("", "c"), "dense"), {"CustomScaleLayer 'x'", "has no scale"});
+    refused(functional(scaled(R"("scale": "0.17")", "c"), "dense"),
+            {"CustomScaleLayer 'x'", "scale is \"0.17\"; axon takes one number"});
+    refused(functional(scaled(R"("scale": 1e300)", "c"), "dense"), {"CustomScaleLayer 'x'", "scale is 1e+300"});
+    refused(functional(scaled(R"("scale": 0.17)", "d"), "dense"),
+            {"CustomScaleLayer 'x'", "its inputs differ in shape: [8,8,4] and [8,8,2]"});
+    std::vector<L> one = scaled(R"("scale": 0.17)", "c");
+    one[2].reads = {"d"};
+    refused(functional(one, "dense"), {"CustomScaleLayer 'x'", "takes 2 inputs, got 1"});
+  }
   SECTION("models nested in a model, beyond one Sequential level") {
     auto nested = [](const char* cls, const char* config) {
       return std::vector<L>{{cls, "inner", config, {"input_layer"}},

@@ -1321,6 +1321,23 @@ MUTATIONS += [
         "tests": r"^goldens\.keras_models$",
     },
     {
+        "name": "custom scale layer scales the shortcut",
+        "what": "CustomScaleLayer computes x * scale + r instead of x + r * scale",
+        "edits": [("core/src/nn/layers/custom_scale_layer.cpp",
+                   "  Tensor scaled = take_like(in[1]);\n  ops::scale(in[1], scaled,",
+                   "  Tensor scaled = take_like(in[1]);\n  ops::scale(in[0], scaled,"),
+                  ("core/src/nn/layers/custom_scale_layer.cpp", "ops::add_n({&in[0], &scaled}", "ops::add_n({&in[1], &scaled}")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "custom scale layer passes dy to the residual",
+        "what": "CustomScaleLayer's gradient of r is dy, not dy * scale",
+        "edits": [("core/src/nn/layers/custom_scale_layer.cpp",
+                   "    ops::scale(dy, dx[1], static_cast<float>(scale_), name());",
+                   "    ops::scale(dy, dx[1], 1.0f, name());")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
         "name": "nested model read at its first layer",
         "what": "the readers of a Sequential nested in a functional model read its first layer, not its last",
         "edits": [("core/src/nn/keras_json.cpp", "    reads = {il.name()};\n    last = il.name();",

@@ -23,6 +23,7 @@ APPLICATIONS = {
     "densenet121": (A.DenseNet121, 32),
     "efficientnet_b0": (A.EfficientNetB0, 32),
     "efficientnet_v2_b0": (A.EfficientNetV2B0, 32),
+    "inception_resnet_v2": (A.InceptionResNetV2, 75),
     "inception_v3": (A.InceptionV3, 75),
     "mobilenet": (A.MobileNet, 32),
     "mobilenet_v2": (A.MobileNetV2, 32),

@@ -306,9 +306,39 @@ def convnext():
     return keras.Model(i, layers.Dense(10, name="head_dense")(x), name="convnext")
 
 
+def inception_resnet():
+    """Inception-ResNet-v2's parts: convolutions with BatchNormalization
+    without gamma (its conv2d_bn), branches concatenated, a linear 1x1
+    convolution back to the shortcut's channels and its CustomScaleLayer
+    x + r * scale, with and without the activation after it."""
+    from keras.src.applications.inception_resnet_v2 import CustomScaleLayer
+
+    def conv_bn(x, filters, size, name, strides=1):
+        x = layers.Conv2D(filters, size, strides=strides, padding="same", use_bias=False, name=name)(x)
+        x = layers.BatchNormalization(scale=False, name=f"{name}_bn")(x)
+        return layers.Activation("relu", name=f"{name}_ac")(x)
+
+    def block(x, scale, name, activation="relu"):
+        b0 = conv_bn(x, 8, 1, f"{name}_b0")
+        b1 = conv_bn(x, 8, 1, f"{name}_b1a")
+        b1 = conv_bn(b1, 8, 3, f"{name}_b1b")
+        mixed = layers.Concatenate(name=f"{name}_mixed")([b0, b1])
+        up = layers.Conv2D(16, 1, name=f"{name}_conv")(mixed)
+        x = CustomScaleLayer(scale, name=f"{name}_scale")([x, up])
+        return x if activation is None else layers.Activation(activation, name=f"{name}_ac")(x)
+
+    i = keras.Input((28, 28, 1))
+    x = conv_bn(i, 16, 3, "stem", strides=2)
+    x = block(x, 0.17, "block35_1")
+    x = block(x, 1.0, "block8_10", activation=None)
+    x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
+    return keras.Model(i, layers.Dense(10, name="predictions")(x), name="inception_resnet")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
           "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
-          "regularized": regularized, "applications": applications, "transpose": transpose, "convnext": convnext}
+          "regularized": regularized, "applications": applications, "transpose": transpose, "convnext": convnext,
+          "inception_resnet": inception_resnet}
 
 
 def initial_weights(model):

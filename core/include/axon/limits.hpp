@@ -35,13 +35,13 @@ inline constexpr uint64_t kMaxArrayDataBytes = uint64_t{1} << 32;
 
 // A Keras model JSON (--model): its file, its layers, its parameters and
 // each layer's output per sample, in floats. Keras' own applications fit:
-// NASNetLarge has 1,041 layers and a 1.0 MB JSON, VGG16 138 million
+// NASNetLarge has 1,041 layers and a 1.0 MB JSON, ConvNeXtXLarge 348 million
 // parameters, EfficientNetB7 at 600x600 17.4 million outputs in a layer and
 // 1.05 billion in all layers together. What a batch of such outputs needs is
 // checked against the machine's memory when training starts.
 inline constexpr uint64_t kMaxModelJsonBytes = uint64_t{4} << 20;
 inline constexpr int kMaxModelLayers = 4096;
-inline constexpr int64_t kMaxModelParameters = int64_t{1} << 28;
+inline constexpr int64_t kMaxModelParameters = int64_t{1} << 30;
 inline constexpr int64_t kMaxLayerOutputsPerSample = int64_t{1} << 25;
 // All layers' outputs per sample together, in floats: what a training step
 // keeps for its backward at most (4 GiB per sample).

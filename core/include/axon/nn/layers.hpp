@@ -654,6 +654,32 @@ class LayerNormalization : public Layer {
   Tensor x_, mean_, inv_std_;  // kept for the backward
 };
 
+// CustomScaleLayer(scale): Inception-ResNet-v2's own layer (Keras'
+// keras.src.applications.inception_resnet_v2), y = x + r * scale for its
+// inputs [x, r] of one shape: a Scale of r (the float32 of scale), then
+// AddN, Keras' two roundings; backward dy to x, dy * scale to r.
+class CustomScaleLayer : public Layer {
+ public:
+  explicit CustomScaleLayer(double scale, std::string name = "custom_scale_layer");
+  const char* type() const override { return "CustomScaleLayer"; }
+  const char* keras_module() const override { return "keras.src.applications.inception_resnet_v2"; }
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<CustomScaleLayer>(scale_, name()); }
+  void write_config(KerasConfigWriter& config) const override;
+  int min_inputs() const override { return 2; }
+  int max_inputs() const override { return 2; }
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+
+ private:
+  double scale_;  // as the config has it (written back so); the ops take its float
+};
+
 // LayerScale(init_values, projection_dim): ConvNeXt's own layer (Keras'
 // keras.src.applications.convnext), y = x * gamma over the last axis, gamma
 // [projection_dim] starting at init_values. Runs as a 1x1

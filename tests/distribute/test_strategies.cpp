@@ -139,19 +139,20 @@ TEST_CASE("mirrored: 10 steps at global batch 64 equal one device within 1e-6, r
   CHECK(worst(*a, *b, false) > 1e-4);
 }
 
-// Keras' L2 regularizers under mirrored: each replica adds its share of
-// 2 l2 w to its gradients and l2 sum(w^2) times its samples to its loss sum,
+// Keras' regularizers under mirrored: each replica adds its share of
+// l1 sign(w) + 2 l2 w to its gradients and l1 sum(|w|) + l2 sum(w^2) times
+// its samples to its loss sum,
 // so the all-reduced step is one device's (Keras scales each replica's loss
 // by the replica count, to the same end).
-TEST_CASE("mirrored: L2 regularizers' gradients and loss equal one device's within 1e-6", "[mirrored]") {
+TEST_CASE("mirrored: L1 and L2 regularizers' gradients and loss equal one device's within 1e-6", "[mirrored]") {
   auto regularized = [](Strategy& s) {
     auto m = std::make_unique<Sequential>();
     m->add<Conv2D>(8, 3, Activation::relu, 2);
     m->add<Flatten>();
     m->add<Dense>(10);
-    m->layers()[0]->set_l2("kernel", 0.05);
-    m->layers()[0]->set_l2("bias", 0.01);
-    m->layers()[2]->set_l2("kernel", 0.02);
+    m->layers()[0]->set_regularizer("kernel", {0.0, 0.05});
+    m->layers()[0]->set_regularizer("bias", {0.01, 0.0});
+    m->layers()[2]->set_regularizer("kernel", {0.03, 0.02});
     m->build({28, 28, 1}, s, 9);
     m->compile();
     return m;

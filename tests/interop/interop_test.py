@@ -316,7 +316,7 @@ def malformed_models(tmp):
         ("channels_first", sequential(conv(data_format="channels_first"), flat, dense()), ["channels_last"]),
         ("grouped convolution", sequential(conv(groups=2), flat, dense()), ["groups"]),
         ("two layers of one name", sequential(conv(), conv(), flat, dense()), ["layers[2]", "earlier layer"]),
-        ("too many units", sequential(conv(), flat, dense(units=65536)), ["parameters", "limit"]),
+        ("too many units", sequential(conv(filters=64), flat, dense(units=65536)), ["parameters", "limit"]),
         ("nested 100 deep", "[" * 100 + "]" * 100, ["deeper"]),
     ]
     for what, content, must in cases:

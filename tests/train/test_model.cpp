@@ -12,6 +12,7 @@
 #include <axon/train/weights.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -173,7 +174,9 @@ TEST_CASE("model: a config's initializers draw Keras' distributions", "[model][k
   refused(R"({"class_name": "VarianceScaling", "config": {"mode": "fan_sum"}})", "mode is fan_sum; supported: fan_in");
   refused(R"({"class_name": "RandomNormal", "config": {"stddev": "wide"}})", "stddev is \"wide\", not a number");
   refused(R"({"class_name": "RandomUniform", "config": {"minval": 1, "maxval": 0}})", "minval is above its maxval");
-  // Regularizers: L2 (its penalty is checked against Keras' in goldens.keras_models), no other.
+  // Regularizers: L1, L2 and L1L2 with Keras' defaults (their penalties are
+  // checked against Keras' in goldens.keras_models), written back as Keras
+  // writes them; no other.
   auto regularized = [&](const std::string& regularizer) {
     return model_from_keras_json(R"({"class_name": "Sequential", "config": {"name": "s", "layers": [)"
                                  R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 4, 4, 1]}}, )"
@@ -182,11 +185,24 @@ TEST_CASE("model: a config's initializers draw Keras' distributions", "[model][k
                                      regularizer + R"(}}, {"class_name": "Flatten", "config": {"name": "f"}}]}})",
                                  "reg.json");
   };
-  CHECK(regularized(R"("l2")").model->layers()[0]->l2("kernel") == 0.01);
-  CHECK(regularized(R"({"class_name": "L1L2", "config": {"l1": 0.0, "l2": 0.003}})").model->layers()[0]->l2("kernel") ==
-        0.003);
-  CHECK_THROWS_WITH(regularized(R"({"class_name": "L1", "config": {"l1": 0.01}})"),
-                    Catch::Contains("reg.json: layers[1] (Conv2D 'a'): kernel_regularizer is L1; axon supports L2"));
+  auto read = [&](const std::string& regularizer) {
+    return regularized(regularizer).model->layers()[0]->regularizer("kernel");
+  };
+  CHECK(read(R"("l2")") == Regularizer{0.0, 0.01});
+  CHECK(read(R"("l1")") == Regularizer{0.01, 0.0});
+  CHECK(read(R"({"class_name": "L1L2", "config": {"l1": 0.0, "l2": 0.003}})") == Regularizer{0.0, 0.003});
+  CHECK(read(R"({"class_name": "L1L2", "config": {"l1": 0.002, "l2": 0.003}})") == Regularizer{0.002, 0.003});
+  CHECK(read(R"({"class_name": "L1", "config": {"l1": 0.25}})") == Regularizer{0.25, 0.0});
+  const KerasModel both = regularized(R"({"class_name": "L1L2", "config": {"l1": 0.002, "l2": 0.003}})");
+  const nlohmann::json written = nlohmann::json::parse(keras_json(*both.model, both.input_shape));
+  const nlohmann::json& reg = written["config"]["layers"][1]["config"]["kernel_regularizer"];
+  CHECK(reg["class_name"] == "L1L2");
+  CHECK(reg["config"] == nlohmann::json({{"l1", 0.002}, {"l2", 0.003}}));
+  CHECK_THROWS_WITH(regularized(R"({"class_name": "OrthogonalRegularizer", "config": {"factor": 0.01}})"),
+                    Catch::Contains("reg.json: layers[1] (Conv2D 'a'): kernel_regularizer is OrthogonalRegularizer; "
+                                    "axon supports L1, L2 and L1L2"));
+  CHECK_THROWS_WITH(regularized(R"({"class_name": "L1", "config": {"l1": "x"}})"),
+                    Catch::Contains("kernel_regularizer's l1 is \"x\", not a number from 0 to 1e30"));
   CHECK_THROWS_WITH(regularized(R"({"class_name": "L2", "config": {"l2": -1}})"),
                     Catch::Contains("kernel_regularizer's l2 is -1, not a number from 0 to 1e30"));
 }

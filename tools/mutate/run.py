@@ -864,11 +864,11 @@ MUTATIONS += [
     },
     {
         "name": "L2 penalty counted once a batch",
-        "what": "the L2 regularizers' penalty joins a batch's loss sum once, not once per sample, so the reported "
-        "loss holds it divided by the batch size",
+        "what": "the regularizers' penalty (L2's and L1's) joins a batch's loss sum once, not once per sample, so "
+        "the reported loss holds it divided by the batch size",
         "edits": [
-            ("core/src/nn/replica.cpp", "static_cast<float>(l2 * static_cast<double>(samples))",
-             "static_cast<float>(l2 * static_cast<double>(samples > 0))"),
+            ("core/src/nn/replica.cpp", "static_cast<float>(factor * static_cast<double>(samples))",
+             "static_cast<float>(factor * static_cast<double>(samples > 0))"),
         ],
         "tests": r"^goldens\.keras_models$",
     },
@@ -877,9 +877,43 @@ MUTATIONS += [
         "what": "each replica adds all of 2 l2 w to its gradients, not its share of the global batch, so mirrored "
         "replicas sum it once per replica",
         "edits": [
-            ("core/src/nn/replica.cpp", "static_cast<float>(2.0 * l2 * batch_share_)", "static_cast<float>(2.0 * l2)"),
+            ("core/src/nn/replica.cpp", "static_cast<float>(2.0 * r.l2 * batch_share_)", "static_cast<float>(2.0 * r.l2)"),
         ],
-        "tests": r"^distribute\.inprocess\.mirrored: L2",
+        "tests": r"^distribute\.inprocess\.mirrored: L1 and L2",
+    },
+    {
+        "name": "L1 gradient added whole on every replica",
+        "what": "each replica adds all of l1 sign(w) to its gradients, not its share of the global batch",
+        "edits": [
+            ("core/src/nn/replica.cpp", "static_cast<float>(r.l1 * batch_share_)", "static_cast<float>(r.l1)"),
+        ],
+        "tests": r"^distribute\.inprocess\.mirrored: L1 and L2",
+    },
+    {
+        "name": "L1 gradient of the wrong sign",
+        "what": "the L1 regularizer's gradient is -l1 sign(w)",
+        "edits": [
+            ("core/src/nn/replica.cpp", "ops::sub(above, below, term,", "ops::sub(below, above, term,"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "L1 gradient at zero",
+        "what": "the L1 regularizer's gradient at w = 0 is l1, not sign(0) = 0 (w >= 0 counted as positive)",
+        "edits": [
+            ("core/src/nn/replica.cpp", "        ops::relu_grad(c, w, above, \"regularizers\");",
+             "        ops::relu_grad(c, negated, above, \"regularizers\");\n"
+             "        ops::sub(c, above, above, \"regularizers\");"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "L1 penalty of w, not |w|",
+        "what": "the L1 regularizer's penalty sums w, not its magnitudes",
+        "edits": [
+            ("core/src/nn/replica.cpp", "ops::maximum(w, negated, magnitudes,", "ops::identity(w, magnitudes,"),
+        ],
+        "tests": r"^goldens\.keras_models$",
     },
     {
         "name": "hard_silu's gradient without its inner term",

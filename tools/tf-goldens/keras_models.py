@@ -310,7 +310,9 @@ def inception_resnet():
     """Inception-ResNet-v2's parts: convolutions with BatchNormalization
     without gamma (its conv2d_bn), branches concatenated, a linear 1x1
     convolution back to the shortcut's channels and its CustomScaleLayer
-    x + r * scale, with and without the activation after it."""
+    x + r * scale, with and without the activation after it; L1 and L1L2
+    regularizers (an L1 on a bias that starts at zero, whose gradient
+    sign(0) is 0)."""
     from keras.src.applications.inception_resnet_v2 import CustomScaleLayer
 
     def conv_bn(x, filters, size, name, strides=1):
@@ -323,7 +325,7 @@ def inception_resnet():
         b1 = conv_bn(x, 8, 1, f"{name}_b1a")
         b1 = conv_bn(b1, 8, 3, f"{name}_b1b")
         mixed = layers.Concatenate(name=f"{name}_mixed")([b0, b1])
-        up = layers.Conv2D(16, 1, name=f"{name}_conv")(mixed)
+        up = layers.Conv2D(16, 1, kernel_regularizer=keras.regularizers.L1(0.002), name=f"{name}_conv")(mixed)
         x = CustomScaleLayer(scale, name=f"{name}_scale")([x, up])
         return x if activation is None else layers.Activation(activation, name=f"{name}_ac")(x)
 
@@ -332,7 +334,9 @@ def inception_resnet():
     x = block(x, 0.17, "block35_1")
     x = block(x, 1.0, "block8_10", activation=None)
     x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    return keras.Model(i, layers.Dense(10, name="predictions")(x), name="inception_resnet")
+    out = layers.Dense(10, kernel_regularizer=keras.regularizers.L1L2(l1=0.001, l2=0.002), bias_regularizer="l1",
+                       name="predictions")(x)
+    return keras.Model(i, out, name="inception_resnet")
 
 
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,

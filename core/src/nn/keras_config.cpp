@@ -41,11 +41,15 @@ void KerasConfigWriter::initializer(const char* key, const KerasInitializer& ini
                         {"registered_name", nullptr}};
 }
 
-void KerasConfigWriter::regularizer(const char* key, double l2) {
-  if (l2 == 0) return;
+// As Keras writes them: L1 or L2 for one factor, L1L2 for both.
+void KerasConfigWriter::regularizer(const char* key, Regularizer r) {
+  if (!r.any()) return;
+  json config = json::object();
+  if (r.l1 != 0) config["l1"] = r.l1;
+  if (r.l2 != 0) config["l2"] = r.l2;
   impl_->config[key] = {{"module", "keras.regularizers"},
-                        {"class_name", "L2"},
-                        {"config", {{"l2", l2}}},
+                        {"class_name", r.l2 == 0 ? "L1" : r.l1 == 0 ? "L2" : "L1L2"},
+                        {"config", config},
                         {"registered_name", nullptr}};
 }
 
@@ -265,8 +269,8 @@ void KerasLayerConfig::check_no_constraints() const {
   require_null({"activity_regularizer", "kernel_constraint", "bias_constraint"});
 }
 
-double KerasLayerConfig::l2_regularizer(const char* key) const {
-  if (!has(key)) return 0.0;
+Regularizer KerasLayerConfig::regularizer(const char* key) const {
+  if (!has(key)) return {};
   const std::string cls = class_or_name(key, "");
   const json& v = at(key);
   const json config = v.is_object() && v.contains("config") && v["config"].is_object() ? v["config"] : json::object();
@@ -278,12 +282,11 @@ double KerasLayerConfig::l2_regularizer(const char* key) const {
     return f.get<double>();
   };
   const std::string s = snake(cls);
-  if (s == "l2") return factor("l2", 0.01);
-  if (s == "l1_l2" || s == "l1l2") {
-    if (factor("l1", 0.0) != 0.0) fail(std::string(key) + " has an L1 part; axon supports L2 regularizers only");
-    return factor("l2", 0.0);
-  }
-  fail(std::string(key) + " is " + parse::printable(cls) + "; axon supports L2 regularizers only");
+  // Keras' defaults: L1(0.01), L2(0.01), L1L2(0, 0).
+  if (s == "l1") return {factor("l1", 0.01), 0.0};
+  if (s == "l2") return {0.0, factor("l2", 0.01)};
+  if (s == "l1_l2" || s == "l1l2") return {factor("l1", 0.0), factor("l2", 0.0)};
+  fail(std::string(key) + " is " + parse::printable(cls) + "; axon supports L1, L2 and L1L2 regularizers");
 }
 
 Activation KerasLayerConfig::activation() const {

@@ -88,7 +88,7 @@ class KerasLayerConfig {
   void check_no_constraints() const;
   // The key's regularizer as an L2 factor: null 0, Keras' L2(l2) (or the
   // name "l2": 0.01), L1L2 with l1 0; any other is refused.
-  double l2_regularizer(const char* key) const;
+  Regularizer regularizer(const char* key) const;
   // `activation`: any name activation_from_name knows.
   Activation activation() const;
   axon_padding padding() const;

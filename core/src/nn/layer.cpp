@@ -39,22 +39,23 @@ KerasInitializer Layer::initializer(const std::string& weight, const char* fallb
   return it != initializers_.end() ? it->second : keras_initializer(fallback);
 }
 
-void Layer::set_l2(const std::string& weight, double l2) {
-  if (built()) throw UsageError(what() + ": set_l2 after build");
-  if (!(l2 >= 0 && l2 <= 1e30)) throw UsageError(what() + ": an L2 factor must be from 0 to 1e30");
-  if (l2 > 0) l2_[weight] = l2;
-  else l2_.erase(weight);
+void Layer::set_regularizer(const std::string& weight, Regularizer r) {
+  if (built()) throw UsageError(what() + ": set_regularizer after build");
+  for (const double f : {r.l1, r.l2})
+    if (!(f >= 0 && f <= 1e30)) throw UsageError(what() + ": a regularizer's factors must be from 0 to 1e30");
+  if (r.any()) regularizers_[weight] = r;
+  else regularizers_.erase(weight);
 }
 
-double Layer::l2(const std::string& weight) const {
-  const auto it = l2_.find(weight);
-  return it != l2_.end() ? it->second : 0.0;
+Regularizer Layer::regularizer(const std::string& weight) const {
+  const auto it = regularizers_.find(weight);
+  return it != regularizers_.end() ? it->second : Regularizer{};
 }
 
-std::vector<std::pair<Parameter*, double>> Layer::l2_weights() {
-  std::vector<std::pair<Parameter*, double>> out;
+std::vector<std::pair<Parameter*, Regularizer>> Layer::regularized_weights() {
+  std::vector<std::pair<Parameter*, Regularizer>> out;
   for (Parameter& p : weights_)
-    if (const double f = l2(p.name.substr(name_.size() + 1)); f > 0) out.emplace_back(&p, f);
+    if (const Regularizer r = regularizer(p.name.substr(name_.size() + 1)); r.any()) out.emplace_back(&p, r);
   return out;
 }
 

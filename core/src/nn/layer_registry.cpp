@@ -48,7 +48,7 @@ std::unique_ptr<Layer> with_weight_settings(std::unique_ptr<Layer> layer, const 
   for (const WeightKeys& k : keys) {
     if (std::optional<KerasInitializer> init = config.initializer(k.initializer, k.fallback))
       layer->set_initializer(k.weight, std::move(*init));
-    layer->set_l2(k.weight, config.l2_regularizer(k.regularizer));
+    layer->set_regularizer(k.weight, config.regularizer(k.regularizer));
   }
   return layer;
 }

@@ -73,8 +73,8 @@ Replica::Replica(Graph graph, const Shape& input_shape, Device& device, Rng& rng
   for (auto& l : graph_.layers) {
     l->set_step_context(&step_);
     synchronizes_ = synchronizes_ || l->synchronizes();
-    l2_.push_back(l->l2_weights());
-    regularized_ = regularized_ || !l2_.back().empty();
+    regularized_.push_back(l->regularized_weights());
+    any_regularized_ = any_regularized_ || !regularized_.back().empty();
   }
   // The input goes up as raw pixels when every path from it reaches a layer
   // that scales pixels itself, through augmentation layers only.
@@ -284,7 +284,7 @@ void Replica::backward(const Tensor& dlogits) {
       for (size_t i = 0; i < n_in; ++i)
         if (need_[i]) hand_over(step, i, dx[i]);
     step.layer->backward(dy, std::span<const bool>(need_.get(), n_in), dx);
-    if (regularized_) add_l2_gradients(step);
+    if (any_regularized_) add_penalty_gradients(step);
     for (size_t i = 0; i < n_in; ++i)
       if (need_[i]) accumulate(step.inputs[i], dx[i]);
     if (progress_ != nullptr) progress_->backward_ran(progress_index_, k);
@@ -308,9 +308,9 @@ void Replica::compute_gradients(const Samples& s, int64_t global_batch) {
   loss_->forward_backward(logits, labels, global_batch);
   Tensor sums = metric_sums();
   train_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, sums);
-  if (regularized_) {
+  if (any_regularized_) {
     Tensor loss_sum = sums.view(0, {1});
-    add_l2_penalty(loss_sum, s.count);
+    add_penalties(loss_sum, s.count);
   }
   batch_share_ = static_cast<double>(s.count) / static_cast<double>(global_batch);
   backward(loss_->gradient(s.count));
@@ -331,34 +331,69 @@ void Replica::evaluate(const Samples& s) {
   // The loss kernel also writes dlogits; harmless, and keeps one op set.
   loss_->forward_backward(logits, labels);
   eval_metrics_.batch_sums(loss_->per_sample_loss(s.count), logits, labels, eval_sums_);
-  if (regularized_) {
+  if (any_regularized_) {
     Tensor loss_sum = eval_sums_.view(0, {1});
-    add_l2_penalty(loss_sum, s.count);
+    add_penalties(loss_sum, s.count);
   }
   eval_metrics_.accumulate(eval_sums_, s.count);
 }
 
-void Replica::add_l2_penalty(Tensor& loss_sum, int64_t samples) {
+void Replica::add_penalties(Tensor& loss_sum, int64_t samples) {
   PoolScope scratch(pool_);
-  for (const auto& weights : l2_)
-    for (const auto& [p, l2] : weights) {
-      Tensor squares = pool_.take(AXON_FLOAT32, p->value.shape()), sum = pool_.take(AXON_FLOAT32, {1}),
-             total = pool_.take(AXON_FLOAT32, {1});
-      ops::mul(p->value, p->value, squares, "regularizers");
-      ops::sum(squares, sum, "regularizers");
-      ops::scale(sum, sum, static_cast<float>(l2 * static_cast<double>(samples)), "regularizers");
-      ops::add_n({&loss_sum, &sum}, total, "regularizers");
-      ops::identity(total, loss_sum, "regularizers");
+  // loss_sum += factor * samples * sum(terms)
+  auto add_term = [&](const Tensor& terms, double factor) {
+    Tensor sum = pool_.take(AXON_FLOAT32, {1}), total = pool_.take(AXON_FLOAT32, {1});
+    ops::sum(terms, sum, "regularizers");
+    ops::scale(sum, sum, static_cast<float>(factor * static_cast<double>(samples)), "regularizers");
+    ops::add_n({&loss_sum, &sum}, total, "regularizers");
+    ops::identity(total, loss_sum, "regularizers");
+  };
+  for (const auto& weights : regularized_)
+    for (const auto& [p, r] : weights) {
+      const Tensor& w = p->value;
+      if (r.l1 != 0) {  // |w| = max(w, -w)
+        Tensor negated = pool_.take(AXON_FLOAT32, w.shape()), magnitudes = pool_.take(AXON_FLOAT32, w.shape());
+        ops::scale(w, negated, -1.0f, "regularizers");
+        ops::maximum(w, negated, magnitudes, "regularizers");
+        add_term(magnitudes, r.l1);
+      }
+      if (r.l2 != 0) {
+        Tensor squares = pool_.take(AXON_FLOAT32, w.shape());
+        ops::mul(w, w, squares, "regularizers");
+        add_term(squares, r.l2);
+      }
     }
 }
 
-void Replica::add_l2_gradients(const PlanStep& step) {
+void Replica::add_penalty_gradients(const PlanStep& step) {
+  // grad += term
+  auto add_term = [&](Parameter& p, const Tensor& term) {
+    Tensor total = pool_.take(AXON_FLOAT32, p.value.shape());
+    ops::add_n({&p.grad, &term}, total, "regularizers");
+    ops::identity(total, p.grad, "regularizers");
+  };
   for (int node = step.first; node <= step.output; ++node)
-    for (const auto& [p, l2] : l2_[static_cast<size_t>(node)]) {
-      Tensor scaled = pool_.take(AXON_FLOAT32, p->value.shape()), total = pool_.take(AXON_FLOAT32, p->value.shape());
-      ops::scale(p->value, scaled, static_cast<float>(2.0 * l2 * batch_share_), "regularizers");
-      ops::add_n({&p->grad, &scaled}, total, "regularizers");
-      ops::identity(total, p->grad, "regularizers");
+    for (const auto& [p, r] : regularized_[static_cast<size_t>(node)]) {
+      const Tensor& w = p->value;
+      if (r.l1 != 0) {
+        // c sign(w) = c where w > 0, minus c where -w > 0 (0 at 0, as
+        // TensorFlow's gradient of abs): ReluGrad of a tensor of c.
+        const Shape& shape = w.shape();
+        Tensor c = pool_.take(AXON_FLOAT32, shape), negated = pool_.take(AXON_FLOAT32, shape),
+               above = pool_.take(AXON_FLOAT32, shape), below = pool_.take(AXON_FLOAT32, shape),
+               term = pool_.take(AXON_FLOAT32, shape);
+        ops::fill(c, static_cast<float>(r.l1 * batch_share_), "regularizers");
+        ops::scale(w, negated, -1.0f, "regularizers");
+        ops::relu_grad(c, w, above, "regularizers");
+        ops::relu_grad(c, negated, below, "regularizers");
+        ops::sub(above, below, term, "regularizers");
+        add_term(*p, term);
+      }
+      if (r.l2 != 0) {
+        Tensor term = pool_.take(AXON_FLOAT32, w.shape());
+        ops::scale(w, term, static_cast<float>(2.0 * r.l2 * batch_share_), "regularizers");
+        add_term(*p, term);
+      }
     }
 }
 

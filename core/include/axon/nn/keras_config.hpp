@@ -3,6 +3,7 @@
 #pragma once
 
 #include <axon/nn/initializers.hpp>
+#include <axon/nn/regularizer.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -26,8 +27,9 @@ class KerasConfigWriter {
   void null(const char* key);
   // {"module": "keras.initializers", "class_name": ..., "config": {...}, ...}
   void initializer(const char* key, const KerasInitializer& init);
-  // Keras' L2(l2) regularizer; nothing where l2 is 0 (Keras' null).
-  void regularizer(const char* key, double l2);
+  // Keras' L1, L2 or L1L2 regularizer; nothing where both factors are 0
+  // (Keras' null).
+  void regularizer(const char* key, Regularizer r);
 
   struct Impl;
   Impl& impl() { return *impl_; }

@@ -13,6 +13,7 @@
 #include <axon/nn/activation.hpp>
 #include <axon/nn/initializers.hpp>
 #include <axon/nn/random.hpp>
+#include <axon/nn/regularizer.hpp>
 #include <axon/tensor.hpp>
 #include <axon/tensor_pool.hpp>
 
@@ -126,16 +127,16 @@ class Layer {
   // Keras names it, for the writer (`fallback`: the default's class).
   void set_initializer(const std::string& weight, KerasInitializer init);
   KerasInitializer initializer(const std::string& weight, const char* fallback) const;
-  // Keras' L2 regularizer of weight `weight` (kernel_regularizer=L2(l2)):
-  // l2 * sum(w^2) joins the loss, 2 l2 w the gradient (0: none; before build).
-  void set_l2(const std::string& weight, double l2);
-  double l2(const std::string& weight) const;
-  // The built layer's weights that carry an L2 regularizer, with its factor.
-  std::vector<std::pair<Parameter*, double>> l2_weights();
+  // The regularizer of weight `weight` (kernel_regularizer=L1L2(...);
+  // before build).
+  void set_regularizer(const std::string& weight, Regularizer r);
+  Regularizer regularizer(const std::string& weight) const;
+  // The built layer's weights that carry a regularizer, with it.
+  std::vector<std::pair<Parameter*, Regularizer>> regularized_weights();
   // Another layer's initializers and regularizers (a replica's copy of it).
   void copy_weight_settings(const Layer& other) {
     initializers_ = other.initializers_;
-    l2_ = other.l2_;
+    regularizers_ = other.regularizers_;
   }
   const Parameter& weight(size_t i) const { return weights_.at(i); }
   Parameter& weight(size_t i) { return weights_.at(i); }
@@ -251,7 +252,7 @@ class Layer {
   Shape output_shape_;
   std::vector<Parameter> weights_;
   std::map<std::string, KerasInitializer> initializers_;  // by weight name: set_initializer's
-  std::map<std::string, double> l2_;                      // by weight name: set_l2's
+  std::map<std::string, Regularizer> regularizers_;       // by weight name: set_regularizer's
   bool fused_ops_ = true;
   bool training_ = false;
   bool backprop_ = true;

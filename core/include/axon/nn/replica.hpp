@@ -151,16 +151,16 @@ class Replica {
   void hand_over(const PlanStep& step, size_t i, Tensor& dx);
   // A step without samples: zero gradients, and the collectives joined.
   void join_without_samples();
-  // Keras' L2 regularizers: l2 sum(w^2) per weight, times `samples`, added to
-  // a batch's loss sum; and 2 l2 w, times this replica's share of the global
-  // batch (the replicas' shares sum to 1), added to the gradients of the
-  // layers of plan step `step`.
-  void add_l2_penalty(Tensor& loss_sum, int64_t samples);
-  void add_l2_gradients(const PlanStep& step);
-  // Per node, its layer's weights that carry an L2 regularizer, with the
-  // factor (found once, at construction); whether any node has one.
-  std::vector<std::vector<std::pair<Parameter*, double>>> l2_;
-  bool regularized_ = false;
+  // Keras' regularizers: l1 sum(|w|) + l2 sum(w^2) per weight, times
+  // `samples`, added to a batch's loss sum; and l1 sign(w) + 2 l2 w, times
+  // this replica's share of the global batch (the replicas' shares sum to
+  // 1), added to the gradients of the layers of plan step `step`.
+  void add_penalties(Tensor& loss_sum, int64_t samples);
+  void add_penalty_gradients(const PlanStep& step);
+  // Per node, its layer's weights that carry a regularizer, with it (found
+  // once, at construction); whether any node has one.
+  std::vector<std::vector<std::pair<Parameter*, Regularizer>>> regularized_;
+  bool any_regularized_ = false;
   double batch_share_ = 0;  // this step's samples over the global batch
 
   // The step as the layers see it: the mid-step all-reduce, the global batch.

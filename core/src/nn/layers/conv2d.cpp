@@ -49,8 +49,8 @@ void Conv2D::write_config(KerasConfigWriter& c) const {
   c.boolean("use_bias", use_bias_);
   c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
-  c.regularizer("kernel_regularizer", l2("kernel"));
-  c.regularizer("bias_regularizer", l2("bias"));
+  c.regularizer("kernel_regularizer", regularizer("kernel"));
+  c.regularizer("bias_regularizer", regularizer("bias"));
 }
 
 Shape Conv2D::output_shape(std::span<const Shape> in) const {
@@ -169,7 +169,7 @@ std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
 const LayerEntry kConv2dEntry{
     "Conv2D", conv2d_from_keras,
     "filters, kernel_size, strides, padding (valid, same), dilation_rate, activation, use_bias; "
-    "groups (1 or the input's channels), kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L2)"};
+    "groups (1 or the input's channels), kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L1, L2, L1L2)"};
 const LayerRegistration kConv2dRegistered(kConv2dEntry);
 
 }  // namespace

@@ -40,8 +40,8 @@ void Conv2DTranspose::write_config(KerasConfigWriter& c) const {
   c.boolean("use_bias", use_bias_);
   c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
-  c.regularizer("kernel_regularizer", l2("kernel"));
-  c.regularizer("bias_regularizer", l2("bias"));
+  c.regularizer("kernel_regularizer", regularizer("kernel"));
+  c.regularizer("bias_regularizer", regularizer("bias"));
 }
 
 Shape Conv2DTranspose::output_shape(std::span<const Shape> in) const {
@@ -118,7 +118,7 @@ std::unique_ptr<Layer> conv2d_transpose_from_keras(const KerasLayerConfig& l) {
 const LayerEntry kConv2dTransposeEntry{
     "Conv2DTranspose", conv2d_transpose_from_keras,
     "filters, kernel_size, strides, padding (valid, same), activation, use_bias; dilation_rate 1, output_padding "
-    "null, kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L2)"};
+    "null, kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L1, L2, L1L2)"};
 const LayerRegistration kConv2dTransposeRegistered(kConv2dTransposeEntry);
 
 }  // namespace

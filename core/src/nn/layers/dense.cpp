@@ -26,8 +26,8 @@ void Dense::write_config(KerasConfigWriter& c) const {
   c.boolean("use_bias", use_bias_);
   c.initializer("kernel_initializer", initializer("kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
-  c.regularizer("kernel_regularizer", l2("kernel"));
-  c.regularizer("bias_regularizer", l2("bias"));
+  c.regularizer("kernel_regularizer", regularizer("kernel"));
+  c.regularizer("bias_regularizer", regularizer("bias"));
 }
 
 Shape Dense::output_shape(std::span<const Shape> in) const {
@@ -116,7 +116,7 @@ std::unique_ptr<Layer> dense_from_keras(const KerasLayerConfig& l) {
 
 const LayerEntry kDenseEntry{"Dense", dense_from_keras,
                              "units, activation, use_bias (over the last dimension), kernel_initializer, "
-                             "bias_initializer, kernel_regularizer and bias_regularizer (L2)"};
+                             "bias_initializer, kernel_regularizer and bias_regularizer (L1, L2, L1L2)"};
 const LayerRegistration kDenseRegistered(kDenseEntry);
 
 }  // namespace

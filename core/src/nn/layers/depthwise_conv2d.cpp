@@ -41,8 +41,8 @@ void DepthwiseConv2D::write_config(KerasConfigWriter& c) const {
   c.boolean("use_bias", use_bias_);
   c.initializer("depthwise_initializer", initializer("kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
-  c.regularizer("depthwise_regularizer", l2("kernel"));
-  c.regularizer("bias_regularizer", l2("bias"));
+  c.regularizer("depthwise_regularizer", regularizer("kernel"));
+  c.regularizer("bias_regularizer", regularizer("bias"));
 }
 
 Shape DepthwiseConv2D::output_shape(std::span<const Shape> in) const {
@@ -114,7 +114,7 @@ std::unique_ptr<Layer> depthwise_conv2d_from_keras(const KerasLayerConfig& l) {
 const LayerEntry kDepthwiseConv2dEntry{
     "DepthwiseConv2D", depthwise_conv2d_from_keras,
     "kernel_size, strides, padding (valid, same), depth_multiplier, dilation_rate, activation, "
-    "use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer and bias_regularizer (L2)"};
+    "use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer and bias_regularizer (L1, L2, L1L2)"};
 const LayerRegistration kDepthwiseConv2dRegistered(kDepthwiseConv2dEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -34,8 +34,8 @@ void LayerNormalization::write_config(KerasConfigWriter& c) const {
   c.boolean("rms_scaling", false);
   c.initializer("beta_initializer", initializer("beta", "Zeros"));
   c.initializer("gamma_initializer", initializer("gamma", "Ones"));
-  c.regularizer("beta_regularizer", l2("beta"));
-  c.regularizer("gamma_regularizer", l2("gamma"));
+  c.regularizer("beta_regularizer", regularizer("beta"));
+  c.regularizer("gamma_regularizer", regularizer("gamma"));
 }
 
 size_t LayerNormalization::first_axis(const Shape& in) const {
@@ -136,7 +136,7 @@ std::unique_ptr<Layer> layer_normalization_from_keras(const KerasLayerConfig& l)
 const LayerEntry kLayerNormalizationEntry{
     "LayerNormalization", layer_normalization_from_keras,
     "axis (a run of trailing axes, the last included), epsilon, center, scale, gamma_initializer, beta_initializer, "
-    "gamma_regularizer and beta_regularizer (L2)"};
+    "gamma_regularizer and beta_regularizer (L1, L2, L1L2)"};
 const LayerRegistration kLayerNormalizationRegistered(kLayerNormalizationEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -48,9 +48,9 @@ void SeparableConv2D::write_config(KerasConfigWriter& c) const {
   c.initializer("depthwise_initializer", initializer("depthwise_kernel", "GlorotUniform"));
   c.initializer("pointwise_initializer", initializer("pointwise_kernel", "GlorotUniform"));
   c.initializer("bias_initializer", initializer("bias", "Zeros"));
-  c.regularizer("depthwise_regularizer", l2("depthwise_kernel"));
-  c.regularizer("pointwise_regularizer", l2("pointwise_kernel"));
-  c.regularizer("bias_regularizer", l2("bias"));
+  c.regularizer("depthwise_regularizer", regularizer("depthwise_kernel"));
+  c.regularizer("pointwise_regularizer", regularizer("pointwise_kernel"));
+  c.regularizer("bias_regularizer", regularizer("bias"));
 }
 
 Shape SeparableConv2D::depthwise_shape(const Shape& s) const {
@@ -143,7 +143,7 @@ std::unique_ptr<Layer> separable_conv2d_from_keras(const KerasLayerConfig& l) {
 const LayerEntry kSeparableConv2dEntry{
     "SeparableConv2D", separable_conv2d_from_keras,
     "filters, kernel_size, strides, padding (valid, same), depth_multiplier, dilation_rate, activation, use_bias, "
-    "depthwise_initializer, pointwise_initializer, bias_initializer, their regularizers (L2)"};
+    "depthwise_initializer, pointwise_initializer, bias_initializer, their regularizers (L1, L2, L1L2)"};
 const LayerRegistration kSeparableConv2dRegistered(kSeparableConv2dEntry);
 }  // namespace
 }  // namespace axon::nn

@@ -193,7 +193,9 @@ def keras_case(tmp):
                              (["--model", os.path.join(DATA, "keras_resnet.json"), "--optimizer", "sgd", "--momentum",
                                "0.9", "--lr-schedule", "cosine:decay_steps=100"], "SGD"),
                              (["--model", os.path.join(DATA, "keras_convnext.json")], "Adam"),
-                             (["--model", os.path.join(DATA, "keras_inception_resnet.json")], "Adam")):
+                             (["--model", os.path.join(DATA, "keras_inception_resnet.json")], "Adam"),
+                             (["--model", os.path.join(DATA, "keras_prelu_minimum_mish.json")], "Adam"),
+                             (["--model", os.path.join(DATA, "keras_grouped_conv.json")], "Adam")):
         path, loss, accuracy = train(tmp, extra)
         axon_metrics = {} if "--metrics" not in extra else saved_metrics(path)
         p = subprocess.run([python, "-c", KERAS_SCRIPT, path, DEFAULT_DATA, str(TEST_LIMIT)], capture_output=True,

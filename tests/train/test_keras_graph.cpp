@@ -248,8 +248,8 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
             {"LayerNormalization 'x'", "axis 5 is outside the input [8,8,4]"});
     refused(functional(after_conv("LayerNormalization", R"("rms_scaling": true)"), "dense"),
             {"LayerNormalization 'x'", "rms_scaling is true"});
-    refused(functional(after_conv("Conv2D", R"("filters": 4, "kernel_size": 3, "groups": 2)"), "dense"),
-            {"Conv2D 'x'", "groups is 2 for an input of 4 channels; axon supports groups 1 or the input's channels"});
+    refused(functional(after_conv("Conv2D", R"("filters": 6, "kernel_size": 3, "groups": 3)"), "dense"),
+            {"Conv2D 'x'", "groups is 3 for an input of 4 channels, which it does not divide"});
     refused(functional(after_conv("Conv2D", R"("filters": 6, "kernel_size": 3, "groups": 4)"), "dense"),
             {"Conv2D 'x'", "filters (6) is not a multiple of groups (4)"});
     refused(functional(after_conv("LayerScale", R"("init_values": 0.1, "projection_dim": 5)"), "dense"),
@@ -272,6 +272,24 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     std::vector<L> one = scaled(R"("scale": 0.17)", "c");
     one[2].reads = {"d"};
     refused(functional(one, "dense"), {"CustomScaleLayer 'x'", "takes 2 inputs, got 1"});
+  }
+  SECTION("PReLU settings axon does not take") {
+    auto after_conv = [](const char* config) {
+      return std::vector<L>{{"Conv2D", "c", kConv8, {"input_layer"}},
+                            {"PReLU", "x", config, {"c"}},
+                            {"Flatten", "flatten", "", {"x"}},
+                            {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+    };
+    refused(functional(after_conv(R"("shared_axes": [2])"), "dense"),
+            {"PReLU 'x'", "shared_axes leave alpha [8,1,4] for the input [8,8,4]", "not the last ones"});
+    refused(functional(after_conv(R"("shared_axes": [4])"), "dense"),
+            {"PReLU 'x'", "shared axis 4 is outside the input [8,8,4]"});
+    refused(functional(after_conv(R"("shared_axes": [0])"), "dense"), {"PReLU 'x'", "shared_axes"});
+    refused(functional(after_conv(R"("alpha_constraint": {"class_name": "NonNeg", "config": {}})"), "dense"),
+            {"PReLU 'x'", "alpha_constraint"});
+    refused(functional(after_conv(R"("alpha_regularizer": {"class_name": "OrthogonalRegularizer", "config": {}})"),
+                       "dense"),
+            {"PReLU 'x'", "alpha_regularizer is OrthogonalRegularizer"});
   }
   SECTION("models nested in a model, beyond one Sequential level") {
     auto nested = [](const char* cls, const char* config) {

@@ -339,20 +339,64 @@ def inception_resnet():
     return keras.Model(i, out, name="inception_resnet")
 
 
+def prelu_minimum_mish():
+    """PReLU with an alpha a channel (shared_axes [1, 2]) and an alpha a
+    value (with an L2 regularizer), Minimum of three inputs, mish as a
+    Conv2D's activation and as a layer of its own."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(8, 3, strides=2, name="conv")(i)
+    x = layers.PReLU(alpha_initializer=keras.initializers.Constant(0.25), shared_axes=[1, 2], name="prelu_channel")(x)
+    a = layers.Conv2D(8, 3, padding="same", activation="mish", name="branch_a")(x)
+    b = layers.Conv2D(8, 3, padding="same", name="branch_b")(x)
+    b = layers.PReLU(alpha_regularizer="l2", name="prelu_value")(b)
+    m = layers.Minimum(name="minimum")([a, b, x])
+    m = layers.Activation("mish", name="mish")(m)
+    m = layers.GlobalAveragePooling2D(name="gap")(m)
+    return keras.Model(i, layers.Dense(10, name="head")(m), name="prelu_minimum_mish")
+
+
+def grouped_conv():
+    """ResNeXt's grouped convolutions (1 < groups < channels): a block of a
+    1x1 convolution, a 3x3 one in 4 groups with relu and a bias, a 1x1
+    back and the residual Add; a strided grouped convolution with SAME
+    padding and no bias, and one of 2 groups with 3 filters a group."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(16, 3, strides=2, activation="relu", name="stem")(i)
+    r = layers.Conv2D(16, 1, activation="relu", name="reduce")(x)
+    r = layers.Conv2D(16, 3, padding="same", groups=4, activation="relu", name="grouped")(r)
+    r = layers.Conv2D(16, 1, name="expand")(r)
+    x = layers.Add(name="add")([x, r])
+    x = layers.Conv2D(8, 3, strides=2, padding="same", groups=2, use_bias=False, name="grouped_strided")(x)
+    x = layers.Conv2D(6, 3, groups=2, activation="tanh", name="grouped_wide")(x)
+    x = layers.GlobalAveragePooling2D(name="gap")(x)
+    return keras.Model(i, layers.Dense(10, name="head")(x), name="grouped_conv")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
           "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
           "regularized": regularized, "applications": applications, "transpose": transpose, "convnext": convnext,
-          "inception_resnet": inception_resnet}
+          "inception_resnet": inception_resnet, "prelu_minimum_mish": prelu_minimum_mish,
+          "grouped_conv": grouped_conv}
+
+
+# Weights that start at zero (drawn, then replaced, so that the draws of
+# the models after them stay as they were): an L1 regularizer's gradient at
+# 0 is sign(0) = 0.
+ZERO_WEIGHTS = {"inception_resnet": {"predictions/bias"}}
 
 
 def initial_weights(model):
     """Glorot-uniform kernels, small non-zero biases and batch-norm scales
-    and offsets, moving statistics away from 0 and 1: every weight shows."""
+    and offsets, moving statistics away from 0 and 1: every weight shows
+    (but those of ZERO_WEIGHTS)."""
     out = []
     for w in model.weights:
         shape = tuple(w.shape)
         name = w.name
-        if len(shape) > 1:
+        if w.path in ZERO_WEIGHTS.get(model.name, ()):
+            rng.uniform(-0.05, 0.05, shape)
+            out.append(np.zeros(shape, np.float32))
+        elif len(shape) > 1:
             fan_in = int(np.prod(shape[:-1]))
             fan_out = shape[-1] * (int(np.prod(shape[:-2])) if len(shape) == 4 else 1)
             limit = np.sqrt(6.0 / (fan_in + fan_out))

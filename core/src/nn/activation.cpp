@@ -17,7 +17,7 @@ constexpr Entry kEntries[] = {
     {Activation::leaky_relu, "leaky_relu"}, {Activation::sigmoid, "sigmoid"}, {Activation::tanh, "tanh"},
     {Activation::softmax, "softmax"}, {Activation::elu, "elu"},         {Activation::selu, "selu"},
     {Activation::gelu, "gelu"},       {Activation::silu, "silu"},       {Activation::softplus, "softplus"},
-    {Activation::hard_sigmoid, "hard_sigmoid"}, {Activation::hard_silu, "hard_silu"},
+    {Activation::hard_sigmoid, "hard_sigmoid"}, {Activation::hard_silu, "hard_silu"}, {Activation::mish, "mish"},
 };
 
 // hard_sigmoid and hard_silu (MobileNetV3's) have no ops of their own: they
@@ -56,6 +56,26 @@ void hard_silu_grad(const Tensor& dy, const Tensor& z, Tensor& dz, const std::st
   ops::add_n({&outer, &inner}, dz, layer);
 }
 
+// mish(z) = z tanh(softplus(z)), Keras' three float32 steps; its gradient
+// as TensorFlow differentiates them: dy tanh(s) + softplus'(z) tanh'(s) dy z.
+void mish(const Tensor& z, Tensor& y, const std::string& layer) {
+  Tensor s = like(z), t = like(z);
+  ops::softplus(z, s, layer);
+  ops::tanh(s, t, layer);
+  ops::mul(z, t, y, layer);
+}
+
+void mish_grad(const Tensor& dy, const Tensor& z, Tensor& dz, const std::string& layer) {
+  Tensor s = like(z), t = like(z), direct = like(z), dt = like(z), ds = like(z), inner = like(z);
+  ops::softplus(z, s, layer);
+  ops::tanh(s, t, layer);
+  ops::mul(dy, t, direct, layer);
+  ops::mul(dy, z, dt, layer);
+  ops::tanh_grad(t, dt, ds, layer);
+  ops::softplus_grad(ds, z, inner, layer);
+  ops::add_n({&direct, &inner}, dz, layer);
+}
+
 }  // namespace
 
 const char* activation_name(Activation a) {
@@ -74,7 +94,7 @@ std::optional<Activation> activation_from_name(const std::string& name) {
 
 const char* activation_names() {
   return "linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu (swish), softplus, "
-         "hard_sigmoid, hard_silu (hard_swish)";
+         "hard_sigmoid, hard_silu (hard_swish), mish";
 }
 
 void activate(Activation a, const Tensor& z, Tensor& y, const std::string& layer) {
@@ -98,6 +118,7 @@ void activate(Activation a, const Tensor& z, Tensor& y, const std::string& layer
       ops::mul(z, hs, y, layer);
       return;
     }
+    case Activation::mish: mish(z, y, layer); return;
   }
   throw RuntimeError("unknown activation");
 }
@@ -110,7 +131,8 @@ bool uses_input(Activation a) {
     case Activation::silu:
     case Activation::softplus:
     case Activation::hard_sigmoid:
-    case Activation::hard_silu: return true;
+    case Activation::hard_silu:
+    case Activation::mish: return true;
     default: return false;
   }
 }
@@ -132,6 +154,7 @@ void activation_grad(Activation a, const Tensor& dy, const Tensor& z, const Tens
     case Activation::softplus: ops::softplus_grad(dy, z, dz, layer); return;
     case Activation::hard_sigmoid: hard_sigmoid_grad(dy, hard_sigmoid_argument(z, layer), dz, layer); return;
     case Activation::hard_silu: hard_silu_grad(dy, z, dz, layer); return;
+    case Activation::mish: mish_grad(dy, z, dz, layer); return;
   }
   throw RuntimeError("unknown activation");
 }

@@ -12,7 +12,8 @@
 namespace axon::nn {
 
 enum class Activation {
-  linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu, softplus, hard_sigmoid, hard_silu
+  linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu, softplus, hard_sigmoid, hard_silu,
+  mish
 };
 
 // Keras' name ("relu", "silu", ...).

@@ -61,8 +61,15 @@ class Conv2D : public Layer {
   Activation applied() const { return logits_ ? Activation::linear : activation_; }
 
  private:
-  // The kernel as DepthwiseConv2dNative's [KH, KW, C, filters / C] filter (groups > 1).
+  // groups = the input's channels: a depthwise convolution.
+  bool by_channel() const { return groups_ > 1 && groups_ == input_shape()[2]; }
+  // The kernel as DepthwiseConv2dNative's [KH, KW, C, filters / C] filter (by_channel()).
   Tensor depthwise(const Tensor& kernel) const;
+  // Group g's part of t along its last axis (its channels, or its kernel's filters).
+  Tensor group_part(const Tensor& t, int g) const;
+  // Each group's Conv2D joined by ConcatV2 (1 < groups < channels), and its gradients.
+  void grouped_conv2d(const Tensor& x, const Tensor& kernel, Tensor& z) const;
+  void grouped_conv2d_grad(const Tensor& x, const Tensor& dz, const Tensor& kernel, Tensor& dkernel, Tensor* dx) const;
 
   int filters_;
   Size2 kernel_;
@@ -327,7 +334,7 @@ class ReLU : public Layer {
 // shapes Keras broadcasts together (Subtract: exactly two).
 class Merge : public Layer {
  public:
-  enum class Kind { add, subtract, multiply, average, maximum };
+  enum class Kind { add, subtract, multiply, average, maximum, minimum };
   Merge(Kind kind, std::string name);
   const char* type() const override;
   std::unique_ptr<Layer> clone() const override { return std::make_unique<Merge>(kind_, name()); }
@@ -351,8 +358,8 @@ class Merge : public Layer {
   Tensor sum_to_input(const Tensor& g, size_t i) const;
 
   Kind kind_;
-  std::vector<Tensor> x_;        // Multiply and Maximum: the inputs (at the output's shape)
-  std::vector<Tensor> partial_;  // Multiply and Maximum: the running results
+  std::vector<Tensor> x_;        // Multiply, Maximum, Minimum: the inputs (at the output's shape; negated for Minimum)
+  std::vector<Tensor> partial_;  // Multiply, Maximum, Minimum: the running results (negated for Minimum)
 };
 
 // Activation(name) and Softmax(axis -1): the activation as a layer of its
@@ -652,6 +659,40 @@ class LayerNormalization : public Layer {
   int64_t k_ = 0;        // values per row: the normalised axes' product
   Tensor ones_, zeros_;  // gamma / beta when scale / center is off
   Tensor x_, mean_, inv_std_;  // kept for the backward
+};
+
+// PReLU(alpha_initializer, alpha_regularizer, shared_axes): Keras'
+// relu(x) - alpha * relu(-x), alpha of the input's per-sample shape with
+// the shared axes 1 (shared_axes [1, 2]: one alpha a channel). The axes
+// alpha varies over must be a run of trailing axes (any of Keras' usual
+// choices: none shared, or every axis but the last few), so that alpha is
+// the 1x1 filter of a DepthwiseConv2dNative over the input viewed as
+// [N, 1, repeats, alpha's values]: one product a value, Keras' bits.
+class PReLU : public Layer {
+ public:
+  explicit PReLU(std::vector<int> shared_axes = {}, std::string name = "p_re_lu");
+  const char* type() const override { return "PReLU"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+
+ private:
+  // alpha's shape for a per-sample input shape; UsageError where it cannot be.
+  Shape alpha_shape(const Shape& in) const;
+  // t [N, ...] as the depthwise op's image [N, 1, values / alpha's, alpha's].
+  Tensor as_image(const Tensor& t) const;
+  Tensor filter(const Tensor& alpha) const;
+
+  std::vector<int> shared_axes_;
+  Tensor positive_, negative_;  // relu(x), relu(-x): kept for the backward
 };
 
 // CustomScaleLayer(scale): Inception-ResNet-v2's own layer (Keras'

@@ -4,7 +4,10 @@
 // gradient (with relu and a bias: _FusedReluGradBiasAddGrad), BiasAddGrad,
 // Conv2DBackpropFilter and, when the input needs it, Conv2DBackpropInput.
 // Grouped by channel (groups = the input's channels): the depthwise ops in
-// their place, the kernel viewed as their filter.
+// their place, the kernel viewed as their filter. Other groups: each
+// group's channels (Slice) through Conv2D with its filters' columns of the
+// kernel, the results joined along the channels (ConcatV2); backward the
+// same per group, the kernel's gradient and dx joined.
 #include "../layer_registry.hpp"
 
 #include <axon/error.hpp>
@@ -56,9 +59,9 @@ void Conv2D::write_config(KerasConfigWriter& c) const {
 Shape Conv2D::output_shape(std::span<const Shape> in) const {
   const Shape& s = in[0];
   if (s.size() != 3) throw UsageError("needs a [height, width, channels] input, gets " + shape_string(s));
-  if (groups_ != 1 && groups_ != s[2])
+  if (s[2] % groups_ != 0)
     throw UsageError("groups is " + std::to_string(groups_) + " for an input of " + std::to_string(s[2]) +
-                     " channels; axon supports groups 1 or the input's channels (a depthwise convolution)");
+                     " channels, which it does not divide");
   const WindowAxis h = window_axis(s[0], kernel_.h, attrs_.stride_h, attrs_.dilation_h, attrs_.padding);
   const WindowAxis w = window_axis(s[1], kernel_.w, attrs_.stride_w, attrs_.dilation_w, attrs_.padding);
   if (h.out < 1 || w.out < 1)
@@ -80,6 +83,53 @@ Tensor Conv2D::depthwise(const Tensor& kernel) const {
   return kernel.reshaped({kernel_.h, kernel_.w, c, filters_ / c});
 }
 
+Tensor Conv2D::group_part(const Tensor& t, int g) const {
+  Shape shape = t.shape();  // [N, H, W, C] or the kernel's [KH, KW, C / groups, filters]
+  if (shape.size() != 4) throw RuntimeError(what() + ": a grouped part of a tensor of rank " + std::to_string(shape.size()));
+  const int64_t width = shape[3] / groups_;
+  shape[3] = width;
+  std::vector<int64_t> begin{0, 0, 0, g * width};
+  Tensor part = take_exact(shape);
+  ops::slice(t, part, begin, name());
+  return part;
+}
+
+void Conv2D::grouped_conv2d(const Tensor& x, const Tensor& kernel, Tensor& z) const {
+  std::vector<Tensor> parts;
+  std::vector<const Tensor*> joined;
+  Shape shape = z.shape();
+  shape.back() /= groups_;
+  for (int g = 0; g < groups_; ++g) {
+    parts.push_back(take_exact(shape));
+    ops::conv2d(group_part(x, g), group_part(kernel, g), parts.back(), attrs_, name());
+  }
+  for (const Tensor& p : parts) joined.push_back(&p);
+  ops::concat(joined, z, 3, name());
+}
+
+void Conv2D::grouped_conv2d_grad(const Tensor& x, const Tensor& dz, const Tensor& kernel, Tensor& dkernel,
+                                 Tensor* dx) const {
+  std::vector<Tensor> dkernels, dxs;
+  Shape kernel_shape = kernel.shape(), x_shape = x.shape();
+  kernel_shape.back() /= groups_;
+  x_shape.back() /= groups_;
+  for (int g = 0; g < groups_; ++g) {
+    const Tensor xg = group_part(x, g), dzg = group_part(dz, g);
+    dkernels.push_back(take_exact(kernel_shape));
+    ops::conv2d_backprop_filter(xg, dzg, dkernels.back(), attrs_, name());
+    if (dx == nullptr) continue;
+    dxs.push_back(take_exact(x_shape));
+    ops::conv2d_backprop_input(dzg, group_part(kernel, g), dxs.back(), attrs_, name());
+  }
+  auto join = [&](const std::vector<Tensor>& parts, Tensor& whole) {
+    std::vector<const Tensor*> p;
+    for (const Tensor& t : parts) p.push_back(&t);
+    ops::concat(p, whole, 3, name());
+  };
+  join(dkernels, dkernel);
+  if (dx != nullptr) join(dxs, *dx);
+}
+
 Tensor Conv2D::forward(std::span<const Tensor> in) {
   const Tensor& x = in[0];
   const int64_t n = x.dim(0);
@@ -92,8 +142,10 @@ Tensor Conv2D::forward(std::span<const Tensor> in) {
     return y;
   }
   Tensor z = take_pre_activation(act, y);
-  if (groups_ > 1)
+  if (by_channel())
     ops::depthwise_conv2d(x, depthwise(kernel), z, attrs_, name());
+  else if (groups_ > 1)
+    grouped_conv2d(x, kernel, z);
   else
     ops::conv2d(x, kernel, z, attrs_, name());
   finish_forward(act, use_bias_ ? &weight(1).value : nullptr, x, z, y, kept_);
@@ -110,7 +162,13 @@ void Conv2D::backward(const Tensor& dy, std::span<const bool> need_dx, std::span
   } else {
     dz = bias_and_activation_grad(act, dy, kept_.z, kept_.y, use_bias_ ? &weight(1).grad : nullptr);
   }
-  if (groups_ > 1) {
+  if (groups_ > 1 && !by_channel()) {
+    if (need_dx[0]) dx[0] = take(n, input_shape());
+    grouped_conv2d_grad(kept_.x, dz, weight(0).value, weight(0).grad, need_dx[0] ? &dx[0] : nullptr);
+    kept_ = {};
+    return;
+  }
+  if (by_channel()) {
     Tensor dkernel = depthwise(weight(0).grad);
     ops::depthwise_conv2d_backprop_filter(kept_.x, dz, dkernel, attrs_, name());
     if (need_dx[0]) {
@@ -169,7 +227,7 @@ std::unique_ptr<Layer> conv2d_from_keras(const KerasLayerConfig& l) {
 const LayerEntry kConv2dEntry{
     "Conv2D", conv2d_from_keras,
     "filters, kernel_size, strides, padding (valid, same), dilation_rate, activation, use_bias; "
-    "groups (1 or the input's channels), kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L1, L2, L1L2)"};
+    "groups (dividing the input's channels), kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L1, L2, L1L2)"};
 const LayerRegistration kConv2dRegistered(kConv2dEntry);
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The elementwise merge layers, in Keras' order of operations: Add (AddN),
 // Subtract (Sub), Average (AddN, then a Scale by 1/n), Multiply and Maximum
 // (a chain of Mul / Maximum from the first input on, whose partial results
-// the backward reads). Gradients: Add passes dy on to every input, Subtract
-// negates it for the second, Average scales it, Multiply and Maximum walk
-// the chain back (MaximumGrad gives a tie to the earlier input, as
-// TensorFlow's gradient does).
+// the backward reads), Minimum (Maximum's chain over the negated inputs,
+// negated: min(a, b) = -max(-a, -b), exactly). Gradients: Add passes dy on
+// to every input, Subtract negates it for the second, Average scales it,
+// Multiply and Maximum walk the chain back (MaximumGrad gives a tie to the
+// earlier input, as TensorFlow's gradient does; so does Minimum's, through
+// the negation: -a >= -b where a <= b, TensorFlow's tie for Minimum).
 // Inputs may differ in shape where Keras broadcasts them (a squeeze-and-
 // excitation gate [C] or [1, 1, C] against [H, W, C]): aligned at their last
 // axis, each size equal to the others' or 1. Such an input is repeated to the
@@ -30,6 +32,7 @@ const char* Merge::type() const {
     case Kind::multiply: return "Multiply";
     case Kind::average: return "Average";
     case Kind::maximum: return "Maximum";
+    case Kind::minimum: return "Minimum";
   }
   return "Add";
 }
@@ -104,8 +107,14 @@ Tensor Merge::sum_to_input(const Tensor& g, size_t i) const {
 }
 
 Tensor Merge::forward(std::span<const Tensor> given) {
-  std::vector<Tensor> in;  // each input at the output's shape
+  std::vector<Tensor> in;  // each input at the output's shape (negated for Minimum)
   for (const Tensor& t : given) in.push_back(broadcasts() ? broadcast(t) : t);
+  if (kind_ == Kind::minimum)
+    for (Tensor& t : in) {
+      Tensor negated = take_like(t);
+      ops::scale(t, negated, -1.0f, name());
+      t = negated;
+    }
   const size_t n = in.size();
   Tensor y = take_like(in[0]);
   x_.clear();
@@ -121,7 +130,8 @@ Tensor Merge::forward(std::span<const Tensor> given) {
     }
     case Kind::subtract: ops::sub(in[0], in[1], y, name()); break;
     case Kind::multiply:
-    case Kind::maximum: {
+    case Kind::maximum:
+    case Kind::minimum: {
       Tensor p = in[0];
       for (size_t i = 1; i < n; ++i) {
         Tensor next = i + 1 == n ? y : take_like(in[0]);
@@ -131,6 +141,7 @@ Tensor Merge::forward(std::span<const Tensor> given) {
         p = next;
       }
       if (remembers()) x_.assign(in.begin(), in.end());
+      if (kind_ == Kind::minimum) ops::scale(y, y, -1.0f, name());
       break;
     }
   }
@@ -159,9 +170,16 @@ void Merge::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<
       }
       break;
     case Kind::multiply:
-    case Kind::maximum: {
-      // g: the gradient of partial result i (y for the last).
+    case Kind::maximum:
+    case Kind::minimum: {
+      // g: the gradient of partial result i (y for the last; for Minimum,
+      // of the negated chain's, whose inputs' gradients are negated back
+      // below).
       Tensor g = dy;
+      if (kind_ == Kind::minimum) {
+        g = take_like(dy);
+        ops::scale(dy, g, -1.0f, name());
+      }
       for (size_t i = n - 1; i >= 1; --i) {
         const Tensor& p = partial_[i - 1];  // the left operand of step i
         bool earlier = false;               // whether any input before i needs a gradient
@@ -183,6 +201,9 @@ void Merge::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<
         g = dp;
         if (i == 1 && need_dx[0]) dx[0] = g;
       }
+      if (kind_ == Kind::minimum)  // each a tensor of its own
+        for (size_t i = 0; i < n; ++i)
+          if (need_dx[i]) ops::scale(dx[i], dx[i], -1.0f, name());
       break;
     }
   }
@@ -208,9 +229,11 @@ const LayerEntry kAverage{"Average", merge_from_keras<Merge::Kind::average>,
                           "(inputs whose sizes are equal or 1, aligned at the last axis)"};
 const LayerEntry kMaximum{"Maximum", merge_from_keras<Merge::Kind::maximum>,
                           "(inputs whose sizes are equal or 1, aligned at the last axis)"};
-const LayerRegistration kMergeRegistered[] = {LayerRegistration(kAdd), LayerRegistration(kSubtract),
+const LayerEntry kMinimum{"Minimum", merge_from_keras<Merge::Kind::minimum>,
+                          "(inputs whose sizes are equal or 1, aligned at the last axis)"};
+const LayerRegistration kMergeRegistered[] = {LayerRegistration(kAdd),     LayerRegistration(kSubtract),
                                               LayerRegistration(kMultiply), LayerRegistration(kAverage),
-                                              LayerRegistration(kMaximum)};
+                                              LayerRegistration(kMaximum),  LayerRegistration(kMinimum)};
 
 }  // namespace
 }  // namespace axon::nn

@@ -273,6 +273,24 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
     one[2].reads = {"d"};
     refused(functional(one, "dense"), {"CustomScaleLayer 'x'", "takes 2 inputs, got 1"});
   }
+  SECTION("GroupNormalization settings axon does not take") {
+    auto after_conv = [](const char* config) {
+      return std::vector<L>{{"Conv2D", "c", kConv8, {"input_layer"}},
+                            {"GroupNormalization", "x", config, {"c"}},
+                            {"Flatten", "flatten", "", {"x"}},
+                            {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+    };
+    refused(functional(after_conv(R"("groups": 3)"), "dense"),
+            {"GroupNormalization 'x'", "3 groups do not divide the input's 4 channels"});
+    refused(functional(after_conv(R"("groups": 0)"), "dense"), {"GroupNormalization 'x'", "groups is 0"});
+    refused(functional(after_conv(R"("groups": 2, "axis": 1)"), "dense"),
+            {"GroupNormalization 'x'", "axis is 1; axon groups the last axis (-1) only"});
+    refused(functional(after_conv(R"("groups": 2, "gamma_constraint": {"class_name": "NonNeg", "config": {}})"),
+                       "dense"),
+            {"GroupNormalization 'x'", "gamma_constraint"});
+    refused(functional(after_conv(R"("groups": 2, "epsilon": 0)"), "dense"),
+            {"GroupNormalization 'x'", "epsilon is 0, not positive"});
+  }
   SECTION("PReLU settings axon does not take") {
     auto after_conv = [](const char* config) {
       return std::vector<L>{{"Conv2D", "c", kConv8, {"input_layer"}},

@@ -1420,6 +1420,30 @@ MUTATIONS += [
         "tests": r"^goldens\.keras_models$",
     },
     {
+        "name": "group norm normalises the first group everywhere",
+        "what": "GroupNormalization normalises the first group's channels in every group's place",
+        "edits": [("core/src/nn/layers/group_normalization.cpp", "const Tensor part = group_part(image, g).reshaped",
+                   "const Tensor part = group_part(image, 0).reshaped")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "group norm's gamma gradient from the input",
+        "what": "GroupNormalization's gamma gradient sums dy times the input, not times the normalised input",
+        "edits": [("core/src/nn/layers/group_normalization.cpp",
+                   "ops::depthwise_conv2d_backprop_filter(as_image(normalized_), dy_image,",
+                   "ops::depthwise_conv2d_backprop_filter(x_, dy_image,")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "group norm's input gradient without gamma",
+        "what": "GroupNormalization's input gradient passes dy to LayerNormGrad, not dy * gamma",
+        "edits": [("core/src/nn/layers/group_normalization.cpp",
+                   "      ops::depthwise_conv2d(dy_image, weight(0).value.reshaped({1, 1, c, 1}), d_image, kChannelProduct, "
+                   "name());",
+                   "      ops::identity(dy_image, d_image, name());")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
         "name": "nested model read at its first layer",
         "what": "the readers of a Sequential nested in a functional model read its first layer, not its last",
         "edits": [("core/src/nn/keras_json.cpp", "    reads = {il.name()};\n    last = il.name();",

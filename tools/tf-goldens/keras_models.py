@@ -372,11 +372,28 @@ def grouped_conv():
     return keras.Model(i, layers.Dense(10, name="head")(x), name="grouped_conv")
 
 
+def group_norm():
+    """GroupNormalization: 4 groups of an image's channels, one group a
+    channel (groups=-1, instance normalisation) without beta, and 2 groups
+    of a Dense layer's features without gamma."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(16, 3, strides=2, use_bias=False, name="conv")(i)
+    x = layers.GroupNormalization(groups=-1, center=False, epsilon=1e-5, name="instance_norm")(x)
+    x = layers.Activation("relu", name="relu")(x)
+    x = layers.Conv2D(16, 3, padding="same", use_bias=False, name="conv_1")(x)
+    x = layers.GroupNormalization(groups=4, name="group_norm")(x)
+    x = layers.Activation("relu", name="relu_1")(x)
+    x = layers.GlobalMaxPooling2D(name="gmp")(x)
+    x = layers.Dense(16, name="dense")(x)
+    x = layers.GroupNormalization(groups=2, scale=False, name="feature_norm")(x)
+    return keras.Model(i, layers.Dense(10, name="head")(x), name="group_norm")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
           "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
           "regularized": regularized, "applications": applications, "transpose": transpose, "convnext": convnext,
           "inception_resnet": inception_resnet, "prelu_minimum_mish": prelu_minimum_mish,
-          "grouped_conv": grouped_conv}
+          "grouped_conv": grouped_conv, "group_norm": group_norm}
 
 
 # Weights that start at zero (drawn, then replaced, so that the draws of

@@ -661,6 +661,50 @@ class LayerNormalization : public Layer {
   Tensor x_, mean_, inv_std_;  // kept for the backward
 };
 
+// GroupNormalization(groups, axis -1, epsilon, center, scale): each
+// sample's channels in `groups` groups (-1: one a channel), each group's
+// values normalised by their own mean and biased variance, then gamma and
+// beta per channel. With the input viewed as [N, 1, values / C, C], each
+// group's channels (Slice) are LayerNorm's rows, the results joined along
+// the channels (ConcatV2); gamma a 1x1 depthwise convolution, beta a
+// BiasAdd. Backward: BiasAddGrad, DepthwiseConv2dNativeBackpropFilter and
+// the depthwise product for dy * gamma, LayerNormGrad per group, joined.
+class GroupNormalization : public Layer {
+ public:
+  explicit GroupNormalization(int groups = 32, double epsilon = 1e-3, bool center = true, bool scale = true,
+                              std::string name = "group_normalization");
+  const char* type() const override { return "GroupNormalization"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  std::vector<WeightSpec> weight_specs(std::span<const Shape> inputs) const override;
+  using Layer::backward;
+  using Layer::forward;
+  using Layer::output_shape;
+  Tensor forward(std::span<const Tensor> x) override;
+  void backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) override;
+  int64_t forward_flops() const override;
+  int64_t backward_flops(bool need_dx) const override;
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
+  int64_t groups_of(const Shape& in) const;  // groups for this input (-1 resolved); UsageError where it cannot be
+  Tensor as_image(const Tensor& t) const;     // [N, 1, values / C, C]
+  Tensor group_part(const Tensor& image, int64_t g) const;
+  // Per-group rows [N, values / groups] joined back along the channels.
+  Tensor join(const std::vector<Tensor>& rows, const Tensor& like) const;
+
+  int groups_;  // as configured (-1: one a channel)
+  double epsilon_;
+  bool center_, scale_;
+  int64_t g_ = 0, k_ = 0;              // built: groups, values per group and sample
+  Tensor ones_, zeros_;                // [k_]: LayerNorm's scale and offset
+  Tensor x_, normalized_;              // kept for the backward (as images)
+  std::vector<Tensor> mean_, inv_std_;  // per group, [N]
+};
+
 // PReLU(alpha_initializer, alpha_regularizer, shared_axes): Keras'
 // relu(x) - alpha * relu(-x), alpha of the input's per-sample shape with
 // the shared axes 1 (shared_axes [1, 2]: one alpha a channel). The axes

@@ -1444,6 +1444,20 @@ MUTATIONS += [
         "tests": r"^goldens\.keras_models$",
     },
     {
+        "name": "orthogonal columns not unit",
+        "what": "the Orthogonal initializer divides each column by its squared norm, not its norm",
+        "edits": [("core/src/nn/initializers.cpp", "    for (int64_t k = 0; k < m; ++k) v[k] /= norm;",
+                   "    for (int64_t k = 0; k < m; ++k) v[k] /= norm * norm;")],
+        "tests": r"^train\.model$",
+    },
+    {
+        "name": "identity initializer without its gain",
+        "what": "the Identity initializer puts 1 on the diagonal whatever its gain",
+        "edits": [("core/src/nn/initializers.cpp", "v[static_cast<size_t>(i * shape[1] + i)] = static_cast<float>(init.gain);",
+                   "v[static_cast<size_t>(i * shape[1] + i)] = 1.0f;")],
+        "tests": r"^train\.model$",
+    },
+    {
         "name": "nested model read at its first layer",
         "what": "the readers of a Sequential nested in a functional model read its first layer, not its last",
         "edits": [("core/src/nn/keras_json.cpp", "    reads = {il.name()};\n    last = il.name();",

@@ -44,6 +44,7 @@ constexpr std::pair<const char*, const char*> kPlain[] = {
     {"VarianceScaling", "variance_scaling"}, {"RandomNormal", "random_normal"},
     {"TruncatedNormal", "truncated_normal"}, {"RandomUniform", "random_uniform"},
     {"Zeros", "zeros"}, {"Ones", "ones"}, {"Constant", "constant"},
+    {"Orthogonal", "orthogonal"}, {"Identity", "identity"},
 };
 
 // N(0, 1) from two 53-bit uniforms (Box-Muller).
@@ -56,6 +57,44 @@ double standard_normal(Rng& rng) {
 double truncated_standard_normal(Rng& rng) {
   for (;;)
     if (const double z = standard_normal(rng); std::fabs(z) <= 2.0) return z;
+}
+
+// Keras' Orthogonal: the weight as a [rows, cols] matrix (rows the product of
+// all but its last axis), from the Q of a QR of a normal matrix of the
+// taller of that shape and its transpose, so that its columns (rows, where
+// it is wide) are orthonormal, times gain. Keras multiplies Q's columns by
+// the signs of R's diagonal to make Q uniform over the orthogonal
+// matrices; Gram-Schmidt's R has a positive diagonal, so its Q is that one
+// already. Each column is orthogonalised twice (Gram-Schmidt loses
+// orthogonality in one pass).
+std::vector<float> orthogonal(const Shape& shape, double gain, Rng& rng) {
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+  const int64_t cols = shape.back(), m = std::max(rows, cols), n = std::min(rows, cols);
+  std::vector<double> q(static_cast<size_t>(m * n));  // column j at q[j * m]
+  for (double& v : q) v = standard_normal(rng);
+  for (int64_t j = 0; j < n; ++j) {
+    double* v = q.data() + j * m;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t i = 0; i < j; ++i) {
+        const double* u = q.data() + i * m;
+        double r = 0;
+        for (int64_t k = 0; k < m; ++k) r += u[k] * v[k];
+        for (int64_t k = 0; k < m; ++k) v[k] -= r * u[k];
+      }
+    double norm = 0;
+    for (int64_t k = 0; k < m; ++k) norm += v[k] * v[k];
+    norm = std::sqrt(norm);
+    if (!(norm > 0)) throw RuntimeError("Orthogonal: a rank-deficient normal draw");
+    for (int64_t k = 0; k < m; ++k) v[k] /= norm;
+  }
+  // Element (r, c) of the [rows, cols] weight: Q's (r, c), or (c, r) where Q is the transpose's.
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[static_cast<size_t>(r * cols + c)] =
+          static_cast<float>(gain * (rows >= cols ? q[static_cast<size_t>(c * m + r)] : q[static_cast<size_t>(r * m + c)]));
+  return out;
 }
 
 }  // namespace
@@ -80,13 +119,25 @@ KerasInitializer keras_initializer(const std::string& class_name) {
 
 const char* keras_initializer_names() {
   return "GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform, VarianceScaling, "
-         "RandomNormal, TruncatedNormal, RandomUniform, Zeros, Ones, Constant";
+         "RandomNormal, TruncatedNormal, RandomUniform, Zeros, Ones, Constant, Orthogonal, Identity";
+}
+
+std::string initializer_shape_error(const KerasInitializer& init, const Shape& shape) {
+  const std::string& c = init.class_name;
+  if ((c == "Orthogonal" && shape.size() < 2) || (c == "Identity" && shape.size() != 2))
+    return "the " + c + " initializer takes " + (c == "Identity" ? "2-D" : "2-D or larger") +
+           " weights (Keras' rule); this one is " + shape_string(shape);
+  return {};
 }
 
 std::vector<float> initial_values(const KerasInitializer& init, const Shape& shape, Rng& rng) {
-  std::vector<float> v(static_cast<size_t>(numel(shape)));
   const std::string& c = init.class_name;
-  if (c == "Zeros" || c == "Ones" || c == "Constant") {
+  if (const std::string why = initializer_shape_error(init, shape); !why.empty()) throw UsageError(why);
+  if (c == "Orthogonal") return orthogonal(shape, init.gain, rng);
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  if (c == "Identity") {
+    for (int64_t i = 0; i < std::min(shape[0], shape[1]); ++i) v[static_cast<size_t>(i * shape[1] + i)] = static_cast<float>(init.gain);
+  } else if (c == "Zeros" || c == "Ones" || c == "Constant") {
     std::fill(v.begin(), v.end(), c == "Zeros" ? 0.0f : c == "Ones" ? 1.0f : static_cast<float>(init.value));
   } else if (c == "RandomNormal" || c == "TruncatedNormal") {
     for (float& x : v)

@@ -33,6 +33,10 @@ void KerasConfigWriter::initializer(const char* key, const KerasInitializer& ini
     config = {{"minval", init.minval}, {"maxval", init.maxval}, {"seed", nullptr}};
   else if (c == "Constant")
     config = {{"value", init.value}};
+  else if (c == "Orthogonal")
+    config = {{"gain", init.gain}, {"seed", nullptr}};
+  else if (c == "Identity")
+    config = {{"gain", init.gain}};
   else if (c != "Zeros" && c != "Ones")
     config = {{"seed", nullptr}};  // the VarianceScaling forms by name
   impl_->config[key] = {{"module", "keras.initializers"},
@@ -259,6 +263,8 @@ std::optional<KerasInitializer> KerasLayerConfig::initializer(const char* key, c
       if (k.minval > k.maxval) fail(std::string(key) + "'s minval is above its maxval");
     } else if (k.class_name == "Constant") {
       k.value = arg("value", k.value);
+    } else if (k.class_name == "Orthogonal" || k.class_name == "Identity") {
+      k.gain = arg("gain", k.gain);
     }
   }
   if (k == keras_initializer(fallback)) return std::nullopt;

@@ -69,7 +69,12 @@ const Shape& Layer::build(std::span<const Shape> inputs, Device& device, Rng& rn
   } catch (const UsageError& e) {
     throw UsageError(what() + ": " + e.what());
   }
-  for (const WeightSpec& spec : weight_specs(inputs)) {
+  const std::vector<WeightSpec> specs = weight_specs(inputs);
+  for (const WeightSpec& spec : specs)
+    if (const auto named = initializers_.find(spec.name); named != initializers_.end())
+      if (const std::string why = initializer_shape_error(named->second, spec.shape); !why.empty())
+        throw UsageError(what() + ": " + spec.name + ": " + why);
+  for (const WeightSpec& spec : specs) {
     Parameter p;
     p.name = name_ + "/" + spec.name;
     p.trainable = spec.trainable;

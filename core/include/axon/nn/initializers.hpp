@@ -15,8 +15,9 @@ namespace axon::nn {
 // GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal,
 // LecunUniform and VarianceScaling (scale, mode, distribution), RandomNormal
 // and TruncatedNormal (mean, stddev), RandomUniform (minval, maxval),
-// Zeros, Ones, Constant (value). Keras' seed is not read: axon draws from
-// its own seeded stream, the distribution Keras' (its bits are not).
+// Zeros, Ones, Constant (value), Orthogonal and Identity (gain). Keras' seed
+// is not read: axon draws from its own seeded stream, the distribution
+// Keras' (its bits are not).
 struct KerasInitializer {
   std::string class_name = "Zeros";
   double scale = 1.0;                // VarianceScaling
@@ -25,6 +26,7 @@ struct KerasInitializer {
   double mean = 0.0, stddev = 0.05;  // RandomNormal, TruncatedNormal
   double minval = -0.05, maxval = 0.05;  // RandomUniform
   double value = 0.0;                // Constant
+  double gain = 1.0;                 // Orthogonal, Identity
   bool operator==(const KerasInitializer&) const = default;
 };
 
@@ -33,6 +35,9 @@ struct KerasInitializer {
 KerasInitializer keras_initializer(const std::string& class_name);
 // The classes keras_initializer takes, for messages and docs.
 const char* keras_initializer_names();
+// Empty where `init` can draw a weight of `shape`, else why not (Identity
+// takes 2-D weights only, Orthogonal 2-D or larger: Keras' rules).
+std::string initializer_shape_error(const KerasInitializer& init, const Shape& shape);
 // Values for a weight of `shape` drawn as `init` says (fans as Keras
 // computes them: a rank-1 weight's fan is its size).
 std::vector<float> initial_values(const KerasInitializer& init, const Shape& shape, Rng& rng);

@@ -266,6 +266,39 @@ TEST_CASE("gradcheck: Dropout's noise_shape shares one draw along its axes of si
   }
 }
 
+// ConvNeXt's StochasticDepth(0.25): while training each sample is kept
+// whole (times 1 / 0.75) or dropped whole, about three in four kept, and
+// its gradient follows the same mask; at inference the identity.
+TEST_CASE("gradcheck: StochasticDepth keeps or drops whole samples", "[gradcheck]") {
+  for (Device* d : devices_under_test()) {
+    INFO("device " << d->name());
+    DeviceScope scope(*d);
+    const int64_t n = 256, per_sample = 2 * 3 * 4;
+    std::vector<float> xv(static_cast<size_t>(n * per_sample));
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = 1.0f + static_cast<float>(i % 7);
+    const Tensor x = make_tensor(*d, {n, 2, 3, 4}, xv);
+    Rng rng(11);
+    StochasticDepth drop(0.25, "drop_path");
+    drop.build({2, 3, 4}, *d, rng);
+    CHECK(drop.forward(x).to_vector<float>() == xv);  // inference
+    drop.set_training(true);
+    const std::vector<float> y = drop.forward(x).to_vector<float>();
+    const std::vector<float> dx = drop.backward(make_tensor(*d, {n, 2, 3, 4}, std::vector<float>(xv.size(), 3.0f)), true)
+                                      .to_vector<float>();
+    int kept = 0;
+    for (int64_t s = 0; s < n; ++s) {
+      const bool keep = y[static_cast<size_t>(s * per_sample)] != 0.0f;
+      kept += keep ? 1 : 0;
+      for (int64_t i = 0; i < per_sample; ++i) {
+        const auto at = static_cast<size_t>(s * per_sample + i);
+        REQUIRE(y[at] == (keep ? xv[at] * (1.0f / 0.75f) : 0.0f));
+        REQUIRE(dx[at] == (keep ? 3.0f * (1.0f / 0.75f) : 0.0f));
+      }
+    }
+    CHECK(std::abs(kept - 192) < 5 * std::sqrt(256 * 0.25 * 0.75));  // 5 standard deviations
+  }
+}
+
 // GaussianNoise(0.3): y - x has mean 0 and standard deviation 0.3;
 // GaussianDropout(0.2): y / x has mean 1 and standard deviation
 // sqrt(0.2 / 0.8) = 0.5; each within 2% (the sample's own spread over 2^16

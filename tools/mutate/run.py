@@ -1458,6 +1458,12 @@ MUTATIONS += [
         "tests": r"^train\.model$",
     },
     {
+        "name": "stochastic depth draws per value",
+        "what": "StochasticDepth drops single values, not whole samples (Dropout's noise_shape left unset)",
+        "edits": [("core/src/nn/layers/stochastic_depth.cpp", "  set_noise_shape(Shape(input_shape().size(), 1));\n", "")],
+        "tests": r"^train\.gradcheck$",
+    },
+    {
         "name": "nested model read at its first layer",
         "what": "the readers of a Sequential nested in a functional model read its first layer, not its last",
         "edits": [("core/src/nn/keras_json.cpp", "    reads = {il.name()};\n    last = il.name();",

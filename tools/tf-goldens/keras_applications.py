@@ -17,9 +17,21 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 
 A = keras.applications
+
+
+def convnext_tiny_drop_path(**kwargs):
+    """ConvNeXtTiny as keras.applications builds it, but with Keras'
+    drop_path_rate (its StochasticDepth layers), which the application
+    functions leave at 0."""
+    from keras.src.applications.convnext import ConvNeXt
+    return ConvNeXt(depths=[3, 3, 9, 3], projection_dims=[96, 192, 384, 768], drop_path_rate=0.1,
+                    name="convnext_tiny_drop_path", **kwargs)
+
+
 # name: (constructor, input side): the smallest side each accepts, or 32.
 APPLICATIONS = {
     "convnext_tiny": (A.ConvNeXtTiny, 32),
+    "convnext_tiny_drop_path": (convnext_tiny_drop_path, 32),
     "densenet121": (A.DenseNet121, 32),
     "efficientnet_b0": (A.EfficientNetB0, 32),
     "efficientnet_v2_b0": (A.EfficientNetV2B0, 32),

@@ -290,6 +290,7 @@ class Dropout : public Layer {
 
  protected:
   void on_build(Device& device, Rng& rng) override;
+  void set_noise_shape(Shape noise_shape) { noise_shape_ = std::move(noise_shape); }
 
  private:
   float rate_;
@@ -299,6 +300,26 @@ class Dropout : public Layer {
   std::vector<float> draws_;
   std::vector<float> host_mask_;
   Tensor mask_;  // the last training forward's mask (empty: nothing dropped)
+};
+
+// StochasticDepth(drop_path_rate): ConvNeXt's own layer (Keras'
+// keras.src.applications.convnext), which drops a whole sample's residual
+// branch while training: Dropout with one draw a sample (a noise_shape of
+// 1 on every axis), the kept samples scaled by 1 / (1 - rate); the
+// identity otherwise.
+class StochasticDepth : public Dropout {
+ public:
+  explicit StochasticDepth(double drop_path_rate, std::string name = "stochastic_depth");
+  const char* type() const override { return "StochasticDepth"; }
+  const char* keras_module() const override { return "keras.src.applications.convnext"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+
+ protected:
+  void on_build(Device& device, Rng& rng) override;
+
+ private:
+  double drop_path_rate_;  // as the config has it (written back so)
 };
 
 // ReLU(max_value, negative_slope, threshold), Keras' layer: plain Relu when

@@ -722,8 +722,10 @@ class GroupNormalization : public Layer {
   bool center_, scale_;
   int64_t g_ = 0, k_ = 0;              // built: groups, values per group and sample
   Tensor ones_, zeros_;                // [k_]: LayerNorm's scale and offset
-  Tensor x_, normalized_;              // kept for the backward (as images)
-  std::vector<Tensor> mean_, inv_std_;  // per group, [N]
+  // Kept for the backward: per group its input rows [N, k_] (sliced once),
+  // mean and inverse deviation [N]; the normalised input (where scale).
+  std::vector<Tensor> x_parts_, mean_, inv_std_;
+  Tensor normalized_;
 };
 
 // PReLU(alpha_initializer, alpha_regularizer, shared_axes): Keras'

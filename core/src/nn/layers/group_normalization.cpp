@@ -102,6 +102,7 @@ Tensor GroupNormalization::forward(std::span<const Tensor> in) {
   const int64_t n = x.dim(0);
   const Tensor image = as_image(x);
   std::vector<Tensor> rows;
+  x_parts_.clear();
   mean_.clear();
   inv_std_.clear();
   for (int64_t g = 0; g < g_; ++g) {
@@ -109,7 +110,7 @@ Tensor GroupNormalization::forward(std::span<const Tensor> in) {
     Tensor row = take_exact({n, k_}), mean = take_exact({n}), inv_std = take_exact({n});
     ops::layer_norm(part, ones_, zeros_, row, mean, inv_std, static_cast<float>(epsilon_), name());
     rows.push_back(row);
-    if (remembers()) mean_.push_back(mean), inv_std_.push_back(inv_std);
+    if (remembers()) x_parts_.push_back(part), mean_.push_back(mean), inv_std_.push_back(inv_std);
   }
   Tensor normalized = join(rows, x);
   Tensor y = normalized;
@@ -123,7 +124,7 @@ Tensor GroupNormalization::forward(std::span<const Tensor> in) {
     Tensor y_image = as_image(y);
     ops::bias_add(y_image, weight(scale_ ? 1 : 0).value, y_image, name());
   }
-  if (remembers()) x_ = image, normalized_ = scale_ ? normalized : Tensor();
+  if (remembers()) normalized_ = scale_ ? normalized : Tensor();
   return y;
 }
 
@@ -150,14 +151,15 @@ void GroupNormalization::backward(const Tensor& dy, std::span<const bool> need_d
     Tensor unused_scale = take_exact({k_}), unused_offset = take_exact({k_});
     for (int64_t g = 0; g < g_; ++g) {
       Tensor row = take_exact({n, k_});
-      ops::layer_norm_grad(group_part(d_image, g).reshaped({n, k_}), group_part(x_, g).reshaped({n, k_}), ones_,
+      ops::layer_norm_grad(group_part(d_image, g).reshaped({n, k_}), x_parts_[static_cast<size_t>(g)], ones_,
                            mean_[static_cast<size_t>(g)], inv_std_[static_cast<size_t>(g)], row, unused_scale,
                            unused_offset, static_cast<float>(epsilon_), name());
       rows.push_back(row);
     }
     dx[0] = join(rows, dy);
   }
-  x_ = normalized_ = Tensor();
+  normalized_ = Tensor();
+  x_parts_.clear();
   mean_.clear();
   inv_std_.clear();
 }

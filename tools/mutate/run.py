@@ -1407,23 +1407,23 @@ MUTATIONS += [
     {
         "name": "grouped conv reads the first group's channels",
         "what": "a Conv2D of 1 < groups < channels gives every group the first group's input channels",
-        "edits": [("core/src/nn/layers/conv2d.cpp", "    ops::conv2d(group_part(x, g), group_part(kernel, g),",
-                   "    ops::conv2d(group_part(x, 0), group_part(kernel, g),")],
+        "edits": [("core/src/nn/layers/conv2d.cpp", "    ops::conv2d(group_part(x, groups_, g), group_part(kernel, groups_, g),",
+                   "    ops::conv2d(group_part(x, groups_, 0), group_part(kernel, groups_, g),")],
         "tests": r"^goldens\.keras_models$",
     },
     {
         "name": "grouped conv's input gradient with the first group's filters",
         "what": "a Conv2D of 1 < groups < channels takes every group's input gradient through the first group's "
         "kernel columns",
-        "edits": [("core/src/nn/layers/conv2d.cpp", "ops::conv2d_backprop_input(dzg, group_part(kernel, g),",
-                   "ops::conv2d_backprop_input(dzg, group_part(kernel, 0),")],
+        "edits": [("core/src/nn/layers/conv2d.cpp", "ops::conv2d_backprop_input(dzg, group_part(kernel, groups_, g),",
+                   "ops::conv2d_backprop_input(dzg, group_part(kernel, groups_, 0),")],
         "tests": r"^goldens\.keras_models$",
     },
     {
         "name": "group norm normalises the first group everywhere",
         "what": "GroupNormalization normalises the first group's channels in every group's place",
-        "edits": [("core/src/nn/layers/group_normalization.cpp", "const Tensor part = group_part(image, g).reshaped",
-                   "const Tensor part = group_part(image, 0).reshaped")],
+        "edits": [("core/src/nn/layers/group_normalization.cpp", "const Tensor part = group_part(image, g_, g).reshaped",
+                   "const Tensor part = group_part(image, g_, 0).reshaped")],
         "tests": r"^goldens\.keras_models$",
     },
     {

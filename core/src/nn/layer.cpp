@@ -167,6 +167,15 @@ Tensor Layer::take_exact(Shape shape) const {
   return pool_->take(AXON_FLOAT32, std::move(shape));
 }
 
+Tensor Layer::group_part(const Tensor& t, int64_t groups, int64_t g) const {
+  Shape shape = t.shape();
+  if (shape.size() != 4) throw RuntimeError(what() + ": a group of a tensor of rank " + std::to_string(shape.size()));
+  shape[3] /= groups;
+  Tensor part = take_exact(shape);
+  ops::slice(t, part, {0, 0, 0, g * shape[3]}, name_);
+  return part;
+}
+
 std::string Layer::what() const { return std::string(type()) + " '" + name_ + "'"; }
 
 bool Layer::fused_ops() const {

@@ -238,6 +238,9 @@ class Layer {
                                   Tensor* bias_grad) const;
   // A tensor of exactly this shape (per-channel statistics, ...).
   Tensor take_exact(Shape shape) const;
+  // Part g of `groups` equal parts of a rank-4 tensor's last axis (a group
+  // of channels, or of a kernel's filters), copied out by Slice.
+  Tensor group_part(const Tensor& t, int64_t groups, int64_t g) const;
   // "Conv2D 'conv2d_1'", for messages.
   std::string what() const;
   StepContext* step_context() const { return step_; }

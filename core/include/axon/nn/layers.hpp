@@ -65,8 +65,6 @@ class Conv2D : public Layer {
   bool by_channel() const { return groups_ > 1 && groups_ == input_shape()[2]; }
   // The kernel as DepthwiseConv2dNative's [KH, KW, C, filters / C] filter (by_channel()).
   Tensor depthwise(const Tensor& kernel) const;
-  // Group g's part of t along its last axis (its channels, or its kernel's filters).
-  Tensor group_part(const Tensor& t, int g) const;
   // Each group's Conv2D joined by ConcatV2 (1 < groups < channels), and its gradients.
   void grouped_conv2d(const Tensor& x, const Tensor& kernel, Tensor& z) const;
   void grouped_conv2d_grad(const Tensor& x, const Tensor& dz, const Tensor& kernel, Tensor& dkernel, Tensor* dx) const;
@@ -713,7 +711,6 @@ class GroupNormalization : public Layer {
  private:
   int64_t groups_of(const Shape& in) const;  // groups for this input (-1 resolved); UsageError where it cannot be
   Tensor as_image(const Tensor& t) const;     // [N, 1, values / C, C]
-  Tensor group_part(const Tensor& image, int64_t g) const;
   // Per-group rows [N, values / groups] joined back along the channels.
   Tensor join(const std::vector<Tensor>& rows, const Tensor& like) const;
 

@@ -83,17 +83,6 @@ Tensor Conv2D::depthwise(const Tensor& kernel) const {
   return kernel.reshaped({kernel_.h, kernel_.w, c, filters_ / c});
 }
 
-Tensor Conv2D::group_part(const Tensor& t, int g) const {
-  Shape shape = t.shape();  // [N, H, W, C] or the kernel's [KH, KW, C / groups, filters]
-  if (shape.size() != 4) throw RuntimeError(what() + ": a grouped part of a tensor of rank " + std::to_string(shape.size()));
-  const int64_t width = shape[3] / groups_;
-  shape[3] = width;
-  std::vector<int64_t> begin{0, 0, 0, g * width};
-  Tensor part = take_exact(shape);
-  ops::slice(t, part, begin, name());
-  return part;
-}
-
 void Conv2D::grouped_conv2d(const Tensor& x, const Tensor& kernel, Tensor& z) const {
   std::vector<Tensor> parts;
   std::vector<const Tensor*> joined;
@@ -101,7 +90,7 @@ void Conv2D::grouped_conv2d(const Tensor& x, const Tensor& kernel, Tensor& z) co
   shape.back() /= groups_;
   for (int g = 0; g < groups_; ++g) {
     parts.push_back(take_exact(shape));
-    ops::conv2d(group_part(x, g), group_part(kernel, g), parts.back(), attrs_, name());
+    ops::conv2d(group_part(x, groups_, g), group_part(kernel, groups_, g), parts.back(), attrs_, name());
   }
   for (const Tensor& p : parts) joined.push_back(&p);
   ops::concat(joined, z, 3, name());
@@ -114,12 +103,12 @@ void Conv2D::grouped_conv2d_grad(const Tensor& x, const Tensor& dz, const Tensor
   kernel_shape.back() /= groups_;
   x_shape.back() /= groups_;
   for (int g = 0; g < groups_; ++g) {
-    const Tensor xg = group_part(x, g), dzg = group_part(dz, g);
+    const Tensor xg = group_part(x, groups_, g), dzg = group_part(dz, groups_, g);
     dkernels.push_back(take_exact(kernel_shape));
     ops::conv2d_backprop_filter(xg, dzg, dkernels.back(), attrs_, name());
     if (dx == nullptr) continue;
     dxs.push_back(take_exact(x_shape));
-    ops::conv2d_backprop_input(dzg, group_part(kernel, g), dxs.back(), attrs_, name());
+    ops::conv2d_backprop_input(dzg, group_part(kernel, groups_, g), dxs.back(), attrs_, name());
   }
   auto join = [&](const std::vector<Tensor>& parts, Tensor& whole) {
     std::vector<const Tensor*> p;

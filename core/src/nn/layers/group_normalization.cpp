@@ -75,14 +75,6 @@ Tensor GroupNormalization::as_image(const Tensor& t) const {
   return t.reshaped({n, 1, numel(input_shape()) / c, c});
 }
 
-Tensor GroupNormalization::group_part(const Tensor& image, int64_t g) const {
-  Shape shape = image.shape();
-  shape[3] /= g_;
-  Tensor part = take_exact(shape);
-  ops::slice(image, part, {0, 0, 0, g * shape[3]}, name());
-  return part;
-}
-
 Tensor GroupNormalization::join(const std::vector<Tensor>& rows, const Tensor& like) const {
   const Tensor image = as_image(like);
   Shape part_shape = image.shape();
@@ -106,7 +98,7 @@ Tensor GroupNormalization::forward(std::span<const Tensor> in) {
   mean_.clear();
   inv_std_.clear();
   for (int64_t g = 0; g < g_; ++g) {
-    const Tensor part = group_part(image, g).reshaped({n, k_});
+    const Tensor part = group_part(image, g_, g).reshaped({n, k_});
     Tensor row = take_exact({n, k_}), mean = take_exact({n}), inv_std = take_exact({n});
     ops::layer_norm(part, ones_, zeros_, row, mean, inv_std, static_cast<float>(epsilon_), name());
     rows.push_back(row);
@@ -151,7 +143,7 @@ void GroupNormalization::backward(const Tensor& dy, std::span<const bool> need_d
     Tensor unused_scale = take_exact({k_}), unused_offset = take_exact({k_});
     for (int64_t g = 0; g < g_; ++g) {
       Tensor row = take_exact({n, k_});
-      ops::layer_norm_grad(group_part(d_image, g).reshaped({n, k_}), x_parts_[static_cast<size_t>(g)], ones_,
+      ops::layer_norm_grad(group_part(d_image, g_, g).reshaped({n, k_}), x_parts_[static_cast<size_t>(g)], ones_,
                            mean_[static_cast<size_t>(g)], inv_std_[static_cast<size_t>(g)], row, unused_scale,
                            unused_offset, static_cast<float>(epsilon_), name());
       rows.push_back(row);

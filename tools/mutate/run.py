@@ -1349,8 +1349,7 @@ MUTATIONS += [
         "name": "layer scale passes dy through",
         "what": "LayerScale's input gradient is dy, not dy * gamma",
         "edits": [("core/src/nn/layers/layer_scale.cpp",
-                   "    ops::depthwise_conv2d_backprop_input(dy4, weight(0).value.reshaped({1, 1, projection_dim_, 1}), d4, kPointwise,\n"
-                   "                                         name());",
+                   "    ops::depthwise_conv2d_backprop_input(dy4, channel_filter(weight(0).value), d4, channel_product(), name());",
                    "    ops::identity(dy, d, name());")],
         "tests": r"^goldens\.keras_models$",
     },
@@ -1438,8 +1437,7 @@ MUTATIONS += [
         "name": "group norm's input gradient without gamma",
         "what": "GroupNormalization's input gradient passes dy to LayerNormGrad, not dy * gamma",
         "edits": [("core/src/nn/layers/group_normalization.cpp",
-                   "      ops::depthwise_conv2d(dy_image, weight(0).value.reshaped({1, 1, c, 1}), d_image, kChannelProduct, "
-                   "name());",
+                   "      ops::depthwise_conv2d(dy_image, channel_filter(weight(0).value), d_image, channel_product(), name());",
                    "      ops::identity(dy_image, d_image, name());")],
         "tests": r"^goldens\.keras_models$",
     },

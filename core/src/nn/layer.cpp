@@ -176,6 +176,21 @@ Tensor Layer::group_part(const Tensor& t, int64_t groups, int64_t g) const {
   return part;
 }
 
+void Layer::join_groups(const std::vector<Tensor>& parts, Tensor& whole) const {
+  Shape part_shape = whole.shape();
+  part_shape.at(3) /= static_cast<int64_t>(parts.size());
+  std::vector<Tensor> shaped;
+  std::vector<const Tensor*> pointers;
+  for (const Tensor& p : parts) shaped.push_back(p.reshaped(part_shape));
+  for (const Tensor& p : shaped) pointers.push_back(&p);
+  ops::concat(pointers, whole, 3, name_);
+}
+
+const axon_conv2d_attrs& Layer::channel_product() {
+  static const axon_conv2d_attrs a = ops::conv2d_attrs(1, 1, 1, 1, AXON_PADDING_VALID);
+  return a;
+}
+
 std::string Layer::what() const { return std::string(type()) + " '" + name_ + "'"; }
 
 bool Layer::fused_ops() const {

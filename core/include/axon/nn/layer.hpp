@@ -241,6 +241,14 @@ class Layer {
   // Part g of `groups` equal parts of a rank-4 tensor's last axis (a group
   // of channels, or of a kernel's filters), copied out by Slice.
   Tensor group_part(const Tensor& t, int64_t groups, int64_t g) const;
+  // The inverse: `parts` (each reshaped to a part of `whole`) joined along
+  // the last axis of the rank-4 `whole` by ConcatV2.
+  void join_groups(const std::vector<Tensor>& parts, Tensor& whole) const;
+  // A vector of K factors, one per channel of an image [N, H, W, K], as the
+  // 1x1 DepthwiseConv2dNative filter [1, 1, K, 1] that multiplies each value
+  // by its channel's factor (one product a value), with that op's attrs.
+  static Tensor channel_filter(const Tensor& factors) { return factors.reshaped({1, 1, factors.numel(), 1}); }
+  static const axon_conv2d_attrs& channel_product();
   // "Conv2D 'conv2d_1'", for messages.
   std::string what() const;
   StepContext* step_context() const { return step_; }

@@ -753,7 +753,6 @@ class PReLU : public Layer {
   Shape alpha_shape(const Shape& in) const;
   // t [N, ...] as the depthwise op's image [N, 1, values / alpha's, alpha's].
   Tensor as_image(const Tensor& t) const;
-  Tensor filter(const Tensor& alpha) const;
 
   std::vector<int> shared_axes_;
   Tensor positive_, negative_;  // relu(x), relu(-x): kept for the backward

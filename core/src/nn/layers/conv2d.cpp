@@ -85,15 +85,13 @@ Tensor Conv2D::depthwise(const Tensor& kernel) const {
 
 void Conv2D::grouped_conv2d(const Tensor& x, const Tensor& kernel, Tensor& z) const {
   std::vector<Tensor> parts;
-  std::vector<const Tensor*> joined;
   Shape shape = z.shape();
   shape.back() /= groups_;
   for (int g = 0; g < groups_; ++g) {
     parts.push_back(take_exact(shape));
     ops::conv2d(group_part(x, groups_, g), group_part(kernel, groups_, g), parts.back(), attrs_, name());
   }
-  for (const Tensor& p : parts) joined.push_back(&p);
-  ops::concat(joined, z, 3, name());
+  join_groups(parts, z);
 }
 
 void Conv2D::grouped_conv2d_grad(const Tensor& x, const Tensor& dz, const Tensor& kernel, Tensor& dkernel,
@@ -110,13 +108,8 @@ void Conv2D::grouped_conv2d_grad(const Tensor& x, const Tensor& dz, const Tensor
     dxs.push_back(take_exact(x_shape));
     ops::conv2d_backprop_input(dzg, group_part(kernel, groups_, g), dxs.back(), attrs_, name());
   }
-  auto join = [&](const std::vector<Tensor>& parts, Tensor& whole) {
-    std::vector<const Tensor*> p;
-    for (const Tensor& t : parts) p.push_back(&t);
-    ops::concat(p, whole, 3, name());
-  };
-  join(dkernels, dkernel);
-  if (dx != nullptr) join(dxs, *dx);
+  join_groups(dkernels, dkernel);
+  if (dx != nullptr) join_groups(dxs, *dx);
 }
 
 Tensor Conv2D::forward(std::span<const Tensor> in) {

@@ -13,11 +13,6 @@
 #include <cmath>
 
 namespace axon::nn {
-namespace {
-// gamma times each value of its channel: a 1x1 depthwise convolution.
-const axon_conv2d_attrs kChannelProduct = ops::conv2d_attrs(1, 1, 1, 1, AXON_PADDING_VALID);
-}  // namespace
-
 GroupNormalization::GroupNormalization(int groups, double epsilon, bool center, bool scale, std::string name)
     : Layer(std::move(name)), groups_(groups), epsilon_(epsilon), center_(center), scale_(scale) {
   if (groups == 0 || groups < -1) throw UsageError("GroupNormalization: groups must be positive, or -1");
@@ -76,16 +71,9 @@ Tensor GroupNormalization::as_image(const Tensor& t) const {
 }
 
 Tensor GroupNormalization::join(const std::vector<Tensor>& rows, const Tensor& like) const {
-  const Tensor image = as_image(like);
-  Shape part_shape = image.shape();
-  part_shape[3] /= g_;
-  std::vector<Tensor> parts;
-  std::vector<const Tensor*> pointers;
-  for (const Tensor& r : rows) parts.push_back(r.reshaped(part_shape));
-  for (const Tensor& p : parts) pointers.push_back(&p);
   Tensor joined = take_like(like);
   Tensor joined_image = as_image(joined);
-  ops::concat(pointers, joined_image, 3, name());
+  join_groups(rows, joined_image);
   return joined;
 }
 
@@ -109,8 +97,7 @@ Tensor GroupNormalization::forward(std::span<const Tensor> in) {
   if (scale_) {
     y = take_like(x);
     Tensor y_image = as_image(y);
-    ops::depthwise_conv2d(as_image(normalized), weight(0).value.reshaped({1, 1, input_shape().back(), 1}), y_image,
-                          kChannelProduct, name());
+    ops::depthwise_conv2d(as_image(normalized), channel_filter(weight(0).value), y_image, channel_product(), name());
   }
   if (center_) {
     Tensor y_image = as_image(y);
@@ -121,7 +108,7 @@ Tensor GroupNormalization::forward(std::span<const Tensor> in) {
 }
 
 void GroupNormalization::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
-  const int64_t n = dy.dim(0), c = input_shape().back();
+  const int64_t n = dy.dim(0);
   const Tensor dy_image = as_image(dy);
   if (center_) {
     Tensor dbeta = weight(scale_ ? 1 : 0).grad;
@@ -129,12 +116,12 @@ void GroupNormalization::backward(const Tensor& dy, std::span<const bool> need_d
   }
   Tensor dnormalized = dy;
   if (scale_) {
-    Tensor dgamma = weight(0).grad.reshaped({1, 1, c, 1});
-    ops::depthwise_conv2d_backprop_filter(as_image(normalized_), dy_image, dgamma, kChannelProduct, name());
+    Tensor dgamma = channel_filter(weight(0).grad);
+    ops::depthwise_conv2d_backprop_filter(as_image(normalized_), dy_image, dgamma, channel_product(), name());
     if (need_dx[0]) {
       dnormalized = take_like(dy);
       Tensor d_image = as_image(dnormalized);
-      ops::depthwise_conv2d(dy_image, weight(0).value.reshaped({1, 1, c, 1}), d_image, kChannelProduct, name());
+      ops::depthwise_conv2d(dy_image, channel_filter(weight(0).value), d_image, channel_product(), name());
     }
   }
   if (need_dx[0]) {

@@ -14,10 +14,6 @@
 #include <cmath>
 
 namespace axon::nn {
-namespace {
-const axon_conv2d_attrs kPointwise = ops::conv2d_attrs(1, 1, 1, 1, AXON_PADDING_VALID);
-}
-
 LayerScale::LayerScale(double init_values, int projection_dim, std::string name)
     : Layer(std::move(name)), init_values_(init_values), projection_dim_(projection_dim) {
   if (projection_dim <= 0) throw UsageError("LayerScale: projection_dim must be positive");
@@ -56,21 +52,19 @@ Tensor LayerScale::forward(std::span<const Tensor> in) {
   const Tensor& x = in[0];
   Tensor y = take_like(x);
   Tensor y4 = as_image(y);
-  const Tensor filter = weight(0).value.reshaped({1, 1, projection_dim_, 1});
-  ops::depthwise_conv2d(as_image(x), filter, y4, kPointwise, name());
+  ops::depthwise_conv2d(as_image(x), channel_filter(weight(0).value), y4, channel_product(), name());
   if (remembers()) x_ = x;
   return y;
 }
 
 void LayerScale::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
   const Tensor dy4 = as_image(dy);
-  Tensor dfilter = weight(0).grad.reshaped({1, 1, projection_dim_, 1});
-  ops::depthwise_conv2d_backprop_filter(as_image(x_), dy4, dfilter, kPointwise, name());
+  Tensor dfilter = channel_filter(weight(0).grad);
+  ops::depthwise_conv2d_backprop_filter(as_image(x_), dy4, dfilter, channel_product(), name());
   if (need_dx[0]) {
     Tensor d = take_like(dy);
     Tensor d4 = as_image(d);
-    ops::depthwise_conv2d_backprop_input(dy4, weight(0).value.reshaped({1, 1, projection_dim_, 1}), d4, kPointwise,
-                                         name());
+    ops::depthwise_conv2d_backprop_input(dy4, channel_filter(weight(0).value), d4, channel_product(), name());
     dx[0] = d;
   }
   x_ = Tensor();

@@ -15,10 +15,6 @@
 #include <algorithm>
 
 namespace axon::nn {
-namespace {
-// alpha times each value: a 1x1 depthwise convolution.
-const axon_conv2d_attrs kAlphaProduct = ops::conv2d_attrs(1, 1, 1, 1, AXON_PADDING_VALID);
-}
 
 PReLU::PReLU(std::vector<int> shared_axes, std::string name) : Layer(std::move(name)), shared_axes_(std::move(shared_axes)) {
   for (int a : shared_axes_)
@@ -67,8 +63,6 @@ Tensor PReLU::as_image(const Tensor& t) const {
   return t.reshaped({n, 1, t.numel() / std::max<int64_t>(n, 1) / k, k});
 }
 
-Tensor PReLU::filter(const Tensor& alpha) const { return alpha.reshaped({1, 1, alpha.numel(), 1}); }
-
 Tensor PReLU::forward(std::span<const Tensor> in) {
   const Tensor& x = in[0];
   Tensor positive = take_like(x), negated = take_like(x), negative = take_like(x), scaled = take_like(x);
@@ -76,7 +70,7 @@ Tensor PReLU::forward(std::span<const Tensor> in) {
   ops::scale(x, negated, -1.0f, name());
   ops::relu(negated, negative, name());
   Tensor scaled_image = as_image(scaled);
-  ops::depthwise_conv2d(as_image(negative), filter(weight(0).value), scaled_image, kAlphaProduct, name());
+  ops::depthwise_conv2d(as_image(negative), channel_filter(weight(0).value), scaled_image, channel_product(), name());
   Tensor y = take_like(x);
   ops::sub(positive, scaled, y, name());
   if (remembers()) {
@@ -87,14 +81,14 @@ Tensor PReLU::forward(std::span<const Tensor> in) {
 }
 
 void PReLU::backward(const Tensor& dy, std::span<const bool> need_dx, std::span<Tensor> dx) {
-  Tensor dalpha = filter(weight(0).grad);
-  ops::depthwise_conv2d_backprop_filter(as_image(negative_), as_image(dy), dalpha, kAlphaProduct, name());
+  Tensor dalpha = channel_filter(weight(0).grad);
+  ops::depthwise_conv2d_backprop_filter(as_image(negative_), as_image(dy), dalpha, channel_product(), name());
   ops::scale(dalpha, dalpha, -1.0f, name());
   if (need_dx[0]) {
     Tensor through_positive = take_like(dy), scaled = take_like(dy), through_negative = take_like(dy);
     ops::relu_grad(dy, positive_, through_positive, name());
     Tensor scaled_image = as_image(scaled);
-    ops::depthwise_conv2d(as_image(dy), filter(weight(0).value), scaled_image, kAlphaProduct, name());
+    ops::depthwise_conv2d(as_image(dy), channel_filter(weight(0).value), scaled_image, channel_product(), name());
     ops::relu_grad(scaled, negative_, through_negative, name());
     dx[0] = take_like(dy);
     ops::add_n({&through_positive, &through_negative}, dx[0], name());

@@ -1426,11 +1426,11 @@ MUTATIONS += [
         "tests": r"^goldens\.keras_models$",
     },
     {
-        "name": "group norm's gamma gradient from the input",
-        "what": "GroupNormalization's gamma gradient sums dy times the input, not times the normalised input",
+        "name": "group norm's gamma gradient from dy",
+        "what": "GroupNormalization's gamma gradient sums dy times dy, not times the normalised input",
         "edits": [("core/src/nn/layers/group_normalization.cpp",
                    "ops::depthwise_conv2d_backprop_filter(as_image(normalized_), dy_image,",
-                   "ops::depthwise_conv2d_backprop_filter(x_, dy_image,")],
+                   "ops::depthwise_conv2d_backprop_filter(dy_image, dy_image,")],
         "tests": r"^goldens\.keras_models$",
     },
     {

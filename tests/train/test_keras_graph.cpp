@@ -419,10 +419,16 @@ TEST_CASE("merges broadcast their inputs' shapes as Keras does", "[keras][graph]
 // Keras 3 writes arithmetic on a functional model's tensors as operations
 // of keras.src.ops among its layers, their numbers among the node's args.
 namespace {
-std::string op(const std::string& cls, const std::string& name, const std::string& args) {
-  return R"({"module": "keras.src.ops.numpy", "class_name": ")" + cls + R"(", "config": {"name": ")" + name +
-         R"("}, "registered_name": null, "name": ")" + name + R"(", "inbound_nodes": [{"args": [)" + args +
-         R"(], "kwargs": {}}]})";
+// config: more keys of the operation's config ("axis": -1); module: keras.src.ops.MODULE.
+std::string op(const std::string& cls, const std::string& name, const std::string& args, const std::string& config = "",
+               const std::string& module = "numpy") {
+  return R"({"module": "keras.src.ops.)" + module + R"(", "class_name": ")" + cls + R"(", "config": {"name": ")" +
+         name + R"(")" + (config.empty() ? "" : ", " + config) + R"(}, "registered_name": null, "name": ")" + name +
+         R"(", "inbound_nodes": [{"args": [)" + args + R"(], "kwargs": {}}]})";
+}
+std::string nn_op(const std::string& cls, const std::string& name, const std::string& args,
+                  const std::string& config = "") {
+  return op(cls, name, args, config, "nn");
 }
 std::string with_ops(const std::vector<std::string>& ops, const std::string& last) {
   std::string s = R"({"module": "keras.src.models.functional", "class_name": "Functional", "config": {"name": "g", )"
@@ -473,6 +479,65 @@ TEST_CASE("keras.ops arithmetic reads as Rescaling of a number and as merges of 
   };
   refused(changed(R"("inbound_nodes": [{"args")", R"("nodes": [{"args")"), {"Add 'add'", "without one inbound node"});
   refused(changed(R"("kwargs": {})", R"("kwargs": {"dtype": null})"), {"Add 'add'", "keyword arguments"});
+}
+
+TEST_CASE("keras.ops activations, maximum, minimum, concatenate, reshape, mean and max read as Keras' layers",
+          "[keras][graph]") {
+  const std::string x = tensor("input_layer");
+  std::vector<std::string> ops = {nn_op("LeakyRelu", "leaky", x, R"("negative_slope": 0.1)")};
+  std::string last = "leaky";
+  // Each activation of one tensor, in a chain.
+  for (const char* cls : {"Relu", "Relu6", "Sigmoid", "Softplus", "Silu", "Selu", "Elu", "Gelu", "HardSigmoid",
+                          "HardSilu"}) {
+    const std::string name = std::string("a_") + cls;
+    const std::string config = std::string(cls) == "Gelu" ? R"("approximate": false)"
+                               : std::string(cls) == "Elu" ? R"("alpha": 1.0)" : "";
+    ops.push_back(nn_op(cls, name, tensor(last), config));
+    last = name;
+  }
+  ops.push_back(op("Tanh", "tanh", tensor(last)));
+  ops.push_back(op("Maximum", "most", tensor("tanh") + ", " + tensor("leaky")));
+  ops.push_back(op("Minimum", "least", tensor("tanh") + ", " + tensor("leaky")));
+  ops.push_back(op("Concatenate", "both", "[" + tensor("most") + ", " + tensor("least") + "]", R"("axis": -1)"));
+  ops.push_back(op("Mean", "mean", tensor("both"), R"("axis": [1, 2], "keepdims": true)"));
+  ops.push_back(op("Max", "max", tensor("both"), R"("axis": [-3, -2], "keepdims": false, "initial": null)"));
+  ops.push_back(op("Reshape", "flat", tensor("mean"), R"("newshape": [-1, 2])"));
+  ops.push_back(op("Concatenate", "pooled", "[" + tensor("flat") + ", " + tensor("max") + "]", R"("axis": 1)"));
+  ops.push_back(op("Reshape", "rows", tensor("pooled"), R"("newshape": [null, 2, -1])"));
+  ops.push_back(nn_op("Softmax", "softmax", tensor("rows"), R"("axis": -1)"));
+  const KerasModel k = model_from_keras_json(with_ops(ops, "softmax"), "ops.json");
+  std::vector<std::string> types;
+  for (const Layer* l : k.model->layers()) types.push_back(l->type());
+  CHECK(types == std::vector<std::string>{"LeakyReLU", "Activation", "Activation", "Activation", "Activation",
+                                          "Activation", "Activation", "Activation", "Activation", "Activation",
+                                          "Activation", "Activation", "Maximum", "Minimum", "Concatenate",
+                                          "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Reshape", "Concatenate",
+                                          "Reshape", "Softmax", "Flatten", "Dense"});
+  CHECK(k.model->node_inputs(14) == std::vector<int>{12, 13});  // both: [most, least]
+  CHECK(k.output_shape == Shape{10});
+  const std::string written = keras_json(*k.model, k.input_shape);
+  for (const char* c : {R"("name":"leaky","negative_slope":0.10000000149011612)", R"("activation":"hard_silu")",
+                        R"("activation":"gelu")", R"("activation":"tanh")", R"("keepdims":true,"name":"mean")",
+                        R"("name":"flat","target_shape":[2])", R"("name":"rows","target_shape":[2,-1])",
+                        R"("axis":1,"dtype":"float32","name":"pooled")"})
+    CHECK_THAT(written, Contains(c));
+  CHECK(keras_json(*model_from_keras_json(written, "written").model, k.input_shape) == written);
+
+  auto one = [&](const std::string& o) { return with_ops({o}, "o"); };
+  refused(one(nn_op("Gelu", "o", x, R"("approximate": true)")),
+          {"layers[1]", "Gelu 'o'", "approximate is true (ops.gelu's default)", "approximate=False"});
+  refused(one(nn_op("Elu", "o", x, R"("alpha": 0.5)")), {"Elu 'o'", "alpha is 0.5; axon's elu has alpha 1"});
+  refused(one(nn_op("Softmax", "o", x, R"("axis": 1)")), {"Softmax 'o'", "axis is 1", "last axis"});
+  refused(one(nn_op("LeakyRelu", "o", x, R"("negative_slope": -1)")), {"LeakyRelu 'o'", "negative_slope must be >= 0"});
+  refused(one(op("Mean", "o", x, R"("axis": [-1], "keepdims": false)")), {"Mean 'o'", "axis is [-1]", "[1, 2]"});
+  refused(one(op("Max", "o", x, R"("axis": [1, 2], "initial": 0.0)")), {"Max 'o'", "initial"});
+  refused(one(op("Reshape", "o", x, R"("newshape": [64, 64])")), {"Reshape 'o'", "newshape is [64,64]", "(-1, sizes...)"});
+  refused(one(op("Reshape", "o", x, R"("newshape": [-1, 0])")), {"Reshape 'o'", "a size of 0"});
+  refused(one(op("Reshape", "o", x, R"("newshape": [-1, -1])")), {"Reshape 'o'", "a size of -1"});
+  refused(one(op("Concatenate", "o", "[" + x + ", " + x + "]", R"("axis": 0)")), {"Concatenate 'o'", "axis is 0, the batch"});
+  refused(one(op("Maximum", "o", x + ", 0.0")),
+          {"Maximum 'o'", "is the operation Maximum of 1 tensors and 1 numbers", "maximum and minimum (of two tensors)"});
+  refused(one(op("Concatenate", "o", "[" + x + "], 1.0")), {"Concatenate 'o'", "the operation Concatenate"});
 }
 
 // Keras' Identity, GaussianNoise and GaussianDropout (their noise: train.gradcheck).

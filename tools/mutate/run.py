@@ -942,6 +942,32 @@ MUTATIONS += [
         "tests": r"^(goldens\.keras_models|train\.model)$",
     },
     {
+        "name": "ops.minimum read as maximum",
+        "what": "keras.ops' minimum of two tensors is read as the Maximum merge",
+        "edits": [
+            ("core/src/nn/keras_operations.cpp", 'op == "Maximum" ? Merge::Kind::maximum : Merge::Kind::minimum',
+             "Merge::Kind::maximum"),
+        ],
+        "tests": r"^(goldens\.keras_models|train\.model)$",
+    },
+    {
+        "name": "ops.max read as mean",
+        "what": "keras.ops' max over height and width is read as GlobalAveragePooling2D",
+        "edits": [
+            ("core/src/nn/keras_operations.cpp", 'return global_pooling(l, op == "Max");',
+             "return global_pooling(l, false);"),
+        ],
+        "tests": r"^(goldens\.keras_models|train\.model)$",
+    },
+    {
+        "name": "ops.leaky_relu's slope left at its default",
+        "what": "keras.ops' leaky_relu is read with the slope 0.2 whatever its negative_slope",
+        "edits": [
+            ("core/src/nn/keras_operations.cpp", 'l.float_number("negative_slope", 0.2)', "0.2f"),
+        ],
+        "tests": r"^(goldens\.keras_models|train\.model)$",
+    },
+    {
         "name": "noise_shape's shared axes drawn per value",
         "what": "Dropout draws each value of an axis whose noise_shape size is 1, instead of one draw for the axis",
         "edits": [

@@ -389,11 +389,32 @@ def group_norm():
     return keras.Model(i, layers.Dense(10, name="head")(x), name="group_norm")
 
 
+def operations():
+    """keras.ops called on a functional model's tensors (Keras writes each
+    as an operation among the layers): leaky_relu, silu, tanh, maximum and
+    minimum of two tensors, concatenate, relu6, hard_silu, relu, mean and
+    max over height and width (keepdims), reshape, selu, elu, exact gelu,
+    hard_sigmoid, sigmoid, softplus and softmax."""
+    from keras import ops
+    i = keras.Input((28, 28, 1))
+    x = ops.leaky_relu(layers.Conv2D(8, 3, strides=2, name="conv")(i), negative_slope=0.1)
+    a = ops.silu(layers.Conv2D(8, 3, padding="same", name="branch_a")(x))
+    b = ops.tanh(layers.Conv2D(8, 3, padding="same", name="branch_b")(x))
+    c = ops.hard_silu(ops.relu6(ops.concatenate([ops.maximum(a, b), ops.minimum(a, b)], axis=-1)))
+    c = ops.relu(layers.Conv2D(8, 1, name="mix")(c))
+    pooled = ops.reshape(ops.max(c, axis=[1, 2], keepdims=True), (-1, 8))
+    h = ops.concatenate([ops.mean(c, axis=[1, 2]), pooled], axis=-1)
+    acts = [ops.selu, ops.elu, lambda t: ops.gelu(t, approximate=False), ops.hard_sigmoid, ops.sigmoid, ops.softplus]
+    h = ops.concatenate([f(layers.Dense(4, name=f"dense_{k}")(h)) for k, f in enumerate(acts)], axis=-1)
+    h = ops.reshape(ops.softmax(ops.reshape(h, (-1, 4, 6))), (-1, 24))
+    return keras.Model(i, layers.Dense(10, name="head")(h), name="operations")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
           "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
           "regularized": regularized, "applications": applications, "transpose": transpose, "convnext": convnext,
           "inception_resnet": inception_resnet, "prelu_minimum_mish": prelu_minimum_mish,
-          "grouped_conv": grouped_conv, "group_norm": group_norm}
+          "grouped_conv": grouped_conv, "group_norm": group_norm, "operations": operations}
 
 
 # Weights that start at zero (drawn, then replaced, so that the draws of

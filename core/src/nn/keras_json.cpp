@@ -108,7 +108,10 @@ std::vector<std::string> inbound_names(const KerasLayerConfig& l) {
     const json& a = node["args"][0];
     if (is_keras_operation(layer)) {  // its args: tensors and numbers
       for (const json& t : node["args"])
-        if (!t.is_number()) names.push_back(inbound_name(l, t));
+        if (t.is_array())  // concatenate's list of tensors
+          for (const json& u : t) names.push_back(inbound_name(l, u));
+        else if (!t.is_number())
+          names.push_back(inbound_name(l, t));
     } else if (a.is_array())
       for (const json& t : a) names.push_back(inbound_name(l, t));
     else

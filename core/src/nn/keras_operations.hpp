@@ -1,10 +1,12 @@
-// Keras 3 records arithmetic on a functional model's tensors (MobileNetV3's
-// hard sigmoid is `ReLU(6.0)(x + 3.0) * (1.0 / 6.0)`) as operations of
-// keras.src.ops in the model's layer list: {"module": "keras.src.ops.numpy",
-// "class_name": "Add"}, the number among the node's args. axon reads an
+// Keras 3 records arithmetic and keras.ops calls on a functional model's
+// tensors (MobileNetV3's hard sigmoid is `ReLU(6.0)(x + 3.0) * (1.0 / 6.0)`)
+// as operations of keras.src.ops in the model's layer list: {"module":
+// "keras.src.ops.numpy", "class_name": "Add"}, the tensors and numbers
+// among the node's args, settings (an axis) in the config. axon reads an
 // operation on a tensor and a number as a Rescaling (x * scale + offset,
 // which --save writes back), one on two tensors as the merge layer of the
-// same arithmetic.
+// same arithmetic, and the others (activations, concatenate, reshape, mean
+// and max over height and width) as the Keras layer that computes them.
 #pragma once
 
 #include "keras_config.hpp"

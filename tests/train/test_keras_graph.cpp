@@ -224,8 +224,14 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
                             {"Flatten", "flatten", "", {"t"}},
                             {"Dense", "dense", R"("units": 10)", {"flatten"}}};
     };
-    refused(functional(chain(R"("filters": 2, "kernel_size": 3, "strides": 2, "output_padding": [1, 1])"), "dense"),
-            {"Conv2DTranspose 't'", "output_padding is [1,1]; axon supports null only"});
+    refused(functional(chain(R"("filters": 2, "kernel_size": 3, "strides": 2, "output_padding": [2, 1])"), "dense"),
+            {"Conv2DTranspose 't'", "output_padding is [2,1]; each must be less than its stride (2, 2)"});
+    refused(functional(chain(R"("filters": 2, "kernel_size": 3, "output_padding": 1)"), "dense"),
+            {"Conv2DTranspose 't'", "output_padding is 1; each must be less than its stride (1, 1)"});
+    // SAME with an even kernel: 8 -> 7 * 2 + 0 + 0 = 14, which the convolution maps to 7.
+    refused(functional(chain(R"("filters": 2, "kernel_size": 4, "strides": 2, "padding": "same", "output_padding": 0)"),
+                       "dense"),
+            {"Conv2DTranspose 't'", "output_padding 0 makes its output 14 high", "input's 8 (TensorFlow refuses it too)"});
     refused(functional(chain(R"("filters": 2, "kernel_size": 3, "dilation_rate": 2)"), "dense"),
             {"Conv2DTranspose 't'", "dilation_rate is 2; axon supports 1 only"});
     std::vector<L> twice = chain(R"("filters": 2, "kernel_size": 3, "strides": 64)");  // 8 -> 512 -> 32768
@@ -414,6 +420,22 @@ TEST_CASE("merges broadcast their inputs' shapes as Keras does", "[keras][graph]
                     Contains("differ in shape: [14,14,16] and [7,16]"));
   CHECK_THROWS_WITH(m.output_shape(std::vector<Shape>{gate, maps, Shape{7, 14, 16}}),
                     Contains("differ in shape: [14,14,16] and [7,14,16]"));
+}
+
+TEST_CASE("Conv2DTranspose's output_padding gives Keras' sizes and writes back", "[keras][graph]") {
+  // SAME: 8 -> (8 - 1) * 2 + 3 % 2 + 1 = 16; VALID: 16 -> (16 - 1) * 2 + 3 + 0 = 33 and (16 - 1) * 3 + 2 + 2 = 49.
+  const std::vector<L> ls{{"Conv2DTranspose", "t", R"("filters": 2, "kernel_size": 3, "strides": 2, "padding": "same",
+                           "output_padding": 1)", {"input_layer"}},
+                          {"Conv2DTranspose", "v", R"("filters": 2, "kernel_size": [3, 2], "strides": [2, 3],
+                           "output_padding": [0, 2])", {"t"}},
+                          {"Flatten", "flatten", "", {"v"}},
+                          {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+  const KerasModel k = model_from_keras_json(functional(ls, "dense"), "m.json");
+  CHECK(k.model->layers()[1]->output_shape(std::vector<Shape>{{16, 16, 2}}) == Shape{33, 49, 2});
+  CHECK(k.model->layers()[0]->output_shape(std::vector<Shape>{{8, 8, 1}}) == Shape{16, 16, 2});
+  const std::string written = keras_json(*k.model, k.input_shape);
+  CHECK_THAT(written, Contains(R"("output_padding":[1,1])") && Contains(R"("output_padding":[0,2])"));
+  CHECK(keras_json(*model_from_keras_json(written, "written").model, k.input_shape) == written);
 }
 
 // Keras 3 writes arithmetic on a functional model's tensors as operations

@@ -942,6 +942,23 @@ MUTATIONS += [
         "tests": r"^(goldens\.keras_models|train\.model)$",
     },
     {
+        "name": "output_padding left out of the size",
+        "what": "Conv2DTranspose's output with output_padding is Keras' size without the padding",
+        "edits": [
+            ("core/src/nn/layers/conv2d_transpose.cpp", "(attrs_.padding == AXON_PADDING_SAME ? k % 2 : k) + *pad;",
+             "(attrs_.padding == AXON_PADDING_SAME ? k % 2 : k);"),
+        ],
+        "tests": r"^(goldens\.keras_models|train\.model)$",
+    },
+    {
+        "name": "output_padding written as null",
+        "what": "--save writes a Conv2DTranspose's output_padding as null, whatever it is",
+        "edits": [
+            ("core/src/nn/layers/conv2d_transpose.cpp", "if (output_padding_) c.integers(", "if (false) c.integers("),
+        ],
+        "tests": r"^(train\.model|interop\..*)$",
+    },
+    {
         "name": "ops.minimum read as maximum",
         "what": "keras.ops' minimum of two tensors is read as the Maximum merge",
         "edits": [

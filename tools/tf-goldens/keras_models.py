@@ -410,11 +410,26 @@ def operations():
     return keras.Model(i, layers.Dense(10, name="head")(h), name="operations")
 
 
+def transpose_padding():
+    """Conv2DTranspose with output_padding: SAME at stride 2 with 1 (an even
+    size from an odd one), VALID at strides (2, 3) with (1, 2), SAME with an
+    even kernel (where 1 is the only padding that maps back)."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(8, 3, strides=2, activation="relu")(i)
+    x = layers.Conv2DTranspose(8, 3, strides=2, padding="same", output_padding=1, activation="relu")(x)
+    x = layers.Conv2D(4, 3, strides=3)(x)
+    x = layers.Conv2DTranspose(4, (3, 2), strides=(2, 3), output_padding=(1, 2), activation="tanh")(x)
+    x = layers.Conv2DTranspose(6, 4, strides=2, padding="same", output_padding=1, use_bias=False)(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    return keras.Model(i, layers.Dense(10)(x), name="transpose_padding")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
           "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
           "regularized": regularized, "applications": applications, "transpose": transpose, "convnext": convnext,
           "inception_resnet": inception_resnet, "prelu_minimum_mish": prelu_minimum_mish,
-          "grouped_conv": grouped_conv, "group_norm": group_norm, "operations": operations}
+          "grouped_conv": grouped_conv, "group_norm": group_norm, "operations": operations,
+          "transpose_padding": transpose_padding}
 
 
 # Weights that start at zero (drawn, then replaced, so that the draws of

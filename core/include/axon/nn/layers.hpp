@@ -84,12 +84,13 @@ class Conv2D : public Layer {
 // input, run forward (Conv2DBackpropInput; its kernel [KH, KW, filters,
 // channels] is that convolution's filter). Backward: Conv2D for the input's
 // gradient, Conv2DBackpropFilter with the roles of input and gradient
-// swapped for the kernel's.
+// swapped for the kernel's. output_padding (each below its stride) picks
+// the output size Keras gives it, where several map back to the input's.
 class Conv2DTranspose : public Layer {
  public:
   Conv2DTranspose(int filters, Size2 kernel_size, Activation activation = Activation::linear, Size2 strides = 1,
                   axon_padding padding = AXON_PADDING_VALID, std::string name = "conv2d_transpose",
-                  bool use_bias = true);
+                  bool use_bias = true, std::optional<Size2> output_padding = std::nullopt);
   const char* type() const override { return "Conv2DTranspose"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
@@ -112,6 +113,7 @@ class Conv2DTranspose : public Layer {
   Activation activation_;
   axon_conv2d_attrs attrs_;
   bool use_bias_;
+  std::optional<Size2> output_padding_;
   bool logits_ = false;
   Kept kept_;  // for the backward
 };

@@ -16,16 +16,21 @@
 namespace axon::nn {
 
 Conv2DTranspose::Conv2DTranspose(int filters, Size2 kernel_size, Activation activation, Size2 strides,
-                                 axon_padding padding, std::string name, bool use_bias)
+                                 axon_padding padding, std::string name, bool use_bias,
+                                 std::optional<Size2> output_padding)
     : Layer(std::move(name)), filters_(filters), kernel_(kernel_size), activation_(activation),
-      attrs_(ops::conv2d_attrs(strides.h, strides.w, 1, 1, padding)), use_bias_(use_bias) {
+      attrs_(ops::conv2d_attrs(strides.h, strides.w, 1, 1, padding)), use_bias_(use_bias),
+      output_padding_(output_padding) {
   if (filters <= 0 || kernel_.h <= 0 || kernel_.w <= 0 || strides.h <= 0 || strides.w <= 0)
     throw UsageError("Conv2DTranspose: filters, kernel size and strides must be positive");
+  if (output_padding && (output_padding->h < 0 || output_padding->w < 0 || output_padding->h >= strides.h ||
+                         output_padding->w >= strides.w))
+    throw UsageError("Conv2DTranspose: output_padding must be from 0 to below the strides");
 }
 
 std::unique_ptr<Layer> Conv2DTranspose::clone() const {
   return std::make_unique<Conv2DTranspose>(filters_, kernel_, activation_, Size2(attrs_.stride_h, attrs_.stride_w),
-                                           attrs_.padding, name(), use_bias_);
+                                           attrs_.padding, name(), use_bias_, output_padding_);
 }
 
 void Conv2DTranspose::write_config(KerasConfigWriter& c) const {
@@ -33,7 +38,8 @@ void Conv2DTranspose::write_config(KerasConfigWriter& c) const {
   c.integers("kernel_size", {kernel_.h, kernel_.w});
   c.integers("strides", {attrs_.stride_h, attrs_.stride_w});
   c.string("padding", attrs_.padding == AXON_PADDING_SAME ? "same" : "valid");
-  c.null("output_padding");
+  if (output_padding_) c.integers("output_padding", {output_padding_->h, output_padding_->w});
+  else c.null("output_padding");
   c.string("data_format", "channels_last");
   c.integers("dilation_rate", {1, 1});
   c.string("activation", activation_name(activation_));
@@ -47,8 +53,22 @@ void Conv2DTranspose::write_config(KerasConfigWriter& c) const {
 Shape Conv2DTranspose::output_shape(std::span<const Shape> in) const {
   const Shape& s = in[0];
   if (s.size() != 3) throw UsageError("needs a [height, width, channels] input, gets " + shape_string(s));
-  const int64_t h = transposed_out(s[0], kernel_.h, attrs_.stride_h, 1, attrs_.padding);
-  const int64_t w = transposed_out(s[1], kernel_.w, attrs_.stride_w, 1, attrs_.padding);
+  // Keras' size with output_padding: (in - 1) * stride + kernel (VALID) or
+  // kernel % 2 (SAME), plus the padding; the convolution it transposes must
+  // map it back to `in`, as TensorFlow's conv2d_transpose requires.
+  auto out = [&](int64_t side, int64_t k, int64_t stride, std::optional<int> pad, const char* axis) {
+    if (!pad) return transposed_out(side, k, stride, 1, attrs_.padding);
+    const int64_t size = (side - 1) * stride + (attrs_.padding == AXON_PADDING_SAME ? k % 2 : k) + *pad;
+    if (size < 1 || window_axis(size, k, stride, 1, attrs_.padding).out != side)
+      throw UsageError("output_padding " + std::to_string(*pad) + " makes its output " + std::to_string(size) +
+                       " " + axis + ", which its kernel and strides do not map back to the input's " +
+                       std::to_string(side) + " (TensorFlow refuses it too)");
+    return size;
+  };
+  const int64_t h = out(s[0], kernel_.h, attrs_.stride_h,
+                        output_padding_ ? std::optional<int>(output_padding_->h) : std::nullopt, "high");
+  const int64_t w = out(s[1], kernel_.w, attrs_.stride_w,
+                        output_padding_ ? std::optional<int>(output_padding_->w) : std::nullopt, "wide");
   if (h > limits::kMaxModelImageSide || w > limits::kMaxModelImageSide)
     throw UsageError("its output of " + std::to_string(h) + "x" + std::to_string(w) + " is larger than " +
                      std::to_string(limits::kMaxModelImageSide) + " a side");
@@ -102,23 +122,29 @@ std::unique_ptr<Layer> conv2d_transpose_from_keras(const KerasLayerConfig& l) {
   // golden could check one.
   if (dilation.first != 1 || dilation.second != 1)
     l.fail("dilation_rate is " + json_text(l.at("dilation_rate")) + "; axon supports 1 only");
-  if (l.has("output_padding") && !l.at("output_padding").is_null())
-    l.fail("output_padding is " + json_text(l.at("output_padding")) + "; axon supports null only");
+  std::optional<Size2> output_padding;
+  if (!l.at_or_null("output_padding").is_null()) {
+    const auto p = l.pair("output_padding", 0, limits::kMaxImageSide, {0, 0});
+    if (p.first >= strides.first || p.second >= strides.second)
+      l.fail("output_padding is " + json_text(l.at("output_padding")) + "; each must be less than its stride (" +
+             std::to_string(strides.first) + ", " + std::to_string(strides.second) + ")");
+    output_padding = Size2(static_cast<int>(p.first), static_cast<int>(p.second));
+  }
   if (l.integer("groups", 1, 65536, 1) != 1) l.fail("groups is " + json_text(l.at("groups")) + "; axon supports 1 only");
   l.check_no_constraints();
   return with_weight_settings(
       std::make_unique<Conv2DTranspose>(
           static_cast<int>(filters), Size2(static_cast<int>(kernel.first), static_cast<int>(kernel.second)),
           l.activation(), Size2(static_cast<int>(strides.first), static_cast<int>(strides.second)), l.padding(),
-          l.name(), l.boolean("use_bias", true)),
+          l.name(), l.boolean("use_bias", true), output_padding),
       l, {{"kernel", "kernel_initializer", "GlorotUniform", "kernel_regularizer"},
           {"bias", "bias_initializer", "Zeros", "bias_regularizer"}});
 }
 
 const LayerEntry kConv2dTransposeEntry{
     "Conv2DTranspose", conv2d_transpose_from_keras,
-    "filters, kernel_size, strides, padding (valid, same), activation, use_bias; dilation_rate 1, output_padding "
-    "null, kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L1, L2, L1L2)"};
+    "filters, kernel_size, strides, padding (valid, same), output_padding, activation, use_bias; dilation_rate 1, "
+    "kernel_initializer, bias_initializer, kernel_regularizer and bias_regularizer (L1, L2, L1L2)"};
 const LayerRegistration kConv2dTransposeRegistered(kConv2dTransposeEntry);
 
 }  // namespace

@@ -956,7 +956,25 @@ MUTATIONS += [
         "edits": [
             ("core/src/nn/layers/conv2d_transpose.cpp", "if (output_padding_) c.integers(", "if (false) c.integers("),
         ],
-        "tests": r"^(train\.model|interop\..*)$",
+        "tests": r"^train\.model$",
+    },
+    {
+        "name": "ops.gelu's default read as exact",
+        "what": "keras.ops' gelu with approximate=True (its default) runs as the exact, erf-based gelu",
+        "edits": [
+            ("core/src/nn/keras_operations.cpp", "return std::make_unique<ActivationLayer>(Activation::gelu_tanh, l.name());",
+             "return std::make_unique<ActivationLayer>(Activation::gelu, l.name());"),
+        ],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "tanh gelu's gradient exact",
+        "what": "gelu's tanh approximation takes the exact gelu's gradient",
+        "edits": [
+            ("core/src/nn/activation.cpp", "case Activation::gelu_tanh: ops::gelu_grad(dy, z, dz, true, layer); return;",
+             "case Activation::gelu_tanh: ops::gelu_grad(dy, z, dz, false, layer); return;"),
+        ],
+        "tests": r"^goldens\.keras_models$",
     },
     {
         "name": "ops.minimum read as maximum",

@@ -394,7 +394,8 @@ def operations():
     as an operation among the layers): leaky_relu, silu, tanh, maximum and
     minimum of two tensors, concatenate, relu6, hard_silu, relu, mean and
     max over height and width (keepdims), reshape, selu, elu, exact gelu,
-    hard_sigmoid, sigmoid, softplus and softmax."""
+    hard_sigmoid, sigmoid, softplus, gelu's tanh approximation (ops.gelu's
+    default) and softmax."""
     from keras import ops
     i = keras.Input((28, 28, 1))
     x = ops.leaky_relu(layers.Conv2D(8, 3, strides=2, name="conv")(i), negative_slope=0.1)
@@ -404,9 +405,10 @@ def operations():
     c = ops.relu(layers.Conv2D(8, 1, name="mix")(c))
     pooled = ops.reshape(ops.max(c, axis=[1, 2], keepdims=True), (-1, 8))
     h = ops.concatenate([ops.mean(c, axis=[1, 2]), pooled], axis=-1)
-    acts = [ops.selu, ops.elu, lambda t: ops.gelu(t, approximate=False), ops.hard_sigmoid, ops.sigmoid, ops.softplus]
+    acts = [ops.selu, ops.elu, lambda t: ops.gelu(t, approximate=False), ops.hard_sigmoid, ops.sigmoid, ops.softplus,
+            ops.gelu]
     h = ops.concatenate([f(layers.Dense(4, name=f"dense_{k}")(h)) for k, f in enumerate(acts)], axis=-1)
-    h = ops.reshape(ops.softmax(ops.reshape(h, (-1, 4, 6))), (-1, 24))
+    h = ops.reshape(ops.softmax(ops.reshape(h, (-1, 4, 7))), (-1, 28))
     return keras.Model(i, layers.Dense(10, name="head")(h), name="operations")
 
 

@@ -79,6 +79,7 @@ void mish_grad(const Tensor& dy, const Tensor& z, Tensor& dz, const std::string&
 }  // namespace
 
 const char* activation_name(Activation a) {
+  if (a == Activation::gelu_tanh) return "gelu_tanh";  // not in kEntries: no Keras name reads as it
   for (const Entry& e : kEntries)
     if (e.a == a) return e.name;
   return "linear";
@@ -109,6 +110,7 @@ void activate(Activation a, const Tensor& z, Tensor& y, const std::string& layer
     case Activation::elu: ops::elu(z, y, layer); return;
     case Activation::selu: ops::selu(z, y, layer); return;
     case Activation::gelu: ops::gelu(z, y, false, layer); return;
+    case Activation::gelu_tanh: ops::gelu(z, y, true, layer); return;
     case Activation::silu: ops::silu(z, y, layer); return;
     case Activation::softplus: ops::softplus(z, y, layer); return;
     case Activation::hard_sigmoid: ops::clipped_relu(hard_sigmoid_argument(z, layer), y, unit_clip(), layer); return;
@@ -128,6 +130,7 @@ bool uses_input(Activation a) {
     case Activation::relu6:
     case Activation::leaky_relu:
     case Activation::gelu:
+    case Activation::gelu_tanh:
     case Activation::silu:
     case Activation::softplus:
     case Activation::hard_sigmoid:
@@ -150,6 +153,7 @@ void activation_grad(Activation a, const Tensor& dy, const Tensor& z, const Tens
     case Activation::elu: ops::elu_grad(dy, y, dz, layer); return;
     case Activation::selu: ops::selu_grad(dy, y, dz, layer); return;
     case Activation::gelu: ops::gelu_grad(dy, z, dz, false, layer); return;
+    case Activation::gelu_tanh: ops::gelu_grad(dy, z, dz, true, layer); return;
     case Activation::silu: ops::silu_grad(dy, z, dz, layer); return;
     case Activation::softplus: ops::softplus_grad(dy, z, dz, layer); return;
     case Activation::hard_sigmoid: hard_sigmoid_grad(dy, hard_sigmoid_argument(z, layer), dz, layer); return;

@@ -452,8 +452,11 @@ json layer_entry(const Layer& l) {
   KerasConfigWriter w;
   json& c = w.impl().config;
   c["name"] = l.name();
-  c["trainable"] = true;
-  c["dtype"] = "float32";
+  // A keras.ops call's config holds its arguments only (Keras passes them to its constructor).
+  if (!std::string_view(l.keras_module()).starts_with("keras.src.ops.")) {
+    c["trainable"] = true;
+    c["dtype"] = "float32";
+  }
   l.write_config(w);
   const bool layers = std::string_view(l.keras_module()) == "keras.layers";
   return json{{"module", l.keras_module()},
@@ -491,7 +494,11 @@ std::string keras_json(Model& model, const Shape& images) {
                 {"config", {{"name", input_layer}, {"batch_shape", batch_shape}, {"dtype", "float32"}, {"sparse", false}}},
                 {"registered_name", nullptr}};
   json layers = json::array();
-  if (model.is_chain()) {
+  // A keras.ops call is no layer a Sequential may hold: such a chain is written as a functional model.
+  const bool calls = std::any_of(ls.begin(), ls.end(), [](const Layer* l) {
+    return std::string_view(l->keras_module()).starts_with("keras.src.ops.");
+  });
+  if (model.is_chain() && !calls) {
     layers.push_back(input);
     for (Layer* l : ls) layers.push_back(layer_entry(*l));
     const json doc = {{"module", "keras"},

@@ -103,7 +103,7 @@ const char* keras_operations() {
   return "add, subtract, multiply (of two tensors, or a tensor and a number), divide and true_divide (a tensor by a "
          "number), negative, maximum and minimum (of two tensors), concatenate, reshape, mean and max over axis [1, "
          "2], and the activations relu, relu6, sigmoid, tanh, softplus, silu, selu, elu (alpha 1), gelu "
-         "(approximate=False), hard_sigmoid, hard_silu, leaky_relu and softmax (axis -1)";
+         "(exact or approximate), hard_sigmoid, hard_silu, leaky_relu and softmax (axis -1)";
 }
 
 std::unique_ptr<Layer> layer_for_operation(const KerasLayerConfig& l) {
@@ -144,9 +144,8 @@ std::unique_ptr<Layer> layer_for_operation(const KerasLayerConfig& l) {
     if (const std::optional<Activation> act = unary_activation(op)) {
       if (op == "Elu" && l.number("alpha", 1.0) != 1.0)
         l.fail("alpha is " + json_text(l.at("alpha")) + "; axon's elu has alpha 1");
-      if (op == "Gelu" && l.boolean("approximate", true))
-        l.fail("approximate is true (ops.gelu's default): axon's gelu is the exact one of keras.activations.gelu; "
-               "call ops.gelu(x, approximate=False)");
+      if (op == "Gelu" && l.boolean("approximate", true))  // ops.gelu's default: the tanh approximation
+        return std::make_unique<ActivationLayer>(Activation::gelu_tanh, l.name());
       return std::make_unique<ActivationLayer>(*act, l.name());
     }
   }

@@ -6,7 +6,9 @@
 // operation on a tensor and a number as a Rescaling (x * scale + offset,
 // which --save writes back), one on two tensors as the merge layer of the
 // same arithmetic, and the others (activations, concatenate, reshape, mean
-// and max over height and width) as the Keras layer that computes them.
+// and max over height and width) as the Keras layer that computes them;
+// gelu's tanh approximation, which no layer computes, as an Activation
+// layer that --save writes back as the call.
 #pragma once
 
 #include "keras_config.hpp"

@@ -11,12 +11,15 @@
 
 namespace axon::nn {
 
+// gelu_tanh is gelu's tanh approximation, keras.ops.gelu's default
+// (approximate=True): no Keras activation name gives it, only that call,
+// which axon reads as an Activation layer and writes back as the call.
 enum class Activation {
   linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, silu, softplus, hard_sigmoid, hard_silu,
-  mish
+  mish, gelu_tanh
 };
 
-// Keras' name ("relu", "silu", ...).
+// Keras' name ("relu", "silu", ...); gelu_tanh's, "gelu_tanh", is axon's own.
 const char* activation_name(Activation a);
 // From a Keras name ("swish" is silu, "hard_swish" hard_silu); nullopt for a name axon lacks.
 std::optional<Activation> activation_from_name(const std::string& name);

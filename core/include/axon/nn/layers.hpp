@@ -384,11 +384,18 @@ class Merge : public Layer {
 };
 
 // Activation(name) and Softmax(axis -1): the activation as a layer of its
-// own. As the model's output, softmax gives the logits to the loss.
+// own. As the model's output, softmax gives the logits to the loss. gelu's
+// tanh approximation, which no Keras activation name gives, is the
+// keras.ops call Keras writes for it (Gelu of keras.src.ops.nn).
 class ActivationLayer : public Layer {
  public:
   ActivationLayer(Activation activation, std::string name = "activation", bool softmax_layer = false);
-  const char* type() const override { return softmax_layer_ ? "Softmax" : "Activation"; }
+  const char* type() const override {
+    return softmax_layer_ ? "Softmax" : activation_ == Activation::gelu_tanh ? "Gelu" : "Activation";
+  }
+  const char* keras_module() const override {
+    return activation_ == Activation::gelu_tanh ? "keras.src.ops.nn" : "keras.layers";
+  }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
   Shape output_shape(std::span<const Shape> inputs) const override { return inputs[0]; }

@@ -18,6 +18,7 @@ std::unique_ptr<Layer> ActivationLayer::clone() const {
 
 void ActivationLayer::write_config(KerasConfigWriter& c) const {
   if (softmax_layer_) c.integer("axis", -1);
+  else if (activation_ == Activation::gelu_tanh) c.boolean("approximate", true);
   else c.string("activation", activation_name(activation_));
 }
 

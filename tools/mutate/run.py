@@ -965,7 +965,7 @@ MUTATIONS += [
             ("core/src/nn/keras_operations.cpp", "return std::make_unique<ActivationLayer>(Activation::gelu_tanh, l.name());",
              "return std::make_unique<ActivationLayer>(Activation::gelu, l.name());"),
         ],
-        "tests": r"^goldens\.keras_models$",
+        "tests": r"^(goldens\.keras_models|train\.model)$",
     },
     {
         "name": "tanh gelu's gradient exact",
@@ -974,7 +974,16 @@ MUTATIONS += [
             ("core/src/nn/activation.cpp", "case Activation::gelu_tanh: ops::gelu_grad(dy, z, dz, true, layer); return;",
              "case Activation::gelu_tanh: ops::gelu_grad(dy, z, dz, false, layer); return;"),
         ],
-        "tests": r"^goldens\.keras_models$",
+        "tests": r"^(goldens\.keras_models|train\.gradcheck)$",
+    },
+    {
+        "name": "tanh gelu's forward exact",
+        "what": "gelu's tanh approximation computes the exact, erf-based gelu",
+        "edits": [
+            ("core/src/nn/activation.cpp", "case Activation::gelu_tanh: ops::gelu(z, y, true, layer); return;",
+             "case Activation::gelu_tanh: ops::gelu(z, y, false, layer); return;"),
+        ],
+        "tests": r"^(goldens\.keras_models|train\.gradcheck)$",
     },
     {
         "name": "ops.minimum read as maximum",

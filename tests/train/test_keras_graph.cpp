@@ -422,6 +422,22 @@ TEST_CASE("merges broadcast their inputs' shapes as Keras does", "[keras][graph]
                     Contains("differ in shape: [14,14,16] and [7,14,16]"));
 }
 
+// Keras' ELU layer (alpha 1, its default) is the elu activation.
+TEST_CASE("ELU reads as Activation(\"elu\") and writes back so", "[keras][graph]") {
+  std::vector<L> ls{{"ELU", "e", R"("alpha": 1.0)", {"input_layer"}},
+                    {"Flatten", "flatten", "", {"e"}},
+                    {"Dense", "dense", R"("units": 10)", {"flatten"}}};
+  const KerasModel k = model_from_keras_json(functional(ls, "dense"), "m.json");
+  const auto* act = dynamic_cast<const ActivationLayer*>(k.model->layers()[0]);
+  REQUIRE(act != nullptr);
+  CHECK(act->activation() == Activation::elu);
+  const std::string written = keras_json(*k.model, k.input_shape);
+  CHECK_THAT(written, Contains(R"("class_name":"Activation","config":{"activation":"elu","dtype":"float32","name":"e")"));
+  CHECK(keras_json(*model_from_keras_json(written, "written").model, k.input_shape) == written);
+  ls[0].config = R"("alpha": 0.5)";
+  refused(functional(ls, "dense"), {"layers[1]", "ELU 'e'", "alpha is 0.5; axon's elu has alpha 1"});
+}
+
 TEST_CASE("Conv2DTranspose's output_padding gives Keras' sizes and writes back", "[keras][graph]") {
   // SAME: 8 -> (8 - 1) * 2 + 3 % 2 + 1 = 16; VALID: 16 -> (16 - 1) * 2 + 3 + 0 = 33 and (16 - 1) * 3 + 2 + 2 = 49.
   const std::vector<L> ls{{"Conv2DTranspose", "t", R"("filters": 2, "kernel_size": 3, "strides": 2, "padding": "same",

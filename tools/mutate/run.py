@@ -942,6 +942,14 @@ MUTATIONS += [
         "tests": r"^(goldens\.keras_models|train\.model)$",
     },
     {
+        "name": "ELU's alpha unchecked",
+        "what": "Keras' ELU layer is read as elu whatever its alpha",
+        "edits": [
+            ("core/src/nn/layers/activation_layer.cpp", 'if (l.number("alpha", 1.0) != 1.0) l.fail(', "if (false) l.fail("),
+        ],
+        "tests": r"^train\.model$",
+    },
+    {
         "name": "output_padding left out of the size",
         "what": "Conv2DTranspose's output with output_padding is Keras' size without the padding",
         "edits": [

@@ -1,5 +1,5 @@
-// Activation and Softmax, Keras' layers: the activation's op forward, its
-// gradient op backward (reading the input or the output, as it needs).
+// Activation, Softmax and ELU, Keras' layers: the activation's op forward,
+// its gradient op backward (reading the input or the output, as it needs).
 #include "../layer_registry.hpp"
 
 #include <axon/error.hpp>
@@ -61,12 +61,21 @@ std::unique_ptr<Layer> softmax_from_keras(const KerasLayerConfig& l) {
   return std::make_unique<ActivationLayer>(Activation::softmax, l.name(), true);
 }
 
+// Keras' ELU layer is the elu activation: read as Activation("elu"), which
+// --save writes; axon's elu has alpha 1, Keras' default.
+std::unique_ptr<Layer> elu_from_keras(const KerasLayerConfig& l) {
+  if (l.number("alpha", 1.0) != 1.0) l.fail("alpha is " + json_text(l.at("alpha")) + "; axon's elu has alpha 1");
+  return std::make_unique<ActivationLayer>(Activation::elu, l.name());
+}
+
 const LayerEntry kActivation{"Activation", activation_from_keras,
                              "activation: linear, relu, relu6, leaky_relu, sigmoid, tanh, softmax, elu, selu, gelu, "
                              "silu (swish), softplus"};
 const LayerEntry kSoftmax{"Softmax", softmax_from_keras, "axis -1"};
+const LayerEntry kElu{"ELU", elu_from_keras, "alpha 1 (read as Activation(\"elu\"), which --save writes)"};
 const LayerRegistration kRegisteredActivation(kActivation);
 const LayerRegistration kRegisteredSoftmax(kSoftmax);
+const LayerRegistration kRegisteredElu(kElu);
 
 }  // namespace
 }  // namespace axon::nn

@@ -953,7 +953,7 @@ MUTATIONS += [
         "name": "output_padding left out of the size",
         "what": "Conv2DTranspose's output with output_padding is Keras' size without the padding",
         "edits": [
-            ("core/src/nn/layers/conv2d_transpose.cpp", "(attrs_.padding == AXON_PADDING_SAME ? k % 2 : k) + *pad;",
+            ("core/src/nn/layers/conv2d_transpose.cpp", "(attrs_.padding == AXON_PADDING_SAME ? k % 2 : k) + pad;",
              "(attrs_.padding == AXON_PADDING_SAME ? k % 2 : k);"),
         ],
         "tests": r"^(goldens\.keras_models|train\.model)$",

@@ -448,12 +448,16 @@ Shape keras_layer_output_shape(const std::string& layer_json, const std::vector<
 
 namespace {
 
+// Whether the layer is written back as a keras.ops call (gelu's tanh
+// approximation), not as a layer.
+bool written_as_call(const Layer& l) { return std::string_view(l.keras_module()).starts_with("keras.src.ops."); }
+
 json layer_entry(const Layer& l) {
   KerasConfigWriter w;
   json& c = w.impl().config;
   c["name"] = l.name();
   // A keras.ops call's config holds its arguments only (Keras passes them to its constructor).
-  if (!std::string_view(l.keras_module()).starts_with("keras.src.ops.")) {
+  if (!written_as_call(l)) {
     c["trainable"] = true;
     c["dtype"] = "float32";
   }
@@ -495,9 +499,7 @@ std::string keras_json(Model& model, const Shape& images) {
                 {"registered_name", nullptr}};
   json layers = json::array();
   // A keras.ops call is no layer a Sequential may hold: such a chain is written as a functional model.
-  const bool calls = std::any_of(ls.begin(), ls.end(), [](const Layer* l) {
-    return std::string_view(l->keras_module()).starts_with("keras.src.ops.");
-  });
+  const bool calls = std::any_of(ls.begin(), ls.end(), [](const Layer* l) { return written_as_call(*l); });
   if (model.is_chain() && !calls) {
     layers.push_back(input);
     for (Layer* l : ls) layers.push_back(layer_entry(*l));

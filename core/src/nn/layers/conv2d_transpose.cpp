@@ -56,19 +56,18 @@ Shape Conv2DTranspose::output_shape(std::span<const Shape> in) const {
   // Keras' size with output_padding: (in - 1) * stride + kernel (VALID) or
   // kernel % 2 (SAME), plus the padding; the convolution it transposes must
   // map it back to `in`, as TensorFlow's conv2d_transpose requires.
-  auto out = [&](int64_t side, int64_t k, int64_t stride, std::optional<int> pad, const char* axis) {
-    if (!pad) return transposed_out(side, k, stride, 1, attrs_.padding);
-    const int64_t size = (side - 1) * stride + (attrs_.padding == AXON_PADDING_SAME ? k % 2 : k) + *pad;
+  auto out = [&](int64_t side, int64_t k, int64_t stride, int pad, const char* axis) {
+    if (!output_padding_) return transposed_out(side, k, stride, 1, attrs_.padding);
+    const int64_t size = (side - 1) * stride + (attrs_.padding == AXON_PADDING_SAME ? k % 2 : k) + pad;
     if (size < 1 || window_axis(size, k, stride, 1, attrs_.padding).out != side)
-      throw UsageError("output_padding " + std::to_string(*pad) + " makes its output " + std::to_string(size) +
+      throw UsageError("output_padding " + std::to_string(pad) + " makes its output " + std::to_string(size) +
                        " " + axis + ", which its kernel and strides do not map back to the input's " +
                        std::to_string(side) + " (TensorFlow refuses it too)");
     return size;
   };
-  const int64_t h = out(s[0], kernel_.h, attrs_.stride_h,
-                        output_padding_ ? std::optional<int>(output_padding_->h) : std::nullopt, "high");
-  const int64_t w = out(s[1], kernel_.w, attrs_.stride_w,
-                        output_padding_ ? std::optional<int>(output_padding_->w) : std::nullopt, "wide");
+  const Size2 pad = output_padding_.value_or(Size2(0));
+  const int64_t h = out(s[0], kernel_.h, attrs_.stride_h, pad.h, "high");
+  const int64_t w = out(s[1], kernel_.w, attrs_.stride_w, pad.w, "wide");
   if (h > limits::kMaxModelImageSide || w > limits::kMaxModelImageSide)
     throw UsageError("its output of " + std::to_string(h) + "x" + std::to_string(w) + " is larger than " +
                      std::to_string(limits::kMaxModelImageSide) + " a side");

@@ -1311,6 +1311,22 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "brightness delta not scaled by the range",
+        "what": "RandomBrightness adds its draw u itself, not u times value_range's width",
+        "edits": [("core/src/nn/layers/random_brightness.cpp",
+                   "  const float delta = d[0] * static_cast<float>(hi_ - lo_);",
+                   "  const float delta = d[0];")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "brightness clipped to 0 and 255",
+        "what": "RandomBrightness clips to Keras' default range [0, 255] whatever value_range says",
+        "edits": [("core/src/nn/layers/random_brightness.cpp",
+                   "  data::adjust_brightness(in, image_size(), delta, static_cast<float>(lo_), static_cast<float>(hi_), out);",
+                   "  data::adjust_brightness(in, image_size(), delta, 0.0f, 255.0f, out);")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

@@ -132,6 +132,17 @@ def contrasts(lines):
          {"contrast_factor": f.reshape(3, 1, 1, 1)})
 
 
+def brightnesses(lines):
+    """rgb_delta as RandomBrightness' get_random_transformation makes it: the
+    draw (a float32 tensor) times the range's width (a Python float)."""
+    f = np.array([[-0.35], [0.52], [0.0]], np.float32)
+    for name, x, value_range in (("brightness", images(3, 6, 5, 3, 255.0), (0, 255)),
+                                 ("brightness_range", images(3, 6, 5, 1), (0.2, 0.8))):
+        layer = layers.RandomBrightness((-0.4, 0.6), value_range=value_range)
+        delta = keras.ops.convert_to_tensor(f.reshape(3, 1, 1, 1)) * (value_range[1] - value_range[0])
+        case(lines, name, layer, x, f, {"rgb_delta": delta})
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -153,7 +164,7 @@ def resizes(lines):
 
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
-    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes):
+    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

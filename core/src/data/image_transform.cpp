@@ -130,6 +130,10 @@ void adjust_contrast(const float* in, const ImageSize& size, float factor, float
   }
 }
 
+void adjust_brightness(const float* in, const ImageSize& size, float delta, float lo, float hi, float* out) {
+  for (int64_t i = 0; i < size.floats(); ++i) out[i] = std::clamp(in[i] + delta, lo, hi);
+}
+
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out) {
   const int64_t h = size.height, w = size.width, ch = size.channels;
   for (int64_t y = 0; y < h; ++y)

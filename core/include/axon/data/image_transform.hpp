@@ -2,8 +2,8 @@
 // image at a time (core/src/nn/augmentation.cpp applies them per sample):
 // TensorFlow's ImageProjectiveTransformV3, which Keras' RandomTranslation,
 // RandomRotation and RandomZoom call, with its interpolations and fill
-// modes; RandomContrast's adjustment; flips and crops. Float32 in TensorFlow's
-// order of operations, so results agree with Keras' to the last bit or so
+// modes; RandomContrast's and RandomBrightness' adjustments; flips and
+// crops. Float32 in TensorFlow's order of operations, so results agree with Keras' to the last bit or so
 // (goldens check within 1e-5).
 #pragma once
 
@@ -34,6 +34,9 @@ void projective_transform(const float* in, const ImageSize& size, const Projecti
 // Keras' RandomContrast: per channel, (x - mean) * factor + mean with the
 // mean over height, then width; clipped to [lo, hi]. in == out allowed.
 void adjust_contrast(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out);
+
+// Keras' RandomBrightness: in + delta, clipped to [lo, hi]. in == out allowed.
+void adjust_brightness(const float* in, const ImageSize& size, float delta, float lo, float hi, float* out);
 
 // Mirror left-right (horizontal) and/or top-bottom (vertical). in != out.
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out);

@@ -1,12 +1,12 @@
 // Keras' image augmentation layers (RandomFlip, RandomTranslation,
-// RandomRotation, RandomZoom, RandomCrop, RandomContrast): active in
-// training only, the identity at inference (RandomCrop crops the centre
-// there, so the model's shapes hold); and its image preprocessing layers
-// Resizing and CenterCrop, which draw nothing and do the same in training
-// and at inference. Each runs on the host, one image at a
-// time, with Keras' arithmetic (axon/data/image_transform.hpp): the batch is
-// read back, transformed and sent up again, which costs a copy on a GPU and
-// keeps the op table as it is.
+// RandomRotation, RandomZoom, RandomCrop, RandomContrast,
+// RandomBrightness): active in training only, the identity at inference
+// (RandomCrop crops the centre there, so the model's shapes hold); and its
+// image preprocessing layers Resizing and CenterCrop, which draw nothing and
+// do the same in training and at inference. Each runs on the host, one image
+// at a time, with Keras' arithmetic (axon/data/image_transform.hpp): the
+// batch is read back, transformed and sent up again, which costs a copy on a
+// GPU and keeps the op table as it is.
 //
 // Draws are keyed, not streamed: a sample's draw depends only on the layer's
 // seed, the training step (counted over the whole run) and the sample's
@@ -252,6 +252,24 @@ class RandomContrast : public ImageAugmentation {
  private:
   FactorRange factor_;
   float lo_, hi_;
+};
+
+// RandomBrightness(factor, value_range): per image, x + u (hi - lo) with u
+// drawn from [lower, upper] (a single number f: [-f, f]), clipped to
+// value_range [lo, hi].
+class RandomBrightness : public ImageAugmentation {
+ public:
+  RandomBrightness(FactorRange factor, double lo = 0, double hi = 255, std::string name = "random_brightness",
+                   std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomBrightness"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {u}
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange factor_;
+  double lo_, hi_;  // as Keras keeps them: the range's width is taken in double
 };
 
 }  // namespace axon::nn

@@ -1,0 +1,58 @@
+// RandomBrightness: per image a draw u from [lower, upper], the delta
+// u (hi - lo) added to every value, which is then clipped to value_range.
+#include "../layer_registry.hpp"
+#include "augmentation_config.hpp"
+
+#include <axon/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace axon::nn {
+
+RandomBrightness::RandomBrightness(FactorRange factor, double lo, double hi, std::string name,
+                                   std::optional<int64_t> seed)
+    : ImageAugmentation(std::move(name), seed), factor_(factor), lo_(lo), hi_(hi) {
+  if (!(lo <= hi)) throw UsageError("RandomBrightness: value_range must not fall");
+}
+
+std::unique_ptr<Layer> RandomBrightness::clone() const {
+  return std::make_unique<RandomBrightness>(factor_, lo_, hi_, name(), keras_seed());
+}
+
+void RandomBrightness::write_config(KerasConfigWriter& c) const {
+  write_factor(c, "factor", factor_);
+  c.impl().config["value_range"] = json::array({lo_, hi_});
+  write_seed(c);
+}
+
+ImageAugmentation::Draw RandomBrightness::draw(Rng& rng) const {
+  return {rng.uniform(static_cast<float>(factor_.lower), static_cast<float>(factor_.upper))};
+}
+
+void RandomBrightness::transform(const float* in, const Draw& d, float* out) const {
+  // Keras: the float32 draw times the range's width (a Python float, so
+  // taken in double and rounded to float32), then added and clipped.
+  const float delta = d[0] * static_cast<float>(hi_ - lo_);
+  data::adjust_brightness(in, image_size(), delta, static_cast<float>(lo_), static_cast<float>(hi_), out);
+}
+
+namespace {
+std::unique_ptr<Layer> random_brightness_from_keras(const KerasLayerConfig& l) {
+  double lo = 0, hi = 255;
+  if (l.has("value_range")) {
+    const json& v = l.at("value_range");
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() ||
+        !std::isfinite(v[0].get<double>()) || !std::isfinite(v[1].get<double>()))
+      l.fail("value_range is " + json_text(v) + "; axon takes a pair of finite numbers");
+    lo = v[0].get<double>(), hi = v[1].get<double>();
+    if (hi < lo) std::swap(lo, hi);  // Keras sorts it
+  }
+  return std::make_unique<RandomBrightness>(factor_range(l, "factor", -1, 1), lo, hi, l.name(), keras_seed(l));
+}
+const LayerEntry kRandomBrightnessEntry{
+    "RandomBrightness", random_brightness_from_keras,
+    "factor (a number f: the range [-f, f]; each bound in [-1, 1]), value_range, seed; training only"};
+const LayerRegistration kRandomBrightnessRegistered(kRandomBrightnessEntry);
+}  // namespace
+}  // namespace axon::nn

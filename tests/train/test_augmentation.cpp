@@ -14,6 +14,7 @@
 #include <axon/nn/model.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -238,6 +239,10 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
       {R"({"class_name": "RandomBrightness", "config": {"name": "b", "factor": 0.2, "value_range": [0, "255"]}},)",
        "value_range is [0,\"255\"]; axon takes a pair of finite numbers"},
       {R"({"class_name": "RandomBrightness", "config": {"name": "b"}},)", "has no factor"},
+      {R"({"class_name": "RandomShear", "config": {"name": "s", "x_factor": 1.5}},)",
+       "x_factor is 1.5; Keras takes a number or a pair from -1.0 to 1.0"},
+      {R"({"class_name": "RandomShear", "config": {"name": "s", "y_factor": 0.2, "fill_mode": "mirror"}},)",
+       "fill_mode is \"mirror\""},
       {R"({"class_name": "RandomFlip", "config": {"name": "f", "mode": "diagonal"}},)", "mode is \"diagonal\""},
       {R"({"class_name": "RandomCrop", "config": {"name": "c", "height": 0, "width": 4}},)", "height"},
       {R"({"class_name": "RandomTranslation", "config": {"name": "t", "height_factor": 0.1}},)", "has no width_factor"},
@@ -275,5 +280,38 @@ TEST_CASE("augmentation layers: written back as Keras JSON that reads into the s
     a.transform(g.in.data(), draw, ya.data());
     b.transform(g.in.data(), draw, yb.data());
     CHECK(ya == yb);
+    Rng ra(7), rb(7);  // the ranges drawn from, written back too
+    CHECK(a.draw(ra) == b.draw(rb));
   }
+}
+
+TEST_CASE("RandomShear: a symmetric range written as its number, which Keras 3.15 reads back", "[augmentation]") {
+  // Keras writes x_factor=f as [-f, f] but refuses a negative bound when it
+  // reads: axon writes f, and a range that is not symmetric as its pair.
+  KerasModel k = model_from_keras_json(R"({"module": "keras", "class_name": "Sequential", "config": {"name": "s",
+    "layers": [{"class_name": "InputLayer", "config": {"batch_shape": [null, 9, 11, 3], "name": "input_layer"}},
+      {"class_name": "RandomShear", "config": {"name": "shear", "x_factor": [-0.5, 0.5], "y_factor": [0.3, 0.1]}},
+      {"class_name": "Flatten", "config": {"name": "flatten"}},
+      {"class_name": "Dense", "config": {"name": "dense", "units": 2}}]}})",
+                                       "m.json");
+  const nlohmann::json j = nlohmann::json::parse(keras_json(*k.model, k.input_shape));
+  const nlohmann::json& config = j["config"]["layers"][1]["config"];
+  CHECK(config["x_factor"] == 0.5);
+  CHECK(config["y_factor"] == nlohmann::json::array({0.1, 0.3}));
+}
+
+TEST_CASE("RandomShear draws: both shears from their ranges, negated together on half the draws", "[augmentation]") {
+  RandomShear shear({0.2, 0.4}, {0.1, 0.3});
+  Rng rng(11);
+  int negative = 0;
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    const ImageAugmentation::Draw d = shear.draw(rng);
+    INFO("draw " << i << ": " << d[0] << ", " << d[1]);
+    REQUIRE(((d[0] < 0) == (d[1] < 0)));
+    REQUIRE((std::fabs(d[0]) >= 0.2f && std::fabs(d[0]) <= 0.4f));
+    REQUIRE((std::fabs(d[1]) >= 0.1f && std::fabs(d[1]) <= 0.3f));
+    negative += d[0] < 0;
+  }
+  CHECK(std::abs(negative - n / 2) < 150);  // 4.7 standard deviations
 }

@@ -1327,6 +1327,22 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "shear's x and y swapped",
+        "what": "RandomShear's matrix takes the y shear where Keras' takes the x shear, and the x where the y",
+        "edits": [("core/src/nn/layers/random_shear.cpp",
+                   "{ return {1, d[0], 0, d[1], 1, 0, 0, 0}; }",
+                   "{ return {1, d[1], 0, d[0], 1, 0, 0, 0}; }")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "shear's coin never turns",
+        "what": "RandomShear never negates its draws: every shear leans one way",
+        "edits": [("core/src/nn/layers/random_shear.cpp",
+                   "  const float sign = rng.uniform01() > 0.5f ? -1.0f : 1.0f;",
+                   "  const float sign = rng.uniform01() > 1.5f ? -1.0f : 1.0f;")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

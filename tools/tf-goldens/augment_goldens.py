@@ -143,6 +143,15 @@ def brightnesses(lines):
         case(lines, name, layer, x, f, {"rgb_delta": delta})
 
 
+def shears(lines):
+    x = images(3, 9, 11, 3)
+    # x then y shear, the coin's sign applied; large shears reach the fill modes
+    f = np.array([[0.3, -0.2], [-0.45, 0.6], [0.1, 0.0]], np.float32)
+    for mode, interpolation in fill_cases():
+        layer = layers.RandomShear(0.5, 0.7, fill_mode=mode, interpolation=interpolation, fill_value=0.25)
+        case(lines, "shear_%s_%s" % (mode, interpolation), layer, x, f, {"shear_factor": f, "input_shape": x.shape})
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -164,7 +173,7 @@ def resizes(lines):
 
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
-    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses):
+    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

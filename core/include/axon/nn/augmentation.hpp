@@ -1,5 +1,5 @@
 // Keras' image augmentation layers (RandomFlip, RandomTranslation,
-// RandomRotation, RandomZoom, RandomCrop, RandomContrast,
+// RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
 // RandomBrightness): active in training only, the identity at inference
 // (RandomCrop crops the centre there, so the model's shapes hold); and its
 // image preprocessing layers Resizing and CenterCrop, which draw nothing and
@@ -125,6 +125,23 @@ class RandomTranslation : public ProjectiveAugmentation {
 
  private:
   FactorRange height_, width_;
+};
+
+// RandomShear(x_factor, y_factor): per image shears u and v drawn from each
+// range, both negated on a coin's throw, about the image's top-left corner
+// (Keras' matrix [1, u, 0, v, 1, 0]).
+class RandomShear : public ProjectiveAugmentation {
+ public:
+  RandomShear(FactorRange x, FactorRange y, TransformFill fill = {}, std::string name = "random_shear",
+              std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomShear"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {x shear, y shear}, the sign applied
+  data::ProjectiveTransform matrix(const Draw& d) const override;
+
+ private:
+  FactorRange x_, y_;
 };
 
 // RandomRotation(factor): turns about the centre by an angle drawn from

@@ -181,7 +181,7 @@ const char* const kModels[] = {"resnet",      "inception",    "sequential_mix", 
                                "misc",        "squeeze_excite", "channelless",  "separable",
                                "regularized", "applications",   "transpose",    "convnext",
                                "inception_resnet", "prelu_minimum_mish", "grouped_conv", "group_norm",
-                               "operations", "transpose_padding"};
+                               "operations", "transpose_padding", "upsampling"};
 
 // On a GPU (ctest goldens.keras_models.gpu, label gpu; tools/gpu-check):
 // the same checks on gpu:0. Without a GPU the process exits 77, which ctest

@@ -335,10 +335,17 @@ TEST_CASE("malformed functional models are refused with one line naming file, la
             {"Dense 'inner'", "the name is used by an earlier layer"});
   }
   SECTION("UpSampling2D settings axon does not compute") {
-    std::vector<L> ls{{"UpSampling2D", "u", R"("size": [2, 2], "interpolation": "bilinear")", {"input_layer"}},
+    std::vector<L> ls{{"UpSampling2D", "u", R"("size": [3, 2], "interpolation": "bilinear")", {"input_layer"}},
                       {"Flatten", "flatten", "", {"u"}},
                       {"Dense", "dense", R"("units": 10)", {"flatten"}}};
-    refused(functional(ls, "dense"), {"UpSampling2D 'u'", "interpolation is \"bilinear\"; axon reads nearest only"});
+    // bilinear is read (its numbers: goldens.keras_models) and written back
+    const KerasModel k = model_from_keras_json(functional(ls, "dense"), "m.json");
+    const std::string written = keras_json(*k.model, k.input_shape);
+    CHECK_THAT(written, Contains(R"("interpolation":"bilinear","name":"u","size":[3,2])"));
+    CHECK(keras_json(*model_from_keras_json(written, "written").model, k.input_shape) == written);
+    ls[0].config = R"("size": [2, 2], "interpolation": "bicubic")";
+    refused(functional(ls, "dense"),
+            {"UpSampling2D 'u'", "interpolation is \"bicubic\"; axon reads nearest and bilinear"});
     ls[0].config = R"("size": [64, 64])";  // 8 -> 512
     ls.insert(ls.begin() + 1, {"UpSampling2D", "u2", R"("size": 64)", {"u"}});
     ls[2].reads = {"u2"};

@@ -1085,8 +1085,24 @@ MUTATIONS += [
     {
         "name": "upsampling passes no gradient",
         "what": "UpSampling2D's backward writes zeros instead of each block's sum of the gradient",
-        "edits": [("core/src/nn/layers/up_sampling2d.cpp", "ops::depthwise_conv2d(dy, ones_, dx[0], attrs_, name());",
+        "edits": [("core/src/nn/layers/up_sampling2d.cpp", "ops::depthwise_conv2d(dy, kernel_, dx[0], attrs_, name());",
                    "ops::fill(dx[0], 0.0f, name());")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "bilinear upsampling cropped a pixel early",
+        "what": "UpSampling2D(bilinear) crops its transposed convolution (s - 1) / 2 after the repeated edge, not s / 2: "
+                "every even factor's output shifted by one pixel",
+        "edits": [("core/src/nn/layers/up_sampling2d.cpp", "int64_t crop_before(int s) { return s + s / 2; }",
+                   "int64_t crop_before(int s) { return s + (s - 1) / 2; }")],
+        "tests": r"^goldens\.keras_models$",
+    },
+    {
+        "name": "bilinear upsampling's first edge gradient dropped",
+        "what": "UpSampling2D(bilinear)'s backward leaves out the gradient of the repeated first row and column",
+        "edits": [("core/src/nn/layers/up_sampling2d.cpp",
+                   "  ops::add_n({&middle, &first_padded, &last_padded}, dx, name());",
+                   "  ops::add_n({&middle, &last_padded}, dx, name());")],
         "tests": r"^goldens\.keras_models$",
     },
     {

@@ -426,12 +426,26 @@ def transpose_padding():
     return keras.Model(i, layers.Dense(10)(x), name="transpose_padding")
 
 
+def upsampling():
+    """UpSampling2D with bilinear interpolation (TensorFlow's resize:
+    half-pixel centres, edges clamped) by 2, and by (3, 2): an odd factor,
+    whose tent is 5 taps, beside an even one."""
+    i = keras.Input((28, 28, 1))
+    x = layers.Conv2D(6, 3, strides=2, activation="relu")(i)
+    x = layers.UpSampling2D(2, interpolation="bilinear")(x)
+    x = layers.Conv2D(4, 3, strides=3, activation="tanh")(x)
+    x = layers.UpSampling2D((3, 2), interpolation="bilinear")(x)
+    x = layers.Conv2D(6, 3, strides=2)(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    return keras.Model(i, layers.Dense(10)(x), name="upsampling")
+
+
 MODELS = {"resnet": resnet, "inception": inception, "sequential_mix": sequential, "strided": strided, "misc": misc,
           "squeeze_excite": squeeze_excite, "channelless": channelless, "separable": separable,
           "regularized": regularized, "applications": applications, "transpose": transpose, "convnext": convnext,
           "inception_resnet": inception_resnet, "prelu_minimum_mish": prelu_minimum_mish,
           "grouped_conv": grouped_conv, "group_norm": group_norm, "operations": operations,
-          "transpose_padding": transpose_padding}
+          "transpose_padding": transpose_padding, "upsampling": upsampling}
 
 
 # Weights that start at zero (drawn, then replaced, so that the draws of

@@ -118,14 +118,20 @@ class Conv2DTranspose : public Layer {
   Kept kept_;  // for the backward
 };
 
-// UpSampling2D(size, interpolation "nearest"): each pixel repeated size.h x
-// size.w times. That is the input gradient of a depthwise convolution of
-// ones with the size as kernel and strides (each output pixel the sum of a
-// block), so forward runs DepthwiseConv2dNativeBackpropInput and backward
-// DepthwiseConv2dNative (the block sums), ops every plugin has.
+// UpSampling2D(size, interpolation): each pixel repeated size.h x size.w
+// times ("nearest"), or TensorFlow's bilinear resize by that factor
+// (half-pixel centres, edges clamped). Nearest is the input gradient of a
+// depthwise convolution of ones with the size as kernel and strides (each
+// output pixel the sum of a block), so forward runs
+// DepthwiseConv2dNativeBackpropInput and backward DepthwiseConv2dNative, ops
+// every plugin has. Bilinear is the same transposed convolution with a tent
+// of weights 1 - |d| / size around each input pixel, over the input with its
+// edge pixels repeated once on every side (Slice, ConcatV2), cropped to the
+// output (Slice); backward runs the adjoints (Pad, the convolution, the
+// repeated edges added back).
 class UpSampling2D : public Layer {
  public:
-  explicit UpSampling2D(Size2 size = 2, std::string name = "up_sampling2d");
+  explicit UpSampling2D(Size2 size = 2, std::string name = "up_sampling2d", bool bilinear = false);
   const char* type() const override { return "UpSampling2D"; }
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
@@ -140,9 +146,16 @@ class UpSampling2D : public Layer {
   void on_build(Device& device, Rng& rng) override;
 
  private:
+  // x with its first and last rows (axis 1) or columns (axis 2) repeated
+  // once, and the adjoint: the inner ones of dy, the repeated ones added
+  // back into the edges.
+  Tensor repeat_edges(const Tensor& x, int axis) const;
+  Tensor add_back_edges(const Tensor& dy, int axis) const;
+
   Size2 size_;
+  bool bilinear_;
   axon_conv2d_attrs attrs_;
-  Tensor ones_;  // [size.h, size.w, channels, 1]
+  Tensor kernel_;  // [kh, kw, channels, 1]: ones of the size, or the tent
 };
 
 // MaxPooling2D(pool_size, strides, padding, name): strides default to the

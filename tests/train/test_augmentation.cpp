@@ -239,6 +239,8 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
       {R"({"class_name": "RandomBrightness", "config": {"name": "b", "factor": 0.2, "value_range": [0, "255"]}},)",
        "value_range is [0,\"255\"]; axon takes a pair of finite numbers"},
       {R"({"class_name": "RandomBrightness", "config": {"name": "b"}},)", "has no factor"},
+      {R"({"class_name": "RandomGrayscale", "config": {"name": "g", "factor": 1.5}},)",
+       "factor is 1.5; Keras takes a number from 0 to 1"},
       {R"({"class_name": "RandomShear", "config": {"name": "s", "x_factor": 1.5}},)",
        "x_factor is 1.5; Keras takes a number or a pair from -1.0 to 1.0"},
       {R"({"class_name": "RandomShear", "config": {"name": "s", "y_factor": 0.2, "fill_mode": "mirror"}},)",
@@ -261,6 +263,12 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
     CHECK_THAT(msg, Contains("m.json") && Contains(why));
     CHECK(msg.find('\n') == std::string::npos);
   }
+  // RandomGrayscale reads RGB or grey images only, as Keras' rgb_to_grayscale.
+  std::string two_channels = model(R"({"class_name": "RandomGrayscale", "config": {"name": "g"}},)");
+  two_channels.replace(two_channels.find("[null, 8, 8, 1]"), 15, "[null, 8, 8, 2]");
+  CHECK_THAT(test::usage_error([&] { model_from_keras_json(two_channels, "m.json"); }),
+             Contains("m.json") && Contains("RandomGrayscale 'g'") &&
+                 Contains("needs an RGB or grey image (3 or 1 channels), gets 2 channels"));
 }
 
 TEST_CASE("augmentation layers: written back as Keras JSON that reads into the same layers", "[augmentation]") {

@@ -1359,6 +1359,22 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "grey's red and blue weights swapped",
+        "what": "RandomGrayscale weighs blue by 0.2989 and red by 0.1140",
+        "edits": [("core/src/data/image_transform.cpp",
+                   "rgb[0] * 0.2989f + rgb[1] * 0.5870f + rgb[2] * 0.1140f",
+                   "rgb[2] * 0.2989f + rgb[1] * 0.5870f + rgb[0] * 0.1140f")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "grey where the draw is above the factor",
+        "what": "RandomGrayscale turns an image grey where its draw is at or above factor, not below",
+        "edits": [("core/src/nn/layers/random_grayscale.cpp",
+                   "  if (s.channels == 3 && d[0] < static_cast<float>(factor_)) return data::grayscale(in, s, out);",
+                   "  if (s.channels == 3 && d[0] >= static_cast<float>(factor_)) return data::grayscale(in, s, out);")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

@@ -152,6 +152,15 @@ def shears(lines):
         case(lines, "shear_%s_%s" % (mode, interpolation), layer, x, f, {"shear_factor": f, "input_shape": x.shape})
 
 
+def grayscales(lines):
+    """should_apply as RandomGrayscale's get_random_transformation makes it:
+    the draw below the factor; a grey image passes through."""
+    u = np.array([[0.3], [0.7], [0.45]], np.float32)
+    for name, x in (("grayscale", images(3, 5, 6, 3, 255.0)), ("grayscale_grey", images(3, 5, 6, 1))):
+        layer = layers.RandomGrayscale(0.5)
+        case(lines, name, layer, x, u, (u < 0.5).reshape(3, 1, 1, 1))
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -173,7 +182,7 @@ def resizes(lines):
 
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
-    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears):
+    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

@@ -134,6 +134,14 @@ void adjust_brightness(const float* in, const ImageSize& size, float delta, floa
   for (int64_t i = 0; i < size.floats(); ++i) out[i] = std::clamp(in[i] + delta, lo, hi);
 }
 
+void grayscale(const float* in, const ImageSize& size, float* out) {
+  for (int64_t p = 0; p < size.height * size.width; ++p) {
+    const float* rgb = in + 3 * p;
+    const float grey = rgb[0] * 0.2989f + rgb[1] * 0.5870f + rgb[2] * 0.1140f;
+    out[3 * p] = out[3 * p + 1] = out[3 * p + 2] = grey;
+  }
+}
+
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out) {
   const int64_t h = size.height, w = size.width, ch = size.channels;
   for (int64_t y = 0; y < h; ++y)

@@ -1,10 +1,11 @@
 // The image arithmetic of Keras' augmentation layers, on one float32 HWC
 // image at a time (core/src/nn/augmentation.cpp applies them per sample):
 // TensorFlow's ImageProjectiveTransformV3, which Keras' RandomTranslation,
-// RandomRotation and RandomZoom call, with its interpolations and fill
-// modes; RandomContrast's and RandomBrightness' adjustments; flips and
-// crops. Float32 in TensorFlow's order of operations, so results agree with Keras' to the last bit or so
-// (goldens check within 1e-5).
+// RandomRotation, RandomZoom and RandomShear call, with its interpolations
+// and fill modes; RandomContrast's and RandomBrightness' adjustments,
+// RandomGrayscale's grey; flips and crops. Float32 in TensorFlow's order of
+// operations, so results agree with Keras' to the last bit or so (goldens
+// check within 1e-5).
 #pragma once
 
 #include <array>
@@ -37,6 +38,10 @@ void adjust_contrast(const float* in, const ImageSize& size, float factor, float
 
 // Keras' RandomBrightness: in + delta, clipped to [lo, hi]. in == out allowed.
 void adjust_brightness(const float* in, const ImageSize& size, float delta, float lo, float hi, float* out);
+
+// tf.image.rgb_to_grayscale of an RGB image (0.2989 r + 0.5870 g + 0.1140 b,
+// float32), written to each of its three channels. in == out allowed.
+void grayscale(const float* in, const ImageSize& size, float* out);
 
 // Mirror left-right (horizontal) and/or top-bottom (vertical). in != out.
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out);

@@ -1,12 +1,12 @@
 // Keras' image augmentation layers (RandomFlip, RandomTranslation,
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
-// RandomBrightness): active in training only, the identity at inference
-// (RandomCrop crops the centre there, so the model's shapes hold); and its
-// image preprocessing layers Resizing and CenterCrop, which draw nothing and
-// do the same in training and at inference. Each runs on the host, one image
-// at a time, with Keras' arithmetic (axon/data/image_transform.hpp): the
-// batch is read back, transformed and sent up again, which costs a copy on a
-// GPU and keeps the op table as it is.
+// RandomBrightness, RandomGrayscale): active in training only, the identity
+// at inference (RandomCrop crops the centre there, so the model's shapes
+// hold); and its image preprocessing layers Resizing and CenterCrop, which
+// draw nothing and do the same in training and at inference. Each runs on
+// the host, one image at a time, with Keras' arithmetic
+// (axon/data/image_transform.hpp): the batch is read back, transformed and
+// sent up again, which costs a copy on a GPU and keeps the op table as it is.
 //
 // Draws are keyed, not streamed: a sample's draw depends only on the layer's
 // seed, the training step (counted over the whole run) and the sample's
@@ -287,6 +287,25 @@ class RandomBrightness : public ImageAugmentation {
  private:
   FactorRange factor_;
   double lo_, hi_;  // as Keras keeps them: the range's width is taken in double
+};
+
+// RandomGrayscale(factor): per image, where a uniform draw falls below
+// factor, the RGB image's grey (tf.image.rgb_to_grayscale) in all three
+// channels; a grey image passes unchanged, other channel counts are refused.
+class RandomGrayscale : public ImageAugmentation {
+ public:
+  explicit RandomGrayscale(double factor = 0.5, std::string name = "random_grayscale",
+                           std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomGrayscale"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  using ImageAugmentation::output_shape;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  Draw draw(Rng& rng) const override;  // {u}: grey where u < factor
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  double factor_;
 };
 
 }  // namespace axon::nn

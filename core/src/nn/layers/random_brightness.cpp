@@ -5,8 +5,8 @@
 
 #include <axon/error.hpp>
 
-#include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace axon::nn {
 

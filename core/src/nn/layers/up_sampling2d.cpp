@@ -36,6 +36,12 @@ std::vector<float> tent(int s) {
 // tent's start s / 2 before its own pixel.
 int64_t crop_before(int s) { return s + s / 2; }
 
+// The transposed convolution's output over `grown`, the input with its
+// edges repeated (forward writes it, backward pads dy to it).
+Shape transposed_shape(const Shape& grown, Size2 size, const Tensor& kernel) {
+  return {grown[0], (grown[1] - 1) * size.h + kernel.dim(0), (grown[2] - 1) * size.w + kernel.dim(1), grown[3]};
+}
+
 }  // namespace
 
 UpSampling2D::UpSampling2D(Size2 size, std::string name, bool bilinear)
@@ -89,8 +95,7 @@ Tensor UpSampling2D::forward(std::span<const Tensor> in) {
     return y;
   }
   const Tensor grown = repeat_edges(repeat_edges(in[0], 1), 2);
-  const Shape& g = grown.shape();
-  Tensor wide = take_exact({n, (g[1] - 1) * size_.h + kernel_.dim(0), (g[2] - 1) * size_.w + kernel_.dim(1), g[3]});
+  Tensor wide = take_exact(transposed_shape(grown.shape(), size_, kernel_));
   ops::depthwise_conv2d_backprop_input(grown, kernel_, wide, attrs_, name());
   ops::slice(wide, y, {0, crop_before(size_.h), crop_before(size_.w), 0}, name());
   return y;
@@ -105,9 +110,9 @@ void UpSampling2D::backward(const Tensor& dy, std::span<const bool> need_dx, std
     return;
   }
   const Shape& in = input_shape();
-  Tensor wide = take_exact({n, (in[0] + 1) * size_.h + kernel_.dim(0), (in[1] + 1) * size_.w + kernel_.dim(1), in[2]});
-  ops::pad(dy, wide, {0, crop_before(size_.h), crop_before(size_.w), 0}, name());
   Tensor grown = take_exact({n, in[0] + 2, in[1] + 2, in[2]});
+  Tensor wide = take_exact(transposed_shape(grown.shape(), size_, kernel_));
+  ops::pad(dy, wide, {0, crop_before(size_.h), crop_before(size_.w), 0}, name());
   ops::depthwise_conv2d(wide, kernel_, grown, attrs_, name());
   dx[0] = add_back_edges(add_back_edges(grown, 2), 1);
 }

@@ -10,7 +10,8 @@ bias-less Conv2D, a ReLU layer, Dropout and a softmax output (Keras 3's
 layout, TensorFlow 2.21.0 and Keras 3.15.1). keras_augmented_cnn.json puts
 Keras' six augmentation layers before the guide's CNN (RandomCrop to 26 x 26),
 keras_augmented_color_cnn.json RandomShear, RandomBrightness and
-RandomGrayscale (a grey image passes through it) before it.
+RandomGrayscale (a grey image passes through it) before it,
+keras_inverted_cnn.json RandomInvert and Solarization.
 keras2_guide_cnn.json is the
 guide's CNN in Keras 2's layout, from tf_keras 2.21.0 (the Keras 2 that
 TensorFlow keeps for old code), built as Keras 2 code usually did:
@@ -74,6 +75,14 @@ def augmented_color_cnn():
     ] + guide_cnn().layers)
 
 
+def inverted_cnn():
+    return keras.Sequential([
+        keras.Input(shape=(28, 28, 1)),
+        layers.RandomInvert(0.3, value_range=(0, 1)),
+        layers.Solarization(addition_factor=0.1, threshold_factor=(0.4, 0.9), value_range=(0, 1)),
+    ] + guide_cnn().layers)
+
+
 def small_keras_file(folder):
     """keras_small.keras: a functional model whose layers' names differ from
     the paths Keras files their weights under (stem -> layers/conv2d, branch
@@ -115,7 +124,8 @@ def small_keras_file(folder):
 def main(folder):
     for name, make in (("keras_guide_cnn.json", guide_cnn), ("keras_wide_cnn.json", wide_cnn),
                        ("keras_augmented_cnn.json", augmented_cnn),
-                       ("keras_augmented_color_cnn.json", augmented_color_cnn)):
+                       ("keras_augmented_color_cnn.json", augmented_color_cnn),
+                       ("keras_inverted_cnn.json", inverted_cnn)):
         keras.backend.clear_session()  # layer names from conv2d, dense, ... again
         with open(os.path.join(folder, name), "w") as f:
             f.write(make().to_json())

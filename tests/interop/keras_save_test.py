@@ -200,7 +200,8 @@ def keras_case(tmp):
                              (["--model", os.path.join(DATA, "keras_operations.json")], "Adam"),
                              (["--model", os.path.join(DATA, "keras_transpose_padding.json")], "Adam"),
                              (["--model", os.path.join(DATA, "keras_upsampling.json")], "Adam"),
-                             (["--model", os.path.join(DATA, "keras_augmented_color_cnn.json")], "Adam")):
+                             (["--model", os.path.join(DATA, "keras_augmented_color_cnn.json")], "Adam"),
+                             (["--model", os.path.join(DATA, "keras_inverted_cnn.json")], "Adam")):
         path, loss, accuracy = train(tmp, extra)
         axon_metrics = {} if "--metrics" not in extra else saved_metrics(path)
         p = subprocess.run([python, "-c", KERAS_SCRIPT, path, DEFAULT_DATA, str(TEST_LIMIT)], capture_output=True,

@@ -245,6 +245,14 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
        "x_factor is 1.5; Keras takes a number or a pair from -1.0 to 1.0"},
       {R"({"class_name": "RandomShear", "config": {"name": "s", "y_factor": 0.2, "fill_mode": "mirror"}},)",
        "fill_mode is \"mirror\""},
+      {R"({"class_name": "RandomInvert", "config": {"name": "i", "factor": 1.5}},)",
+       "factor is 1.5; Keras takes a number or a pair from 0.0 to 1.0"},
+      {R"({"class_name": "RandomInvert", "config": {"name": "i", "value_range": [0, null]}},)",
+       "value_range is [0,null]; axon takes a pair of finite numbers"},
+      {R"({"class_name": "Solarization", "config": {"name": "s", "threshold_factor": [0.2, 1.2]}},)",
+       "threshold_factor is [0.2,1.2]; Keras takes a number or a pair from 0.0 to 1.0"},
+      {R"({"class_name": "Solarization", "config": {"name": "s", "value_range": [0.5, 0.5]}},)",
+       "value_range holds one number twice"},
       {R"({"class_name": "RandomFlip", "config": {"name": "f", "mode": "diagonal"}},)", "mode is \"diagonal\""},
       {R"({"class_name": "RandomCrop", "config": {"name": "c", "height": 0, "width": 4}},)", "height"},
       {R"({"class_name": "RandomTranslation", "config": {"name": "t", "height_factor": 0.1}},)", "has no width_factor"},
@@ -322,4 +330,36 @@ TEST_CASE("RandomShear draws: both shears from their ranges, negated together on
     negative += d[0] < 0;
   }
   CHECK(std::abs(negative - n / 2) < 150);  // 4.7 standard deviations
+}
+
+TEST_CASE("RandomInvert draws: a chance from the factor's range, inverting on that share of the draws",
+          "[augmentation]") {
+  RandomInvert invert({0.2, 0.6});
+  Rng rng(13);
+  int inverted = 0;
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    const ImageAugmentation::Draw d = invert.draw(rng);
+    INFO("draw " << i << ": " << d[0] << ", " << d[1]);
+    REQUIRE((d[0] >= 0.2f && d[0] <= 0.6f));
+    REQUIRE((d[1] >= 0.0f && d[1] < 1.0f));
+    inverted += d[1] < d[0];
+  }
+  // The chance's mean, 0.4: 1,600 of 4,000, 31 draws a standard deviation.
+  CHECK(std::abs(inverted - 1600) < 150);
+}
+
+TEST_CASE("Solarization draws: each from its factor's lower bound to 255 times its upper", "[augmentation]") {
+  Solarization solarize({0.1, 0.5}, {0.0, 0.8});
+  Rng rng(17);
+  float most_addition = 0, most_threshold = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const ImageAugmentation::Draw d = solarize.draw(rng);
+    INFO("draw " << i << ": " << d[0] << ", " << d[1]);
+    REQUIRE((d[0] >= 0.1f && d[0] <= 0.5f * 255));
+    REQUIRE((d[1] >= 0.0f && d[1] <= 0.8f * 255));
+    most_addition = std::max(most_addition, d[0]), most_threshold = std::max(most_threshold, d[1]);
+  }
+  CHECK(most_addition > 0.9f * 0.5f * 255);  // the upper bound scaled, as Keras draws
+  CHECK(most_threshold > 0.9f * 0.8f * 255);
 }

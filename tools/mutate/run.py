@@ -1375,6 +1375,35 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "inverted from value_range's first value",
+        "what": "RandomInvert gives value_range's first value minus x, not its second's",
+        "edits": [("core/src/nn/layers/random_invert.cpp",
+                   "return data::invert(in, image_size(), static_cast<float>(second_), out);",
+                   "return data::invert(in, image_size(), static_cast<float>(first_), out);")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "inverted where the uniform is above the chance",
+        "what": "RandomInvert inverts an image where its uniform is at or above its drawn chance, not below",
+        "edits": [("core/src/nn/layers/random_invert.cpp", "  if (d[1] < d[0]) return data::invert(",
+                   "  if (d[1] >= d[0]) return data::invert(")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "solarization unclipped",
+        "what": "Solarization adds its addition without clipping to [0, 255] before the threshold",
+        "edits": [("core/src/data/image_transform.cpp", "    v = std::clamp(v + addition, 0.0f, 255.0f);",
+                   "    v = v + addition;")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "solarization's upper bounds unscaled",
+        "what": "Solarization draws its addition and threshold from [lower, upper], not [lower, upper x 255]",
+        "edits": [("core/src/nn/layers/solarization.cpp", "static_cast<float>(f.upper * 255));",
+                   "static_cast<float>(f.upper));")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

@@ -161,6 +161,28 @@ def grayscales(lines):
         case(lines, name, layer, x, u, (u < 0.5).reshape(3, 1, 1, 1))
 
 
+def inverts(lines):
+    """apply_inversion as RandomInvert's get_random_transformation makes it:
+    the uniform below the drawn chance; the complement is value_range's
+    second value minus x, whatever its first."""
+    d = np.array([[0.6, 0.2], [0.3, 0.8], [0.9, 0.9]], np.float32)  # {p, u}
+    for name, x, value_range in (("invert", images(3, 5, 6, 3, 255.0), (0, 255)),
+                                 ("invert_range", images(3, 5, 6, 1), (0.5, 1.0))):
+        layer = layers.RandomInvert((0.2, 0.9), value_range=value_range)
+        case(lines, name, layer, x, d, {"apply_inversion": d[:, 1] < d[:, 0]})
+
+
+def solarizations(lines):
+    """additions and thresholds as Solarization's get_random_transformation
+    makes them (per image, on the [0, 255] scale)."""
+    d = np.array([[0.0, 128.0], [40.5, 200.25], [100.0, 0.0]], np.float32)  # {addition, threshold}
+    for name, x, value_range in (("solarize", images(3, 5, 6, 3, 255.0), (0, 255)),
+                                 ("solarize_range", images(3, 5, 6, 2), (1.0, -1.0))):
+        layer = layers.Solarization(addition_factor=0.5, threshold_factor=(0.1, 0.9), value_range=value_range)
+        case(lines, name, layer, x * 2 - 1 if value_range[0] == 1.0 else x, d,
+             {"additions": d[:, :1].reshape(3, 1, 1, 1), "thresholds": d[:, 1:].reshape(3, 1, 1, 1)})
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -182,7 +204,8 @@ def resizes(lines):
 
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
-    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales):
+    for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales,
+              inverts, solarizations):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

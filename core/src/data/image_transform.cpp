@@ -142,6 +142,22 @@ void grayscale(const float* in, const ImageSize& size, float* out) {
   }
 }
 
+void invert(const float* in, const ImageSize& size, float top, float* out) {
+  for (int64_t i = 0; i < size.floats(); ++i) out[i] = top - in[i];
+}
+
+void solarize(const float* in, const ImageSize& size, float addition, float threshold, float lo, float hi,
+              float* out) {
+  const bool rescaled = !(lo == 0.0f && hi == 255.0f);  // Keras skips the identity's arithmetic
+  const float width = hi - lo;
+  for (int64_t i = 0; i < size.floats(); ++i) {
+    float v = rescaled ? (in[i] - lo) / width * 255.0f + 0.0f : in[i];
+    v = std::clamp(v + addition, 0.0f, 255.0f);
+    v = v < threshold ? v : 255.0f - v;
+    out[i] = rescaled ? (v - 0.0f) / 255.0f * width + lo : v;
+  }
+}
+
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out) {
   const int64_t h = size.height, w = size.width, ch = size.channels;
   for (int64_t y = 0; y < h; ++y)

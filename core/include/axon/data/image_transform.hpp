@@ -43,6 +43,15 @@ void adjust_brightness(const float* in, const ImageSize& size, float delta, floa
 // float32), written to each of its three channels. in == out allowed.
 void grayscale(const float* in, const ImageSize& size, float* out);
 
+// Keras' RandomInvert: top - in. in == out allowed.
+void invert(const float* in, const ImageSize& size, float top, float* out);
+
+// Keras' Solarization in float32: in from [lo, hi] to [0, 255] (skipped
+// where the range is [0, 255]), + addition clipped to [0, 255], each value v
+// at or above threshold turned to 255 - v, and back to [lo, hi]. in == out
+// allowed.
+void solarize(const float* in, const ImageSize& size, float addition, float threshold, float lo, float hi, float* out);
+
 // Mirror left-right (horizontal) and/or top-bottom (vertical). in != out.
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out);
 

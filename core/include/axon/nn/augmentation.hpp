@@ -1,6 +1,7 @@
 // Keras' image augmentation layers (RandomFlip, RandomTranslation,
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
-// RandomBrightness, RandomGrayscale): active in training only, the identity
+// RandomBrightness, RandomGrayscale, RandomInvert, Solarization): active in
+// training only, the identity
 // at inference (RandomCrop crops the centre there, so the model's shapes
 // hold); and its image preprocessing layers Resizing and CenterCrop, which
 // draw nothing and do the same in training and at inference. Each runs on
@@ -306,6 +307,44 @@ class RandomGrayscale : public ImageAugmentation {
 
  private:
   double factor_;
+};
+
+// RandomInvert(factor, value_range): per image a chance p drawn from
+// [lower, upper] (a single number f: [0, f]) and a uniform u; where u < p,
+// value_range's second value minus x (Keras' complement, whatever the first).
+class RandomInvert : public ImageAugmentation {
+ public:
+  RandomInvert(FactorRange factor, double first = 0, double second = 255, std::string name = "random_invert",
+               std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomInvert"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {p, u}: inverted where u < p
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange factor_;
+  double first_, second_;  // value_range as given (Keras does not sort it)
+};
+
+// Solarization(addition_factor, threshold_factor, value_range): per image an
+// addition a and a threshold t drawn from [lower, upper * 255] of each factor
+// (Keras scales only the upper bound); the image taken to [0, 255], a added
+// and clipped there, every value at or above t turned to 255 minus it, and
+// the image taken back to value_range.
+class Solarization : public ImageAugmentation {
+ public:
+  Solarization(FactorRange addition, FactorRange threshold, double lo = 0, double hi = 255,
+               std::string name = "solarization", std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "Solarization"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {a, t}
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange addition_, threshold_;
+  double lo_, hi_;  // sorted, as Keras keeps them
 };
 
 }  // namespace axon::nn

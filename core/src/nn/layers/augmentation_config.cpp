@@ -32,6 +32,15 @@ void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f) {
   c.impl().config[key] = json::array({f.lower, f.upper});
 }
 
+std::pair<double, double> value_range(const KerasLayerConfig& l, std::pair<double, double> fallback) {
+  if (!l.has("value_range")) return fallback;
+  const json& v = l.at("value_range");
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() ||
+      !std::isfinite(v[0].get<double>()) || !std::isfinite(v[1].get<double>()))
+    l.fail("value_range is " + json_text(v) + "; axon takes a pair of finite numbers");
+  return {v[0].get<double>(), v[1].get<double>()};
+}
+
 TransformFill transform_fill(const KerasLayerConfig& l) {
   TransformFill f;
   const std::string mode = l.string("fill_mode", "reflect");

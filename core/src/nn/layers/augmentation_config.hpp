@@ -15,6 +15,8 @@ namespace axon::nn {
 // range between them; every value within [lo, hi].
 FactorRange factor_range(const KerasLayerConfig& l, const char* key, double lo, double hi);
 void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f);
+// value_range: a pair of finite numbers, as given (fallback where absent).
+std::pair<double, double> value_range(const KerasLayerConfig& l, std::pair<double, double> fallback);
 // fill_mode, interpolation, fill_value.
 TransformFill transform_fill(const KerasLayerConfig& l);
 // seed: null (the run's --seed decides) or an integer.

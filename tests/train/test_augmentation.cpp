@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -253,6 +254,13 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
        "threshold_factor is [0.2,1.2]; Keras takes a number or a pair from 0.0 to 1.0"},
       {R"({"class_name": "Solarization", "config": {"name": "s", "value_range": [0.5, 0.5]}},)",
        "value_range holds one number twice"},
+      {R"({"class_name": "RandomColorDegeneration", "config": {"name": "c", "factor": [-1.5, 0.2]}},)",
+       "factor is [-1.5,0.2]; Keras takes a number or a pair from -1.0 to 1.0"},
+      {R"({"class_name": "RandomPosterization", "config": {"name": "p", "factor": 9}},)",
+       "factor is 9; Keras takes a number or a pair from 1.0 to 8.0"},
+      {R"({"class_name": "RandomPosterization", "config": {"name": "p", "factor": [2, 4.5]}},)",
+       "factor is [2,4.5]; axon takes whole bit counts"},
+      {R"({"class_name": "RandomPosterization", "config": {"name": "p"}},)", "has no factor"},
       {R"({"class_name": "RandomFlip", "config": {"name": "f", "mode": "diagonal"}},)", "mode is \"diagonal\""},
       {R"({"class_name": "RandomCrop", "config": {"name": "c", "height": 0, "width": 4}},)", "height"},
       {R"({"class_name": "RandomTranslation", "config": {"name": "t", "height_factor": 0.1}},)", "has no width_factor"},
@@ -271,6 +279,14 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
     CHECK_THAT(msg, Contains("m.json") && Contains(why));
     CHECK(msg.find('\n') == std::string::npos);
   }
+  // RandomColorDegeneration reads RGB images only, as Keras' rgb_to_grayscale.
+  CHECK_THAT(test::usage_error([&] {
+               model_from_keras_json(model(R"({"class_name": "RandomColorDegeneration", "config": {"name": "c",
+                                               "factor": 0.5}},)"),
+                                     "m.json");
+             }),
+             Contains("m.json") && Contains("RandomColorDegeneration 'c'") &&
+                 Contains("needs an RGB image (3 channels), gets 1 channels"));
   // RandomGrayscale reads RGB or grey images only, as Keras' rgb_to_grayscale.
   std::string two_channels = model(R"({"class_name": "RandomGrayscale", "config": {"name": "g"}},)");
   two_channels.replace(two_channels.find("[null, 8, 8, 1]"), 15, "[null, 8, 8, 2]");
@@ -362,4 +378,19 @@ TEST_CASE("Solarization draws: each from its factor's lower bound to 255 times i
   }
   CHECK(most_addition > 0.9f * 0.5f * 255);  // the upper bound scaled, as Keras draws
   CHECK(most_threshold > 0.9f * 0.8f * 255);
+}
+
+TEST_CASE("RandomPosterization draws: every bit count from the lower bound below the upper, evenly", "[augmentation]") {
+  RandomPosterization posterize(2, 6);
+  Rng rng(19);
+  std::array<int, 9> count{};
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    const ImageAugmentation::Draw d = posterize.draw(rng);
+    INFO("draw " << i << ": " << d[0]);
+    REQUIRE((d[0] == std::floor(d[0]) && d[0] >= 2 && d[0] <= 5));  // Keras' randint leaves 6 out
+    ++count[static_cast<size_t>(d[0])];
+  }
+  for (int b = 2; b <= 5; ++b) CHECK(std::abs(count[static_cast<size_t>(b)] - n / 4) < 150);  // 5.5 sd
+  CHECK(RandomPosterization(4, 4).draw(rng)[0] == 4);  // equal bounds: that count
 }

@@ -1404,6 +1404,35 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "colour moved from grey, not towards it",
+        "what": "RandomColorDegeneration gives grey + f (x - grey) instead of x + f (grey - x)",
+        "edits": [("core/src/data/image_transform.cpp", "std::clamp(rgb[c] + factor * (grey - rgb[c]), lo, hi)",
+                   "std::clamp(grey + factor * (rgb[c] - grey), lo, hi)")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "colour degeneration unclipped",
+        "what": "RandomColorDegeneration does not clip its result to value_range",
+        "edits": [("core/src/data/image_transform.cpp", "std::clamp(rgb[c] + factor * (grey - rgb[c]), lo, hi)",
+                   "(rgb[c] + factor * (grey - rgb[c]))")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "posterization clears a bit too many",
+        "what": "RandomPosterization keeps one high bit fewer than it draws",
+        "edits": [("core/src/data/image_transform.cpp", "  const int shift = 8 - bits;", "  const int shift = 9 - bits;")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "posterization draws its upper bound",
+        "what": "RandomPosterization draws bit counts up to its factor's upper bound included (Keras' randint leaves "
+                "it out)",
+        "edits": [("core/src/nn/layers/random_posterization.cpp",
+                   "lower_ + std::min(span - 1, static_cast<int>(rng.uniform01() * span));",
+                   "lower_ + std::min(span, static_cast<int>(rng.uniform01() * (span + 1)));")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

@@ -183,6 +183,26 @@ def solarizations(lines):
              {"additions": d[:, :1].reshape(3, 1, 1, 1), "thresholds": d[:, 1:].reshape(3, 1, 1, 1)})
 
 
+def degenerations(lines):
+    """factor as RandomColorDegeneration's get_random_transformation makes it;
+    negative factors move colours away from grey, and the clip then bites."""
+    f = np.array([[0.6], [-0.8], [0.0]], np.float32)
+    for name, x, value_range in (("degenerate", images(3, 5, 6, 3, 255.0), (0, 255)),
+                                 ("degenerate_range", images(3, 5, 6, 3), (0.2, 0.9))):
+        layer = layers.RandomColorDegeneration((-0.9, 0.7), value_range=value_range)
+        case(lines, name, layer, x, f, {"factor": f.reshape(3, 1, 1, 1)})
+
+
+def posterizations(lines):
+    """shift_factor as RandomPosterization's get_random_transformation makes
+    it: 8 minus the drawn bit count."""
+    b = np.array([[1], [4], [7]], np.float32)
+    for name, x, value_range in (("posterize", images(3, 5, 6, 3, 255.0), (0, 255)),
+                                 ("posterize_range", images(3, 5, 6, 2), (0, 1))):
+        layer = layers.RandomPosterization((1, 8), value_range=value_range)
+        case(lines, name, layer, x, b, {"shift_factor": (8 - b[:, 0]).astype(np.uint8)})
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -205,7 +225,7 @@ def resizes(lines):
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
     for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales,
-              inverts, solarizations):
+              inverts, solarizations, degenerations, posterizations):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

@@ -134,10 +134,14 @@ void adjust_brightness(const float* in, const ImageSize& size, float delta, floa
   for (int64_t i = 0; i < size.floats(); ++i) out[i] = std::clamp(in[i] + delta, lo, hi);
 }
 
+namespace {
+// tf.image.rgb_to_grayscale's weights, in float32.
+float grey_of(const float* rgb) { return rgb[0] * 0.2989f + rgb[1] * 0.5870f + rgb[2] * 0.1140f; }
+}  // namespace
+
 void grayscale(const float* in, const ImageSize& size, float* out) {
   for (int64_t p = 0; p < size.height * size.width; ++p) {
-    const float* rgb = in + 3 * p;
-    const float grey = rgb[0] * 0.2989f + rgb[1] * 0.5870f + rgb[2] * 0.1140f;
+    const float grey = grey_of(in + 3 * p);
     out[3 * p] = out[3 * p + 1] = out[3 * p + 2] = grey;
   }
 }
@@ -155,6 +159,28 @@ void solarize(const float* in, const ImageSize& size, float addition, float thre
     v = std::clamp(v + addition, 0.0f, 255.0f);
     v = v < threshold ? v : 255.0f - v;
     out[i] = rescaled ? (v - 0.0f) / 255.0f * width + lo : v;
+  }
+}
+
+void degenerate_color(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out) {
+  for (int64_t p = 0; p < size.height * size.width; ++p) {
+    const float* rgb = in + 3 * p;
+    const float grey = grey_of(rgb);
+    for (int64_t c = 0; c < 3; ++c) out[3 * p + c] = std::clamp(rgb[c] + factor * (grey - rgb[c]), lo, hi);
+  }
+}
+
+void posterize(const float* in, const ImageSize& size, int bits, float lo, float hi, float* out) {
+  const bool rescaled = !(lo == 0.0f && hi == 255.0f);  // Keras skips the identity's arithmetic
+  const float width = hi - lo;
+  const int shift = 8 - bits;
+  for (int64_t i = 0; i < size.floats(); ++i) {
+    const float v = rescaled ? (in[i] - lo) / width * 255.0f + 0.0f : in[i];
+    // TensorFlow's cast to uint8 truncates; values outside [0, 255] (an
+    // image outside value_range) saturate here.
+    const auto byte = static_cast<unsigned>(std::clamp(v, 0.0f, 255.0f));
+    const auto kept = static_cast<float>(byte >> shift << shift);
+    out[i] = rescaled ? (kept - 0.0f) / 255.0f * width + lo : kept;
   }
 }
 

@@ -52,6 +52,16 @@ void invert(const float* in, const ImageSize& size, float top, float* out);
 // allowed.
 void solarize(const float* in, const ImageSize& size, float addition, float threshold, float lo, float hi, float* out);
 
+// Keras' RandomColorDegeneration of an RGB image: in + factor (grey - in)
+// with grayscale()'s grey, clipped to [lo, hi]. in == out allowed.
+void degenerate_color(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out);
+
+// Keras' RandomPosterization in float32: in from [lo, hi] to [0, 255]
+// (skipped where the range is [0, 255]), truncated to an 8-bit integer
+// whose low 8 - bits bits are cleared, and back to [lo, hi]. in == out
+// allowed.
+void posterize(const float* in, const ImageSize& size, int bits, float lo, float hi, float* out);
+
 // Mirror left-right (horizontal) and/or top-bottom (vertical). in != out.
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out);
 

@@ -1,7 +1,8 @@
 // Keras' image augmentation layers (RandomFlip, RandomTranslation,
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
-// RandomBrightness, RandomGrayscale, RandomInvert, Solarization): active in
-// training only, the identity
+// RandomBrightness, RandomGrayscale, RandomInvert, Solarization,
+// RandomColorDegeneration, RandomPosterization): active in training only,
+// the identity
 // at inference (RandomCrop crops the centre there, so the model's shapes
 // hold); and its image preprocessing layers Resizing and CenterCrop, which
 // draw nothing and do the same in training and at inference. Each runs on
@@ -344,6 +345,46 @@ class Solarization : public ImageAugmentation {
 
  private:
   FactorRange addition_, threshold_;
+  double lo_, hi_;  // sorted, as Keras keeps them
+};
+
+// RandomColorDegeneration(factor, value_range): per image f drawn from
+// [lower, upper] (a single number f: [-f, f]), x + f (grey - x) with the
+// RGB image's grey (tf.image.rgb_to_grayscale), clipped to value_range;
+// RGB images only, as Keras'.
+class RandomColorDegeneration : public ImageAugmentation {
+ public:
+  RandomColorDegeneration(FactorRange factor, double lo = 0, double hi = 255,
+                          std::string name = "random_color_degeneration", std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomColorDegeneration"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  using ImageAugmentation::output_shape;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  Draw draw(Rng& rng) const override;  // {f}
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange factor_;
+  double lo_, hi_;  // sorted, as Keras keeps them
+};
+
+// RandomPosterization(factor, value_range): per image a bit count b drawn
+// from the integers [lower, upper) (lower where the two are equal; a single
+// number f: [1, f)); the image taken to [0, 255], truncated to 8-bit
+// integers whose low 8 - b bits are cleared, and taken back to value_range.
+class RandomPosterization : public ImageAugmentation {
+ public:
+  RandomPosterization(int lower, int upper, double lo = 0, double hi = 255,
+                      std::string name = "random_posterization", std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomPosterization"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {b}
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  int lower_, upper_;
   double lo_, hi_;  // sorted, as Keras keeps them
 };
 

@@ -1411,10 +1411,10 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
-        "name": "colour degeneration unclipped",
-        "what": "RandomColorDegeneration does not clip its result to value_range",
+        "name": "colour degeneration unclipped above",
+        "what": "RandomColorDegeneration clips its result to value_range's lower bound only",
         "edits": [("core/src/data/image_transform.cpp", "std::clamp(rgb[c] + factor * (grey - rgb[c]), lo, hi)",
-                   "(rgb[c] + factor * (grey - rgb[c]))")],
+                   "std::clamp(rgb[c] + factor * (grey - rgb[c]), lo, hi + 1e6f)")],
         "tests": r"^train\.model",
     },
     {

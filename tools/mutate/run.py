@@ -1433,6 +1433,19 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "auto contrast offset from the maximum",
+        "what": "AutoContrast offsets each channel by its maximum times the scale, not its minimum",
+        "edits": [("core/src/data/image_transform.cpp", "offset = -low * scale;", "offset = -high * scale;")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "auto contrast of a flat channel NaN",
+        "what": "AutoContrast writes its NaN for a channel of one value instead of keeping the channel",
+        "edits": [("core/src/data/image_transform.cpp",
+                   "out[p * ch + c] = std::isnan(back) ? in[p * ch + c] : back;", "out[p * ch + c] = back;")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

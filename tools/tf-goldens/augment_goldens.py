@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes what Keras 3's augmentation layers make of fixed draws, and its
-Resizing and CenterCrop of fixed images, for axon's own
-(core/src/nn/layers/random_*.cpp, resizing.cpp, center_crop.cpp) to be
+Resizing, CenterCrop and AutoContrast of fixed images, for axon's own
+(core/src/nn/layers/random_*.cpp, resizing.cpp, center_crop.cpp,
+auto_contrast.cpp, solarization.cpp) to be
 checked against: each layer's
 transform_images() on a small batch with a transformation built from the
 draws as the layer's get_random_transformation() would build it. Needs
@@ -203,6 +204,18 @@ def posterizations(lines):
         case(lines, name, layer, x, b, {"shift_factor": (8 - b[:, 0]).astype(np.uint8)})
 
 
+def auto_contrasts(lines):
+    """AutoContrast draws nothing and works in training and at inference
+    alike; a channel of one value (NaN in its arithmetic) keeps its values."""
+    none = np.zeros((2, 0), np.float32)
+    for name, x, value_range in (("auto_contrast", images(2, 5, 6, 3, 200.0) + 20.0, (0, 255)),
+                                 ("auto_contrast_range", images(2, 5, 6, 2) * 0.5 + 0.25, (1, 0))):
+        x[1, :, :, 1] = x[1, 0, 0, 1]  # the second image's second channel flat
+        for training in (True, False):
+            case(lines, "%s_%d" % (name, int(training)), layers.AutoContrast(value_range=value_range), x, none, None,
+                 training)
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -225,7 +238,7 @@ def resizes(lines):
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
     for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales,
-              inverts, solarizations, degenerations, posterizations):
+              inverts, solarizations, degenerations, posterizations, auto_contrasts):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace axon::data {
@@ -181,6 +182,26 @@ void posterize(const float* in, const ImageSize& size, int bits, float lo, float
     const auto byte = static_cast<unsigned>(std::clamp(v, 0.0f, 255.0f));
     const auto kept = static_cast<float>(byte >> shift << shift);
     out[i] = rescaled ? (kept - 0.0f) / 255.0f * width + lo : kept;
+  }
+}
+
+void auto_contrast(const float* in, const ImageSize& size, float lo, float hi, float* out) {
+  const bool rescaled = !(lo == 0.0f && hi == 255.0f);  // Keras skips the identity's arithmetic
+  const float width = hi - lo;
+  const int64_t ch = size.channels, pixels = size.height * size.width;
+  auto to_255 = [&](float v) { return rescaled ? (v - lo) / width * 255.0f + 0.0f : v; };
+  for (int64_t c = 0; c < ch; ++c) {
+    float low = std::numeric_limits<float>::infinity(), high = -low;
+    for (int64_t p = 0; p < pixels; ++p) {
+      const float v = to_255(in[p * ch + c]);
+      low = std::min(low, v), high = std::max(high, v);
+    }
+    const float scale = 255.0f / (high - low), offset = -low * scale;
+    for (int64_t p = 0; p < pixels; ++p) {
+      const float v = std::clamp(to_255(in[p * ch + c]) * scale + offset, 0.0f, 255.0f);
+      const float back = rescaled ? (v - 0.0f) / 255.0f * width + lo : v;
+      out[p * ch + c] = std::isnan(back) ? in[p * ch + c] : back;  // Keras' where(isnan(...), original, ...)
+    }
   }
 }
 

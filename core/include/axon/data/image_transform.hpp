@@ -62,6 +62,13 @@ void degenerate_color(const float* in, const ImageSize& size, float factor, floa
 // allowed.
 void posterize(const float* in, const ImageSize& size, int bits, float lo, float hi, float* out);
 
+// Keras' AutoContrast in float32: in from [lo, hi] to [0, 255] (skipped
+// where the range is [0, 255]); per channel, with its minimum m and maximum
+// M there, v * s + (-m * s) for s = 255 / (M - m), clipped to [0, 255] and
+// taken back to [lo, hi]; a channel with M = m (NaN there in Keras) keeps
+// its values. in != out.
+void auto_contrast(const float* in, const ImageSize& size, float lo, float hi, float* out);
+
 // Mirror left-right (horizontal) and/or top-bottom (vertical). in != out.
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out);
 

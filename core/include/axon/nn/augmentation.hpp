@@ -2,10 +2,10 @@
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
 // RandomBrightness, RandomGrayscale, RandomInvert, Solarization,
 // RandomColorDegeneration, RandomPosterization): active in training only,
-// the identity
-// at inference (RandomCrop crops the centre there, so the model's shapes
-// hold); and its image preprocessing layers Resizing and CenterCrop, which
-// draw nothing and do the same in training and at inference. Each runs on
+// the identity at inference (RandomCrop crops the centre there, so the
+// model's shapes hold); and its image preprocessing layers Resizing,
+// CenterCrop and AutoContrast, which draw nothing and do the same in
+// training and at inference. Each runs on
 // the host, one image at a time, with Keras' arithmetic
 // (axon/data/image_transform.hpp): the batch is read back, transformed and
 // sent up again, which costs a copy on a GPU and keeps the op table as it is.
@@ -253,6 +253,25 @@ class CenterCrop : public FixedSizeImage {
   std::unique_ptr<Layer> clone() const override;
   void write_config(KerasConfigWriter& config) const override;
   void infer(const float* in, float* out) const override;
+};
+
+// AutoContrast(value_range): each channel of each image stretched from its
+// own [min, max] to the whole value_range (on Keras' [0, 255] scale, in
+// float32); a channel whose values are all equal passes unchanged. No
+// draw: the same in training and at inference.
+class AutoContrast : public ImageAugmentation {
+ public:
+  AutoContrast(double lo = 0, double hi = 255, std::string name = "auto_contrast");
+  const char* type() const override { return "AutoContrast"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng&) const override { return {}; }
+  void transform(const float* in, const Draw&, float* out) const override { infer(in, out); }
+  bool changes_at_inference() const override { return true; }
+  void infer(const float* in, float* out) const override;
+
+ private:
+  double lo_, hi_;  // sorted, as Keras keeps them
 };
 
 // RandomContrast(factor, value_range): per image, (x - mean) * f + mean with

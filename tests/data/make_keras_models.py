@@ -11,8 +11,8 @@ layout, TensorFlow 2.21.0 and Keras 3.15.1). keras_augmented_cnn.json puts
 Keras' six augmentation layers before the guide's CNN (RandomCrop to 26 x 26),
 keras_augmented_color_cnn.json RandomShear, RandomBrightness and
 RandomGrayscale (a grey image passes through it) before it,
-keras_inverted_cnn.json AutoContrast, RandomInvert, Solarization and
-RandomPosterization.
+keras_inverted_cnn.json AutoContrast, RandomInvert, Solarization,
+RandomPosterization and RandomSharpness.
 keras2_guide_cnn.json is the
 guide's CNN in Keras 2's layout, from tf_keras 2.21.0 (the Keras 2 that
 TensorFlow keeps for old code), built as Keras 2 code usually did:
@@ -83,6 +83,7 @@ def inverted_cnn():
         layers.RandomInvert(0.3, value_range=(0, 1)),
         layers.Solarization(addition_factor=0.1, threshold_factor=(0.4, 0.9), value_range=(0, 1)),
         layers.RandomPosterization((3, 7), value_range=(0, 1)),
+        layers.RandomSharpness(0.8, value_range=(0, 1)),
     ] + guide_cnn().layers)
 
 

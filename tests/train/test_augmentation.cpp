@@ -263,6 +263,8 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
       {R"({"class_name": "RandomPosterization", "config": {"name": "p", "factor": [2, 4.5]}},)",
        "factor is [2,4.5]; axon takes whole bit counts"},
       {R"({"class_name": "RandomPosterization", "config": {"name": "p"}},)", "has no factor"},
+      {R"({"class_name": "RandomSharpness", "config": {"name": "s", "factor": 1.5}},)",
+       "factor is 1.5; Keras takes a number or a pair from 0.0 to 1.0"},
       {R"({"class_name": "AutoContrast", "config": {"name": "a", "value_range": [2, 2]}},)",
        "value_range holds one number twice"},
       {R"({"class_name": "RandomFlip", "config": {"name": "f", "mode": "diagonal"}},)", "mode is \"diagonal\""},

@@ -1446,6 +1446,19 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "sharpness undoubled",
+        "what": "RandomSharpness blends by 1 - u, not 1 - 2u (Keras doubles its draw)",
+        "edits": [("core/src/nn/layers/random_sharpness.cpp", "data::sharpen(in, image_size(), d[0] * 2.0f,",
+                   "data::sharpen(in, image_size(), d[0],")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "sharpness kernel flat",
+        "what": "RandomSharpness smooths with a centre weight of 1/13, not 5/13",
+        "edits": [("core/src/data/image_transform.cpp", "centre = 5.0f / 13.0f;", "centre = 1.0f / 13.0f;")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

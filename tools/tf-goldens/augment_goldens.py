@@ -216,6 +216,16 @@ def auto_contrasts(lines):
                  training)
 
 
+def sharpnesses(lines):
+    """factor as RandomSharpness' get_random_transformation makes it (the
+    layer doubles it): below 0.5 blurs, above sharpens, and the clip bites."""
+    f = np.array([[0.1], [0.5], [0.95]], np.float32)
+    for name, x, value_range in (("sharpness", images(3, 5, 6, 3, 255.0), (0, 255)),
+                                 ("sharpness_range", images(3, 6, 4, 2), (1, 0))):
+        layer = layers.RandomSharpness((0.05, 1.0), value_range=value_range)
+        case(lines, name, layer, x, f, {"factor": f[:, 0]})
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -238,7 +248,7 @@ def resizes(lines):
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
     for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales,
-              inverts, solarizations, degenerations, posterizations, auto_contrasts):
+              inverts, solarizations, degenerations, posterizations, auto_contrasts, sharpnesses):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

@@ -205,6 +205,24 @@ void auto_contrast(const float* in, const ImageSize& size, float lo, float hi, f
   }
 }
 
+void sharpen(const float* in, const ImageSize& size, float sharpness, float lo, float hi, float* out) {
+  const float edge = 1.0f / 13.0f, centre = 5.0f / 13.0f;  // Keras' kernel, in float32
+  const int64_t h = size.height, w = size.width, ch = size.channels;
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x)
+      for (int64_t c = 0; c < ch; ++c) {
+        float smooth = 0.0f;
+        for (int64_t dy = -1; dy <= 1; ++dy)
+          for (int64_t dx = -1; dx <= 1; ++dx) {
+            const int64_t sy = y + dy, sx = x + dx;
+            if (sy < 0 || sy >= h || sx < 0 || sx >= w) continue;  // SAME padding's zeros
+            smooth += (dy == 0 && dx == 0 ? centre : edge) * in[(sy * w + sx) * ch + c];
+          }
+        const float v = in[(y * w + x) * ch + c];
+        out[(y * w + x) * ch + c] = std::clamp(v + (1.0f - sharpness) * (smooth - v), lo, hi);
+      }
+}
+
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out) {
   const int64_t h = size.height, w = size.width, ch = size.channels;
   for (int64_t y = 0; y < h; ++y)

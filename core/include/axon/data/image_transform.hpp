@@ -69,6 +69,11 @@ void posterize(const float* in, const ImageSize& size, int bits, float lo, float
 // its values. in != out.
 void auto_contrast(const float* in, const ImageSize& size, float lo, float hi, float* out);
 
+// Keras' RandomSharpness: in + (1 - sharpness) (smooth - in), smooth the
+// image under [1 1 1; 1 5 1; 1 1 1] / 13 with zeros outside it (a depthwise
+// convolution, SAME padding), clipped to [lo, hi]. in != out.
+void sharpen(const float* in, const ImageSize& size, float sharpness, float lo, float hi, float* out);
+
 // Mirror left-right (horizontal) and/or top-bottom (vertical). in != out.
 void flip(const float* in, const ImageSize& size, bool horizontal, bool vertical, float* out);
 

@@ -1,7 +1,8 @@
 // Keras' image augmentation layers (RandomFlip, RandomTranslation,
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
 // RandomBrightness, RandomGrayscale, RandomInvert, Solarization,
-// RandomColorDegeneration, RandomPosterization): active in training only,
+// RandomColorDegeneration, RandomPosterization, RandomSharpness): active in
+// training only,
 // the identity at inference (RandomCrop crops the centre there, so the
 // model's shapes hold); and its image preprocessing layers Resizing,
 // CenterCrop and AutoContrast, which draw nothing and do the same in
@@ -404,6 +405,26 @@ class RandomPosterization : public ImageAugmentation {
 
  private:
   int lower_, upper_;
+  double lo_, hi_;  // sorted, as Keras keeps them
+};
+
+// RandomSharpness(factor, value_range): per image u drawn from [lower,
+// upper] (a single number f: [0, f]); x + (1 - 2u) (smooth - x) with
+// smooth the image under the 3x3 kernel [1 1 1; 1 5 1; 1 1 1] / 13 (zeros
+// outside the image), clipped to value_range: u = 0.5 leaves the image,
+// less blurs it, more sharpens it.
+class RandomSharpness : public ImageAugmentation {
+ public:
+  RandomSharpness(FactorRange factor, double lo = 0, double hi = 255, std::string name = "random_sharpness",
+                  std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomSharpness"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {u}
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange factor_;
   double lo_, hi_;  // sorted, as Keras keeps them
 };
 

@@ -1392,8 +1392,9 @@ MUTATIONS += [
     {
         "name": "solarization unclipped",
         "what": "Solarization adds its addition without clipping to [0, 255] before the threshold",
-        "edits": [("core/src/data/image_transform.cpp", "    v = std::clamp(v + addition, 0.0f, 255.0f);",
-                   "    v = v + addition;")],
+        "edits": [("core/src/data/image_transform.cpp",
+                   "    float v = std::clamp(scale.to(in[i]) + addition, 0.0f, 255.0f);",
+                   "    float v = scale.to(in[i]) + addition;")],
         "tests": r"^train\.model",
     },
     {

@@ -138,6 +138,16 @@ void adjust_brightness(const float* in, const ImageSize& size, float delta, floa
 namespace {
 // tf.image.rgb_to_grayscale's weights, in float32.
 float grey_of(const float* rgb) { return rgb[0] * 0.2989f + rgb[1] * 0.5870f + rgb[2] * 0.1140f; }
+
+// Keras' _transform_value_range between [lo, hi] and the [0, 255] its
+// colour layers work on, in float32; nothing where the range is [0, 255].
+struct Scale255 {
+  bool rescaled;
+  float lo, width;
+  Scale255(float l, float h) : rescaled(!(l == 0.0f && h == 255.0f)), lo(l), width(h - l) {}
+  float to(float v) const { return rescaled ? (v - lo) / width * 255.0f + 0.0f : v; }
+  float back(float v) const { return rescaled ? (v - 0.0f) / 255.0f * width + lo : v; }
+};
 }  // namespace
 
 void grayscale(const float* in, const ImageSize& size, float* out) {
@@ -153,13 +163,11 @@ void invert(const float* in, const ImageSize& size, float top, float* out) {
 
 void solarize(const float* in, const ImageSize& size, float addition, float threshold, float lo, float hi,
               float* out) {
-  const bool rescaled = !(lo == 0.0f && hi == 255.0f);  // Keras skips the identity's arithmetic
-  const float width = hi - lo;
+  const Scale255 scale(lo, hi);
   for (int64_t i = 0; i < size.floats(); ++i) {
-    float v = rescaled ? (in[i] - lo) / width * 255.0f + 0.0f : in[i];
-    v = std::clamp(v + addition, 0.0f, 255.0f);
+    float v = std::clamp(scale.to(in[i]) + addition, 0.0f, 255.0f);
     v = v < threshold ? v : 255.0f - v;
-    out[i] = rescaled ? (v - 0.0f) / 255.0f * width + lo : v;
+    out[i] = scale.back(v);
   }
 }
 
@@ -172,34 +180,28 @@ void degenerate_color(const float* in, const ImageSize& size, float factor, floa
 }
 
 void posterize(const float* in, const ImageSize& size, int bits, float lo, float hi, float* out) {
-  const bool rescaled = !(lo == 0.0f && hi == 255.0f);  // Keras skips the identity's arithmetic
-  const float width = hi - lo;
+  const Scale255 scale(lo, hi);
   const int shift = 8 - bits;
   for (int64_t i = 0; i < size.floats(); ++i) {
-    const float v = rescaled ? (in[i] - lo) / width * 255.0f + 0.0f : in[i];
     // TensorFlow's cast to uint8 truncates; values outside [0, 255] (an
     // image outside value_range) saturate here.
-    const auto byte = static_cast<unsigned>(std::clamp(v, 0.0f, 255.0f));
-    const auto kept = static_cast<float>(byte >> shift << shift);
-    out[i] = rescaled ? (kept - 0.0f) / 255.0f * width + lo : kept;
+    const auto byte = static_cast<unsigned>(std::clamp(scale.to(in[i]), 0.0f, 255.0f));
+    out[i] = scale.back(static_cast<float>(byte >> shift << shift));
   }
 }
 
 void auto_contrast(const float* in, const ImageSize& size, float lo, float hi, float* out) {
-  const bool rescaled = !(lo == 0.0f && hi == 255.0f);  // Keras skips the identity's arithmetic
-  const float width = hi - lo;
+  const Scale255 range(lo, hi);
   const int64_t ch = size.channels, pixels = size.height * size.width;
-  auto to_255 = [&](float v) { return rescaled ? (v - lo) / width * 255.0f + 0.0f : v; };
   for (int64_t c = 0; c < ch; ++c) {
     float low = std::numeric_limits<float>::infinity(), high = -low;
     for (int64_t p = 0; p < pixels; ++p) {
-      const float v = to_255(in[p * ch + c]);
+      const float v = range.to(in[p * ch + c]);
       low = std::min(low, v), high = std::max(high, v);
     }
     const float scale = 255.0f / (high - low), offset = -low * scale;
     for (int64_t p = 0; p < pixels; ++p) {
-      const float v = std::clamp(to_255(in[p * ch + c]) * scale + offset, 0.0f, 255.0f);
-      const float back = rescaled ? (v - 0.0f) / 255.0f * width + lo : v;
+      const float back = range.back(std::clamp(range.to(in[p * ch + c]) * scale + offset, 0.0f, 255.0f));
       out[p * ch + c] = std::isnan(back) ? in[p * ch + c] : back;  // Keras' where(isnan(...), original, ...)
     }
   }

@@ -2,12 +2,11 @@
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
 // RandomBrightness, RandomGrayscale, RandomInvert, Solarization,
 // RandomColorDegeneration, RandomPosterization, RandomSharpness): active in
-// training only,
-// the identity at inference (RandomCrop crops the centre there, so the
-// model's shapes hold); and its image preprocessing layers Resizing,
-// CenterCrop and AutoContrast, which draw nothing and do the same in
-// training and at inference. Each runs on
-// the host, one image at a time, with Keras' arithmetic
+// training only, the identity at inference (RandomCrop crops the centre
+// there, so the model's shapes hold); and its image preprocessing layers
+// Resizing, CenterCrop and AutoContrast, which draw nothing and do the same
+// in training and at inference. Each runs on the host, one image at a
+// time, with Keras' arithmetic
 // (axon/data/image_transform.hpp): the batch is read back, transformed and
 // sent up again, which costs a copy on a GPU and keeps the op table as it is.
 //

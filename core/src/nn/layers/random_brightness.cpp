@@ -5,7 +5,6 @@
 
 #include <axon/error.hpp>
 
-#include <cmath>
 #include <utility>
 
 namespace axon::nn {
@@ -39,15 +38,8 @@ void RandomBrightness::transform(const float* in, const Draw& d, float* out) con
 
 namespace {
 std::unique_ptr<Layer> random_brightness_from_keras(const KerasLayerConfig& l) {
-  double lo = 0, hi = 255;
-  if (l.has("value_range")) {
-    const json& v = l.at("value_range");
-    if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() ||
-        !std::isfinite(v[0].get<double>()) || !std::isfinite(v[1].get<double>()))
-      l.fail("value_range is " + json_text(v) + "; axon takes a pair of finite numbers");
-    lo = v[0].get<double>(), hi = v[1].get<double>();
-    if (hi < lo) std::swap(lo, hi);  // Keras sorts it
-  }
+  auto [lo, hi] = value_range(l, {0, 255});
+  if (hi < lo) std::swap(lo, hi);  // Keras sorts it
   return std::make_unique<RandomBrightness>(factor_range(l, "factor", -1, 1), lo, hi, l.name(), keras_seed(l));
 }
 const LayerEntry kRandomBrightnessEntry{

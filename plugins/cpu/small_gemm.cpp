@@ -172,10 +172,10 @@ __attribute__((always_inline)) inline void nn(const A& a, int64_t rows, int64_t 
   // rows 93-96 -> 105 GFLOP/s (axon-bench-products, one core of an AVX-512
   // EPYC); the transposed product gained nothing so, nor did 4 vectors.
   // But two vectors of a gathered a (a convolution into 32 channels) stay
-  // one block of 12 rows: a gathers its rows once, not once a vector, and 24
-  // accumulators keep both of a Xeon's multiply-add pipes busy where 8 wait
-  // on latency (the ResNet's 28x28x16 -> 32 at stride 2, two threads of an
-  // AVX-512 Xeon: 530 -> 460 us, axon-bench-layers).
+  // one block of 12 rows: a gathers its rows once, not once a vector, and a
+  // Xeon's two multiply-add pipes get 24 chains, not 8 (the ResNet's
+  // 28x28x16 -> 32 at stride 2, two threads of an AVX-512 Xeon: 530 -> 460
+  // us, axon-bench-layers).
   constexpr bool gathered = std::is_same_v<A, Gathered>;
   if constexpr (W == 16)
     if (!(gathered && c0 + 2 * W == n))

@@ -32,13 +32,24 @@ void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f) {
   c.impl().config[key] = json::array({f.lower, f.upper});
 }
 
-std::pair<double, double> value_range(const KerasLayerConfig& l, std::pair<double, double> fallback) {
-  if (!l.has("value_range")) return fallback;
+std::pair<double, double> value_range(const KerasLayerConfig& l) {
+  if (!l.has("value_range")) return {0, 255};
   const json& v = l.at("value_range");
   if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() ||
       !std::isfinite(v[0].get<double>()) || !std::isfinite(v[1].get<double>()))
     l.fail("value_range is " + json_text(v) + "; axon takes a pair of finite numbers");
   return {v[0].get<double>(), v[1].get<double>()};
+}
+
+std::pair<double, double> sorted_value_range(const KerasLayerConfig& l) {
+  const auto [a, b] = value_range(l);
+  return {std::min(a, b), std::max(a, b)};
+}
+
+std::pair<double, double> value_range_to_scale(const KerasLayerConfig& l) {
+  const auto range = sorted_value_range(l);
+  if (range.first == range.second) l.fail("value_range holds one number twice; Keras divides by its width");
+  return range;
 }
 
 TransformFill transform_fill(const KerasLayerConfig& l) {

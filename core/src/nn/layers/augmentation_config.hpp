@@ -15,8 +15,13 @@ namespace axon::nn {
 // range between them; every value within [lo, hi].
 FactorRange factor_range(const KerasLayerConfig& l, const char* key, double lo, double hi);
 void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f);
-// value_range: a pair of finite numbers, as given (fallback where absent).
-std::pair<double, double> value_range(const KerasLayerConfig& l, std::pair<double, double> fallback);
+// value_range: a pair of finite numbers, as given (default [0, 255]).
+std::pair<double, double> value_range(const KerasLayerConfig& l);
+// The same sorted, as Keras 3's colour layers keep it.
+std::pair<double, double> sorted_value_range(const KerasLayerConfig& l);
+// The same sorted, refused where both ends are one number: the layers that
+// take images to [0, 255] and back divide by its width.
+std::pair<double, double> value_range_to_scale(const KerasLayerConfig& l);
 // fill_mode, interpolation, fill_value.
 TransformFill transform_fill(const KerasLayerConfig& l);
 // seed: null (the run's --seed decides) or an integer.

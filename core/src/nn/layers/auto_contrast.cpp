@@ -27,9 +27,7 @@ void AutoContrast::infer(const float* in, float* out) const {
 
 namespace {
 std::unique_ptr<Layer> auto_contrast_from_keras(const KerasLayerConfig& l) {
-  auto [lo, hi] = value_range(l, {0, 255});
-  if (hi < lo) std::swap(lo, hi);  // Keras sorts it
-  if (lo == hi) l.fail("value_range holds one number twice; Keras divides by its width");
+  const auto [lo, hi] = value_range_to_scale(l);
   return std::make_unique<AutoContrast>(lo, hi, l.name());
 }
 const LayerEntry kAutoContrastEntry{"AutoContrast", auto_contrast_from_keras,

@@ -38,8 +38,7 @@ void RandomBrightness::transform(const float* in, const Draw& d, float* out) con
 
 namespace {
 std::unique_ptr<Layer> random_brightness_from_keras(const KerasLayerConfig& l) {
-  auto [lo, hi] = value_range(l, {0, 255});
-  if (hi < lo) std::swap(lo, hi);  // Keras sorts it
+  const auto [lo, hi] = sorted_value_range(l);
   return std::make_unique<RandomBrightness>(factor_range(l, "factor", -1, 1), lo, hi, l.name(), keras_seed(l));
 }
 const LayerEntry kRandomBrightnessEntry{

@@ -45,8 +45,7 @@ void RandomColorDegeneration::transform(const float* in, const Draw& d, float* o
 
 namespace {
 std::unique_ptr<Layer> random_color_degeneration_from_keras(const KerasLayerConfig& l) {
-  auto [lo, hi] = value_range(l, {0, 255});
-  if (hi < lo) std::swap(lo, hi);  // Keras sorts it
+  const auto [lo, hi] = sorted_value_range(l);
   return std::make_unique<RandomColorDegeneration>(factor_range(l, "factor", -1, 1), lo, hi, l.name(),
                                                    keras_seed(l));
 }

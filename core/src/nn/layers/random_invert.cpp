@@ -43,7 +43,7 @@ void RandomInvert::transform(const float* in, const Draw& d, float* out) const {
 namespace {
 std::unique_ptr<Layer> random_invert_from_keras(const KerasLayerConfig& l) {
   const FactorRange factor = l.has("factor") ? factor_range(l, "factor", 0, 1) : FactorRange{0, 1};
-  const auto [first, second] = value_range(l, {0, 255});
+  const auto [first, second] = value_range(l);
   return std::make_unique<RandomInvert>(factor, first, second, l.name(), keras_seed(l));
 }
 const LayerEntry kRandomInvertEntry{

@@ -46,9 +46,7 @@ std::unique_ptr<Layer> random_posterization_from_keras(const KerasLayerConfig& l
   const FactorRange f = factor_range(l, "factor", 1, 8);
   if (f.lower != std::floor(f.lower) || f.upper != std::floor(f.upper))
     l.fail("factor is " + json_text(l.at("factor")) + "; axon takes whole bit counts");
-  auto [lo, hi] = value_range(l, {0, 255});
-  if (hi < lo) std::swap(lo, hi);  // Keras sorts it
-  if (lo == hi) l.fail("value_range holds one number twice; Keras divides by its width");
+  const auto [lo, hi] = value_range_to_scale(l);
   return std::make_unique<RandomPosterization>(static_cast<int>(f.lower), static_cast<int>(f.upper), lo, hi, l.name(),
                                                keras_seed(l));
 }

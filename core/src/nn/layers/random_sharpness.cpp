@@ -40,8 +40,7 @@ void RandomSharpness::transform(const float* in, const Draw& d, float* out) cons
 
 namespace {
 std::unique_ptr<Layer> random_sharpness_from_keras(const KerasLayerConfig& l) {
-  auto [lo, hi] = value_range(l, {0, 255});
-  if (hi < lo) std::swap(lo, hi);  // Keras sorts it
+  const auto [lo, hi] = sorted_value_range(l);
   return std::make_unique<RandomSharpness>(factor_range(l, "factor", 0, 1), lo, hi, l.name(), keras_seed(l));
 }
 const LayerEntry kRandomSharpnessEntry{

@@ -46,9 +46,7 @@ void Solarization::transform(const float* in, const Draw& d, float* out) const {
 namespace {
 std::unique_ptr<Layer> solarization_from_keras(const KerasLayerConfig& l) {
   auto factor = [&](const char* key) { return l.has(key) ? factor_range(l, key, 0, 1) : FactorRange{0, 0}; };
-  auto [lo, hi] = value_range(l, {0, 255});
-  if (hi < lo) std::swap(lo, hi);  // Keras sorts it
-  if (lo == hi) l.fail("value_range holds one number twice; Keras divides by its width");
+  const auto [lo, hi] = value_range_to_scale(l);
   return std::make_unique<Solarization>(factor("addition_factor"), factor("threshold_factor"), lo, hi, l.name(),
                                         keras_seed(l));
 }

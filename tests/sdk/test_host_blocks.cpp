@@ -1,5 +1,6 @@
-// axon/host_blocks.hpp: the host-memory blocks behind HostMemoryDevice and
-// the CPU plugin's scratch.
+// axon/host_blocks.hpp and host_arena.hpp: the host-memory blocks behind
+// HostMemoryDevice and the CPU plugin's scratch.
+#include <axon/host_arena.hpp>
 #include <axon/host_blocks.hpp>
 
 #include <catch2/catch.hpp>
@@ -85,4 +86,75 @@ TEST_CASE("host blocks the host cannot give are null, never a crash") {
 #endif
   free_host_block(nullptr, 0, 64);
   free_host_block(nullptr, size_t{1} << 20, 64);
+}
+
+// axon/host_arena.hpp: medium blocks packed into 2 MiB huge-page chunks.
+using axon::sdk::HostArena;
+
+TEST_CASE("the arena serves medium blocks only, where huge pages can be asked for") {
+#ifdef AXON_HOST_HUGE_BLOCKS
+  CHECK_FALSE(HostArena::serves((size_t{64} << 10) - 1));
+  CHECK(HostArena::serves(size_t{64} << 10));
+  CHECK(HostArena::serves(802816));  // a 7x7x64 activation at batch 64
+  CHECK(HostArena::serves((size_t{1} << 20) - 1));
+  CHECK_FALSE(HostArena::serves(size_t{1} << 20));  // its own mapping (host_blocks.hpp)
+#else
+  CHECK_FALSE(HostArena::serves(802816));
+#endif
+}
+
+TEST_CASE("arena blocks are aligned, disjoint and packed into as few chunks as fit them") {
+  HostArena arena;
+  constexpr size_t kBlock = 802816;  // two fit a chunk, three do not
+  unsigned char* b[3];
+  for (int i = 0; i < 3; ++i) {
+    b[i] = static_cast<unsigned char*>(arena.allocate(kBlock));
+    REQUIRE(b[i] != nullptr);
+    CHECK(aligned(b[i], HostArena::kAlign));
+    std::memset(b[i], 0x10 + i, kBlock);
+  }
+  for (int i = 0; i < 3; ++i) {  // no block overwrote another
+    CAPTURE(i);
+    CHECK(b[i][0] == 0x10 + i);
+    CHECK(b[i][kBlock - 1] == 0x10 + i);
+  }
+  CHECK(arena.chunks() == 2);
+  CHECK(b[1] == b[0] + kBlock);  // first fit: the second block follows the first
+  CHECK(aligned(b[0], HostArena::kChunkBytes));
+  CHECK(arena.idle_bytes() == 2 * HostArena::kChunkBytes - 3 * kBlock);
+#ifdef AXON_HOST_HUGE_BLOCKS
+  const int eligible = thp_eligible(b[0]);
+  if (eligible >= 0 && !thp_never()) CHECK(eligible == 1);
+#endif
+  for (unsigned char* p : b) CHECK(arena.free(p, kBlock));
+}
+
+TEST_CASE("freed arena ranges are merged and taken again, and one empty chunk is kept") {
+  HostArena arena;
+  constexpr size_t kSmall = 100000, kLarge = (size_t{1} << 20) - 64;  // kSmall rounds up to 100032
+  void* a = arena.allocate(kSmall);
+  void* b = arena.allocate(kSmall);
+  void* c = arena.allocate(kSmall);
+  REQUIRE((a && b && c));
+  CHECK(arena.free(b, kSmall));
+  CHECK(arena.allocate(kSmall) == b);  // the hole is taken again
+  CHECK(arena.free(a, kSmall));
+  CHECK(arena.free(b, kSmall));  // merged with the range before it
+  void* big = arena.allocate(2 * 100032);
+  CHECK(big == a);  // a and b's ranges as one
+  CHECK(arena.free(big, 2 * 100032));
+  CHECK(arena.free(c, kSmall));  // and with the rest of the chunk: the chunk is whole again
+  CHECK(arena.chunks() == 1);   // the only empty chunk stays
+  CHECK(arena.idle_bytes() == HostArena::kChunkBytes);
+  void* l1 = arena.allocate(kLarge);
+  void* l2 = arena.allocate(kLarge);
+  CHECK(l1 == a);  // the whole chunk served again
+  CHECK(l2 == static_cast<char*>(l1) + kLarge);
+  CHECK(arena.chunks() == 1);
+  void* l3 = arena.allocate(kLarge);  // a second chunk
+  CHECK(arena.chunks() == 2);
+  for (void* p : {l1, l2, l3}) CHECK(arena.free(p, kLarge));
+  CHECK(arena.chunks() == 1);  // of two empty chunks, one goes back to the host
+  int outside = 0;
+  CHECK_FALSE(arena.free(&outside, sizeof outside));  // not the arena's
 }

@@ -277,6 +277,31 @@ TEST_CASE("TOY: reserve and growth allocate on demand without a limit", "[toy][m
   }
 }
 
+TEST_CASE("TOY: medium blocks share huge-page chunks, whose free bytes count as reserved", "[toy][memory]") {
+  RawDevice dev(AXON_MEMORY_GROWTH, 0);
+  constexpr size_t kBlock = 802816;  // a 7x7x64 activation at batch 64
+  void *a = nullptr, *b = nullptr;
+  REQUIRE(dev.allocate(kBlock, &a) == AXON_OK);
+  REQUIRE(dev.allocate(kBlock, &b) == AXON_OK);
+  std::memset(a, 1, kBlock);
+  std::memset(b, 2, kBlock);
+  CHECK(static_cast<unsigned char*>(a)[kBlock - 1] == 1);
+  CHECK(dev.info().in_use == 2 * kBlock);
+#ifdef AXON_HOST_HUGE_BLOCKS
+  CHECK(reinterpret_cast<uintptr_t>(a) % axon::sdk::kHugePageBytes == 0);  // one chunk's start
+  CHECK(static_cast<char*>(b) == static_cast<char*>(a) + kBlock);             // and the next block of it
+  CHECK(dev.info().reserved == axon::sdk::kHugePageBytes);
+#else
+  CHECK(dev.info().reserved == 2 * kBlock);
+#endif
+  dev.free(a);
+  dev.free(b);
+  CHECK(dev.info().in_use == 0);
+#ifdef AXON_HOST_HUGE_BLOCKS
+  CHECK(dev.info().reserved == axon::sdk::kHugePageBytes);  // the empty chunk is kept for the next block
+#endif
+}
+
 TEST_CASE("TOY: allocate and deallocate from several threads at once", "[toy][memory]") {
   RawDevice dev(AXON_MEMORY_GROWTH, 0);
   std::vector<std::thread> threads;
@@ -284,7 +309,8 @@ TEST_CASE("TOY: allocate and deallocate from several threads at once", "[toy][me
     threads.emplace_back([&dev, t] {
       for (int i = 0; i < 2000; ++i) {
         void* p = nullptr;
-        if (dev.allocate(static_cast<size_t>(64 + t + i % 7), &p) == AXON_OK) dev.free(p);
+        const size_t small = static_cast<size_t>(64 + t + i % 7), medium = (size_t{64} << 10) + small;
+        if (dev.allocate(i % 2 == 0 ? small : medium, &p) == AXON_OK) dev.free(p);
       }
     });
   for (auto& t : threads) t.join();

@@ -441,11 +441,42 @@ MUTATIONS += [
         "name": "host memory device off host blocks",
         "what": "HostMemoryDevice allocates every block from aligned_alloc and frees it with free, as before huge pages",
         "edits": [("sdk/include/axon/host_memory_device.hpp",
-                   "    void* p = allocate_host_block(bytes, kAlign);",
+                   "    void* p = HostArena::serves(bytes) ? arena_.allocate(bytes) : allocate_host_block(bytes, kAlign);",
                    "    void* p = std::aligned_alloc(kAlign, bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign);"),
                   ("sdk/include/axon/host_memory_device.hpp",
-                   "    free_host_block(p, it->second, kAlign);",
+                   """    if (HostArena::serves(it->second))
+      arena_.free(p, it->second);
+    else
+      free_host_block(p, it->second, kAlign);""",
                    "    std::free(p);")],
+        "tests": r"^sdk\.",
+    },
+    # Medium blocks packed into huge-page chunks (host_arena.hpp).
+    {
+        "name": "host memory device off the arena",
+        "what": "HostMemoryDevice gives medium blocks (64 KiB to 1 MiB) from the C allocator, on 4 KiB pages, as before the arena",
+        "edits": [("sdk/include/axon/host_memory_device.hpp",
+                   "    void* p = HostArena::serves(bytes) ? arena_.allocate(bytes) : allocate_host_block(bytes, kAlign);",
+                   "    void* p = false ? arena_.allocate(bytes) : allocate_host_block(bytes, kAlign);"),
+                  ("sdk/include/axon/host_memory_device.hpp",
+                   "    if (HostArena::serves(it->second))\n      arena_.free",
+                   "    if (false)\n      arena_.free")],
+        "tests": r"^sdk\.",
+    },
+    {
+        "name": "arena never merges a freed range with the one after",
+        "what": "HostArena::free keeps a freed block's range apart from the free range that follows it",
+        "edits": [("sdk/include/axon/host_arena.hpp",
+                   "    if (next != chunk.free.end() && offset + length == next->first) {",
+                   "    if (false) {")],
+        "tests": r"^sdk\.",
+    },
+    {
+        "name": "arena keeps every empty chunk",
+        "what": "HostArena never unmaps a chunk left empty, however many other empty chunks it holds",
+        "edits": [("sdk/include/axon/host_arena.hpp",
+                   "    if (it->second.used != 0) return;",
+                   "    return;")],
         "tests": r"^sdk\.",
     },
     {

@@ -1,10 +1,10 @@
 // A device whose memory is the host's, written once for every such plugin
 // (a CPU backend, the reference and minimal plugins, test plugins): blocks
 // aligned to AXON_ALLOCATION_ALIGNMENT (large ones on huge pages:
-// host_blocks.hpp), counted (in use, peak: the bytes
-// asked for, not the rounding) and held to an optional limit
-// (AXON_MEMORY_LIMIT, --gpu-memory-limit), each freed at once (reserved =
-// in use); copies are memmove, done when they return, so synchronize() has
+// host_blocks.hpp; medium ones packed into huge pages: host_arena.hpp),
+// counted (in use, peak: the bytes asked for, not the rounding) and held to
+// an optional limit (AXON_MEMORY_LIMIT, --gpu-memory-limit), each freed at
+// once (reserved = in use, plus the arena's free ranges); copies are memmove, done when they return, so synchronize() has
 // nothing to wait for; streams are tokens (work on any of them is done when
 // its call returns) and events are points that are always reached: querying
 // or waiting for one reports what synchronize() would (a deferred error of a
@@ -14,6 +14,7 @@
 // A plugin derives from it and adds its kernels (get_kernel, list_ops).
 #pragma once
 
+#include <axon/host_arena.hpp>
 #include <axon/host_blocks.hpp>
 #include <axon/plugin.hpp>
 
@@ -42,7 +43,7 @@ class HostMemoryDevice : public Device {
       fail(AXON_OUT_OF_MEMORY, format("%s: out of memory: requested %zu bytes, limit %llu bytes, in use %llu bytes",
                                       name_.c_str(), bytes, static_cast<unsigned long long>(limit_),
                                       static_cast<unsigned long long>(in_use_)));
-    void* p = allocate_host_block(bytes, kAlign);
+    void* p = HostArena::serves(bytes) ? arena_.allocate(bytes) : allocate_host_block(bytes, kAlign);
     if (p == nullptr)
       fail(AXON_OUT_OF_MEMORY, format("%s: out of memory: requested %zu bytes, the host has none left (in use %llu "
                                       "bytes)", name_.c_str(), bytes, static_cast<unsigned long long>(in_use_)));
@@ -60,7 +61,10 @@ class HostMemoryDevice : public Device {
     auto it = sizes_.find(p);
     if (it == sizes_.end()) return;  // not ours: never free what we did not hand out
     in_use_ -= it->second;
-    free_host_block(p, it->second, kAlign);
+    if (HostArena::serves(it->second))
+      arena_.free(p, it->second);
+    else
+      free_host_block(p, it->second, kAlign);
     sizes_.erase(it);
   }
 
@@ -85,7 +89,7 @@ class HostMemoryDevice : public Device {
     m.struct_size = sizeof m;
     m.in_use = in_use_;
     m.peak_in_use = peak_;
-    m.reserved = in_use_;  // no cache: every freed byte goes back to the host
+    m.reserved = in_use_ + arena_.idle_bytes();  // no cache but the arena's free ranges
     m.limit = limit_;
     m.total = total_;
     return m;
@@ -95,6 +99,7 @@ class HostMemoryDevice : public Device {
   struct Event {};   // work is done when its call returns: nothing to mark
   struct Stream {};  // nor anything to queue
   static constexpr size_t kAlign = AXON_ALLOCATION_ALIGNMENT;  // a cache line: any SIMD load
+  static_assert(HostArena::kAlign % kAlign == 0);
 
   void copy(void* dst, const void* src, size_t n) const {
     if (n == 0) return;
@@ -106,6 +111,7 @@ class HostMemoryDevice : public Device {
   const uint64_t limit_, total_;
   std::mutex mu_;
   std::unordered_map<void*, size_t> sizes_;
+  HostArena arena_;
   uint64_t in_use_ = 0, peak_ = 0;
 };
 

@@ -267,6 +267,13 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
        "factor is 1.5; Keras takes a number or a pair from 0.0 to 1.0"},
       {R"({"class_name": "AutoContrast", "config": {"name": "a", "value_range": [2, 2]}},)",
        "value_range holds one number twice"},
+      {R"({"class_name": "RandomSaturation", "config": {"name": "s", "factor": [0.2, 1.5]}},)",
+       "factor is [0.2,1.5]; Keras takes a number or a pair from -1.0 to 1.0"},
+      {R"({"class_name": "RandomSaturation", "config": {"name": "s"}},)", "has no factor"},
+      {R"({"class_name": "RandomHue", "config": {"name": "h", "factor": -0.2}},)",
+       "factor is -0.2; Keras takes a number or a pair from 0.0 to 1.0"},
+      {R"({"class_name": "RandomHue", "config": {"name": "h", "factor": 0.2, "value_range": [1, 1]}},)",
+       "value_range holds one number twice"},
       {R"({"class_name": "RandomFlip", "config": {"name": "f", "mode": "diagonal"}},)", "mode is \"diagonal\""},
       {R"({"class_name": "RandomCrop", "config": {"name": "c", "height": 0, "width": 4}},)", "height"},
       {R"({"class_name": "RandomTranslation", "config": {"name": "t", "height_factor": 0.1}},)", "has no width_factor"},
@@ -293,6 +300,15 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
              }),
              Contains("m.json") && Contains("RandomColorDegeneration 'c'") &&
                  Contains("needs an RGB image (3 channels), gets 1 channels"));
+  // RandomSaturation and RandomHue too, as TensorFlow's rgb_to_hsv.
+  for (const char* type : {"RandomSaturation", "RandomHue"})
+    CHECK_THAT(test::usage_error([&] {
+                 model_from_keras_json(
+                     model(std::string(R"({"class_name": ")") + type + R"(", "config": {"name": "c", "factor": 0.5}},)"),
+                     "m.json");
+               }),
+               Contains("m.json") && Contains(std::string(type) + " 'c'") &&
+                   Contains("needs an RGB image (3 channels), gets 1 channels"));
   // RandomGrayscale reads RGB or grey images only, as Keras' rgb_to_grayscale.
   std::string two_channels = model(R"({"class_name": "RandomGrayscale", "config": {"name": "g"}},)");
   two_channels.replace(two_channels.find("[null, 8, 8, 1]"), 15, "[null, 8, 8, 2]");
@@ -384,6 +400,37 @@ TEST_CASE("Solarization draws: each from its factor's lower bound to 255 times i
   }
   CHECK(most_addition > 0.9f * 0.5f * 255);  // the upper bound scaled, as Keras draws
   CHECK(most_threshold > 0.9f * 0.8f * 255);
+}
+
+TEST_CASE("RandomSaturation draws: u from the factor's range, kept as the multiplier u / (1 - u + 1e-7)",
+          "[augmentation]") {
+  RandomSaturation saturate({-0.5, 0.9});
+  Rng rng(23);
+  float least = 1, most = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const float f = saturate.draw(rng)[0];
+    INFO("draw " << i << ": " << f);
+    const float u = f / (1 + f);  // the draw's u, within float rounding
+    REQUIRE((u >= -0.5f - 1e-5f && u <= 0.9f + 1e-5f));
+    least = std::min(least, u), most = std::max(most, u);
+  }
+  CHECK(least < -0.45f);  // the whole range is drawn
+  CHECK(most > 0.85f);
+  CHECK(RandomSaturation({0.5, 0.5}).draw(rng)[0] == 0.5f / (1.0f - 0.5f + 1e-7f));  // about 1: the image kept
+}
+
+TEST_CASE("RandomHue draws: half of f from the factor's range, up or down with even odds", "[augmentation]") {
+  RandomHue hue({0.2, 0.6});
+  Rng rng(29);
+  int down = 0;
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    const float shift = hue.draw(rng)[0];
+    INFO("draw " << i << ": " << shift);
+    REQUIRE((std::fabs(shift) >= 0.1f && std::fabs(shift) <= 0.3f));
+    down += shift < 0;
+  }
+  CHECK(std::abs(down - n / 2) < 150);  // 4.7 standard deviations
 }
 
 TEST_CASE("RandomPosterization draws: every bit count from the lower bound below the upper, evenly", "[augmentation]") {

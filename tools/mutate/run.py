@@ -1491,6 +1491,39 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "hue shift never wraps below zero",
+        "what": "RandomHue leaves a hue shifted below 0 there instead of adding 1 (Keras wraps it into [0, 1])",
+        "edits": [("core/src/data/image_transform.cpp", "    x.h = x.h < 0.0f ? x.h + 1.0f : x.h;\n", "")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "saturation unclipped above",
+        "what": "RandomSaturation clips the multiplied saturation at value_range's low end only",
+        "edits": [("core/src/data/image_transform.cpp", "x.s = std::min(std::max(x.s * factor, lo), hi);",
+                   "x.s = std::max(x.s * factor, lo);")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "HSV green hue without its offset",
+        "what": "the hue of a pixel whose largest channel is green leaves out TensorFlow's + 2/6",
+        "edits": [("core/src/data/image_transform.cpp", "g == v ? norm * (b - r) + 2.0f / 6.0f :",
+                   "g == v ? norm * (b - r) :")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "saturation draw without epsilon",
+        "what": "RandomSaturation keeps u / (1 - u), not Keras' u / (1 - u + epsilon)",
+        "edits": [("core/src/nn/layers/random_saturation.cpp", "return {u / (1.0f - u + 1e-7f)};",
+                   "return {u / (1.0f - u)};")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "hue shift always up",
+        "what": "RandomHue never draws the downward sign",
+        "edits": [("core/src/nn/layers/random_hue.cpp", "rng.uniform01() > 0.5f ? -1.0f : 1.0f;", "1.0f;")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

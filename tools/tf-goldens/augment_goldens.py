@@ -226,6 +226,39 @@ def sharpnesses(lines):
         case(lines, name, layer, x, f, {"factor": f[:, 0]})
 
 
+def hsv_edges(x, top):
+    """Pixels that take RGBToHSV's other branches: black, grey, and ties
+    for the largest channel."""
+    x[0, 0, 0] = 0.0
+    x[0, 0, 1] = 0.5 * top
+    x[0, 0, 2] = [0.75 * top, 0.75 * top, 0.25 * top]
+    x[0, 0, 3] = [0.2 * top, 0.6 * top, 0.6 * top]
+    return x
+
+
+def saturations(lines):
+    """factor as RandomSaturation's get_random_transformation makes it,
+    u / (1 - u + epsilon) in float32: 0.5 keeps the image, a negative u
+    greys it, and with value_range [0, 1] the clip bites."""
+    u = np.array([[0.5], [0.2], [0.9], [-0.4]], np.float32)
+    f = u / (np.float32(1) - u + np.float32(keras.backend.epsilon()))
+    for name, x, value_range in (("saturation", hsv_edges(images(4, 4, 5, 3, 255.0), 255.0), (0, 255)),
+                                 ("saturation_range", hsv_edges(images(4, 4, 5, 3), 1.0), (1, 0))):
+        layer = layers.RandomSaturation((-0.5, 0.95), value_range=value_range)
+        case(lines, name, layer, x, f, {"factor": f[:, 0]})
+
+
+def hues(lines):
+    """factor as RandomHue's get_random_transformation makes it: the signed
+    half of the draw; shifts past 1 and below 0 wrap."""
+    d = np.array([[0.3], [-0.45], [0.05], [-0.02]], np.float32)
+    for name, x, value_range in (("hue", hsv_edges(images(4, 4, 5, 3, 255.0), 255.0), (0, 255)),
+                                 ("hue_unit", hsv_edges(images(4, 4, 5, 3), 1.0), (0, 1)),
+                                 ("hue_range", hsv_edges(images(4, 4, 5, 3), 1.0) * 2 - 1, (-1, 1))):
+        layer = layers.RandomHue((0.02, 0.9), value_range=value_range)
+        case(lines, name, layer, x, d, {"factor": d[:, 0]})
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -248,7 +281,7 @@ def resizes(lines):
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
     for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales,
-              inverts, solarizations, degenerations, posterizations, auto_contrasts, sharpnesses):
+              inverts, solarizations, degenerations, posterizations, auto_contrasts, sharpnesses, saturations, hues):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

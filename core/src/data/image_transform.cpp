@@ -139,15 +139,40 @@ namespace {
 // tf.image.rgb_to_grayscale's weights, in float32.
 float grey_of(const float* rgb) { return rgb[0] * 0.2989f + rgb[1] * 0.5870f + rgb[2] * 0.1140f; }
 
-// Keras' _transform_value_range between [lo, hi] and the [0, 255] its
-// colour layers work on, in float32; nothing where the range is [0, 255].
-struct Scale255 {
+// Keras' _transform_value_range between [lo, hi] and the [0, top] a colour
+// layer works on ([0, 255], or [0, 1] for the hue), in float32; nothing
+// where the two are the same.
+struct ValueScale {
   bool rescaled;
-  float lo, width;
-  Scale255(float l, float h) : rescaled(!(l == 0.0f && h == 255.0f)), lo(l), width(h - l) {}
-  float to(float v) const { return rescaled ? (v - lo) / width * 255.0f + 0.0f : v; }
-  float back(float v) const { return rescaled ? (v - 0.0f) / 255.0f * width + lo : v; }
+  float lo, width, top;
+  ValueScale(float l, float h, float t) : rescaled(!(l == 0.0f && h == t)), lo(l), width(h - l), top(t) {}
+  float to(float v) const { return rescaled ? (v - lo) / width * top + 0.0f : v; }
+  float back(float v) const { return rescaled ? (v - 0.0f) / top * width + lo : v; }
 };
+
+// TensorFlow's RGBToHSV and HSVToRGB of one pixel, in float32 and in its
+// order of operations: v the largest channel, s its spread over v, h the
+// hue in [0, 1) (0 for a grey); back through the three ramps of 6h. Any
+// scale of RGB goes through (s and h do not depend on it).
+struct Hsv {
+  float h, s, v;
+};
+Hsv hsv_of(const float* rgb) {
+  const float r = rgb[0], g = rgb[1], b = rgb[2];
+  const float v = std::max(std::max(r, g), b), range = v - std::min(std::min(r, g), b);
+  const float s = v > 0.0f ? range / v : 0.0f;
+  const float norm = (1.0f / range) * (1.0f / 6.0f);
+  float h = r == v ? norm * (g - b) : g == v ? norm * (b - r) + 2.0f / 6.0f : norm * (r - g) + 4.0f / 6.0f;
+  h = range > 0.0f ? h : 0.0f;
+  return {h < 0.0f ? h + 1.0f : h, s, v};
+}
+void rgb_of(const Hsv& x, float* rgb) {
+  const float dh = x.h * 6.0f, one_s = -x.s + 1.0f;
+  const float ramp[3] = {std::min(std::max(std::fabs(dh - 3.0f) - 1.0f, 0.0f), 1.0f),
+                         std::min(std::max(-std::fabs(dh - 2.0f) + 2.0f, 0.0f), 1.0f),
+                         std::min(std::max(-std::fabs(dh - 4.0f) + 2.0f, 0.0f), 1.0f)};
+  for (int c = 0; c < 3; ++c) rgb[c] = (one_s + x.s * ramp[c]) * x.v;
+}
 }  // namespace
 
 void grayscale(const float* in, const ImageSize& size, float* out) {
@@ -163,7 +188,7 @@ void invert(const float* in, const ImageSize& size, float top, float* out) {
 
 void solarize(const float* in, const ImageSize& size, float addition, float threshold, float lo, float hi,
               float* out) {
-  const Scale255 scale(lo, hi);
+  const ValueScale scale(lo, hi, 255.0f);
   for (int64_t i = 0; i < size.floats(); ++i) {
     float v = std::clamp(scale.to(in[i]) + addition, 0.0f, 255.0f);
     v = v < threshold ? v : 255.0f - v;
@@ -180,7 +205,7 @@ void degenerate_color(const float* in, const ImageSize& size, float factor, floa
 }
 
 void posterize(const float* in, const ImageSize& size, int bits, float lo, float hi, float* out) {
-  const Scale255 scale(lo, hi);
+  const ValueScale scale(lo, hi, 255.0f);
   const int shift = 8 - bits;
   for (int64_t i = 0; i < size.floats(); ++i) {
     // TensorFlow's cast to uint8 truncates; values outside [0, 255] (an
@@ -191,7 +216,7 @@ void posterize(const float* in, const ImageSize& size, int bits, float lo, float
 }
 
 void auto_contrast(const float* in, const ImageSize& size, float lo, float hi, float* out) {
-  const Scale255 range(lo, hi);
+  const ValueScale range(lo, hi, 255.0f);
   const int64_t ch = size.channels, pixels = size.height * size.width;
   for (int64_t c = 0; c < ch; ++c) {
     float low = std::numeric_limits<float>::infinity(), high = -low;
@@ -247,6 +272,28 @@ Window aspect_window(const ImageSize& size, int64_t height, int64_t width) {
   w.top = (size.height - w.rows) / 2;
   w.left = (size.width - w.cols) / 2;
   return w;
+}
+
+void adjust_saturation(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out) {
+  for (int64_t p = 0; p < size.height * size.width; ++p) {
+    Hsv x = hsv_of(in + 3 * p);
+    x.s = std::min(std::max(x.s * factor, lo), hi);
+    rgb_of(x, out + 3 * p);
+  }
+}
+
+void adjust_hue(const float* in, const ImageSize& size, float delta, float lo, float hi, float* out) {
+  const ValueScale scale(lo, hi, 1.0f);
+  for (int64_t p = 0; p < size.height * size.width; ++p) {
+    float rgb[3];
+    for (int c = 0; c < 3; ++c) rgb[c] = scale.to(in[3 * p + c]);
+    Hsv x = hsv_of(rgb);
+    x.h += delta;
+    x.h = x.h > 1.0f ? x.h - 1.0f : x.h;
+    x.h = x.h < 0.0f ? x.h + 1.0f : x.h;
+    rgb_of(x, rgb);
+    for (int c = 0; c < 3; ++c) out[3 * p + c] = scale.back(std::min(std::max(rgb[c], 0.0f), 1.0f));
+  }
 }
 
 }  // namespace axon::data

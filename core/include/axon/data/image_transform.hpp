@@ -62,6 +62,18 @@ void degenerate_color(const float* in, const ImageSize& size, float factor, floa
 // allowed.
 void posterize(const float* in, const ImageSize& size, int bits, float lo, float hi, float* out);
 
+// Keras' RandomSaturation of an RGB image, in float32: through
+// TensorFlow's rgb_to_hsv (any scale), the saturation times factor clipped
+// to [lo, hi] (Keras' value_range, sorted: with [0, 255] nothing clips above
+// 1), and back through hsv_to_rgb, unclipped. in == out allowed.
+void adjust_saturation(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out);
+
+// Keras' RandomHue of an RGB image, in float32: in from [lo, hi] to [0, 1]
+// (skipped where the range is [0, 1]), through rgb_to_hsv, delta added to
+// the hue (above 1: less 1, below 0: plus 1), back through hsv_to_rgb,
+// clipped to [0, 1] and taken back to [lo, hi]. in == out allowed.
+void adjust_hue(const float* in, const ImageSize& size, float delta, float lo, float hi, float* out);
+
 // Keras' AutoContrast in float32: in from [lo, hi] to [0, 255] (skipped
 // where the range is [0, 255]); per channel, with its minimum m and maximum
 // M there, v * s + (-m * s) for s = 255 / (M - m), clipped to [0, 255] and

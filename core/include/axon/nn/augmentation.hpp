@@ -1,7 +1,8 @@
 // Keras' image augmentation layers (RandomFlip, RandomTranslation,
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
 // RandomBrightness, RandomGrayscale, RandomInvert, Solarization,
-// RandomColorDegeneration, RandomPosterization, RandomSharpness): active in
+// RandomColorDegeneration, RandomPosterization, RandomSharpness,
+// RandomSaturation, RandomHue): active in
 // training only, the identity at inference (RandomCrop crops the centre
 // there, so the model's shapes hold); and its image preprocessing layers
 // Resizing, CenterCrop and AutoContrast, which draw nothing and do the same
@@ -386,6 +387,50 @@ class RandomColorDegeneration : public ImageAugmentation {
  private:
   FactorRange factor_;
   double lo_, hi_;  // sorted, as Keras keeps them
+};
+
+// RandomSaturation(factor, value_range): per image u drawn from [lower,
+// upper] (a single number f: [-f, f]) and kept as u / (1 - u + 1e-7), the
+// saturation's multiplier (Keras': 0.5 leaves the image, 0 or less makes it
+// grey); the RGB image through HSV with its saturation times that, clipped
+// to value_range (sorted), and back (data::adjust_saturation); RGB only.
+class RandomSaturation : public ImageAugmentation {
+ public:
+  RandomSaturation(FactorRange factor, double lo = 0, double hi = 255, std::string name = "random_saturation",
+                   std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomSaturation"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  using ImageAugmentation::output_shape;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  Draw draw(Rng& rng) const override;  // {u / (1 - u + 1e-7)}
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange factor_;
+  double lo_, hi_;  // sorted, as Keras keeps them
+};
+
+// RandomHue(factor, value_range): per image a sign (- where a uniform
+// exceeds 0.5) and f drawn from [lower, upper] within [0, 1] (a single
+// number f: [0, f]), kept as the hue's shift sign f / 2; the RGB image
+// through HSV with that added to its hue, wrapped into [0, 1], and back,
+// clipped to value_range (data::adjust_hue); RGB only.
+class RandomHue : public ImageAugmentation {
+ public:
+  RandomHue(FactorRange factor, double lo = 0, double hi = 255, std::string name = "random_hue",
+            std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomHue"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  using ImageAugmentation::output_shape;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  Draw draw(Rng& rng) const override;  // {sign f / 2}
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange factor_;
+  double lo_, hi_;  // as given: Keras keeps them unsorted
 };
 
 // RandomPosterization(factor, value_range): per image a bit count b drawn

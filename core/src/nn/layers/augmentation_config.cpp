@@ -1,9 +1,11 @@
 #include "augmentation_config.hpp"
 
+#include <axon/error.hpp>
 #include <axon/limits.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace axon::nn {
 namespace {
@@ -46,8 +48,8 @@ std::pair<double, double> sorted_value_range(const KerasLayerConfig& l) {
   return {std::min(a, b), std::max(a, b)};
 }
 
-std::pair<double, double> value_range_to_scale(const KerasLayerConfig& l) {
-  const auto range = sorted_value_range(l);
+std::pair<double, double> value_range_to_scale(const KerasLayerConfig& l, bool sorted) {
+  const auto range = sorted ? sorted_value_range(l) : value_range(l);
   if (range.first == range.second) l.fail("value_range holds one number twice; Keras divides by its width");
   return range;
 }
@@ -86,6 +88,11 @@ std::pair<int64_t, int64_t> target_size(const KerasLayerConfig& l) {
     if (!l.has(k)) l.fail(std::string("has no ") + k);
   const int64_t hi = limits::kMaxModelImageSide;
   return {l.integer(l.at("height"), "height", 1, hi), l.integer(l.at("width"), "width", 1, hi)};
+}
+
+Shape rgb_image_shape(const Shape& s) {
+  if (s[2] != 3) throw UsageError("needs an RGB image (3 channels), gets " + std::to_string(s[2]) + " channels");
+  return s;
 }
 
 }  // namespace axon::nn

@@ -19,13 +19,17 @@ void write_factor(KerasConfigWriter& c, const char* key, const FactorRange& f);
 std::pair<double, double> value_range(const KerasLayerConfig& l);
 // The same sorted, as Keras 3's colour layers keep it.
 std::pair<double, double> sorted_value_range(const KerasLayerConfig& l);
-// The same sorted, refused where both ends are one number: the layers that
-// take images to [0, 255] and back divide by its width.
-std::pair<double, double> value_range_to_scale(const KerasLayerConfig& l);
+// The same sorted (or as given: RandomHue's), refused where both ends are
+// one number: the layers that take images to [0, 255] or [0, 1] and back
+// divide by its width.
+std::pair<double, double> value_range_to_scale(const KerasLayerConfig& l, bool sorted = true);
 // fill_mode, interpolation, fill_value.
 TransformFill transform_fill(const KerasLayerConfig& l);
 // seed: null (the run's --seed decides) or an integer.
 std::optional<int64_t> keras_seed(const KerasLayerConfig& l);
+// The image shape s itself where it has 3 channels (the layers that
+// work in RGB: grey weights, HSV); refused otherwise.
+Shape rgb_image_shape(const Shape& s);
 // height and width (both required), each from 1 to a model input's side limit.
 std::pair<int64_t, int64_t> target_size(const KerasLayerConfig& l);
 

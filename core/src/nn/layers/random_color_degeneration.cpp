@@ -30,9 +30,7 @@ void RandomColorDegeneration::write_config(KerasConfigWriter& c) const {
 }
 
 Shape RandomColorDegeneration::output_shape(std::span<const Shape> in) const {
-  const Shape s = ImageAugmentation::output_shape(in);
-  if (s[2] != 3) throw UsageError("needs an RGB image (3 channels), gets " + std::to_string(s[2]) + " channels");
-  return s;
+  return rgb_image_shape(ImageAugmentation::output_shape(in));
 }
 
 ImageAugmentation::Draw RandomColorDegeneration::draw(Rng& rng) const {

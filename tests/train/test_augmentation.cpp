@@ -274,6 +274,10 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
        "factor is -0.2; Keras takes a number or a pair from 0.0 to 1.0"},
       {R"({"class_name": "RandomHue", "config": {"name": "h", "factor": 0.2, "value_range": [1, 1]}},)",
        "value_range holds one number twice"},
+      {R"({"class_name": "RandomColorJitter", "config": {"name": "j", "value_range": [255, 0]}},)",
+       "value_range is [255,0]; axon takes a rising pair of numbers"},
+      {R"({"class_name": "RandomColorJitter", "config": {"name": "j", "contrast_factor": [0.1, 1.5]}},)",
+       "contrast_factor is [0.1,1.5]; Keras takes a number or a pair from 0.0 to 1.0"},
       {R"({"class_name": "RandomFlip", "config": {"name": "f", "mode": "diagonal"}},)", "mode is \"diagonal\""},
       {R"({"class_name": "RandomCrop", "config": {"name": "c", "height": 0, "width": 4}},)", "height"},
       {R"({"class_name": "RandomTranslation", "config": {"name": "t", "height_factor": 0.1}},)", "has no width_factor"},
@@ -300,7 +304,8 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
              }),
              Contains("m.json") && Contains("RandomColorDegeneration 'c'") &&
                  Contains("needs an RGB image (3 channels), gets 1 channels"));
-  // RandomSaturation and RandomHue too, as TensorFlow's rgb_to_hsv.
+  // RandomSaturation and RandomHue too, as TensorFlow's rgb_to_hsv, and
+  // RandomColorJitter with either.
   for (const char* type : {"RandomSaturation", "RandomHue"})
     CHECK_THAT(test::usage_error([&] {
                  model_from_keras_json(
@@ -309,6 +314,12 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
                }),
                Contains("m.json") && Contains(std::string(type) + " 'c'") &&
                    Contains("needs an RGB image (3 channels), gets 1 channels"));
+  CHECK_THAT(test::usage_error([&] {
+               model_from_keras_json(model(R"({"class_name": "RandomColorJitter", "config": {"name": "j",
+                                               "brightness_factor": 0.1, "hue_factor": 0.2}},)"),
+                                     "m.json");
+             }),
+             Contains("RandomColorJitter 'j'") && Contains("needs an RGB image (3 channels), gets 1 channels"));
   // RandomGrayscale reads RGB or grey images only, as Keras' rgb_to_grayscale.
   std::string two_channels = model(R"({"class_name": "RandomGrayscale", "config": {"name": "g"}},)");
   two_channels.replace(two_channels.find("[null, 8, 8, 1]"), 15, "[null, 8, 8, 2]");
@@ -431,6 +442,22 @@ TEST_CASE("RandomHue draws: half of f from the factor's range, up or down with e
     down += shift < 0;
   }
   CHECK(std::abs(down - n / 2) < 150);  // 4.7 standard deviations
+}
+
+TEST_CASE("RandomColorJitter draws: each given step's draw from its own range, in Keras' order", "[augmentation]") {
+  RandomColorJitter jitter({FactorRange{-0.2, 0.1}, FactorRange{0.0, 0.3}, std::nullopt, FactorRange{0.0, 0.4}});
+  Rng rng(31), twin(31);
+  for (int i = 0; i < 2000; ++i) {
+    const ImageAugmentation::Draw d = jitter.draw(rng);
+    INFO("draw " << i << ": " << d[0] << ", " << d[1] << ", " << d[2] << ", " << d[3]);
+    REQUIRE((d[0] >= -0.2f && d[0] <= 0.1f));  // RandomBrightness' u
+    REQUIRE((d[1] >= 1.0f && d[1] <= 1.3f));   // RandomContrast's factor, from [1 - 0, 1 + 0.3]
+    REQUIRE(d[2] == 0.0f);                     // no saturation step
+    REQUIRE(std::fabs(d[3]) <= 0.2f);          // RandomHue's signed half
+    // The same numbers as the three layers drawing one after another.
+    const float b = RandomBrightness({-0.2, 0.1}).draw(twin)[0], c = RandomContrast({0.0, 0.3}).draw(twin)[0];
+    REQUIRE((d[0] == b && d[1] == c && d[3] == RandomHue({0.0, 0.4}).draw(twin)[0]));
+  }
 }
 
 TEST_CASE("RandomPosterization draws: every bit count from the lower bound below the upper, evenly", "[augmentation]") {

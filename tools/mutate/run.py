@@ -1500,7 +1500,7 @@ MUTATIONS += [
         "name": "saturation unclipped above",
         "what": "RandomSaturation clips the multiplied saturation at value_range's low end only",
         "edits": [("core/src/data/image_transform.cpp", "x.s = std::min(std::max(x.s * factor, lo), hi);",
-                   "x.s = std::max(x.s * factor, lo);")],
+                   "x.s = std::min(std::max(x.s * factor, lo), hi + 1e30f);")],
         "tests": r"^train\.model",
     },
     {
@@ -1521,6 +1521,23 @@ MUTATIONS += [
         "name": "hue shift always up",
         "what": "RandomHue never draws the downward sign",
         "edits": [("core/src/nn/layers/random_hue.cpp", "rng.uniform01() > 0.5f ? -1.0f : 1.0f;", "1.0f;")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "jitter saturates before the contrast",
+        "what": "RandomColorJitter runs its saturation step before its contrast step, not after (Keras' order)",
+        "edits": [("core/src/nn/layers/random_color_jitter.cpp",
+                   "  if (contrast_) RandomContrast::apply(out, size, d[1], static_cast<float>(lo_), static_cast<float>(hi_), out);\n"
+                   "  if (saturation_) RandomSaturation::apply(out, size, d[2], lo_, hi_, out);\n",
+                   "  if (saturation_) RandomSaturation::apply(out, size, d[2], lo_, hi_, out);\n"
+                   "  if (contrast_) RandomContrast::apply(out, size, d[1], static_cast<float>(lo_), static_cast<float>(hi_), out);\n")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "jitter's hue drawn as the contrast",
+        "what": "RandomColorJitter draws its hue shift as a second contrast factor where it has a contrast step",
+        "edits": [("core/src/nn/layers/random_color_jitter.cpp", "if (hue_) d[3] = hue_->draw(rng)[0];",
+                   "if (hue_) d[3] = contrast_ ? contrast_->draw(rng)[0] : hue_->draw(rng)[0];")],
         "tests": r"^train\.model",
     },
     {

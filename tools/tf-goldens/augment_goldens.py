@@ -259,6 +259,31 @@ def hues(lines):
         case(lines, name, layer, x, d, {"factor": d[:, 0]})
 
 
+def jitters(lines):
+    """RandomColorJitter's steps on fixed draws (each sub-layer's
+    get_random_transformation replaced by them): brightness u, contrast
+    factor, saturation multiplier, hue shift, in that order."""
+    d = np.array([[0.1, 1.2, 1.5, 0.2], [-0.15, 0.8, 0.25, -0.35], [0.0, 1.0, 1.0, 0.0]], np.float32)
+    for name, x, kwargs in (
+            ("jitter", images(3, 4, 5, 3, 255.0),
+             dict(brightness_factor=0.2, contrast_factor=0.3, saturation_factor=(0.2, 0.8), hue_factor=0.4)),
+            ("jitter_grey", images(3, 4, 5, 1),
+             dict(value_range=(0, 1), brightness_factor=(-0.2, 0.1), contrast_factor=0.3))):
+        layer = layers.RandomColorJitter(**kwargs)
+        m, _ = model_json(layer, x.shape[1:])
+        lay = m.layers[0]
+        n, top = x.shape[0], lay.value_range[1] - lay.value_range[0]
+        steps = (("random_brightness", lambda: {"rgb_delta": (d[:, 0] * np.float32(top)).reshape(n, 1, 1, 1)}),
+                 ("random_contrast", lambda: {"contrast_factor": d[:, 1].reshape(n, 1, 1, 1)}),
+                 ("random_saturation", lambda: {"factor": d[:, 2]}),
+                 ("random_hue", lambda: {"factor": d[:, 3]}))
+        for attr, fixed in steps:
+            if getattr(lay, attr) is not None:
+                getattr(lay, attr).get_random_transformation = lambda *a, fixed=fixed, **k: fixed()
+        y = np.asarray(lay.transform_images(x, None, training=True))
+        case(lines, name, layer, x, d, None, expect=y)
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -281,7 +306,8 @@ def resizes(lines):
 def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
     for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales,
-              inverts, solarizations, degenerations, posterizations, auto_contrasts, sharpnesses, saturations, hues):
+              inverts, solarizations, degenerations, posterizations, auto_contrasts, sharpnesses, saturations, hues,
+              jitters):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

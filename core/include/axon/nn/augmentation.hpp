@@ -2,7 +2,7 @@
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
 // RandomBrightness, RandomGrayscale, RandomInvert, Solarization,
 // RandomColorDegeneration, RandomPosterization, RandomSharpness,
-// RandomSaturation, RandomHue): active in
+// RandomSaturation, RandomHue, RandomColorJitter): active in
 // training only, the identity at inference (RandomCrop crops the centre
 // there, so the model's shapes hold); and its image preprocessing layers
 // Resizing, CenterCrop and AutoContrast, which draw nothing and do the same
@@ -287,6 +287,8 @@ class RandomContrast : public ImageAugmentation {
   void write_config(KerasConfigWriter& config) const override;
   Draw draw(Rng& rng) const override;  // {factor}
   void transform(const float* in, const Draw& d, float* out) const override;
+  // One image for the draw (RandomColorJitter's step too).
+  static void apply(const float* in, const data::ImageSize& size, float draw, float lo, float hi, float* out);
 
  private:
   FactorRange factor_;
@@ -305,6 +307,8 @@ class RandomBrightness : public ImageAugmentation {
   void write_config(KerasConfigWriter& config) const override;
   Draw draw(Rng& rng) const override;  // {u}
   void transform(const float* in, const Draw& d, float* out) const override;
+  // One image for the draw (RandomColorJitter's step too).
+  static void apply(const float* in, const data::ImageSize& size, float draw, double lo, double hi, float* out);
 
  private:
   FactorRange factor_;
@@ -405,6 +409,8 @@ class RandomSaturation : public ImageAugmentation {
   Shape output_shape(std::span<const Shape> inputs) const override;
   Draw draw(Rng& rng) const override;  // {u / (1 - u + 1e-7)}
   void transform(const float* in, const Draw& d, float* out) const override;
+  // One image for the draw (RandomColorJitter's step too).
+  static void apply(const float* in, const data::ImageSize& size, float draw, double lo, double hi, float* out);
 
  private:
   FactorRange factor_;
@@ -427,10 +433,42 @@ class RandomHue : public ImageAugmentation {
   Shape output_shape(std::span<const Shape> inputs) const override;
   Draw draw(Rng& rng) const override;  // {sign f / 2}
   void transform(const float* in, const Draw& d, float* out) const override;
+  // One image for the draw (RandomColorJitter's step too).
+  static void apply(const float* in, const data::ImageSize& size, float draw, double lo, double hi, float* out);
 
  private:
   FactorRange factor_;
   double lo_, hi_;  // as given: Keras keeps them unsorted
+};
+
+// RandomColorJitter(value_range, brightness_factor, contrast_factor,
+// saturation_factor, hue_factor): RandomBrightness, RandomContrast,
+// RandomSaturation and RandomHue in that order, each where its factor is
+// given, with its own draw and the shared value_range (rising); RGB only
+// where saturation or hue is given.
+class RandomColorJitter : public ImageAugmentation {
+ public:
+  struct Factors {
+    std::optional<FactorRange> brightness, contrast, saturation, hue;
+  };
+  RandomColorJitter(Factors factors, double lo = 0, double hi = 255, std::string name = "random_color_jitter",
+                    std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomColorJitter"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  using ImageAugmentation::output_shape;
+  Shape output_shape(std::span<const Shape> inputs) const override;
+  Draw draw(Rng& rng) const override;  // {brightness, contrast, saturation, hue}: each its layer's draw
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  Factors factors_;
+  double lo_, hi_;
+  // The four layers, for their draws.
+  std::optional<RandomBrightness> brightness_;
+  std::optional<RandomContrast> contrast_;
+  std::optional<RandomSaturation> saturation_;
+  std::optional<RandomHue> hue_;
 };
 
 // RandomPosterization(factor, value_range): per image a bit count b drawn

@@ -30,10 +30,15 @@ ImageAugmentation::Draw RandomBrightness::draw(Rng& rng) const {
 }
 
 void RandomBrightness::transform(const float* in, const Draw& d, float* out) const {
+  apply(in, image_size(), d[0], lo_, hi_, out);
+}
+
+void RandomBrightness::apply(const float* in, const data::ImageSize& size, float draw, double lo, double hi,
+                             float* out) {
   // Keras: the float32 draw times the range's width (a Python float, so
   // taken in double and rounded to float32), then added and clipped.
-  const float delta = d[0] * static_cast<float>(hi_ - lo_);
-  data::adjust_brightness(in, image_size(), delta, static_cast<float>(lo_), static_cast<float>(hi_), out);
+  const float delta = draw * static_cast<float>(hi - lo);
+  data::adjust_brightness(in, size, delta, static_cast<float>(lo), static_cast<float>(hi), out);
 }
 
 namespace {

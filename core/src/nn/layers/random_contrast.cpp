@@ -27,7 +27,11 @@ ImageAugmentation::Draw RandomContrast::draw(Rng& rng) const {
 }
 
 void RandomContrast::transform(const float* in, const Draw& d, float* out) const {
-  data::adjust_contrast(in, image_size(), d[0], lo_, hi_, out);
+  apply(in, image_size(), d[0], lo_, hi_, out);
+}
+
+void RandomContrast::apply(const float* in, const data::ImageSize& size, float draw, float lo, float hi, float* out) {
+  data::adjust_contrast(in, size, draw, lo, hi, out);
 }
 
 namespace {

@@ -39,7 +39,12 @@ ImageAugmentation::Draw RandomSaturation::draw(Rng& rng) const {
 }
 
 void RandomSaturation::transform(const float* in, const Draw& d, float* out) const {
-  data::adjust_saturation(in, image_size(), d[0], static_cast<float>(lo_), static_cast<float>(hi_), out);
+  apply(in, image_size(), d[0], lo_, hi_, out);
+}
+
+void RandomSaturation::apply(const float* in, const data::ImageSize& size, float draw, double lo, double hi,
+                             float* out) {
+  data::adjust_saturation(in, size, draw, static_cast<float>(lo), static_cast<float>(hi), out);
 }
 
 namespace {

@@ -5,7 +5,7 @@
 // tens of megabytes between two uses of one: the kernels on them ran at a
 // third to a half of their speed on the same data alone, as the page walks
 // missed (in the ResNet's step on 2 cores of a Xeon VM, its 7x7x64 batch
-// norms 94-153 -> 44-99 us a call). Blocks a megabyte or more keep their own
+// norms 81-155 -> 41-81 us a call). Blocks a megabyte or more keep their own
 // mappings (host_blocks.hpp); smaller ones are the C allocator's.
 //
 // First fit over the chunks in address order, freed ranges merged with

@@ -161,6 +161,50 @@ TEST_CASE("augmentation draws: keyed by step and sample, whatever replica comput
   CHECK(layer.forward(x).to_vector<float>() == pixels);
 }
 
+TEST_CASE("RandomGaussianBlur: one pair of sigmas a batch, as Keras draws them; the chances per image",
+          "[augmentation]") {
+  Device& d = test::test_cpu();
+  DeviceScope scope(d);
+  KerasModel k = model_from_keras_json(R"({"module": "keras", "class_name": "Sequential", "config": {"name": "s",
+    "layers": [{"class_name": "InputLayer", "config": {"batch_shape": [null, 5, 5, 1], "name": "input_layer"}},
+      {"class_name": "RandomGaussianBlur", "config": {"name": "blur", "factor": [1, 1], "sigma": [0.3, 2.0]}},
+      {"class_name": "Flatten", "config": {"name": "flatten"}},
+      {"class_name": "Dense", "config": {"name": "dense", "units": 2}}]}})",
+                                       "m.json");
+  ImageAugmentation& layer = first_layer(k, d);
+  const int64_t n = 4, per = 25;
+  std::vector<float> pixels(static_cast<size_t>(n * per), 0.0f);
+  for (int64_t i = 0; i < n; ++i) pixels[static_cast<size_t>(i * per + 12)] = 255.0f;  // a point in the centre
+  Tensor x = make_tensor(d, {n, 5, 5, 1}, pixels);
+  FixedStep step;
+  layer.set_step_context(&step);
+  layer.set_training(true);
+  layer.set_backprop(false);
+  auto run = [&](int64_t at_step, int64_t first, const Tensor& in) {
+    step.step = at_step, step.first = first;
+    return layer.forward(in).to_vector<float>();
+  };
+  // Every image blurred (factor [1, 1]) by the batch's one pair of sigmas:
+  // the same spread of the point in every image, whichever replica.
+  const std::vector<float> whole = run(3, 0, x);
+  for (int64_t i = 1; i < n; ++i) CHECK(std::equal(whole.begin(), whole.begin() + per, whole.begin() + i * per));
+  CHECK(whole[12] < 255.0f);
+  Tensor half = make_tensor(d, {2, 5, 5, 1}, std::vector<float>(pixels.begin() + 2 * per, pixels.end()));
+  const std::vector<float> second = run(3, 2, half);
+  CHECK(std::equal(second.begin(), second.end(), whole.begin() + 2 * per));
+  CHECK(run(4, 0, x) != whole);  // the next batch's sigmas
+  // The draws: the chance and uniform per image, the sigmas (+ 1e-6) in range.
+  Rng rng(37);
+  const auto& blur = dynamic_cast<const RandomGaussianBlur&>(layer);
+  for (int i = 0; i < 1000; ++i) {
+    ImageAugmentation::Draw draw = blur.draw(rng);
+    REQUIRE(draw[0] == 1.0f);
+    blur.with_batch_part(*blur.batch_part(rng), draw);
+    INFO("draw " << i << ": " << draw[2] << ", " << draw[3]);
+    REQUIRE((draw[2] >= 0.3f && draw[2] <= 2.0f + 1e-5f && draw[3] >= 0.3f && draw[3] <= 2.0f + 1e-5f));
+  }
+}
+
 TEST_CASE("augmentation layers: a Keras seed fixes the draws, else the run's seed does", "[augmentation]") {
   Device& d = test::test_cpu();
   DeviceScope scope(d);
@@ -274,6 +318,12 @@ TEST_CASE("augmentation layers: refused after a layer with weights, and bad conf
        "factor is -0.2; Keras takes a number or a pair from 0.0 to 1.0"},
       {R"({"class_name": "RandomHue", "config": {"name": "h", "factor": 0.2, "value_range": [1, 1]}},)",
        "value_range holds one number twice"},
+      {R"({"class_name": "RandomGaussianBlur", "config": {"name": "b", "kernel_size": [3, 4]}},)",
+       "kernel_size is [3,4]; Keras takes odd sizes"},
+      {R"({"class_name": "RandomGaussianBlur", "config": {"name": "b", "sigma": [1.5, 2]}},)",
+       "sigma is [1.5,2]; Keras takes a number from 0 to 1 or a pair whose first is at most 1"},
+      {R"({"class_name": "RandomGaussianBlur", "config": {"name": "b", "sigma": 1.5}},)",
+       "sigma is 1.5; Keras takes a number or a pair from 0.0 to 1.0"},
       {R"({"class_name": "RandomColorJitter", "config": {"name": "j", "value_range": [255, 0]}},)",
        "value_range is [255,0]; axon takes a rising pair of numbers"},
       {R"({"class_name": "RandomColorJitter", "config": {"name": "j", "contrast_factor": [0.1, 1.5]}},)",

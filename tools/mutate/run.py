@@ -1541,6 +1541,34 @@ MUTATIONS += [
         "tests": r"^train\.model",
     },
     {
+        "name": "blur kernel read as its outer product",
+        "what": "RandomGaussianBlur's kernel of two sizes takes the outer product [k1, k0] row by row as its own, "
+                "not Keras' reshape of it to [k0, k1]",
+        "edits": [("core/src/data/image_transform.cpp",
+                   "if (ix >= 0 && ix < size.width) sum += in[(iy * size.width + ix) * ch + c] * kernel[static_cast<size_t>(r * kw + s)];",
+                   "if (ix >= 0 && ix < size.width) sum += in[(iy * size.width + ix) * ch + c] * down[static_cast<size_t>(s)] * across[static_cast<size_t>(r)];")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "unblurred images left unclipped",
+        "what": "RandomGaussianBlur clips only the images it blurs (Keras clips every image of the batch)",
+        "edits": [("core/src/nn/layers/random_gaussian_blur.cpp",
+                   "  else\n    std::copy_n(in, size.floats(), out);\n",
+                   "  else\n    return static_cast<void>(std::copy_n(in, size.floats(), out));\n")],
+        "tests": r"^train\.model",
+    },
+    {
+        "name": "blur sigmas drawn per image",
+        "what": "RandomGaussianBlur draws its sigmas with each image's chance instead of once for the batch",
+        "edits": [("core/src/nn/layers/random_gaussian_blur.cpp",
+                   "  return {p, rng.uniform01()};",
+                   "  const float u = rng.uniform01();\n  const Draw s = *batch_part(rng);\n  return {p, u, s[2], s[3]};"),
+                  ("core/src/nn/layers/random_gaussian_blur.cpp",
+                   "void RandomGaussianBlur::with_batch_part(const Draw& part, Draw& d) const { d[2] = part[2], d[3] = part[3]; }",
+                   "void RandomGaussianBlur::with_batch_part(const Draw&, Draw&) const {}")],
+        "tests": r"^train\.model",
+    },
+    {
         "name": "augmentation draws counted per call",
         "what": "an augmentation layer keys its draws by its own count of forward passes, not the run's step "
                 "(a resumed run draws anew)",

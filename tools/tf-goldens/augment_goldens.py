@@ -284,6 +284,22 @@ def jitters(lines):
         case(lines, name, layer, x, d, None, expect=y)
 
 
+def blurs(lines):
+    """should_apply_blur and blur_factor as RandomGaussianBlur's
+    get_random_transformation makes them: a chance and a uniform per image,
+    two sigmas (+ 1e-6) for the batch; every image clipped, blurred or not;
+    a kernel of two sizes read as Keras reshapes its outer product."""
+    for name, x, kwargs, sig in (
+            ("blur", images(3, 5, 6, 3, 300.0) - 20.0, dict(kernel_size=3, sigma=(0.5, 1.5)), (0.8, 1.3)),
+            ("blur_wide", images(3, 6, 7, 1), dict(kernel_size=(3, 5), sigma=(0.2, 2.0), value_range=(0, 1)),
+             (0.5, 1.7)),
+            ("blur_five", images(3, 7, 7, 2, 255.0), dict(kernel_size=5, sigma=0.9), (0.9, 0.3))):
+        layer = layers.RandomGaussianBlur(factor=(0.2, 0.9), **kwargs)
+        s = np.array(sig, np.float32) + np.float32(1e-6)
+        d = np.array([[0.6, 0.2, s[0], s[1]], [0.3, 0.8, s[0], s[1]], [0.9, 0.5, s[0], s[1]]], np.float32)
+        case(lines, name, layer, x, d, {"should_apply_blur": d[:, 1] < d[:, 0], "blur_factor": s})
+
+
 def resizes(lines):
     """Resizing and CenterCrop draw nothing: the same images in training and at inference."""
     none = np.zeros((2, 0), np.float32)  # no draws
@@ -307,7 +323,7 @@ def main():
     lines = ["# tools/tf-goldens/augment_goldens.py, Keras %s" % keras.__version__]
     for f in (flips, translations, rotations, zooms, crops, contrasts, resizes, brightnesses, shears, grayscales,
               inverts, solarizations, degenerations, posterizations, auto_contrasts, sharpnesses, saturations, hues,
-              jitters):
+              jitters, blurs):
         f(lines)
     with open(OUT, "w") as out:
         out.write("\n".join(lines) + "\n")

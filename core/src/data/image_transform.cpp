@@ -274,6 +274,47 @@ Window aspect_window(const ImageSize& size, int64_t height, int64_t width) {
   return w;
 }
 
+namespace {
+// Keras' one-dimensional Gaussian of `size` taps in float32, summing to 1.
+std::vector<float> gaussian_taps(int64_t size, float sigma) {
+  std::vector<float> g(static_cast<size_t>(size));
+  const float centre = (static_cast<float>(size) - 1.0f) / 2.0f;
+  float sum = 0.0f;
+  for (int64_t i = 0; i < size; ++i) {
+    const float x = (static_cast<float>(i) - centre) / sigma;
+    g[static_cast<size_t>(i)] = std::exp(-0.5f * (x * x));
+  }
+  for (const float v : g) sum += v;
+  for (float& v : g) v /= sum;
+  return g;
+}
+}  // namespace
+
+void gaussian_blur(const float* in, const ImageSize& size, std::array<int64_t, 2> kernel_size,
+                   std::array<float, 2> sigma, float* out) {
+  const int64_t kh = kernel_size[0], kw = kernel_size[1], ch = size.channels;
+  const std::vector<float> across = gaussian_taps(kh, sigma[0]), down = gaussian_taps(kw, sigma[1]);
+  // Keras' outer product [kw, kh] (down by across), read row by row as [kh, kw].
+  std::vector<float> kernel(static_cast<size_t>(kh * kw));
+  for (int64_t f = 0; f < kh * kw; ++f)
+    kernel[static_cast<size_t>(f)] = down[static_cast<size_t>(f / kh)] * across[static_cast<size_t>(f % kh)];
+  const int64_t top = (kh - 1) / 2, left = (kw - 1) / 2;
+  for (int64_t y = 0; y < size.height; ++y)
+    for (int64_t x = 0; x < size.width; ++x)
+      for (int64_t c = 0; c < ch; ++c) {
+        float sum = 0.0f;
+        for (int64_t r = 0; r < kh; ++r) {
+          const int64_t iy = y + r - top;
+          if (iy < 0 || iy >= size.height) continue;
+          for (int64_t s = 0; s < kw; ++s) {
+            const int64_t ix = x + s - left;
+            if (ix >= 0 && ix < size.width) sum += in[(iy * size.width + ix) * ch + c] * kernel[static_cast<size_t>(r * kw + s)];
+          }
+        }
+        out[(y * size.width + x) * ch + c] = sum;
+      }
+}
+
 void adjust_saturation(const float* in, const ImageSize& size, float factor, float lo, float hi, float* out) {
   for (int64_t p = 0; p < size.height * size.width; ++p) {
     Hsv x = hsv_of(in + 3 * p);

@@ -43,14 +43,16 @@ Tensor ImageAugmentation::forward(std::span<const Tensor> x) {
     const StepContext* step = step_context();
     const int64_t index = step != nullptr ? step->step_index() : own_steps_++;
     const int64_t first = step != nullptr ? step->first_sample() : 0;
-    std::optional<Draw> batch;
-    if (one_draw_per_batch()) {
-      Rng r = stream(index, -1);
-      batch = draw(r);
-    }
+    std::optional<Draw> batch, part;
+    Rng of_batch = stream(index, -1);
+    if (one_draw_per_batch())
+      batch = draw(of_batch);
+    else
+      part = batch_part(of_batch);
     for (int64_t i = 0; i < n; ++i) {
       Rng r = stream(index, first + i);
-      const Draw d = batch ? *batch : draw(r);
+      Draw d = batch ? *batch : draw(r);
+      if (part) with_batch_part(*part, d);
       transform(in_.data() + i * in_floats, d, out_.data() + i * out_floats);
     }
   } else {

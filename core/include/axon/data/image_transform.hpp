@@ -74,6 +74,15 @@ void adjust_saturation(const float* in, const ImageSize& size, float factor, flo
 // clipped to [0, 1] and taken back to [lo, hi]. in == out allowed.
 void adjust_hue(const float* in, const ImageSize& size, float delta, float lo, float hi, float* out);
 
+// keras.ops.image.gaussian_blur (TensorFlow's) of an image, in float32: per
+// channel, the depthwise convolution with zeros outside the image of the
+// kernel Keras builds for kernel_size {k0, k1} (odd) and sigma {s0, s1}:
+// g(k, s) = exp(-0.5 ((i - (k - 1) / 2) / s)^2) over i < k, normalised to
+// sum 1; the outer product g(k1, s1) x g(k0, s0), of shape [k1, k0], read
+// as [k0, k1] (the same where k0 = k1: s1 blurs down, s0 across). in != out.
+void gaussian_blur(const float* in, const ImageSize& size, std::array<int64_t, 2> kernel_size,
+                   std::array<float, 2> sigma, float* out);
+
 // Keras' AutoContrast in float32: in from [lo, hi] to [0, 255] (skipped
 // where the range is [0, 255]); per channel, with its minimum m and maximum
 // M there, v * s + (-m * s) for s = 255 / (M - m), clipped to [0, 255] and

@@ -2,7 +2,7 @@
 // RandomRotation, RandomZoom, RandomShear, RandomCrop, RandomContrast,
 // RandomBrightness, RandomGrayscale, RandomInvert, Solarization,
 // RandomColorDegeneration, RandomPosterization, RandomSharpness,
-// RandomSaturation, RandomHue, RandomColorJitter): active in
+// RandomSaturation, RandomHue, RandomColorJitter, RandomGaussianBlur): active in
 // training only, the identity at inference (RandomCrop crops the centre
 // there, so the model's shapes hold); and its image preprocessing layers
 // Resizing, CenterCrop and AutoContrast, which draw nothing and do the same
@@ -51,6 +51,11 @@ class ImageAugmentation : public Layer {
   virtual void transform(const float* in, const Draw& d, float* out) const = 0;
   // RandomCrop: one crop for the whole batch, as Keras draws it.
   virtual bool one_draw_per_batch() const { return false; }
+  // The part of each sample's draw that Keras draws once per batch
+  // (RandomGaussianBlur's sigmas): drawn from the batch's stream, then put
+  // into every sample's draw by with_batch_part(); nullopt: none.
+  virtual std::optional<Draw> batch_part(Rng&) const { return std::nullopt; }
+  virtual void with_batch_part(const Draw&, Draw&) const {}
   // At inference: the identity, unless the layer says otherwise.
   virtual bool changes_at_inference() const { return false; }
   virtual void infer(const float* in, float* out) const;
@@ -469,6 +474,31 @@ class RandomColorJitter : public ImageAugmentation {
   std::optional<RandomContrast> contrast_;
   std::optional<RandomSaturation> saturation_;
   std::optional<RandomHue> hue_;
+};
+
+// RandomGaussianBlur(factor, kernel_size, sigma, value_range): per image a
+// chance p from [lower, upper] within [0, 1] (a single number f: [0, f])
+// and a uniform u; where u < p the image blurred by a Gaussian of
+// kernel_size (odd, either way) with zeros outside the image, its sigmas
+// drawn once per batch from sigma's range (plus 1e-6, as Keras); every
+// image then clipped to value_range (rising).
+class RandomGaussianBlur : public ImageAugmentation {
+ public:
+  RandomGaussianBlur(FactorRange factor, std::array<int64_t, 2> kernel_size, FactorRange sigma, double lo = 0,
+                     double hi = 255, std::string name = "random_gaussian_blur",
+                     std::optional<int64_t> seed = std::nullopt);
+  const char* type() const override { return "RandomGaussianBlur"; }
+  std::unique_ptr<Layer> clone() const override;
+  void write_config(KerasConfigWriter& config) const override;
+  Draw draw(Rng& rng) const override;  // {p, u}; the batch's sigmas below
+  std::optional<Draw> batch_part(Rng& rng) const override;  // {-, -, sigma 0, sigma 1}
+  void with_batch_part(const Draw& part, Draw& d) const override;
+  void transform(const float* in, const Draw& d, float* out) const override;
+
+ private:
+  FactorRange factor_, sigma_;
+  std::array<int64_t, 2> kernel_size_;
+  double lo_, hi_;
 };
 
 // RandomPosterization(factor, value_range): per image a bit count b drawn

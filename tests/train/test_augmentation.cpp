@@ -84,6 +84,22 @@ struct FixedStep : StepContext {
   int64_t first_sample() const override { return first; }
 };
 
+// A layer's training forward at a given step and first sample, as a
+// replica's step would run it.
+struct TrainingForward {
+  FixedStep step;
+  ImageAugmentation& layer;
+  explicit TrainingForward(ImageAugmentation& l) : layer(l) {
+    layer.set_step_context(&step);
+    layer.set_training(true);
+    layer.set_backprop(false);
+  }
+  std::vector<float> operator()(int64_t at_step, int64_t first, const Tensor& in) {
+    step.step = at_step, step.first = first;
+    return layer.forward(in).to_vector<float>();
+  }
+};
+
 const char* const kFlipRotate = R"({"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [
   {"class_name": "InputLayer", "config": {"batch_shape": [null, 6, 5, 2], "name": "input_layer"}},
   {"class_name": "RandomRotation", "config": {"name": "rot", "factor": 0.2}},
@@ -134,14 +150,7 @@ TEST_CASE("augmentation draws: keyed by step and sample, whatever replica comput
   std::vector<float> pixels(static_cast<size_t>(n * per));
   for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>((i * 37) % 101) / 100.0f;
   Tensor x = make_tensor(d, {n, 6, 5, 2}, pixels);
-  FixedStep step;
-  layer.set_step_context(&step);
-  layer.set_training(true);
-  layer.set_backprop(false);
-  auto run = [&](int64_t at_step, int64_t first, const Tensor& in) {
-    step.step = at_step, step.first = first;
-    return layer.forward(in).to_vector<float>();
-  };
+  TrainingForward run(layer);
   const std::vector<float> whole = run(5, 0, x);
   // Each sample as its own draw would make it.
   std::vector<float> one(static_cast<size_t>(per));
@@ -176,14 +185,7 @@ TEST_CASE("RandomGaussianBlur: one pair of sigmas a batch, as Keras draws them; 
   std::vector<float> pixels(static_cast<size_t>(n * per), 0.0f);
   for (int64_t i = 0; i < n; ++i) pixels[static_cast<size_t>(i * per + 12)] = 255.0f;  // a point in the centre
   Tensor x = make_tensor(d, {n, 5, 5, 1}, pixels);
-  FixedStep step;
-  layer.set_step_context(&step);
-  layer.set_training(true);
-  layer.set_backprop(false);
-  auto run = [&](int64_t at_step, int64_t first, const Tensor& in) {
-    step.step = at_step, step.first = first;
-    return layer.forward(in).to_vector<float>();
-  };
+  TrainingForward run(layer);
   // Every image blurred (factor [1, 1]) by the batch's one pair of sigmas:
   // the same spread of the point in every image, whichever replica.
   const std::vector<float> whole = run(3, 0, x);

@@ -1545,8 +1545,8 @@ MUTATIONS += [
         "what": "RandomGaussianBlur's kernel of two sizes takes the outer product [k1, k0] row by row as its own, "
                 "not Keras' reshape of it to [k0, k1]",
         "edits": [("core/src/data/image_transform.cpp",
-                   "if (ix >= 0 && ix < size.width) sum += in[(iy * size.width + ix) * ch + c] * kernel[static_cast<size_t>(r * kw + s)];",
-                   "if (ix >= 0 && ix < size.width) sum += in[(iy * size.width + ix) * ch + c] * down[static_cast<size_t>(s)] * across[static_cast<size_t>(r)];")],
+                   "if (ix >= 0 && ix < size.width) sum += row[ix * ch] * kernel[static_cast<size_t>(r * kw + s)];",
+                   "if (ix >= 0 && ix < size.width) sum += row[ix * ch] * down[static_cast<size_t>(s)] * across[static_cast<size_t>(r)];")],
         "tests": r"^train\.model",
     },
     {

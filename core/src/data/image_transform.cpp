@@ -306,9 +306,10 @@ void gaussian_blur(const float* in, const ImageSize& size, std::array<int64_t, 2
         for (int64_t r = 0; r < kh; ++r) {
           const int64_t iy = y + r - top;
           if (iy < 0 || iy >= size.height) continue;
+          const float* row = in + iy * size.width * ch + c;
           for (int64_t s = 0; s < kw; ++s) {
             const int64_t ix = x + s - left;
-            if (ix >= 0 && ix < size.width) sum += in[(iy * size.width + ix) * ch + c] * kernel[static_cast<size_t>(r * kw + s)];
+            if (ix >= 0 && ix < size.width) sum += row[ix * ch] * kernel[static_cast<size_t>(r * kw + s)];
           }
         }
         out[(y * size.width + x) * ch + c] = sum;
